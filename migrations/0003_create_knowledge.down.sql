@@ -1,0 +1,11 @@
+DROP TABLE IF EXISTS knowledge_drafts;
+DROP TABLE IF EXISTS knowledge_embedding_jobs;
+DROP FUNCTION IF EXISTS lore_ensure_embedding_index(text);
+DROP TABLE IF EXISTS knowledge_embeddings;
+DROP TABLE IF EXISTS embedding_models;
+DROP TABLE IF EXISTS knowledge_applications;
+DROP TABLE IF EXISTS knowledge_occurrences;
+DROP TABLE IF EXISTS knowledge_solutions;
+DROP TABLE IF EXISTS knowledge_synonyms;
+DROP TABLE IF EXISTS knowledge_entries;
+DROP FUNCTION IF EXISTS lore_entry_document(text, text, text, text, text[]);

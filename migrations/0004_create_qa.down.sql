@@ -1,0 +1,10 @@
+DROP TABLE IF EXISTS qa_promotion_events;
+DROP TABLE IF EXISTS qa_promotions;
+DROP TABLE IF EXISTS qa_warning_deliveries;
+DROP TABLE IF EXISTS qa_fix_attempts;
+DROP TABLE IF EXISTS qa_grouping_corrections;
+DROP TABLE IF EXISTS qa_pattern_occurrences;
+DROP TABLE IF EXISTS qa_patterns;
+DROP TABLE IF EXISTS qa_failure_resolutions;
+DROP TABLE IF EXISTS qa_failures;
+DROP TABLE IF EXISTS qa_category_rules;

@@ -1,0 +1,253 @@
+//! The server's one configuration struct, loaded once at start-up from an
+//! optional TOML file and `LORE_*` environment variables (which win), then
+//! passed down. Every option is documented in the README's Configuration
+//! section; keep the two in step.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use figment::Figment;
+use figment::providers::{Env, Format, Serialized, Toml};
+use serde::{Deserialize, Serialize};
+
+/// The gRPC port of the server; 50052 is the sidecar's.
+pub const DEFAULT_LISTEN_ADDR: &str = "127.0.0.1:50051";
+/// Enough for the three services under load on a small machine; PostgreSQL's
+/// own default limit is 100 connections shared by every replica.
+const DEFAULT_MAX_CONNECTIONS: u32 = 16;
+/// Long enough for a PostgreSQL that is still starting, short enough that a
+/// wrong URL fails the start-up quickly.
+const DEFAULT_CONNECT_TIMEOUT_SECS: u64 = 10;
+/// Kubernetes sends SIGKILL 30 s after SIGTERM by default; drain within that.
+const DEFAULT_SHUTDOWN_GRACE_SECS: u64 = 25;
+/// Where `make run` keeps its PostgreSQL data between runs.
+const DEFAULT_DEV_DATA_DIR: &str = ".lore/pgdata";
+/// Where downloaded tools (PostgreSQL, grpcurl, model files) are cached.
+const DEFAULT_CACHE_DIR: &str = ".cache";
+
+/// Environment variables are `LORE_` + the option path in upper case, with
+/// `__` between a section and its key: `LORE_LOG__FORMAT=json`.
+const ENV_PREFIX: &str = "LORE_";
+/// Other variables that start with `LORE_` belong to other programs (the CLI's
+/// `LORE_TOKEN`, the harness's `LORE_CACHE_DIR` is shared on purpose); only
+/// these top-level keys are read from the environment.
+const ENV_TOP_LEVEL_KEYS: &[&str] = &[
+    "listen_addr",
+    "database_url",
+    "database",
+    "dev_postgres",
+    "cache_dir",
+    "log",
+    "telemetry",
+    "shutdown_grace_secs",
+];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Address the gRPC server listens on.
+    pub listen_addr: SocketAddr,
+    /// PostgreSQL URL. When unset, the server runs its own PostgreSQL from the
+    /// cache (dev mode), keeping its data in `dev_postgres.data_dir`. Also read
+    /// from plain `DATABASE_URL`.
+    pub database_url: Option<String>,
+    pub database: DatabaseConfig,
+    pub dev_postgres: DevPostgresConfig,
+    /// Directory for downloaded tools (PostgreSQL, grpcurl, model files).
+    pub cache_dir: PathBuf,
+    pub log: LogConfig,
+    pub telemetry: TelemetryConfig,
+    /// How long in-flight calls may take to finish after SIGTERM/SIGINT
+    /// before their connections are closed.
+    pub shutdown_grace_secs: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DatabaseConfig {
+    /// Size of the connection pool.
+    pub max_connections: u32,
+    /// How long to wait for a connection before failing.
+    pub connect_timeout_secs: u64,
+    /// Apply pending migrations at start-up (turn off when a separate job runs
+    /// `lore-server migrate`).
+    pub migrate_on_start: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DevPostgresConfig {
+    /// Data directory of the dev-mode PostgreSQL, kept between runs.
+    pub data_dir: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line, for log collectors.
+    Json,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogConfig {
+    pub format: LogFormat,
+    /// A `tracing` filter such as `info` or `lore_server=debug,sqlx=warn`;
+    /// `RUST_LOG` overrides it when set.
+    pub filter: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TelemetryConfig {
+    /// OTLP/gRPC endpoint for traces, e.g. `http://otel-collector:4317`.
+    /// Nothing is exported when unset (also read from
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`).
+    pub otlp_endpoint: Option<String>,
+    /// `service.name` of the exported resource.
+    pub service_name: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            listen_addr: DEFAULT_LISTEN_ADDR
+                .parse()
+                .expect("default listen address parses"),
+            database_url: None,
+            database: DatabaseConfig::default(),
+            dev_postgres: DevPostgresConfig::default(),
+            cache_dir: PathBuf::from(DEFAULT_CACHE_DIR),
+            log: LogConfig::default(),
+            telemetry: TelemetryConfig::default(),
+            shutdown_grace_secs: DEFAULT_SHUTDOWN_GRACE_SECS,
+        }
+    }
+}
+
+impl Default for DatabaseConfig {
+    fn default() -> Self {
+        Self {
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            connect_timeout_secs: DEFAULT_CONNECT_TIMEOUT_SECS,
+            migrate_on_start: true,
+        }
+    }
+}
+
+impl Default for DevPostgresConfig {
+    fn default() -> Self {
+        Self {
+            data_dir: PathBuf::from(DEFAULT_DEV_DATA_DIR),
+        }
+    }
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        Self {
+            format: LogFormat::Text,
+            filter: "info".to_owned(),
+        }
+    }
+}
+
+impl Default for TelemetryConfig {
+    fn default() -> Self {
+        Self {
+            otlp_endpoint: None,
+            service_name: "lore-server".to_owned(),
+        }
+    }
+}
+
+/// Why the configuration could not be loaded. The message names the file or
+/// the option.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    UnreadableFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+impl Config {
+    /// Loads defaults, then the TOML file at `path` (which must exist and be
+    /// readable when given), then the environment.
+    pub fn load(path: Option<&Path>) -> Result<Self, ConfigError> {
+        let mut figment = Figment::from(Serialized::defaults(Config::default()));
+        if let Some(path) = path {
+            let text =
+                std::fs::read_to_string(path).map_err(|source| ConfigError::UnreadableFile {
+                    path: path.to_owned(),
+                    source,
+                })?;
+            figment = figment.merge(Toml::string(&text));
+        }
+        let config: Config = figment
+            .merge(Env::raw().only(&["DATABASE_URL"]))
+            .merge(
+                Env::raw()
+                    .only(&["OTEL_EXPORTER_OTLP_ENDPOINT"])
+                    .map(|_| "telemetry.otlp_endpoint".into()),
+            )
+            .merge(Env::prefixed(ENV_PREFIX).split("__").filter(|key| {
+                let top_level = key.as_str().split('.').next().unwrap_or_default();
+                ENV_TOP_LEVEL_KEYS.iter().any(|known| known.eq_ignore_ascii_case(top_level))
+            }))
+            .extract()
+            .map_err(|error| ConfigError::Invalid(describe_figment_error(error)))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        if self.database.max_connections == 0 {
+            return Err(ConfigError::Invalid(
+                "database.max_connections must be at least 1".into(),
+            ));
+        }
+        if let Some(url) = &self.database_url
+            && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
+        {
+            return Err(ConfigError::Invalid(
+                "database_url must start with postgres:// or postgresql://".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn connect_timeout(&self) -> Duration {
+        Duration::from_secs(self.database.connect_timeout_secs)
+    }
+
+    pub fn shutdown_grace(&self) -> Duration {
+        Duration::from_secs(self.shutdown_grace_secs)
+    }
+}
+
+/// figment's errors can hold several problems; list them all, each with the
+/// option path, so one start-up shows every bad key.
+fn describe_figment_error(error: figment::Error) -> String {
+    error
+        .into_iter()
+        .map(|error| {
+            let path = error.path.join(".");
+            if path.is_empty() {
+                error.kind.to_string()
+            } else {
+                format!("{path}: {}", error.kind)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,103 @@
+use super::*;
+
+#[test]
+fn defaults_listen_on_loopback_50051_without_database_url() {
+    figment::Jail::expect_with(|_jail| {
+        let config = Config::load(None).expect("defaults load");
+        assert_eq!(config.listen_addr, "127.0.0.1:50051".parse().unwrap());
+        assert_eq!(config.database_url, None);
+        assert_eq!(config.log.format, LogFormat::Text);
+        Ok(())
+    });
+}
+
+#[test]
+fn environment_overrides_file_and_nested_keys_use_double_underscore() {
+    figment::Jail::expect_with(|jail| {
+        jail.create_file(
+            "lore.toml",
+            r#"
+            listen_addr = "0.0.0.0:6000"
+            [log]
+            format = "text"
+            [database]
+            max_connections = 4
+            "#,
+        )?;
+        jail.set_env("LORE_LOG__FORMAT", "json");
+        jail.set_env("LORE_DATABASE__MAX_CONNECTIONS", "7");
+        let config = Config::load(Some(Path::new("lore.toml"))).expect("config loads");
+        assert_eq!(config.listen_addr, "0.0.0.0:6000".parse().unwrap());
+        assert_eq!(config.log.format, LogFormat::Json);
+        assert_eq!(config.database.max_connections, 7);
+        Ok(())
+    });
+}
+
+#[test]
+fn plain_database_url_is_read_and_prefixed_one_wins() {
+    figment::Jail::expect_with(|jail| {
+        jail.set_env("DATABASE_URL", "postgres://plain/db");
+        assert_eq!(
+            Config::load(None).unwrap().database_url.as_deref(),
+            Some("postgres://plain/db")
+        );
+        jail.set_env("LORE_DATABASE_URL", "postgres://prefixed/db");
+        assert_eq!(
+            Config::load(None).unwrap().database_url.as_deref(),
+            Some("postgres://prefixed/db")
+        );
+        Ok(())
+    });
+}
+
+#[test]
+fn unrelated_lore_variables_are_ignored() {
+    figment::Jail::expect_with(|jail| {
+        jail.set_env("LORE_TOKEN", "secret-for-the-cli");
+        Config::load(None).expect("LORE_TOKEN is not a server option");
+        Ok(())
+    });
+}
+
+#[test]
+fn unknown_key_in_file_is_rejected_with_its_name() {
+    figment::Jail::expect_with(|jail| {
+        jail.create_file("lore.toml", "listen_adr = \"127.0.0.1:1\"\n")?;
+        let error = Config::load(Some(Path::new("lore.toml")))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("listen_adr"), "{error}");
+        Ok(())
+    });
+}
+
+#[test]
+fn missing_config_file_names_the_path() {
+    figment::Jail::expect_with(|_jail| {
+        let error = Config::load(Some(Path::new("does-not-exist.toml")))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("cannot read config file does-not-exist.toml"),
+            "{error}"
+        );
+        Ok(())
+    });
+}
+
+#[test]
+fn bad_values_are_rejected_with_the_option_path() {
+    figment::Jail::expect_with(|jail| {
+        jail.set_env("LORE_LOG__FORMAT", "yaml");
+        let error = Config::load(None).unwrap_err().to_string();
+        assert!(error.contains("log.format"), "{error}");
+        Ok(())
+    });
+    figment::Jail::expect_with(|jail| {
+        jail.set_env("LORE_DATABASE_URL", "mysql://nope");
+        let error = Config::load(None).unwrap_err().to_string();
+        assert!(error.contains("database_url"), "{error}");
+        Ok(())
+    });
+}

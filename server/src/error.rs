@@ -1,0 +1,83 @@
+//! The crate's error type and its one mapping to `tonic::Status`.
+
+use tonic::Status;
+
+use crate::store::sqlstate;
+
+/// What a request can fail with. Messages are lowercase and name the field
+/// or the thing, because clients show them to agents and people as they are.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The request is malformed; `field` is the proto field path.
+    #[error("{field}: {reason}")]
+    InvalidArgument { field: String, reason: String },
+    /// The thing asked for does not exist in the caller's projects.
+    #[error("{0} not found")]
+    NotFound(String),
+    /// The request conflicts with stored state (e.g. reusing a number).
+    #[error("{0}")]
+    AlreadyExists(String),
+    /// The request is valid but the state does not allow it now.
+    #[error("{0}")]
+    FailedPrecondition(String),
+    /// A limit was hit; the client may retry later.
+    #[error("{0}")]
+    ResourceExhausted(String),
+    /// PostgreSQL failed or is unreachable.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+}
+
+impl Error {
+    pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::InvalidArgument {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl From<Error> for Status {
+    fn from(error: Error) -> Self {
+        match error {
+            Error::InvalidArgument { .. } => Status::invalid_argument(error.to_string()),
+            Error::NotFound(_) => Status::not_found(error.to_string()),
+            Error::AlreadyExists(_) => Status::already_exists(error.to_string()),
+            Error::FailedPrecondition(_) => Status::failed_precondition(error.to_string()),
+            Error::ResourceExhausted(_) => Status::resource_exhausted(error.to_string()),
+            Error::Database(database_error) => database_status(database_error),
+        }
+    }
+}
+
+/// Database failures the repositories did not translate. Connection trouble
+/// is UNAVAILABLE (clients retry); constraint violations that slipped past
+/// validation are the client's input; the rest is INTERNAL and logged, with
+/// no SQL detail leaked to the client.
+fn database_status(error: sqlx::Error) -> Status {
+    match &error {
+        sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_) => {
+            tracing::warn!(%error, "database unavailable");
+            Status::unavailable("database unavailable, retry later")
+        }
+        sqlx::Error::Database(db) => match db.code().as_deref() {
+            Some(
+                sqlstate::CHECK_VIOLATION
+                | sqlstate::CHARACTER_NOT_IN_REPERTOIRE
+                | sqlstate::UNTRANSLATABLE_CHARACTER,
+            ) => Status::invalid_argument(format!("rejected by the database: {}", db.message())),
+            Some(sqlstate::UNIQUE_VIOLATION) => Status::already_exists("already exists"),
+            _ => {
+                tracing::error!(%error, "database error");
+                Status::internal("internal database error")
+            }
+        },
+        _ => {
+            tracing::error!(%error, "database error");
+            Status::internal("internal database error")
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! The gRPC server: the three Lore services, the standard health service and
+//! server reflection (v1 and v1alpha, so any grpcurl works without proto
+//! files), with graceful shutdown.
+
+mod actions;
+mod knowledge;
+mod qa;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::PgPool;
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+use tonic::transport::Server;
+use tonic::transport::server::TcpIncoming;
+use tonic_health::ServingStatus;
+use tonic_health::server::HealthReporter;
+
+use lore_proto::v1::action_service_server::ActionServiceServer;
+use lore_proto::v1::knowledge_service_server::KnowledgeServiceServer;
+use lore_proto::v1::qa_learning_service_server::QaLearningServiceServer;
+
+pub use actions::ActionsApi;
+pub use knowledge::KnowledgeApi;
+pub use qa::QaLearningApi;
+
+/// Fully qualified names of the Lore services, as clients and probes see
+/// them.
+pub const SERVICE_NAMES: [&str; 3] = [
+    "lore.v1.ActionService",
+    "lore.v1.KnowledgeService",
+    "lore.v1.QaLearningService",
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot build the reflection service: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+    #[error("gRPC server failed: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Serves until `shutdown` resolves, then drains: health turns NOT_SERVING
+/// (so load balancers stop sending), no new connections are accepted, and
+/// in-flight calls get up to `grace` to finish before their connections are
+/// closed.
+pub async fn serve(
+    pool: PgPool,
+    listener: TcpListener,
+    grace: Duration,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let (health_reporter, health_service) = tonic_health::server::health_reporter();
+    set_lore_status(&health_reporter, ServingStatus::Serving).await;
+
+    let reflection_v1 = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(lore_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(lore_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()?;
+
+    let drain_started = Arc::new(Notify::new());
+    let signal = {
+        let drain_started = Arc::clone(&drain_started);
+        async move {
+            shutdown.await;
+            tracing::info!(
+                grace_secs = grace.as_secs(),
+                "shutting down: draining in-flight calls"
+            );
+            set_lore_status(&health_reporter, ServingStatus::NotServing).await;
+            drain_started.notify_one();
+        }
+    };
+
+    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+    let server = Server::builder()
+        .trace_fn(|request| tracing::info_span!("grpc", method = %request.uri().path()))
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(ActionServiceServer::new(ActionsApi::new(pool.clone())))
+        .add_service(KnowledgeServiceServer::new(KnowledgeApi::new(pool.clone())))
+        .add_service(QaLearningServiceServer::new(QaLearningApi::new(pool)))
+        .serve_with_incoming_shutdown(incoming, signal);
+
+    tokio::select! {
+        result = server => result?,
+        () = async { drain_started.notified().await; tokio::time::sleep(grace).await } => {
+            tracing::warn!("grace period over: closing connections with calls still in flight");
+        }
+    }
+    Ok(())
+}
+
+/// Sets the status of the whole server ("") and of each Lore service.
+async fn set_lore_status(reporter: &HealthReporter, status: ServingStatus) {
+    reporter.set_service_status("", status).await;
+    for service in SERVICE_NAMES {
+        reporter.set_service_status(service, status).await;
+    }
+}

@@ -1,0 +1,130 @@
+//! lore-server: one gRPC server over PostgreSQL + pgvector that owns the
+//! knowledge, actions and QA-learning services.
+//!
+//! # Layout
+//! - [`config`]: the one `Config`, from a TOML file and `LORE_*` variables.
+//! - [`grpc`]: the tonic server; thin handlers per service that translate
+//!   proto <-> domain types and call domain modules.
+//! - [`store`]: the pool, the embedded migrations and the repositories.
+//! - [`error`]: the crate's `Error` and its one mapping to `tonic::Status`.
+//! - [`embedded_postgres`]: a throwaway PostgreSQL for dev mode, tests and
+//!   benchmarks.
+//! - [`telemetry`]: logs and OTLP traces.
+//!
+//! [`run`] is the whole server life cycle; it takes a bound listener and a
+//! shutdown future so tests can run it on port 0.
+
+pub mod config;
+pub mod embedded_postgres;
+pub mod error;
+pub mod grpc;
+pub mod store;
+pub mod telemetry;
+
+use std::future::Future;
+
+use anyhow::Context as _;
+use sqlx::PgPool;
+use tokio::net::TcpListener;
+
+pub use config::Config;
+pub use error::Error;
+
+use embedded_postgres::{PgCluster, PgInstall};
+
+/// Name of the database the dev-mode PostgreSQL serves.
+const DEV_DATABASE: &str = "lore";
+
+/// The database the server works on, and the dev-mode PostgreSQL behind it
+/// when the configuration names none.
+pub struct Database {
+    pub pool: PgPool,
+    dev_cluster: Option<PgCluster>,
+}
+
+impl Database {
+    /// Connects to `database_url`, or starts the dev-mode PostgreSQL (data in
+    /// `dev_postgres.data_dir`, kept between runs) when it is unset.
+    pub async fn open(config: &Config) -> anyhow::Result<Self> {
+        let (url, dev_cluster) = match &config.database_url {
+            Some(url) => (url.clone(), None),
+            None => {
+                let cache_dir = config.cache_dir.clone();
+                let install = tokio::task::spawn_blocking(move || PgInstall::ensure(&cache_dir))
+                    .await
+                    .context("PostgreSQL install task failed")??;
+                let cluster = PgCluster::start_persistent(&install, &config.dev_postgres.data_dir)
+                    .await
+                    .context("cannot start the dev-mode PostgreSQL")?;
+                cluster.ensure_database(DEV_DATABASE).await?;
+                let url = cluster.url(DEV_DATABASE);
+                tracing::info!(
+                    %url,
+                    data_dir = %cluster.data_dir().display(),
+                    "dev mode: no database_url given, running a local PostgreSQL"
+                );
+                (url, Some(cluster))
+            }
+        };
+        let pool = store::connect(config, &url).await?;
+        Ok(Self { pool, dev_cluster })
+    }
+
+    /// Closes the pool, then stops the dev-mode PostgreSQL if there is one.
+    pub async fn close(self) {
+        self.pool.close().await;
+        drop(self.dev_cluster);
+    }
+}
+
+/// Binds the listener, opens the database, applies migrations and serves
+/// until `shutdown` resolves. Every start-up step fails fast with a message
+/// that says what was wrong.
+pub async fn run(
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(config.listen_addr)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen_addr))?;
+    let database = Database::open(&config).await?;
+    if config.database.migrate_on_start {
+        store::migrate(&database.pool)
+            .await
+            .context("cannot apply migrations")?;
+    }
+    tracing::info!(addr = %listener.local_addr()?, "lore-server serving");
+    let served = grpc::serve(
+        database.pool.clone(),
+        listener,
+        config.shutdown_grace(),
+        shutdown,
+    )
+    .await;
+    database.close().await;
+    tracing::info!("lore-server stopped");
+    Ok(served?)
+}
+
+/// Applies migrations and exits (`lore-server migrate`).
+pub async fn migrate(config: &Config) -> anyhow::Result<()> {
+    let database = Database::open(config).await?;
+    let result = store::migrate(&database.pool)
+        .await
+        .context("cannot apply migrations");
+    database.close().await;
+    result?;
+    tracing::info!("migrations applied");
+    Ok(())
+}
+
+/// Resolves on SIGTERM or SIGINT.
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM handler installs");
+    let mut interrupt = signal(SignalKind::interrupt()).expect("SIGINT handler installs");
+    tokio::select! {
+        _ = terminate.recv() => tracing::info!("SIGTERM received"),
+        _ = interrupt.recv() => tracing::info!("SIGINT received"),
+    }
+}

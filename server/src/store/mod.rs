@@ -1,0 +1,79 @@
+//! PostgreSQL access: the pool, the migrator and, as the services are built,
+//! one repository module per aggregate. Every repository function takes the
+//! caller's project scope so that tenancy is enforced in SQL.
+
+use std::time::Duration;
+
+use sqlx::PgPool;
+use sqlx::migrate::{MigrateError, Migrator};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+
+use crate::config::Config;
+
+/// The migrations in `migrations/`, embedded in the binary. sqlx records what
+/// it applied in `_sqlx_migrations` and holds an advisory lock while
+/// migrating, so running it twice, or from two replicas at once, is safe.
+pub static MIGRATOR: Migrator = sqlx::migrate!("../migrations");
+
+/// Why the database could not be reached at start-up.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("invalid database_url: {0}")]
+    InvalidUrl(sqlx::Error),
+    #[error("cannot connect to PostgreSQL at {target}: {source}")]
+    Unreachable { target: String, source: sqlx::Error },
+}
+
+/// Opens the pool and checks that the server answers within the configured
+/// timeout, so a wrong URL fails the start-up instead of the first call.
+pub async fn connect(config: &Config, url: &str) -> Result<PgPool, ConnectError> {
+    let options: PgConnectOptions = url.parse().map_err(ConnectError::InvalidUrl)?;
+    let target = format!(
+        "{}:{}/{}",
+        options.get_host(),
+        options.get_port(),
+        options.get_database().unwrap_or("")
+    );
+    PgPoolOptions::new()
+        .max_connections(config.database.max_connections)
+        .acquire_timeout(config.connect_timeout())
+        .idle_timeout(Duration::from_secs(300))
+        .connect_with(options)
+        .await
+        .map_err(|source| ConnectError::Unreachable { target, source })
+}
+
+/// Applies pending migrations, then makes sure the action log has partitions
+/// for the coming months.
+pub async fn migrate(pool: &PgPool) -> Result<(), MigrateError> {
+    MIGRATOR.run(pool).await?;
+    ensure_action_partitions(pool)
+        .await
+        .map_err(MigrateError::Execute)?;
+    Ok(())
+}
+
+/// Creates the monthly action partitions from last month to three months
+/// ahead (a no-op for those that exist). Run at start-up and by maintenance.
+pub async fn ensure_action_partitions(pool: &PgPool) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "SELECT lore_ensure_action_partition((now() + make_interval(months => m))::date)
+         FROM generate_series(-1, 3) AS m",
+    )
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// SQLSTATE codes the repositories translate into domain errors.
+pub mod sqlstate {
+    pub const UNIQUE_VIOLATION: &str = "23505";
+    pub const FOREIGN_KEY_VIOLATION: &str = "23503";
+    pub const CHECK_VIOLATION: &str = "23514";
+    pub const RESTRICT_VIOLATION: &str = "23001";
+    pub const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
+    pub const UNTRANSLATABLE_CHARACTER: &str = "22P05";
+}
+
+#[cfg(test)]
+mod tests;
