@@ -150,7 +150,8 @@ impl Default for LogConfig {
     fn default() -> Self {
         Self {
             format: LogFormat::Text,
-            filter: "info".to_owned(),
+            // sqlx reports PostgreSQL NOTICEs ("already exists, skipping") at info.
+            filter: "info,sqlx::postgres::notice=warn".to_owned(),
         }
     }
 }
@@ -199,7 +200,9 @@ impl Config {
             )
             .merge(Env::prefixed(ENV_PREFIX).split("__").filter(|key| {
                 let top_level = key.as_str().split('.').next().unwrap_or_default();
-                ENV_TOP_LEVEL_KEYS.iter().any(|known| known.eq_ignore_ascii_case(top_level))
+                ENV_TOP_LEVEL_KEYS
+                    .iter()
+                    .any(|known| known.eq_ignore_ascii_case(top_level))
             }))
             .extract()
             .map_err(|error| ConfigError::Invalid(describe_figment_error(error)))?;

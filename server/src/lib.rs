@@ -118,13 +118,18 @@ pub async fn migrate(config: &Config) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Resolves on SIGTERM or SIGINT.
-pub async fn shutdown_signal() {
+/// Installs the SIGTERM and SIGINT handlers now and returns a future that
+/// resolves on the first of them. Call it first thing: a signal that arrives
+/// while the server is still starting is then held, not fatal, and the
+/// server shuts down as soon as it serves.
+pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()> + Send + 'static> {
     use tokio::signal::unix::{SignalKind, signal};
-    let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM handler installs");
-    let mut interrupt = signal(SignalKind::interrupt()).expect("SIGINT handler installs");
-    tokio::select! {
-        _ = terminate.recv() => tracing::info!("SIGTERM received"),
-        _ = interrupt.recv() => tracing::info!("SIGINT received"),
-    }
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = terminate.recv() => tracing::info!("SIGTERM received"),
+            _ = interrupt.recv() => tracing::info!("SIGINT received"),
+        }
+    })
 }

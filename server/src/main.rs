@@ -51,9 +51,10 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async {
+        let shutdown = lore_server::shutdown_signal()?;
         let _telemetry = lore_server::telemetry::init(&config.log, &config.telemetry)?;
         match cli.command.unwrap_or(Command::Serve) {
-            Command::Serve => lore_server::run(config, lore_server::shutdown_signal()).await,
+            Command::Serve => lore_server::run(config, shutdown).await,
             Command::Migrate => lore_server::migrate(&config).await,
         }
     });

@@ -1,1 +1,228 @@
+//! Harness for end-to-end tests: runs the real `lore-server` binary (built by
+//! `make test` before the tests) against a throwaway database, and the real
+//! grpcurl from the cache.
 
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use nix::sys::signal::{self, Signal};
+use nix::unistd::Pid;
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::process::{Child, Command};
+use tonic::transport::Channel;
+
+pub use lore_server::embedded_postgres::{TestDatabase, default_cache_dir};
+
+/// How long a server may take to start serving (a cold dev-mode start
+/// includes initdb).
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Path of a binary of this workspace, next to the test executable's
+/// directory (`target/<profile>/`).
+pub fn workspace_binary(name: &str) -> PathBuf {
+    let test_executable = std::env::current_exe().expect("current exe");
+    let profile_dir = test_executable
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps");
+    let path = profile_dir.join(name);
+    assert!(
+        path.is_file(),
+        "{} is missing: run `cargo build --workspace --bins` first (make test does)",
+        path.display()
+    );
+    path
+}
+
+/// The real grpcurl, fetched by `scripts/fetch-tools.sh`.
+pub fn grpcurl_binary() -> PathBuf {
+    let path = std::env::var_os("LORE_GRPCURL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| default_cache_dir().join("bin/grpcurl"));
+    assert!(
+        path.is_file(),
+        "{} is missing: run scripts/fetch-tools.sh (make test does)",
+        path.display()
+    );
+    path
+}
+
+/// What grpcurl printed and how it exited.
+#[derive(Debug)]
+pub struct GrpcurlOutput {
+    pub success: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs grpcurl in plaintext: `grpcurl -plaintext <flags> <addr> <rest>`.
+pub async fn grpcurl(flags: &[&str], addr: &str, rest: &[&str]) -> GrpcurlOutput {
+    let output = Command::new(grpcurl_binary())
+        .arg("-plaintext")
+        .args(flags)
+        .arg(addr)
+        .args(rest)
+        .output()
+        .await
+        .expect("grpcurl runs");
+    GrpcurlOutput {
+        success: output.status.success(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// A running `lore-server` process, killed when dropped.
+pub struct ServerProcess {
+    child: Child,
+    addr: String,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+/// How to start a server.
+pub struct ServerOptions {
+    pub env: Vec<(String, String)>,
+    pub args: Vec<String>,
+}
+
+impl ServerOptions {
+    /// A server on a free port over `database_url`, with JSON logs.
+    pub fn with_database(database_url: &str) -> Self {
+        Self {
+            env: vec![
+                ("LORE_DATABASE_URL".into(), database_url.into()),
+                ("LORE_LISTEN_ADDR".into(), "127.0.0.1:0".into()),
+            ],
+            args: Vec::new(),
+        }
+    }
+
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+}
+
+/// Builds the command for `lore-server` with a clean `LORE_*` environment.
+pub fn server_command(options: &ServerOptions) -> Command {
+    let mut command = Command::new(workspace_binary("lore-server"));
+    for (key, _) in std::env::vars() {
+        if key.starts_with("LORE_") && key != "LORE_CACHE_DIR"
+            || key == "DATABASE_URL"
+            || key == "RUST_LOG"
+        {
+            command.env_remove(key);
+        }
+    }
+    command
+        .env("LORE_LOG__FORMAT", "json")
+        .env("LORE_CACHE_DIR", default_cache_dir())
+        .envs(options.env.iter().map(|(key, value)| (key, value)))
+        .args(&options.args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    command
+}
+
+impl ServerProcess {
+    /// Starts the server and waits until it logs that it serves.
+    pub async fn start(options: ServerOptions) -> anyhow::Result<Self> {
+        let mut child = server_command(&options)
+            .spawn()
+            .context("spawn lore-server")?;
+        let stderr = child.stderr.take().expect("stderr piped");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
+        {
+            let log = Arc::clone(&log);
+            tokio::spawn(async move {
+                let mut addr_tx = Some(addr_tx);
+                let mut lines = BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    if let Some(addr) = serving_addr(&line)
+                        && let Some(tx) = addr_tx.take()
+                    {
+                        let _ = tx.send(addr);
+                    }
+                    log.lock().unwrap().push(line);
+                }
+            });
+        }
+        let addr = match tokio::time::timeout(START_TIMEOUT, addr_rx).await {
+            Ok(Ok(addr)) => addr,
+            _ => {
+                let status = child.try_wait().ok().flatten();
+                bail!(
+                    "lore-server did not start (exit {status:?}): {}",
+                    log.lock().unwrap().join("\n")
+                );
+            }
+        };
+        Ok(Self { child, addr, log })
+    }
+
+    /// `host:port` the server listens on.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub async fn channel(&self) -> Channel {
+        Channel::from_shared(self.endpoint())
+            .unwrap()
+            .connect()
+            .await
+            .expect("connect to lore-server")
+    }
+
+    pub fn signal(&self, signal: Signal) {
+        let pid = self.child.id().expect("server still running");
+        signal::kill(Pid::from_raw(pid as i32), signal).expect("signal lore-server");
+    }
+
+    /// Waits for the process to exit, at most `timeout`.
+    pub async fn wait(&mut self, timeout: Duration) -> anyhow::Result<ExitStatus> {
+        tokio::time::timeout(timeout, self.child.wait())
+            .await
+            .context("lore-server did not exit in time")?
+            .context("wait for lore-server")
+    }
+
+    /// Every log line so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+}
+
+/// The address in the JSON "lore-server serving" log line.
+fn serving_addr(line: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(line).ok()?;
+    if value.get("message")?.as_str()? != "lore-server serving" {
+        return None;
+    }
+    Some(value.get("addr")?.as_str()?.to_owned())
+}
+
+/// Runs `lore-server` with `options` to completion and returns its exit code
+/// and stderr (for start-up failures).
+pub async fn run_server_to_exit(
+    options: ServerOptions,
+    timeout: Duration,
+) -> (Option<i32>, String) {
+    let output = tokio::time::timeout(timeout, server_command(&options).output())
+        .await
+        .expect("lore-server exits in time")
+        .expect("lore-server runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}

