@@ -196,6 +196,13 @@ impl ServerProcess {
             .context("wait for lore-server")
     }
 
+    /// Sends SIGTERM and asserts that the server drains and exits 0.
+    pub async fn stop(&mut self) {
+        self.signal(nix::sys::signal::Signal::SIGTERM);
+        let status = self.wait(Duration::from_secs(30)).await.unwrap();
+        assert!(status.success(), "exit {status:?}: {}", self.log());
+    }
+
     /// Every log line so far.
     pub fn log(&self) -> String {
         self.log.lock().unwrap().join("\n")

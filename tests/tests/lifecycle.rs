@@ -205,16 +205,7 @@ async fn without_a_database_url_the_server_runs_its_own_postgres_and_stops_it() 
     assert_eq!(status.status, ServingStatus::Serving as i32);
     assert!(server.log().contains("dev mode"), "{}", server.log());
 
-    server.signal(Signal::SIGTERM);
-    assert!(
-        server
-            .wait(Duration::from_secs(30))
-            .await
-            .unwrap()
-            .success(),
-        "{}",
-        server.log()
-    );
+    server.stop().await;
     assert!(
         data_dir.join("PG_VERSION").is_file(),
         "data kept between runs"

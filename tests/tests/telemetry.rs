@@ -1,9 +1,6 @@
 //! OTLP trace export, received by a real OTLP/gRPC collector endpoint.
 
-use std::time::Duration;
-
 use lore_e2e::{ServerOptions, ServerProcess, TestDatabase};
-use nix::sys::signal::Signal;
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
     TraceService, TraceServiceServer,
 };
@@ -72,16 +69,7 @@ async fn spans_of_rpcs_are_exported_over_otlp_when_an_endpoint_is_configured() {
         .await
         .unwrap();
     // Shutting down flushes the batch exporter.
-    server.signal(Signal::SIGTERM);
-    assert!(
-        server
-            .wait(Duration::from_secs(30))
-            .await
-            .unwrap()
-            .success(),
-        "{}",
-        server.log()
-    );
+    server.stop().await;
 
     let mut found_rpc_span = false;
     let mut service_names = Vec::new();

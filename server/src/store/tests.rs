@@ -22,6 +22,23 @@ async fn schema_fingerprint(pool: &PgPool) -> Vec<String> {
     .unwrap()
 }
 
+/// Inserts project `p` and one action of it at `occurred_at` (an SQL
+/// timestamp expression).
+async fn insert_action(pool: &PgPool, occurred_at: &str) {
+    sqlx::query("INSERT INTO projects (name) VALUES ('p') ON CONFLICT DO NOTHING")
+        .execute(pool)
+        .await
+        .unwrap();
+    let statement = format!(
+        "INSERT INTO actions (action_id, occurred_at, project, action_type, outcome, chain_hash)
+         VALUES (gen_random_uuid(), {occurred_at}, 'p', 'commit', 'success', '\\x00')"
+    );
+    sqlx::query(sqlx::AssertSqlSafe(statement))
+        .execute(pool)
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn migrations_apply_cleanly_and_a_second_run_is_a_no_op() {
     let database = TestDatabase::new().await.unwrap(); // first run happens here
@@ -68,17 +85,7 @@ async fn action_log_has_partitions_for_this_month_and_the_next_three() {
 #[tokio::test]
 async fn actions_outside_every_partition_are_kept_and_moved_when_their_month_is_created() {
     let database = TestDatabase::new().await.unwrap();
-    sqlx::query("INSERT INTO projects (name) VALUES ('p')")
-        .execute(&database.pool)
-        .await
-        .unwrap();
-    sqlx::query(
-        "INSERT INTO actions (action_id, occurred_at, project, action_type, outcome, chain_hash)
-         VALUES (gen_random_uuid(), '2031-07-04T10:00:00Z', 'p', 'commit', 'success', '\\x00')",
-    )
-    .execute(&database.pool)
-    .await
-    .unwrap();
+    insert_action(&database.pool, "'2031-07-04T10:00:00Z'").await;
     let partition: String = sqlx::query_scalar("SELECT tableoid::regclass::text FROM actions")
         .fetch_one(&database.pool)
         .await
@@ -99,17 +106,7 @@ async fn actions_outside_every_partition_are_kept_and_moved_when_their_month_is_
 #[tokio::test]
 async fn append_only_tables_refuse_updates() {
     let database = TestDatabase::new().await.unwrap();
-    sqlx::query("INSERT INTO projects (name) VALUES ('p')")
-        .execute(&database.pool)
-        .await
-        .unwrap();
-    sqlx::query(
-        "INSERT INTO actions (action_id, occurred_at, project, action_type, outcome, chain_hash)
-         VALUES (gen_random_uuid(), now(), 'p', 'commit', 'success', '\\x00')",
-    )
-    .execute(&database.pool)
-    .await
-    .unwrap();
+    insert_action(&database.pool, "now()").await;
     let error = sqlx::query("UPDATE actions SET error = 'rewritten'")
         .execute(&database.pool)
         .await
