@@ -1,0 +1,247 @@
+use serde_json::json;
+
+use super::*;
+
+/// The shared samples (../shared/data/secrets), as JSON lines {"text", "source"}.
+fn samples(file: &str) -> Vec<String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/data/secrets")
+        .join(file);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            serde_json::from_str::<serde_json::Value>(line).unwrap()["text"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+fn sanitize_text(text: &str) -> (String, Report) {
+    Sanitizer::default().sanitize_text(text)
+}
+
+#[test]
+fn every_shared_positive_sample_is_redacted() {
+    let positives = samples("positives.jsonl");
+    assert!(positives.len() >= 25);
+    let survivors: Vec<(&String, String)> = positives
+        .iter()
+        .filter_map(|sample| {
+            let (sanitized, report) = sanitize_text(sample);
+            (report.redactions == 0 || !sanitized.contains(REDACTED)).then_some((sample, sanitized))
+        })
+        .collect();
+    assert!(
+        survivors.is_empty(),
+        "secrets that survived: {survivors:#?}"
+    );
+}
+
+#[test]
+fn no_shared_negative_sample_is_altered() {
+    let altered: Vec<(String, String)> = samples("negatives.jsonl")
+        .into_iter()
+        .filter_map(|sample| {
+            let (sanitized, _) = sanitize_text(&sample);
+            (sanitized != sample).then_some((sample, sanitized))
+        })
+        .collect();
+    assert!(altered.is_empty(), "negatives altered: {altered:#?}");
+}
+
+/// What agents ordinarily log: none of it may change.
+const ORDINARY: &[&str] = &[
+    "src/components/Button/index.tsx",
+    "/home/agent/work/lore/server/src/store/actions.rs",
+    "server/src/grpc/mod.rs:42:17",
+    "C:\\Users\\Agent\\Projects\\Lore2024\\README.md",
+    "3f786850e387550fdab836ed7e6dc881de23001b",
+    "3F786850E387550FDAB836ED7E6DC881DE23001B",
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "0190b6a0-7c3e-7a4b-9f10-2b6d1e4c9a7f",
+    "550E8400-E29B-41D4-A716-446655440000",
+    "https://github.com/launchbadge/sqlx/pull/3391/files#diff-2f9a",
+    "https://docs.rs/tonic/0.14.9/tonic/transport/server/struct.Server.html",
+    "postgres://postgres@127.0.0.1:5432/lore",
+    "ghcr.io/acme/lore-server:v1.2.3-rc.1",
+    "registry.k8s.io/kube-apiserver:v1.35.0",
+    "std::collections::HashMap<String, Vec<u8>>",
+    "HandleRequestErrorForLoggingPipeline2024",
+    "test tests::ingest_replays_are_counted_as_duplicates ... FAILED",
+    "error[E0277]: the trait bound `Foo: Serialize` is not satisfied",
+    "cargo test --workspace --no-fail-fast -- --test-threads=4",
+    "npm install @types/node@20.11.5 --save-dev",
+    "2026-11-22T10:28:44.123456Z",
+    "Fixed the RLS policy on inserts; 3 tests pass now.",
+    "max_tokens=4096 temperature=0.2",
+    "token budget exceeded: 120000 > 100000",
+    "The password field must not be empty",
+    "agent-7f3a9c on vm-eu-west-1b-004",
+    "sha256:9b2b6f1c0a7d4e3f8c5b1a0d9e8f7c6b5a4d3c2b1a0f9e8d7c6b5a4d3c2b1a0f",
+    "feature/QA-1234-fix-flaky-IngestTest",
+    "192.168.10.24:50051",
+    "noreply@github.com",
+    "SELECT * FROM actions WHERE project = $1 AND occurred_at > $2",
+];
+
+#[test]
+fn ordinary_contexts_survive_unchanged() {
+    let altered: Vec<(&str, String)> = ORDINARY
+        .iter()
+        .filter_map(|sample| {
+            let (sanitized, _) = sanitize_text(sample);
+            (sanitized != *sample).then_some((*sample, sanitized))
+        })
+        .collect();
+    assert!(altered.is_empty(), "ordinary strings altered: {altered:#?}");
+}
+
+#[test]
+fn only_the_password_of_a_url_is_redacted() {
+    let (sanitized, report) =
+        sanitize_text("clone https://deploy:s3cr3t-Pa55@git.example.com/acme/lore.git failed");
+    assert_eq!(
+        sanitized,
+        "clone https://deploy:[REDACTED]@git.example.com/acme/lore.git failed"
+    );
+    assert_eq!(report.redactions, 1);
+}
+
+#[test]
+fn secrets_in_config_lines_and_commands_are_redacted() {
+    for (input, expected) in [
+        ("DB_PASSWORD=hunter2!", "DB_PASSWORD=[REDACTED]"),
+        (
+            r#"{"api_key": "a8F3kL9qZ2xW"}"#,
+            r#"{"api_key": "[REDACTED]"}"#,
+        ),
+        (
+            "curl -H 'Authorization: Bearer abcDEF123456ghiJKL' https://api",
+            "curl -H 'Authorization: Bearer [REDACTED]' https://api",
+        ),
+        (
+            "curl -u admin:Sup3rS3cret https://host",
+            "curl -u admin:[REDACTED] https://host",
+        ),
+        (
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "aws_secret_access_key = [REDACTED]",
+        ),
+    ] {
+        assert_eq!(sanitize_text(input).0, expected, "{input}");
+    }
+}
+
+#[test]
+fn a_high_entropy_token_alone_is_redacted() {
+    let (sanitized, report) = sanitize_text("session cookie was Zx9Qm2Lp7Rt4Wv8Ky3Nb6Hc1");
+    assert_eq!(sanitized, "session cookie was [REDACTED]");
+    assert_eq!(report.redactions, 1);
+}
+
+#[test]
+fn values_under_secret_keys_are_redacted_at_any_depth_and_inside_arrays() {
+    let mut context = json!({
+        "API-Key": "plain-looking",
+        "nested": {"deeper": {"Password": "hunter2", "user": "alice"}},
+        "headers": [{"Authorization": "Basic YWxhZGRpbjpvcGVuc2VzYW1l"}, {"Accept": "text/plain"}],
+        "credentials": {"user": "bob", "pin": "1234"},
+        "max_tokens": 4096,
+        "token_count": 17,
+        "auth_token": "t0k3n-value",
+    });
+    let report = Sanitizer::default().sanitize_value(&mut context);
+    assert_eq!(
+        context,
+        json!({
+            "API-Key": "[REDACTED]",
+            "nested": {"deeper": {"Password": "[REDACTED]", "user": "alice"}},
+            "headers": [{"Authorization": "[REDACTED]"}, {"Accept": "text/plain"}],
+            "credentials": {"user": "[REDACTED]", "pin": "[REDACTED]"},
+            "max_tokens": 4096,
+            "token_count": 17,
+            "auth_token": "[REDACTED]",
+        })
+    );
+    assert_eq!(report.redactions, 6);
+}
+
+#[test]
+fn env_var_references_under_secret_keys_are_kept() {
+    let mut context = json!({"password": "${DB_PASSWORD}", "token": ""});
+    let report = Sanitizer::default().sanitize_value(&mut context);
+    assert_eq!(context, json!({"password": "${DB_PASSWORD}", "token": ""}));
+    assert_eq!(report.redactions, 0);
+}
+
+#[test]
+fn long_strings_are_truncated_with_a_marker() {
+    let sanitizer = Sanitizer::new(SanitizeConfig {
+        max_string_chars: 10,
+    });
+    let mut context = json!({"log": "é".repeat(50), "short": "ok"});
+    let report = sanitizer.sanitize_value(&mut context);
+    assert_eq!(
+        context["log"],
+        json!(format!("{}{TRUNCATED_MARKER}", "é".repeat(10)))
+    );
+    assert_eq!(context["short"], json!("ok"));
+    assert!(report.truncated);
+}
+
+#[test]
+fn nul_bytes_are_removed_from_keys_and_values() {
+    let mut context = json!({"fi\u{0}le": "a\u{0}b", "list": ["\u{0}"]});
+    let report = Sanitizer::default().sanitize_value(&mut context);
+    assert_eq!(context, json!({"file": "ab", "list": [""]}));
+    assert!(report.nul_bytes_removed);
+}
+
+#[test]
+fn negative_zero_becomes_zero() {
+    let mut context = json!({"delta": -0.0});
+    Sanitizer::default().sanitize_value(&mut context);
+    assert_eq!(serde_json::to_string(&context).unwrap(), r#"{"delta":0}"#);
+}
+
+#[test]
+fn sanitizing_twice_changes_nothing_more() {
+    let mut context = json!({"cmd": "git push https://x: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@github.com/a/b", "password": "p4ss"});
+    Sanitizer::default().sanitize_value(&mut context);
+    let once = context.clone();
+    let report = Sanitizer::default().sanitize_value(&mut context);
+    assert_eq!(context, once);
+    assert_eq!(report.redactions, 0);
+}
+
+#[test]
+fn entropy_rule_catches_almost_all_random_tokens() {
+    // A fixed-seed LCG: the same tokens on every run.
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut state: u64 = 0x5eed;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as usize
+    };
+    let total = 2000;
+    let caught = (0..total)
+        .filter(|_| {
+            let length = 24 + next() % 17;
+            let token: String = (0..length)
+                .map(|_| ALPHABET[next() % ALPHABET.len()] as char)
+                .collect();
+            sanitize_text(&format!("value {token} end")).1.redactions == 1
+        })
+        .count();
+    let recall = caught as f64 / total as f64;
+    assert!(
+        recall >= 0.95,
+        "entropy rule caught {caught} of {total} random tokens ({recall:.3})"
+    );
+}
