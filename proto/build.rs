@@ -39,6 +39,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // RPCs that are not built yet answer UNIMPLEMENTED through these
         // defaults; each issue overrides the methods it builds.
         .generate_default_stubs(true)
+        // Bad requests are INVALID_ARGUMENT, not INTERNAL (see codec.rs).
+        .codec_path("crate::codec::LoreCodec")
         .compile_fds(descriptor_set)?;
     Ok(())
 }

@@ -21,6 +21,11 @@ const DEFAULT_MAX_CONNECTIONS: u32 = 16;
 const DEFAULT_CONNECT_TIMEOUT_SECS: u64 = 10;
 /// Kubernetes sends SIGKILL 30 s after SIGTERM by default; drain within that.
 const DEFAULT_SHUTDOWN_GRACE_SECS: u64 = 25;
+/// 16 MiB: an Ingest batch of 1000 actions with large contexts fits.
+const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+/// Agents heartbeat every 30 s or so; five silent minutes means gone.
+const DEFAULT_SESSION_TIMEOUT_SECS: u64 = 300;
+const DEFAULT_SWEEP_INTERVAL_SECS: u64 = 30;
 /// Where `make run` keeps its PostgreSQL data between runs.
 const DEFAULT_DEV_DATA_DIR: &str = ".lore/pgdata";
 /// Where downloaded tools (PostgreSQL, grpcurl, model files) are cached.
@@ -40,6 +45,8 @@ const ENV_TOP_LEVEL_KEYS: &[&str] = &[
     "cache_dir",
     "log",
     "telemetry",
+    "grpc",
+    "actions",
     "shutdown_grace_secs",
 ];
 
@@ -58,6 +65,8 @@ pub struct Config {
     pub cache_dir: PathBuf,
     pub log: LogConfig,
     pub telemetry: TelemetryConfig,
+    pub grpc: GrpcConfig,
+    pub actions: ActionsConfig,
     /// How long in-flight calls may take to finish after SIGTERM/SIGINT
     /// before their connections are closed.
     pub shutdown_grace_secs: u64,
@@ -111,6 +120,51 @@ pub struct TelemetryConfig {
     pub service_name: String,
 }
 
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GrpcConfig {
+    /// Largest request or response message accepted, in bytes. Above the
+    /// largest valid request (an Ingest batch of 1000 actions), so oversized
+    /// fields get an INVALID_ARGUMENT naming them rather than a transport
+    /// error.
+    pub max_message_bytes: usize,
+}
+
+impl Default for GrpcConfig {
+    fn default() -> Self {
+        Self {
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ActionsConfig {
+    /// Strings in action context longer than this are cut and marked
+    /// `... [TRUNCATED]`.
+    pub max_string_chars: usize,
+    /// A context larger than this (after sanitization, in bytes of JSON) is
+    /// replaced by a marked preview.
+    pub max_context_bytes: usize,
+    /// An active session with no heartbeat or action for this long is marked
+    /// disconnected (reason timeout).
+    pub session_timeout_secs: u64,
+    /// How often the disconnect sweep runs.
+    pub sweep_interval_secs: u64,
+}
+
+impl Default for ActionsConfig {
+    fn default() -> Self {
+        Self {
+            max_string_chars: lore_sanitize::DEFAULT_MAX_STRING_CHARS,
+            max_context_bytes: crate::actions::DEFAULT_MAX_CONTEXT_BYTES,
+            session_timeout_secs: DEFAULT_SESSION_TIMEOUT_SECS,
+            sweep_interval_secs: DEFAULT_SWEEP_INTERVAL_SECS,
+        }
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Self {
@@ -123,6 +177,8 @@ impl Default for Config {
             cache_dir: PathBuf::from(DEFAULT_CACHE_DIR),
             log: LogConfig::default(),
             telemetry: TelemetryConfig::default(),
+            grpc: GrpcConfig::default(),
+            actions: ActionsConfig::default(),
             shutdown_grace_secs: DEFAULT_SHUTDOWN_GRACE_SECS,
         }
     }
@@ -214,6 +270,17 @@ impl Config {
         if self.database.max_connections == 0 {
             return Err(ConfigError::Invalid(
                 "database.max_connections must be at least 1".into(),
+            ));
+        }
+        if self.actions.session_timeout_secs == 0 || self.actions.sweep_interval_secs == 0 {
+            return Err(ConfigError::Invalid(
+                "actions.session_timeout_secs and actions.sweep_interval_secs must be at least 1"
+                    .into(),
+            ));
+        }
+        if self.actions.max_string_chars == 0 || self.actions.max_context_bytes < 1024 {
+            return Err(ConfigError::Invalid(
+                "actions.max_string_chars must be at least 1 and actions.max_context_bytes at least 1024".into(),
             ));
         }
         if let Some(url) = &self.database_url

@@ -20,6 +20,12 @@ pub enum Error {
     /// The request is valid but the state does not allow it now.
     #[error("{0}")]
     FailedPrecondition(String),
+    /// The caller's token does not cover the project.
+    #[error("{0}")]
+    PermissionDenied(String),
+    /// A concurrent write conflicted; retrying the same request is safe.
+    #[error("{0}")]
+    Aborted(String),
     /// A limit was hit; the client may retry later.
     #[error("{0}")]
     ResourceExhausted(String),
@@ -44,6 +50,8 @@ impl From<Error> for Status {
             Error::NotFound(_) => Status::not_found(error.to_string()),
             Error::AlreadyExists(_) => Status::already_exists(error.to_string()),
             Error::FailedPrecondition(_) => Status::failed_precondition(error.to_string()),
+            Error::PermissionDenied(_) => Status::permission_denied(error.to_string()),
+            Error::Aborted(_) => Status::aborted(error.to_string()),
             Error::ResourceExhausted(_) => Status::resource_exhausted(error.to_string()),
             Error::Database(database_error) => database_status(database_error),
         }
@@ -62,6 +70,16 @@ fn database_status(error: sqlx::Error) -> Status {
         | sqlx::Error::Tls(_) => {
             tracing::warn!(%error, "database unavailable");
             Status::unavailable("database unavailable, retry later")
+        }
+        // The connection was cut under the statement (server restart,
+        // pg_terminate_backend, failover): nothing committed, retry.
+        sqlx::Error::Database(db)
+            if db.code().is_some_and(|code| {
+                code.starts_with("08") || matches!(code.as_ref(), "57P01" | "57P02" | "57P03")
+            }) =>
+        {
+            tracing::warn!(%error, "database connection lost");
+            Status::unavailable("database connection lost, retry later")
         }
         sqlx::Error::Database(db) => match db.code().as_deref() {
             Some(

@@ -14,12 +14,16 @@
 //! [`run`] is the whole server life cycle; it takes a bound listener and a
 //! shutdown future so tests can run it on port 0.
 
+pub mod actions;
 pub mod config;
 pub mod embedded_postgres;
 pub mod error;
 pub mod grpc;
+pub mod jobs;
+pub mod scope;
 pub mod store;
 pub mod telemetry;
+pub mod testing;
 
 use std::future::Future;
 
@@ -93,14 +97,15 @@ pub async fn run(
             .await
             .context("cannot apply migrations")?;
     }
-    tracing::info!(addr = %listener.local_addr()?, "lore-server serving");
-    let served = grpc::serve(
+    let services = grpc::Services::new(&config, database.pool.clone());
+    let sweep = jobs::spawn_session_sweep(
         database.pool.clone(),
-        listener,
-        config.shutdown_grace(),
-        shutdown,
-    )
-    .await;
+        std::time::Duration::from_secs(config.actions.session_timeout_secs),
+        std::time::Duration::from_secs(config.actions.sweep_interval_secs),
+    );
+    tracing::info!(addr = %listener.local_addr()?, "lore-server serving");
+    let served = grpc::serve(services, listener, config.shutdown_grace(), shutdown).await;
+    sweep.abort();
     database.close().await;
     tracing::info!("lore-server stopped");
     Ok(served?)

@@ -2,7 +2,7 @@
 
 use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, grpcurl};
 use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
-use lore_proto::v1::{DashboardRequest, IngestRequest};
+use lore_proto::v1::{DashboardRequest, ExportRequest};
 use tokio_stream::StreamExt as _;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -170,10 +170,10 @@ async fn a_streaming_rpc_that_is_not_built_yet_answers_unimplemented() {
     let (_database, server) = server().await;
     let mut client =
         lore_proto::v1::action_service_client::ActionServiceClient::new(server.channel().await);
-    let batches = tokio_stream::iter([IngestRequest {
-        sequence: 1,
-        actions: Vec::new(),
-    }]);
-    let status = client.ingest(batches).await.unwrap_err();
+    let request = ExportRequest {
+        project: "lore".into(),
+        ..Default::default()
+    };
+    let status = client.export(request).await.unwrap_err();
     assert_eq!(status.code(), tonic::Code::Unimplemented);
 }

@@ -1,22 +1,227 @@
-//! ActionService handlers. Every RPC answers UNIMPLEMENTED (the generated
-//! default) until the actions issue builds it.
+//! ActionService handlers: validate and convert the request, call the action
+//! log, convert the answer. RPCs not built yet answer UNIMPLEMENTED (the
+//! generated default).
 
-use sqlx::PgPool;
+use chrono::Utc;
+use tokio_stream::StreamExt as _;
+use tonic::codegen::BoxStream;
+use tonic::{Request, Response, Status, Streaming};
 
+use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_server::ActionService;
+
+use super::convert::{self, FieldError};
+use super::request_scope;
+use crate::Error;
+use crate::actions::ActionLog;
+use crate::store::sessions::LastSessionFilter;
+
+/// Actions per Ingest batch; larger batches end the stream with
+/// INVALID_ARGUMENT (a client splits them).
+pub const MAX_BATCH_ACTIONS: usize = 1000;
+/// Actions returned by GetRecentActions when the request says 0.
+const DEFAULT_RECENT_LIMIT: u32 = 20;
+const MAX_RECENT_LIMIT: u32 = 500;
 
 /// Handlers of `lore.v1.ActionService`.
 #[derive(Debug, Clone)]
 pub struct ActionsApi {
-    #[allow(dead_code)] // used by the handlers of the actions issue
-    pool: PgPool,
+    log: ActionLog,
 }
 
 impl ActionsApi {
-    pub fn new(pool: PgPool) -> Self {
-        Self { pool }
+    pub fn new(log: ActionLog) -> Self {
+        Self { log }
     }
 }
 
+fn non_empty(value: &str) -> Option<&str> {
+    (!value.is_empty()).then_some(value)
+}
+
 #[tonic::async_trait]
-impl ActionService for ActionsApi {}
+impl ActionService for ActionsApi {
+    async fn start_session(
+        &self,
+        request: Request<proto::StartSessionRequest>,
+    ) -> Result<Response<proto::StartSessionResponse>, Status> {
+        let scope = request_scope(&request);
+        let session = convert::new_session(request.get_ref(), Utc::now()).map_err(Error::from)?;
+        let (session, duplicate) = self.log.start_session(&scope, session).await?;
+        Ok(Response::new(proto::StartSessionResponse {
+            session: Some(convert::session_to_proto(&session)),
+            duplicate,
+        }))
+    }
+
+    async fn heartbeat(
+        &self,
+        request: Request<proto::HeartbeatRequest>,
+    ) -> Result<Response<proto::HeartbeatResponse>, Status> {
+        let scope = request_scope(&request);
+        let session_id = convert::required_uuid("session_id", &request.get_ref().session_id)
+            .map_err(Error::from)?;
+        let session = self.log.heartbeat(&scope, session_id).await?;
+        Ok(Response::new(proto::HeartbeatResponse {
+            last_activity_at: Some(convert::to_timestamp(session.last_activity_at)),
+            status: convert::session_status_to_proto(session.status) as i32,
+        }))
+    }
+
+    async fn end_session(
+        &self,
+        request: Request<proto::EndSessionRequest>,
+    ) -> Result<Response<proto::EndSessionResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let session_id =
+            convert::required_uuid("session_id", &message.session_id).map_err(Error::from)?;
+        let reason = convert::end_reason("reason", message.reason).map_err(Error::from)?;
+        let session = self
+            .log
+            .end_session(&scope, session_id, reason, &message.summary)
+            .await?;
+        Ok(Response::new(proto::EndSessionResponse {
+            session: Some(convert::session_to_proto(&session)),
+        }))
+    }
+
+    async fn get_last_session(
+        &self,
+        request: Request<proto::GetLastSessionRequest>,
+    ) -> Result<Response<proto::GetLastSessionResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let project = convert::project("project", &message.project).map_err(Error::from)?;
+        let filter = LastSessionFilter {
+            agent_id: non_empty(&message.agent_id),
+            supervisor_type: non_empty(&message.supervisor_type),
+        };
+        let (session, last_action) = self.log.last_session(&scope, &project, &filter).await?;
+        Ok(Response::new(proto::GetLastSessionResponse {
+            session: Some(convert::session_to_proto(&session)),
+            last_action: last_action.as_ref().map(convert::action_to_proto),
+        }))
+    }
+
+    async fn log_action(
+        &self,
+        request: Request<proto::LogActionRequest>,
+    ) -> Result<Response<proto::LogActionResponse>, Status> {
+        let scope = request_scope(&request);
+        let action = request
+            .get_ref()
+            .action
+            .as_ref()
+            .ok_or_else(|| Error::invalid("action", "required"))?;
+        let action =
+            convert::new_action(action).map_err(|error| Error::from(error.within("action")))?;
+        let (stored, duplicate) = self.log.log(&scope, action).await?;
+        Ok(Response::new(proto::LogActionResponse {
+            ack: Some(proto::WriteAck {
+                id: stored.action_id.to_string(),
+                duplicate,
+            }),
+            redaction_count: stored.redaction_count.max(0) as u32,
+        }))
+    }
+
+    async fn ingest(
+        &self,
+        request: Request<Streaming<proto::IngestRequest>>,
+    ) -> Result<Response<BoxStream<proto::IngestAck>>, Status> {
+        let scope = request_scope(&request);
+        let mut batches = request.into_inner();
+        let log = self.log.clone();
+        // Batches are stored one after the other, so a session's actions are
+        // chained in the order the client sent them and acks come back in
+        // order. Each ack is sent only after its batch committed.
+        let acks = async_stream::try_stream! {
+            let mut last_sequence: Option<u64> = None;
+            while let Some(batch) = batches.next().await {
+                let batch = batch?;
+                if let Some(last) = last_sequence.filter(|last| batch.sequence <= *last) {
+                    let reason = format!("{} is not greater than the previous batch's {last}", batch.sequence);
+                    Err(Status::from(Error::from(FieldError { field: "sequence".into(), reason })))?;
+                }
+                last_sequence = Some(batch.sequence);
+                if batch.actions.len() > MAX_BATCH_ACTIONS {
+                    let reason = format!("{} actions, over the limit of {MAX_BATCH_ACTIONS} per batch", batch.actions.len());
+                    Err(Status::from(Error::invalid("actions", reason)))?;
+                }
+                let actions = batch.actions.iter().enumerate().map(|(index, action)| convert::batch_action(index, action)).collect();
+                let outcome = log.ingest(&scope, actions).await.map_err(Status::from)?;
+                yield proto::IngestAck {
+                    sequence: batch.sequence,
+                    stored: outcome.stored,
+                    duplicates: outcome.duplicates,
+                    rejected: outcome
+                        .rejected
+                        .iter()
+                        .map(|rejection| proto::RejectedAction {
+                            index: rejection.index as u32,
+                            action_id: rejection.action_id.clone(),
+                            reason: rejection.message(),
+                        })
+                        .collect(),
+                };
+            }
+        };
+        Ok(Response::new(Box::pin(acks) as BoxStream<proto::IngestAck>))
+    }
+
+    async fn get_recent_actions(
+        &self,
+        request: Request<proto::GetRecentActionsRequest>,
+    ) -> Result<Response<proto::GetRecentActionsResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let limit = match message.limit {
+            0 => DEFAULT_RECENT_LIMIT,
+            limit => limit.min(MAX_RECENT_LIMIT),
+        };
+        let session = match convert::optional_uuid("session_id", &message.session_id)
+            .map_err(Error::from)?
+        {
+            Some(session_id) => self.log.session(&scope, session_id).await?,
+            None => {
+                let project = convert::project("project", &message.project).map_err(Error::from)?;
+                let filter = LastSessionFilter {
+                    agent_id: non_empty(&message.agent_id),
+                    supervisor_type: None,
+                };
+                self.log.last_session(&scope, &project, &filter).await?.0
+            }
+        };
+        let mut actions = self
+            .log
+            .recent_actions(&scope, session.session_id, i64::from(limit))
+            .await?;
+        actions.reverse();
+        Ok(Response::new(proto::GetRecentActionsResponse {
+            session: Some(convert::session_to_proto(&session)),
+            actions: actions.iter().map(convert::action_to_proto).collect(),
+        }))
+    }
+
+    async fn verify_chain(
+        &self,
+        request: Request<proto::VerifyChainRequest>,
+    ) -> Result<Response<proto::VerifyChainResponse>, Status> {
+        let scope = request_scope(&request);
+        let session_id = convert::required_uuid("session_id", &request.get_ref().session_id)
+            .map_err(Error::from)?;
+        let report = self.log.verify_chain(&scope, session_id).await?;
+        Ok(Response::new(proto::VerifyChainResponse {
+            intact: report.first_broken.is_none(),
+            checked: report.checked,
+            first_broken: report.first_broken.map(|link| proto::BrokenLink {
+                chain_seq: link.chain_seq.max(0) as u64,
+                action_id: link.action_id.map(|id| id.to_string()).unwrap_or_default(),
+                expected_hash: link.expected_hash,
+                stored_hash: link.stored_hash,
+                reason: link.reason,
+            }),
+        }))
+    }
+}

@@ -3,6 +3,7 @@
 //! files), with graceful shutdown.
 
 mod actions;
+pub mod convert;
 mod knowledge;
 mod qa;
 
@@ -10,7 +11,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::PgPool;
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
 use tonic::transport::Server;
@@ -25,6 +25,43 @@ use lore_proto::v1::qa_learning_service_server::QaLearningServiceServer;
 pub use actions::ActionsApi;
 pub use knowledge::KnowledgeApi;
 pub use qa::QaLearningApi;
+
+use crate::actions::ActionLog;
+use crate::config::Config;
+use crate::scope::ProjectScope;
+
+/// Everything the handlers need, built once at start-up.
+#[derive(Debug, Clone)]
+pub struct Services {
+    pub actions: ActionLog,
+    pub max_message_bytes: usize,
+}
+
+impl Services {
+    pub fn new(config: &Config, pool: sqlx::PgPool) -> Self {
+        let sanitizer = lore_sanitize::Sanitizer::new(lore_sanitize::SanitizeConfig {
+            max_string_chars: config.actions.max_string_chars,
+        });
+        let limits = crate::actions::ActionLimits {
+            max_context_bytes: config.actions.max_context_bytes,
+        };
+        Self {
+            actions: ActionLog::new(pool, sanitizer, limits),
+            max_message_bytes: config.grpc.max_message_bytes,
+        }
+    }
+}
+
+/// The projects the caller may touch. Until authentication exists nothing
+/// sets a scope and every caller may touch every project; the auth layer
+/// will insert each token's scope and make a missing one an error.
+pub(crate) fn request_scope<T>(request: &tonic::Request<T>) -> ProjectScope {
+    request
+        .extensions()
+        .get::<ProjectScope>()
+        .cloned()
+        .unwrap_or(ProjectScope::All)
+}
 
 /// Fully qualified names of the Lore services, as clients and probes see
 /// them.
@@ -47,7 +84,7 @@ pub enum ServeError {
 /// in-flight calls get up to `grace` to finish before their connections are
 /// closed.
 pub async fn serve(
-    pool: PgPool,
+    services: Services,
     listener: TcpListener,
     grace: Duration,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -89,9 +126,17 @@ pub async fn serve(
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
-        .add_service(ActionServiceServer::new(ActionsApi::new(pool.clone())))
-        .add_service(KnowledgeServiceServer::new(KnowledgeApi::new(pool.clone())))
-        .add_service(QaLearningServiceServer::new(QaLearningApi::new(pool)))
+        .add_service(
+            ActionServiceServer::new(ActionsApi::new(services.actions.clone()))
+                .max_decoding_message_size(services.max_message_bytes)
+                .max_encoding_message_size(services.max_message_bytes),
+        )
+        .add_service(KnowledgeServiceServer::new(KnowledgeApi::new(
+            services.actions.pool().clone(),
+        )))
+        .add_service(QaLearningServiceServer::new(QaLearningApi::new(
+            services.actions.pool().clone(),
+        )))
         .serve_with_incoming_shutdown(incoming, signal);
 
     tokio::select! {

@@ -10,6 +10,9 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 use crate::config::Config;
 
+pub mod actions;
+pub mod sessions;
+
 /// The migrations in `migrations/`, embedded in the binary. sqlx records what
 /// it applied in `_sqlx_migrations` and holds an advisory lock while
 /// migrating, so running it twice, or from two replicas at once, is safe.

@@ -1,0 +1,299 @@
+//! The action log: sessions, actions, their sanitization and hash chain.
+//!
+//! [`ActionLog`] is what the gRPC handlers call: it sanitizes what agents
+//! send, then hands validated domain values to the store.
+
+pub mod chain;
+pub mod model;
+
+use serde_json::{Value, json};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use lore_sanitize::{Report, Sanitizer, merge_reports};
+
+use crate::Error;
+use crate::scope::ProjectScope;
+use crate::store;
+use crate::store::sessions::LastSessionFilter;
+use model::{
+    Action, BatchOutcome, EndReason, NewAction, NewSession, Rejection, RejectionKind, Session,
+};
+
+/// A context larger than this after sanitization is replaced by a preview:
+/// one action must not carry a whole file or log into the audit table.
+pub const DEFAULT_MAX_CONTEXT_BYTES: usize = 64 * 1024;
+
+/// Limits of the action log.
+#[derive(Debug, Clone)]
+pub struct ActionLimits {
+    /// See [`DEFAULT_MAX_CONTEXT_BYTES`].
+    pub max_context_bytes: usize,
+}
+
+impl Default for ActionLimits {
+    fn default() -> Self {
+        Self {
+            max_context_bytes: DEFAULT_MAX_CONTEXT_BYTES,
+        }
+    }
+}
+
+/// The first broken link of a chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokenLink {
+    pub chain_seq: i64,
+    pub action_id: Option<Uuid>,
+    pub expected_hash: Vec<u8>,
+    pub stored_hash: Vec<u8>,
+    pub reason: String,
+}
+
+/// What VerifyChain found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainReport {
+    pub checked: u64,
+    pub first_broken: Option<BrokenLink>,
+}
+
+/// Sessions and actions over PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct ActionLog {
+    pool: PgPool,
+    sanitizer: Sanitizer,
+    limits: ActionLimits,
+}
+
+impl ActionLog {
+    pub fn new(pool: PgPool, sanitizer: Sanitizer, limits: ActionLimits) -> Self {
+        Self {
+            pool,
+            sanitizer,
+            limits,
+        }
+    }
+
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    pub async fn start_session(
+        &self,
+        scope: &ProjectScope,
+        mut session: NewSession,
+    ) -> Result<(Session, bool), Error> {
+        self.sanitizer.sanitize_value(&mut session.metadata);
+        store::sessions::start(&self.pool, scope, &session).await
+    }
+
+    pub async fn session(&self, scope: &ProjectScope, session_id: Uuid) -> Result<Session, Error> {
+        store::sessions::get(&self.pool, scope, session_id).await
+    }
+
+    pub async fn heartbeat(
+        &self,
+        scope: &ProjectScope,
+        session_id: Uuid,
+    ) -> Result<Session, Error> {
+        store::sessions::heartbeat(&self.pool, scope, session_id).await
+    }
+
+    pub async fn end_session(
+        &self,
+        scope: &ProjectScope,
+        session_id: Uuid,
+        reason: EndReason,
+        summary: &str,
+    ) -> Result<Session, Error> {
+        let (summary, _) = self.sanitizer.sanitize_text(summary);
+        store::sessions::end(&self.pool, scope, session_id, reason, &summary).await
+    }
+
+    /// The latest session matching the filter, with its last action.
+    pub async fn last_session(
+        &self,
+        scope: &ProjectScope,
+        project: &str,
+        filter: &LastSessionFilter<'_>,
+    ) -> Result<(Session, Option<Action>), Error> {
+        let session = store::sessions::last(&self.pool, scope, project, filter).await?;
+        let last_action =
+            store::actions::recent_in_session(&self.pool, scope, session.session_id, 1)
+                .await?
+                .pop();
+        Ok((session, last_action))
+    }
+
+    /// Stores one action; returns its redaction count and whether it was a
+    /// replay of a stored one.
+    pub async fn log(
+        &self,
+        scope: &ProjectScope,
+        action: NewAction,
+    ) -> Result<(NewAction, bool), Error> {
+        let action = self.sanitize(action);
+        let outcome = store::actions::insert_batch(&self.pool, scope, vec![action.clone()]).await?;
+        if let Some(rejection) = outcome.rejected.into_iter().next() {
+            return Err(rejection_error(rejection));
+        }
+        Ok((action, outcome.duplicates > 0))
+    }
+
+    /// Stores a batch whose actions were validated one by one: the invalid
+    /// ones arrive as rejections and are reported with the store's own.
+    pub async fn ingest(
+        &self,
+        scope: &ProjectScope,
+        batch: Vec<Result<NewAction, Rejection>>,
+    ) -> Result<BatchOutcome, Error> {
+        let mut invalid = Vec::new();
+        let mut valid = Vec::with_capacity(batch.len());
+        let mut positions = Vec::with_capacity(batch.len());
+        for (index, item) in batch.into_iter().enumerate() {
+            match item {
+                Ok(action) => {
+                    positions.push(index);
+                    valid.push(self.sanitize(action));
+                }
+                Err(rejection) => invalid.push(rejection),
+            }
+        }
+        let mut outcome = store::actions::insert_batch(&self.pool, scope, valid).await?;
+        // The store numbers rejections within the valid actions; report
+        // positions in the batch as the client sent it.
+        for rejection in &mut outcome.rejected {
+            rejection.index = positions[rejection.index];
+        }
+        outcome.rejected.extend(invalid);
+        outcome.rejected.sort_by_key(|rejection| rejection.index);
+        Ok(outcome)
+    }
+
+    /// The last `limit` actions of a session, oldest first.
+    pub async fn recent_actions(
+        &self,
+        scope: &ProjectScope,
+        session_id: Uuid,
+        limit: i64,
+    ) -> Result<Vec<Action>, Error> {
+        store::actions::recent_in_session(&self.pool, scope, session_id, limit).await
+    }
+
+    /// Recomputes a session's chain and reports the first link that does not
+    /// hold: a gap, an edited row, a wrong predecessor, or a missing tail.
+    pub async fn verify_chain(
+        &self,
+        scope: &ProjectScope,
+        session_id: Uuid,
+    ) -> Result<ChainReport, Error> {
+        let (recorded_head, recorded_length) =
+            store::actions::chain_head(&self.pool, scope, session_id).await?;
+        let mut checked = 0_u64;
+        let mut previous_hash: Vec<u8> = Vec::new();
+        let mut first_broken = None;
+        store::actions::for_each_in_chain(&self.pool, scope, session_id, |action| {
+            let expected_seq = checked as i64 + 1;
+            let seq = action.chain_seq.unwrap_or_default();
+            let broken = |expected_hash: Vec<u8>, reason: &str| BrokenLink {
+                chain_seq: seq,
+                action_id: Some(action.action.action_id),
+                expected_hash,
+                stored_hash: action.chain_hash.clone(),
+                reason: reason.to_owned(),
+            };
+            if seq != expected_seq {
+                first_broken = Some(BrokenLink {
+                    chain_seq: expected_seq,
+                    action_id: None,
+                    expected_hash: Vec::new(),
+                    stored_hash: Vec::new(),
+                    reason: format!(
+                        "missing action: chain jumps from {} to {seq}",
+                        expected_seq - 1
+                    ),
+                });
+                return false;
+            }
+            let recomputed = chain::action_hash(
+                &previous_hash,
+                Some(seq),
+                &action.action,
+                action.received_at.timestamp_micros(),
+            )
+            .to_vec();
+            if action.prev_hash.as_deref().unwrap_or_default() != previous_hash.as_slice() {
+                first_broken = Some(broken(recomputed, "predecessor hash mismatch"));
+                return false;
+            }
+            if recomputed != action.chain_hash {
+                first_broken = Some(broken(recomputed, "content changed"));
+                return false;
+            }
+            previous_hash = action.chain_hash;
+            checked += 1;
+            true
+        })
+        .await?;
+        if first_broken.is_none()
+            && (checked as i64 != recorded_length
+                || (checked > 0 && recorded_head.as_deref() != Some(previous_hash.as_slice())))
+        {
+            first_broken = Some(BrokenLink {
+                chain_seq: checked as i64 + 1,
+                action_id: None,
+                expected_hash: recorded_head.unwrap_or_default(),
+                stored_hash: previous_hash,
+                reason: format!(
+                    "missing action: the session recorded {recorded_length} actions, {checked} remain"
+                ),
+            });
+        }
+        Ok(ChainReport {
+            checked,
+            first_broken,
+        })
+    }
+
+    /// Redacts secrets in context and error, cuts long strings, and replaces
+    /// an oversized context with a marked preview.
+    fn sanitize(&self, mut action: NewAction) -> NewAction {
+        let context_report = self.sanitizer.sanitize_value(&mut action.context);
+        let (error, error_report) = self.sanitizer.sanitize_text(&action.error);
+        action.error = error;
+        let Report {
+            redactions,
+            truncated,
+            ..
+        } = merge_reports([context_report, error_report]);
+        let mut truncated = truncated;
+        let encoded = chain::canonical_json(&action.context);
+        if encoded.len() > self.limits.max_context_bytes {
+            let preview: String = encoded
+                .chars()
+                .take(self.sanitizer.config().max_string_chars)
+                .collect();
+            action.context = json!({
+                "_truncated": true,
+                "_original_bytes": encoded.len(),
+                "_preview": Value::String(preview),
+            });
+            truncated = true;
+        }
+        action.redaction_count = i32::try_from(redactions).unwrap_or(i32::MAX);
+        action.truncated = truncated;
+        action
+    }
+}
+
+/// The rejection of the only action of a LogAction call, as an error that
+/// names the field.
+fn rejection_error(rejection: Rejection) -> Error {
+    let field = format!("action.{}", rejection.field);
+    match rejection.kind {
+        RejectionKind::Invalid => Error::invalid(field, rejection.reason),
+        RejectionKind::NotFound => Error::NotFound(format!("{field}: {}", rejection.reason)),
+        RejectionKind::OutOfScope => {
+            Error::PermissionDenied(format!("{field}: {}", rejection.reason))
+        }
+    }
+}

@@ -1,0 +1,480 @@
+//! proto <-> domain conversions. Every check on client input happens here
+//! and fails with the name of the offending field.
+
+use chrono::{DateTime, TimeZone as _, Utc};
+use prost::Message as _;
+use prost_types::value::Kind;
+use serde_json::{Map, Number, Value};
+use uuid::Uuid;
+
+use lore_proto::v1 as proto;
+
+use crate::Error;
+use crate::actions::model::{
+    Action, EndReason, NewAction, NewSession, Outcome, Rejection, RejectionKind, Session,
+    SessionKind, SessionStatus,
+};
+
+/// Nesting deeper than this is refused: no real context needs it, and deep
+/// recursion is how a hostile message exhausts a stack.
+pub const MAX_JSON_DEPTH: usize = 32;
+/// A context whose encoding is larger than this is refused outright; smaller
+/// ones over the soft limit are kept as a preview (see `ActionLimits`).
+pub const MAX_RAW_CONTEXT_BYTES: usize = 1024 * 1024;
+/// Identifiers (agent, epic, issue, supervisor) are at most this long.
+const MAX_IDENTIFIER_CHARS: usize = 256;
+/// Struct numbers are doubles; integral ones up to 2^53 are stored as JSON
+/// integers, which is what clients mean by `3`.
+const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
+
+/// A problem with one field of the request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: String,
+    pub reason: String,
+}
+
+impl FieldError {
+    fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// The same error under a parent field: `occurred_at` -> `action.occurred_at`.
+    pub fn within(self, parent: &str) -> Self {
+        Self {
+            field: format!("{parent}.{}", self.field),
+            reason: self.reason,
+        }
+    }
+}
+
+impl From<FieldError> for Error {
+    fn from(error: FieldError) -> Self {
+        Error::invalid(error.field, error.reason)
+    }
+}
+
+type FieldResult<T> = Result<T, FieldError>;
+
+pub fn required_uuid(field: &str, value: &str) -> FieldResult<Uuid> {
+    if value.is_empty() {
+        return Err(FieldError::new(field, "required"));
+    }
+    Uuid::parse_str(value).map_err(|_| FieldError::new(field, format!("{value:?} is not a UUID")))
+}
+
+pub fn optional_uuid(field: &str, value: &str) -> FieldResult<Option<Uuid>> {
+    if value.is_empty() {
+        Ok(None)
+    } else {
+        required_uuid(field, value).map(Some)
+    }
+}
+
+/// A project name: 1..=128 characters of `[A-Za-z0-9._-]`.
+pub fn project(field: &str, value: &str) -> FieldResult<String> {
+    if value.is_empty() {
+        return Err(FieldError::new(field, "required"));
+    }
+    let valid = value.len() <= 128
+        && value
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-'));
+    if !valid {
+        return Err(FieldError::new(
+            field,
+            "must be 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' or '-'",
+        ));
+    }
+    Ok(value.to_owned())
+}
+
+/// A free identifier: no NUL or other control characters, bounded length.
+pub fn identifier(field: &str, value: &str, required: bool) -> FieldResult<String> {
+    if required && value.is_empty() {
+        return Err(FieldError::new(field, "required"));
+    }
+    if value.chars().count() > MAX_IDENTIFIER_CHARS {
+        return Err(FieldError::new(
+            field,
+            format!("longer than {MAX_IDENTIFIER_CHARS} characters"),
+        ));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(FieldError::new(
+            field,
+            "must not contain control characters (NUL, newline, ...)",
+        ));
+    }
+    Ok(value.to_owned())
+}
+
+/// An action type: lowercase identifier `[a-z0-9_.-]{1,64}` (input is
+/// trimmed and lowercased first).
+pub fn action_type(field: &str, value: &str) -> FieldResult<String> {
+    let normalized = value.trim().to_ascii_lowercase();
+    let valid = (1..=64).contains(&normalized.len())
+        && normalized.bytes().all(|byte| {
+            byte.is_ascii_lowercase() || byte.is_ascii_digit() || matches!(byte, b'_' | b'.' | b'-')
+        });
+    if !valid {
+        return Err(FieldError::new(
+            field,
+            "must be 1 to 64 characters of a-z, 0-9, '_', '.' or '-'",
+        ));
+    }
+    Ok(normalized)
+}
+
+/// A timestamp PostgreSQL can store, truncated to microseconds.
+pub fn timestamp(field: &str, value: &prost_types::Timestamp) -> FieldResult<DateTime<Utc>> {
+    if !(0..1_000_000_000).contains(&value.nanos) {
+        return Err(FieldError::new(
+            field,
+            format!("nanos {} is out of range 0..1e9", value.nanos),
+        ));
+    }
+    // 0001-01-01 to 9999-12-31, the range of google.protobuf.Timestamp.
+    if !(-62_135_596_800..=253_402_300_799).contains(&value.seconds) {
+        return Err(FieldError::new(
+            field,
+            format!("seconds {} is outside years 1 to 9999", value.seconds),
+        ));
+    }
+    let micros = value.nanos / 1_000;
+    Utc.timestamp_opt(value.seconds, micros as u32 * 1_000)
+        .single()
+        .ok_or_else(|| FieldError::new(field, "is not a valid instant"))
+}
+
+pub fn required_timestamp(
+    field: &str,
+    value: Option<&prost_types::Timestamp>,
+) -> FieldResult<DateTime<Utc>> {
+    timestamp(
+        field,
+        value.ok_or_else(|| FieldError::new(field, "required"))?,
+    )
+}
+
+pub fn optional_timestamp(
+    field: &str,
+    value: Option<&prost_types::Timestamp>,
+) -> FieldResult<Option<DateTime<Utc>>> {
+    value.map(|value| timestamp(field, value)).transpose()
+}
+
+pub fn to_timestamp(value: DateTime<Utc>) -> prost_types::Timestamp {
+    prost_types::Timestamp {
+        seconds: value.timestamp(),
+        nanos: value.timestamp_subsec_nanos() as i32,
+    }
+}
+
+/// A Struct as a JSON object, refusing what cannot be stored: NaN and
+/// infinities, nesting deeper than [`MAX_JSON_DEPTH`], and encodings over
+/// [`MAX_RAW_CONTEXT_BYTES`]. A missing Struct is `{}`.
+pub fn json_object(field: &str, value: Option<&prost_types::Struct>) -> FieldResult<Value> {
+    let Some(value) = value else {
+        return Ok(Value::Object(Map::new()));
+    };
+    let encoded_len = value.encoded_len();
+    if encoded_len > MAX_RAW_CONTEXT_BYTES {
+        return Err(FieldError::new(
+            field,
+            format!("{encoded_len} bytes, over the limit of {MAX_RAW_CONTEXT_BYTES} bytes"),
+        ));
+    }
+    struct_to_json(field, value, 1)
+}
+
+fn struct_to_json(field: &str, value: &prost_types::Struct, depth: usize) -> FieldResult<Value> {
+    if depth > MAX_JSON_DEPTH {
+        return Err(FieldError::new(
+            field,
+            format!("nested deeper than {MAX_JSON_DEPTH} levels"),
+        ));
+    }
+    let mut map = Map::with_capacity(value.fields.len());
+    for (key, entry) in &value.fields {
+        map.insert(key.clone(), value_to_json(field, entry, depth)?);
+    }
+    Ok(Value::Object(map))
+}
+
+fn value_to_json(field: &str, value: &prost_types::Value, depth: usize) -> FieldResult<Value> {
+    Ok(match &value.kind {
+        None | Some(Kind::NullValue(_)) => Value::Null,
+        Some(Kind::BoolValue(flag)) => Value::Bool(*flag),
+        Some(Kind::StringValue(text)) => Value::String(text.clone()),
+        Some(Kind::NumberValue(number)) => {
+            if number.fract() == 0.0 && number.abs() <= MAX_EXACT_INTEGER {
+                Value::Number(Number::from(*number as i64))
+            } else {
+                Value::Number(Number::from_f64(*number).ok_or_else(|| {
+                    FieldError::new(field, format!("{number} is not a JSON number"))
+                })?)
+            }
+        }
+        Some(Kind::StructValue(inner)) => struct_to_json(field, inner, depth + 1)?,
+        Some(Kind::ListValue(list)) => {
+            if depth + 1 > MAX_JSON_DEPTH {
+                return Err(FieldError::new(
+                    field,
+                    format!("nested deeper than {MAX_JSON_DEPTH} levels"),
+                ));
+            }
+            Value::Array(
+                list.values
+                    .iter()
+                    .map(|item| value_to_json(field, item, depth + 1))
+                    .collect::<Result<_, _>>()?,
+            )
+        }
+    })
+}
+
+/// A JSON value as a Struct (objects) for responses.
+pub fn to_struct(value: &Value) -> prost_types::Struct {
+    match to_proto_value(value).kind {
+        Some(Kind::StructValue(inner)) => inner,
+        other => prost_types::Struct {
+            fields: [("value".to_owned(), prost_types::Value { kind: other })]
+                .into_iter()
+                .collect(),
+        },
+    }
+}
+
+fn to_proto_value(value: &Value) -> prost_types::Value {
+    let kind = match value {
+        Value::Null => Kind::NullValue(0),
+        Value::Bool(flag) => Kind::BoolValue(*flag),
+        Value::Number(number) => Kind::NumberValue(number.as_f64().unwrap_or_default()),
+        Value::String(text) => Kind::StringValue(text.clone()),
+        Value::Array(items) => Kind::ListValue(prost_types::ListValue {
+            values: items.iter().map(to_proto_value).collect(),
+        }),
+        Value::Object(map) => Kind::StructValue(prost_types::Struct {
+            fields: map
+                .iter()
+                .map(|(key, entry)| (key.clone(), to_proto_value(entry)))
+                .collect(),
+        }),
+    };
+    prost_types::Value { kind: Some(kind) }
+}
+
+fn enum_value<E: TryFrom<i32>>(field: &str, value: i32) -> FieldResult<E> {
+    E::try_from(value).map_err(|_| FieldError::new(field, format!("unknown value {value}")))
+}
+
+pub fn outcome(field: &str, value: i32) -> FieldResult<Outcome> {
+    match enum_value::<proto::Outcome>(field, value)? {
+        proto::Outcome::Unspecified => Err(FieldError::new(field, "required")),
+        proto::Outcome::Success => Ok(Outcome::Success),
+        proto::Outcome::Failure => Ok(Outcome::Failure),
+        proto::Outcome::Blocked => Ok(Outcome::Blocked),
+        proto::Outcome::InProgress => Ok(Outcome::InProgress),
+    }
+}
+
+pub fn outcome_to_proto(value: Outcome) -> proto::Outcome {
+    match value {
+        Outcome::Success => proto::Outcome::Success,
+        Outcome::Failure => proto::Outcome::Failure,
+        Outcome::Blocked => proto::Outcome::Blocked,
+        Outcome::InProgress => proto::Outcome::InProgress,
+    }
+}
+
+pub fn session_kind(field: &str, value: i32) -> FieldResult<SessionKind> {
+    Ok(match enum_value::<proto::SessionKind>(field, value)? {
+        proto::SessionKind::Unspecified | proto::SessionKind::Work => SessionKind::Work,
+        proto::SessionKind::Planning => SessionKind::Planning,
+        proto::SessionKind::Qa => SessionKind::Qa,
+        proto::SessionKind::Supervisor => SessionKind::Supervisor,
+        proto::SessionKind::Interactive => SessionKind::Interactive,
+    })
+}
+
+fn session_kind_to_proto(value: SessionKind) -> proto::SessionKind {
+    match value {
+        SessionKind::Work => proto::SessionKind::Work,
+        SessionKind::Planning => proto::SessionKind::Planning,
+        SessionKind::Qa => proto::SessionKind::Qa,
+        SessionKind::Supervisor => proto::SessionKind::Supervisor,
+        SessionKind::Interactive => proto::SessionKind::Interactive,
+    }
+}
+
+pub fn session_status_to_proto(value: SessionStatus) -> proto::SessionStatus {
+    match value {
+        SessionStatus::Active => proto::SessionStatus::Active,
+        SessionStatus::Ended => proto::SessionStatus::Ended,
+        SessionStatus::Disconnected => proto::SessionStatus::Disconnected,
+    }
+}
+
+pub fn end_reason(field: &str, value: i32) -> FieldResult<EndReason> {
+    match enum_value::<proto::EndReason>(field, value)? {
+        proto::EndReason::Unspecified => Err(FieldError::new(field, "required")),
+        proto::EndReason::Normal => Ok(EndReason::Normal),
+        proto::EndReason::NetworkDisconnect => Ok(EndReason::NetworkDisconnect),
+        proto::EndReason::Timeout => Ok(EndReason::Timeout),
+        proto::EndReason::Error => Ok(EndReason::Error),
+        proto::EndReason::Cancelled => Ok(EndReason::Cancelled),
+    }
+}
+
+fn end_reason_to_proto(value: EndReason) -> proto::EndReason {
+    match value {
+        EndReason::Normal => proto::EndReason::Normal,
+        EndReason::NetworkDisconnect => proto::EndReason::NetworkDisconnect,
+        EndReason::Timeout => proto::EndReason::Timeout,
+        EndReason::Error => proto::EndReason::Error,
+        EndReason::Cancelled => proto::EndReason::Cancelled,
+    }
+}
+
+/// A StartSession request as a session to open.
+pub fn new_session(
+    request: &proto::StartSessionRequest,
+    now: DateTime<Utc>,
+) -> FieldResult<NewSession> {
+    let session_id = match optional_uuid("session_id", &request.session_id)? {
+        Some(id) => id,
+        None => Uuid::now_v7(),
+    };
+    Ok(NewSession {
+        session_id,
+        project: project("project", &request.project)?,
+        agent_id: identifier("agent_id", &request.agent_id, true)?,
+        supervisor_type: identifier("supervisor_type", &request.supervisor_type, false)?,
+        kind: session_kind("kind", request.kind)?,
+        metadata: json_object("metadata", request.metadata.as_ref())?,
+        started_at: optional_timestamp("started_at", request.started_at.as_ref())?.unwrap_or(now),
+    })
+}
+
+pub fn session_to_proto(session: &Session) -> proto::Session {
+    proto::Session {
+        session_id: session.session_id.to_string(),
+        project: session.project.clone(),
+        agent_id: session.agent_id.clone(),
+        supervisor_type: session.supervisor_type.clone(),
+        kind: session_kind_to_proto(session.kind) as i32,
+        metadata: Some(to_struct(&session.metadata)),
+        status: session_status_to_proto(session.status) as i32,
+        started_at: Some(to_timestamp(session.started_at)),
+        last_activity_at: Some(to_timestamp(session.last_activity_at)),
+        ended_at: session.ended_at.map(to_timestamp),
+        end_reason: session
+            .end_reason
+            .map_or(proto::EndReason::Unspecified, end_reason_to_proto) as i32,
+        action_count: session.action_count.max(0) as u64,
+        summary: session.summary.clone(),
+    }
+}
+
+/// An Action message as an action to store (not yet sanitized). Field names
+/// in errors are relative to the Action message.
+pub fn new_action(action: &proto::Action) -> FieldResult<NewAction> {
+    let action_id = match optional_uuid("action_id", &action.action_id)? {
+        Some(id) => id,
+        None => Uuid::now_v7(),
+    };
+    let duration_ms = i64::try_from(action.duration_ms).map_err(|_| {
+        FieldError::new(
+            "duration_ms",
+            format!("{} is too large", action.duration_ms),
+        )
+    })?;
+    Ok(NewAction {
+        action_id,
+        occurred_at: required_timestamp("occurred_at", action.occurred_at.as_ref())?,
+        project: project("project", &action.project)?,
+        session_id: optional_uuid("session_id", &action.session_id)?,
+        agent_id: identifier("agent_id", &action.agent_id, false)?,
+        action_type: action_type("action_type", &action.action_type)?,
+        category: identifier("category", &action.category, false)?,
+        context: json_object("context", action.context.as_ref())?,
+        outcome: outcome("outcome", action.outcome)?,
+        error: action.error.clone(),
+        duration_ms,
+        parent_action_id: optional_uuid("parent_action_id", &action.parent_action_id)?,
+        epic_id: identifier("epic_id", &action.epic_id, false)?,
+        issue_id: identifier("issue_id", &action.issue_id, false)?,
+        redaction_count: 0,
+        truncated: false,
+    })
+}
+
+/// One action of an Ingest batch: valid, or the rejection to report.
+pub fn batch_action(index: usize, action: &proto::Action) -> Result<NewAction, Rejection> {
+    new_action(action).map_err(|error| Rejection {
+        index,
+        action_id: action.action_id.clone(),
+        kind: RejectionKind::Invalid,
+        field: field_name(&error.field),
+        reason: error.reason,
+    })
+}
+
+/// The static name of an Action field, for rejections.
+fn field_name(field: &str) -> &'static str {
+    const FIELDS: &[&str] = &[
+        "action_id",
+        "occurred_at",
+        "project",
+        "session_id",
+        "agent_id",
+        "action_type",
+        "category",
+        "context",
+        "outcome",
+        "duration_ms",
+        "parent_action_id",
+        "epic_id",
+        "issue_id",
+    ];
+    FIELDS
+        .iter()
+        .find(|known| **known == field)
+        .copied()
+        .unwrap_or("action")
+}
+
+pub fn action_to_proto(stored: &Action) -> proto::Action {
+    let action = &stored.action;
+    proto::Action {
+        action_id: action.action_id.to_string(),
+        session_id: action
+            .session_id
+            .map(|id| id.to_string())
+            .unwrap_or_default(),
+        project: action.project.clone(),
+        agent_id: action.agent_id.clone(),
+        action_type: action.action_type.clone(),
+        category: action.category.clone(),
+        context: Some(to_struct(&action.context)),
+        outcome: outcome_to_proto(action.outcome) as i32,
+        error: action.error.clone(),
+        duration_ms: action.duration_ms.max(0) as u64,
+        parent_action_id: action
+            .parent_action_id
+            .map(|id| id.to_string())
+            .unwrap_or_default(),
+        epic_id: action.epic_id.clone(),
+        issue_id: action.issue_id.clone(),
+        occurred_at: Some(to_timestamp(action.occurred_at)),
+        received_at: Some(to_timestamp(stored.received_at)),
+        redaction_count: action.redaction_count.max(0) as u32,
+        truncated: action.truncated,
+        chain_seq: stored.chain_seq.unwrap_or_default().max(0) as u64,
+        chain_hash: stored.chain_hash.clone(),
+    }
+}

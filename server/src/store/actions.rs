@@ -1,0 +1,473 @@
+//! The action log: batch insert with deduplication and the hash chain, and
+//! the reads behind GetRecentActions and VerifyChain.
+//!
+//! Writing a batch is one transaction:
+//! 1. create missing project rows and lock the batch's sessions (in id order,
+//!    so two batches never deadlock), which serializes each session's chain;
+//! 2. find which (action_id, occurred_at) pairs are already stored: those
+//!    are replays, counted as duplicates and not chained again;
+//! 3. chain the new actions in batch order and write them with one multi-row
+//!    `INSERT ... SELECT FROM unnest(...)`;
+//! 4. advance each session's chain head, action count and last activity;
+//! 5. notify followers (`pg_notify`, delivered on commit).
+//!
+//! The caller acknowledges only after this returns, i.e. after COMMIT.
+
+use std::collections::{HashMap, HashSet};
+
+use chrono::{DateTime, Utc};
+use futures_util::TryStreamExt as _;
+use sqlx::postgres::PgRow;
+use sqlx::types::Json;
+use sqlx::{PgPool, Row as _};
+use uuid::Uuid;
+
+use crate::Error;
+use crate::actions::chain::action_hash;
+use crate::actions::model::{Action, BatchOutcome, NewAction, Outcome, Rejection, RejectionKind};
+use crate::scope::ProjectScope;
+
+/// Channel that carries "project X has new actions" to Resume followers on
+/// every replica.
+pub const ACTIONS_CHANNEL: &str = "lore_actions";
+
+const ACTION_COLUMNS: &str = "action_id, occurred_at, project, session_id, agent_id, action_type, category, \
+     context, outcome, error, duration_ms, parent_action_id, epic_id, issue_id, received_at, \
+     redaction_count, truncated, chain_seq, prev_hash, chain_hash";
+
+pub(crate) fn action_from_row(row: &PgRow) -> Result<Action, sqlx::Error> {
+    let outcome: String = row.try_get("outcome")?;
+    Ok(Action {
+        action: NewAction {
+            action_id: row.try_get("action_id")?,
+            occurred_at: row.try_get("occurred_at")?,
+            project: row.try_get("project")?,
+            session_id: row.try_get("session_id")?,
+            agent_id: row.try_get("agent_id")?,
+            action_type: row.try_get("action_type")?,
+            category: row.try_get("category")?,
+            context: row.try_get::<Json<serde_json::Value>, _>("context")?.0,
+            outcome: Outcome::parse(&outcome).ok_or_else(|| sqlx::Error::ColumnDecode {
+                index: "outcome".into(),
+                source: format!("unexpected outcome {outcome:?}").into(),
+            })?,
+            error: row.try_get("error")?,
+            duration_ms: row.try_get("duration_ms")?,
+            parent_action_id: row.try_get("parent_action_id")?,
+            epic_id: row.try_get("epic_id")?,
+            issue_id: row.try_get("issue_id")?,
+            redaction_count: row.try_get("redaction_count")?,
+            truncated: row.try_get("truncated")?,
+        },
+        received_at: row.try_get("received_at")?,
+        chain_seq: row.try_get("chain_seq")?,
+        prev_hash: row.try_get("prev_hash")?,
+        chain_hash: row.try_get("chain_hash")?,
+    })
+}
+
+/// A session's chain head while a batch is being chained.
+struct ChainHead {
+    project: String,
+    agent_id: String,
+    head: Vec<u8>,
+    length: i64,
+}
+
+/// The columns of the rows to insert, one vector per column (for unnest).
+#[derive(Default)]
+struct Columns {
+    action_id: Vec<Uuid>,
+    occurred_at: Vec<DateTime<Utc>>,
+    project: Vec<String>,
+    session_id: Vec<Option<Uuid>>,
+    agent_id: Vec<String>,
+    action_type: Vec<String>,
+    category: Vec<String>,
+    context: Vec<String>,
+    outcome: Vec<&'static str>,
+    error: Vec<String>,
+    duration_ms: Vec<i64>,
+    parent_action_id: Vec<Option<Uuid>>,
+    epic_id: Vec<String>,
+    issue_id: Vec<String>,
+    redaction_count: Vec<i32>,
+    truncated: Vec<bool>,
+    chain_seq: Vec<Option<i64>>,
+    prev_hash: Vec<Option<Vec<u8>>>,
+    chain_hash: Vec<Vec<u8>>,
+}
+
+impl Columns {
+    fn push(
+        &mut self,
+        action: NewAction,
+        chain_seq: Option<i64>,
+        prev_hash: Option<Vec<u8>>,
+        chain_hash: Vec<u8>,
+    ) {
+        self.action_id.push(action.action_id);
+        self.occurred_at.push(action.occurred_at);
+        self.project.push(action.project);
+        self.session_id.push(action.session_id);
+        self.agent_id.push(action.agent_id);
+        self.action_type.push(action.action_type);
+        self.category.push(action.category);
+        self.context.push(action.context.to_string());
+        self.outcome.push(action.outcome.as_str());
+        self.error.push(action.error);
+        self.duration_ms.push(action.duration_ms);
+        self.parent_action_id.push(action.parent_action_id);
+        self.epic_id.push(action.epic_id);
+        self.issue_id.push(action.issue_id);
+        self.redaction_count.push(action.redaction_count);
+        self.truncated.push(action.truncated);
+        self.chain_seq.push(chain_seq);
+        self.prev_hash.push(prev_hash);
+        self.chain_hash.push(chain_hash);
+    }
+
+    fn len(&self) -> usize {
+        self.action_id.len()
+    }
+}
+
+fn rejection(
+    index: usize,
+    action: &NewAction,
+    kind: RejectionKind,
+    field: &'static str,
+    reason: String,
+) -> Rejection {
+    Rejection {
+        index,
+        action_id: action.action_id.to_string(),
+        kind,
+        field,
+        reason,
+    }
+}
+
+/// Stores a batch (see the module doc). Actions outside `scope`, or naming a
+/// session that does not exist in their project, are rejected one by one;
+/// the rest of the batch is stored.
+pub async fn insert_batch(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    actions: Vec<NewAction>,
+) -> Result<BatchOutcome, Error> {
+    let mut outcome = BatchOutcome::default();
+    if actions.is_empty() {
+        return Ok(outcome);
+    }
+    // Truncated to microseconds: the value hashed is the value stored.
+    let received_at =
+        DateTime::from_timestamp_micros(Utc::now().timestamp_micros()).expect("now is in range");
+
+    let mut projects: Vec<String> = actions
+        .iter()
+        .map(|action| action.project.clone())
+        .collect();
+    projects.sort_unstable();
+    projects.dedup();
+    let mut session_ids: Vec<Uuid> = actions
+        .iter()
+        .filter_map(|action| action.session_id)
+        .collect();
+    session_ids.sort_unstable();
+    session_ids.dedup();
+
+    let mut transaction = pool.begin().await?;
+
+    let allowed_projects: Vec<String> = projects
+        .iter()
+        .filter(|project| scope.allows(project))
+        .cloned()
+        .collect();
+    let session_rows = sqlx::query(
+        "WITH ensured AS (
+             INSERT INTO projects (name) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING
+         )
+         SELECT session_id, project, agent_id, coalesce(chain_head, ''::bytea) AS chain_head, action_count
+           FROM sessions
+          WHERE session_id = ANY($2) AND ($3::text[] IS NULL OR project = ANY($3))
+          ORDER BY session_id
+          FOR UPDATE",
+    )
+    .bind(&allowed_projects)
+    .bind(&session_ids)
+    .bind(scope.sql_filter())
+    .fetch_all(&mut *transaction)
+    .await?;
+    let mut heads: HashMap<Uuid, ChainHead> = HashMap::with_capacity(session_rows.len());
+    for row in &session_rows {
+        heads.insert(
+            row.try_get("session_id")?,
+            ChainHead {
+                project: row.try_get("project")?,
+                agent_id: row.try_get("agent_id")?,
+                head: row.try_get("chain_head")?,
+                length: row.try_get("action_count")?,
+            },
+        );
+    }
+
+    let ids: Vec<Uuid> = actions.iter().map(|action| action.action_id).collect();
+    let times: Vec<DateTime<Utc>> = actions.iter().map(|action| action.occurred_at).collect();
+    let mut stored: HashSet<(Uuid, DateTime<Utc>)> = sqlx::query(
+        "SELECT a.action_id, a.occurred_at
+           FROM actions a
+           JOIN unnest($1::uuid[], $2::timestamptz[]) AS batch (action_id, occurred_at)
+             ON a.action_id = batch.action_id AND a.occurred_at = batch.occurred_at",
+    )
+    .bind(&ids)
+    .bind(&times)
+    .fetch(&mut *transaction)
+    .map_ok(|row| (row.get::<Uuid, _>(0), row.get::<DateTime<Utc>, _>(1)))
+    .try_collect()
+    .await?;
+
+    let mut columns = Columns::default();
+    let mut touched_sessions: Vec<Uuid> = Vec::new();
+    for (index, mut action) in actions.into_iter().enumerate() {
+        if !scope.allows(&action.project) {
+            let reason = format!("{} is outside your scope", action.project);
+            outcome.rejected.push(rejection(
+                index,
+                &action,
+                RejectionKind::OutOfScope,
+                "project",
+                reason,
+            ));
+            continue;
+        }
+        // A replay of a stored action, or the same action twice in a batch.
+        if !stored.insert((action.action_id, action.occurred_at)) {
+            outcome.duplicates += 1;
+            continue;
+        }
+        let (chain_seq, prev_hash, chain_hash) = match action.session_id {
+            Some(session_id) => {
+                let Some(head) = heads.get_mut(&session_id) else {
+                    stored.remove(&(action.action_id, action.occurred_at));
+                    let reason = format!("session {session_id}");
+                    outcome.rejected.push(rejection(
+                        index,
+                        &action,
+                        RejectionKind::NotFound,
+                        "session_id",
+                        reason,
+                    ));
+                    continue;
+                };
+                if head.project != action.project {
+                    stored.remove(&(action.action_id, action.occurred_at));
+                    let reason = format!("session {session_id} belongs to another project");
+                    outcome.rejected.push(rejection(
+                        index,
+                        &action,
+                        RejectionKind::Invalid,
+                        "project",
+                        reason,
+                    ));
+                    continue;
+                }
+                if action.agent_id.is_empty() {
+                    action.agent_id = head.agent_id.clone();
+                }
+                let seq = head.length + 1;
+                let hash = action_hash(
+                    &head.head,
+                    Some(seq),
+                    &action,
+                    received_at.timestamp_micros(),
+                )
+                .to_vec();
+                let prev = std::mem::replace(&mut head.head, hash.clone());
+                head.length = seq;
+                if !touched_sessions.contains(&session_id) {
+                    touched_sessions.push(session_id);
+                }
+                (Some(seq), Some(prev), hash)
+            }
+            None => (
+                None,
+                None,
+                action_hash(&[], None, &action, received_at.timestamp_micros()).to_vec(),
+            ),
+        };
+        columns.push(action, chain_seq, prev_hash, chain_hash);
+    }
+
+    if columns.len() > 0 {
+        let chained = columns.chain_seq.iter().filter(|seq| seq.is_some()).count();
+        let inserted: Vec<Option<i64>> = sqlx::query_scalar(
+            "INSERT INTO actions (action_id, occurred_at, project, session_id, agent_id, action_type, category,
+                                  context, outcome, error, duration_ms, parent_action_id, epic_id, issue_id,
+                                  received_at, redaction_count, truncated, chain_seq, prev_hash, chain_hash)
+             SELECT action_id, occurred_at, project, session_id, agent_id, action_type, category,
+                    context::jsonb, outcome, error, duration_ms, parent_action_id, epic_id, issue_id,
+                    $15, redaction_count, truncated, chain_seq, prev_hash, chain_hash
+               FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::uuid[], $5::text[], $6::text[],
+                           $7::text[], $8::text[], $9::text[], $10::text[], $11::int8[], $12::uuid[],
+                           $13::text[], $14::text[], $16::int4[], $17::bool[], $18::int8[], $19::bytea[],
+                           $20::bytea[])
+                    AS batch (action_id, occurred_at, project, session_id, agent_id, action_type, category,
+                              context, outcome, error, duration_ms, parent_action_id, epic_id, issue_id,
+                              redaction_count, truncated, chain_seq, prev_hash, chain_hash)
+             ON CONFLICT DO NOTHING
+             RETURNING chain_seq",
+        )
+        .bind(&columns.action_id)
+        .bind(&columns.occurred_at)
+        .bind(&columns.project)
+        .bind(&columns.session_id)
+        .bind(&columns.agent_id)
+        .bind(&columns.action_type)
+        .bind(&columns.category)
+        .bind(&columns.context)
+        .bind(&columns.outcome)
+        .bind(&columns.error)
+        .bind(&columns.duration_ms)
+        .bind(&columns.parent_action_id)
+        .bind(&columns.epic_id)
+        .bind(&columns.issue_id)
+        .bind(received_at)
+        .bind(&columns.redaction_count)
+        .bind(&columns.truncated)
+        .bind(&columns.chain_seq)
+        .bind(&columns.prev_hash)
+        .bind(&columns.chain_hash)
+        .fetch_all(&mut *transaction)
+        .await?;
+        let inserted_chained = inserted.iter().filter(|seq| seq.is_some()).count();
+        if inserted_chained != chained {
+            // A concurrent writer stored one of these ids under another
+            // session between our check and our insert; the chain we built
+            // would have a hole. Nothing is committed; a retry sees the rows
+            // as duplicates.
+            return Err(Error::Aborted(
+                "a concurrent write conflicted with this batch; retry it".into(),
+            ));
+        }
+        outcome.stored = inserted.len() as u32;
+        outcome.duplicates += (columns.len() - inserted.len()) as u32;
+    }
+
+    if !touched_sessions.is_empty() {
+        let heads_to_write: Vec<&ChainHead> =
+            touched_sessions.iter().map(|id| &heads[id]).collect();
+        sqlx::query(
+            "UPDATE sessions
+                SET chain_head = batch.head, action_count = batch.length,
+                    last_activity_at = greatest(last_activity_at, now())
+               FROM unnest($1::uuid[], $2::bytea[], $3::int8[]) AS batch (session_id, head, length)
+              WHERE sessions.session_id = batch.session_id",
+        )
+        .bind(&touched_sessions)
+        .bind(
+            heads_to_write
+                .iter()
+                .map(|head| head.head.clone())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            heads_to_write
+                .iter()
+                .map(|head| head.length)
+                .collect::<Vec<_>>(),
+        )
+        .execute(&mut *transaction)
+        .await?;
+    }
+    if outcome.stored > 0 {
+        let mut notified: Vec<&String> = columns.project.iter().collect();
+        notified.sort_unstable();
+        notified.dedup();
+        sqlx::query("SELECT pg_notify($1, project) FROM unnest($2::text[]) AS project")
+            .bind(ACTIONS_CHANNEL)
+            .bind(notified)
+            .execute(&mut *transaction)
+            .await?;
+    }
+    transaction.commit().await?;
+    Ok(outcome)
+}
+
+/// The last `limit` actions of a session, oldest first.
+pub async fn recent_in_session(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    session_id: Uuid,
+    limit: i64,
+) -> Result<Vec<Action>, Error> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT * FROM (
+             SELECT {ACTION_COLUMNS} FROM actions
+              WHERE session_id = $1 AND ($2::text[] IS NULL OR project = ANY($2))
+              ORDER BY chain_seq DESC
+              LIMIT $3
+         ) AS recent ORDER BY chain_seq"
+    )))
+    .bind(session_id)
+    .bind(scope.sql_filter())
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.iter().map(action_from_row).collect::<Result<_, _>>()?)
+}
+
+/// Every action of a session in chain order, streamed in pages, for
+/// verification.
+pub async fn for_each_in_chain(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    session_id: Uuid,
+    mut visit: impl FnMut(Action) -> bool,
+) -> Result<(), Error> {
+    const PAGE: i64 = 1000;
+    let mut after_seq = 0_i64;
+    loop {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {ACTION_COLUMNS} FROM actions
+              WHERE session_id = $1 AND ($2::text[] IS NULL OR project = ANY($2)) AND chain_seq > $3
+              ORDER BY chain_seq
+              LIMIT $4"
+        )))
+        .bind(session_id)
+        .bind(scope.sql_filter())
+        .bind(after_seq)
+        .bind(PAGE)
+        .fetch_all(pool)
+        .await?;
+        let page_len = rows.len();
+        for row in &rows {
+            let action = action_from_row(row)?;
+            after_seq = action.chain_seq.unwrap_or(after_seq);
+            if !visit(action) {
+                return Ok(());
+            }
+        }
+        if (page_len as i64) < PAGE {
+            return Ok(());
+        }
+    }
+}
+
+/// A session's chain head as recorded on the session row.
+pub async fn chain_head(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    session_id: Uuid,
+) -> Result<(Option<Vec<u8>>, i64), Error> {
+    let row = sqlx::query(
+        "SELECT chain_head, action_count FROM sessions
+          WHERE session_id = $1 AND ($2::text[] IS NULL OR project = ANY($2))",
+    )
+    .bind(session_id)
+    .bind(scope.sql_filter())
+    .fetch_optional(pool)
+    .await?
+    .ok_or_else(|| Error::NotFound(format!("session {session_id}")))?;
+    Ok((row.try_get("chain_head")?, row.try_get("action_count")?))
+}

@@ -1,0 +1,872 @@
+//! ActionService over real gRPC and a real PostgreSQL.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use lore_proto::v1 as proto;
+use lore_proto::v1::action_service_client::ActionServiceClient;
+use lore_server::testing::TestServer;
+use prost_types::{Struct, Timestamp, Value as ProtoValue, value::Kind};
+use tonic::Code;
+use tonic::transport::Channel;
+use uuid::Uuid;
+
+type Client = ActionServiceClient<Channel>;
+
+async fn client(server: &TestServer) -> Client {
+    ActionServiceClient::new(server.channel().await)
+        .max_decoding_message_size(64 * 1024 * 1024)
+        .max_encoding_message_size(64 * 1024 * 1024)
+}
+
+fn now() -> Timestamp {
+    let now = Utc::now();
+    Timestamp {
+        seconds: now.timestamp(),
+        nanos: now.timestamp_subsec_nanos() as i32,
+    }
+}
+
+fn string_value(text: &str) -> ProtoValue {
+    ProtoValue {
+        kind: Some(Kind::StringValue(text.to_owned())),
+    }
+}
+
+fn context(pairs: &[(&str, ProtoValue)]) -> Struct {
+    Struct {
+        fields: pairs
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), value.clone()))
+            .collect(),
+    }
+}
+
+async fn start_session(client: &mut Client, project: &str, agent: &str) -> proto::Session {
+    client
+        .start_session(proto::StartSessionRequest {
+            project: project.into(),
+            agent_id: agent.into(),
+            supervisor_type: "claude-code".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap()
+}
+
+fn action(session: &proto::Session, action_type: &str, outcome: proto::Outcome) -> proto::Action {
+    proto::Action {
+        action_id: Uuid::now_v7().to_string(),
+        session_id: session.session_id.clone(),
+        project: session.project.clone(),
+        action_type: action_type.into(),
+        outcome: outcome as i32,
+        occurred_at: Some(now()),
+        ..Default::default()
+    }
+}
+
+async fn log(
+    client: &mut Client,
+    action: proto::Action,
+) -> Result<proto::LogActionResponse, tonic::Status> {
+    client
+        .log_action(proto::LogActionRequest {
+            action: Some(action),
+        })
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+async fn count_actions(server: &TestServer) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM actions")
+        .fetch_one(server.pool())
+        .await
+        .unwrap()
+}
+
+/// Sends batches on one Ingest stream and collects the acks (or the error
+/// that ended the stream).
+async fn ingest(
+    client: &mut Client,
+    batches: Vec<proto::IngestRequest>,
+) -> Result<Vec<proto::IngestAck>, tonic::Status> {
+    let mut acks = client
+        .ingest(tokio_stream::iter(batches))
+        .await?
+        .into_inner();
+    let mut received = Vec::new();
+    while let Some(ack) = acks.message().await? {
+        received.push(ack);
+    }
+    Ok(received)
+}
+
+#[tokio::test]
+async fn start_session_retried_with_the_same_id_returns_the_stored_session() {
+    let server = TestServer::start().await;
+    let mut client = client(&server).await;
+    let session_id = Uuid::now_v7().to_string();
+    let request = proto::StartSessionRequest {
+        session_id: session_id.clone(),
+        project: "lore".into(),
+        agent_id: "agent-1".into(),
+        kind: proto::SessionKind::Qa as i32,
+        metadata: Some(context(&[("branch", string_value("main"))])),
+        ..Default::default()
+    };
+    let first = client
+        .start_session(request.clone())
+        .await
+        .unwrap()
+        .into_inner();
+    let second = client.start_session(request).await.unwrap().into_inner();
+    assert!(!first.duplicate);
+    assert!(second.duplicate);
+    assert_eq!(first.session, second.session);
+    let session = first.session.unwrap();
+    assert_eq!(session.session_id, session_id);
+    assert_eq!(session.kind, proto::SessionKind::Qa as i32);
+    assert_eq!(session.status, proto::SessionStatus::Active as i32);
+}
+
+#[tokio::test]
+async fn a_session_id_taken_by_another_project_is_refused() {
+    let server = TestServer::start().await;
+    let mut client = client(&server).await;
+    let session = start_session(&mut client, "alpha", "agent-1").await;
+    let status = client
+        .start_session(proto::StartSessionRequest {
+            session_id: session.session_id,
+            project: "beta".into(),
+            agent_id: "agent-1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::AlreadyExists, "{status:?}");
+}
+
+#[tokio::test]
+async fn heartbeat_keeps_a_session_alive_and_revives_a_disconnected_one() {
+    let server = TestServer::start().await;
+    let mut client = client(&server).await;
+    let session = start_session(&mut client, "lore", "agent-1").await;
+
+    // The sweep with a cut-off in the future marks every active session.
+    let marked = lore_server::store::sessions::mark_silent_sessions_disconnected(
+        server.pool(),
+        Utc::now() + chrono::Duration::seconds(60),
+    )
+    .await
+    .unwrap();
+    assert_eq!(marked, 1);
+    let recent = client
+        .get_recent_actions(proto::GetRecentActionsRequest {
+            session_id: session.session_id.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let swept = recent.session.unwrap();
+    assert_eq!(swept.status, proto::SessionStatus::Disconnected as i32);
+    assert_eq!(swept.end_reason, proto::EndReason::Timeout as i32);
+
+    let beat = client
+        .heartbeat(proto::HeartbeatRequest {
+            session_id: session.session_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(beat.status, proto::SessionStatus::Active as i32);
+}
+
+#[tokio::test]
+async fn ended_sessions_stay_ended_and_unknown_sessions_are_not_found() {
+    let server = TestServer::start().await;
+    let mut client = client(&server).await;
+    let session = start_session(&mut client, "lore", "agent-1").await;
+    let end = proto::EndSessionRequest {
+        session_id: session.session_id.clone(),
+        reason: proto::EndReason::NetworkDisconnect as i32,
+        summary: "lost the VM".into(),
+    };
+    let ended = client
+        .end_session(end.clone())
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap();
+    assert_eq!(ended.status, proto::SessionStatus::Ended as i32);
+    assert_eq!(ended.end_reason, proto::EndReason::NetworkDisconnect as i32);
+    assert_eq!(ended.summary, "lost the VM");
+    // Ending again changes nothing.
+    let again = client
+        .end_session(end)
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap();
+    assert_eq!(again.ended_at, ended.ended_at);
+
+    let status = client
+        .heartbeat(proto::HeartbeatRequest {
+            session_id: session.session_id,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
+    let status = client
+        .heartbeat(proto::HeartbeatRequest {
+            session_id: Uuid::now_v7().to_string(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::NotFound, "{status:?}");
+    let status = client
+        .end_session(proto::EndSessionRequest {
+            session_id: Uuid::now_v7().to_string(),
+            reason: 0,
+            summary: String::new(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(status.message().starts_with("reason:"), "{status:?}");
+}
+
+#[tokio::test]
+async fn last_session_is_found_by_project_agent_and_supervisor() {
+    let server = TestServer::start().await;
+    let mut client = client(&server).await;
+    let first = start_session(&mut client, "lore", "agent-1").await;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let second = start_session(&mut client, "lore", "agent-2").await;
+    let mut request = proto::GetLastSessionRequest {
+        project: "lore".into(),
+        ..Default::default()
+    };
+    let last = client
+        .get_last_session(request.clone())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(last.session.unwrap().session_id, second.session_id);
+    request.agent_id = "agent-1".into();
+    let last = client
+        .get_last_session(request.clone())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(last.session.unwrap().session_id, first.session_id);
+    request.agent_id = String::new();
+    request.supervisor_type = "tmux".into();
+    let status = client.get_last_session(request).await.unwrap_err();
+    assert_eq!(status.code(), Code::NotFound);
+}
+
+#[tokio::test]
+async fn a_replayed_action_is_acknowledged_as_a_duplicate_and_stored_once() {
+    let server = TestServer::start().await;
+    let mut client = client(&server).await;
+    let session = start_session(&mut client, "lore", "agent-1").await;
+    let commit = action(&session, "commit", proto::Outcome::Success);
+    let first = log(&mut client, commit.clone()).await.unwrap();
+    let replay = log(&mut client, commit.clone()).await.unwrap();
+    assert!(!first.ack.unwrap().duplicate);
+    let replay_ack = replay.ack.unwrap();
+    assert!(replay_ack.duplicate);
+    assert_eq!(replay_ack.id, commit.action_id);
+    assert_eq!(count_actions(&server).await, 1);
+}
+
+#[tokio::test]
+async fn an_action_without_an_id_gets_one() {
+    let server = TestServer::start().await;
+    let mut client = client(&server).await;
+    let session = start_session(&mut client, "lore", "agent-1").await;
+    let mut plan = action(&session, "plan", proto::Outcome::Success);
+    plan.action_id.clear();
+    let ack = log(&mut client, plan).await.unwrap().ack.unwrap();
+    assert_eq!(Uuid::parse_str(&ack.id).unwrap().get_version_num(), 7);
+}
+
+#[tokio::test]
+async fn ingest_acks_each_batch_in_order_with_stored_and_duplicate_counts() {
+    let server = TestServer::start().await;
+    let mut client = client(&server).await;
+    let session = start_session(&mut client, "lore", "agent-1").await;
+    let first: Vec<proto::Action> = (0..100)
+        .map(|_| action(&session, "tool_call", proto::Outcome::Success))
+        .collect();
+    let mut second: Vec<proto::Action> = (0..50)
+        .map(|_| action(&session, "validate", proto::Outcome::Failure))
+        .collect();
+    // Half of the second batch replays the first.
+    second.extend(first[..50].iter().cloned());
+    let acks = ingest(
+        &mut client,
+        vec![
+            proto::IngestRequest {
+                sequence: 1,
+                actions: first,
+            },
+            proto::IngestRequest {
+                sequence: 2,
+                actions: second.clone(),
+            },
+        ],
+    )
+    .await
+    .unwrap();
+    assert_eq!(acks.len(), 2);
+    assert_eq!(
+        (acks[0].sequence, acks[0].stored, acks[0].duplicates),
+        (1, 100, 0)
+    );
+    assert_eq!(
+        (acks[1].sequence, acks[1].stored, acks[1].duplicates),
+        (2, 50, 50)
+    );
+    assert_eq!(count_actions(&server).await, 150);
+
+    // A whole replay on a new stream (what a sidecar does after reconnecting).
+    let acks = ingest(
+        &mut client,
+        vec![proto::IngestRequest {
+            sequence: 7,
+            actions: second,
+        }],
+    )
+    .await
+    .unwrap();
+    assert_eq!((acks[0].stored, acks[0].duplicates), (0, 100));
+    assert_eq!(count_actions(&server).await, 150);
+}
+
+#[tokio::test]
+async fn ingest_rejects_invalid_actions_one_by_one_and_stores_the_rest() {
+    let server = TestServer::start().await;
+    let mut client = client(&server).await;
+    let session = start_session(&mut client, "lore", "agent-1").await;
+    let good = action(&session, "commit", proto::Outcome::Success);
+    let mut no_time = action(&session, "commit", proto::Outcome::Success);
+    no_time.occurred_at = None;
+    let mut unknown_session = action(&session, "commit", proto::Outcome::Success);
+    unknown_session.session_id = Uuid::now_v7().to_string();
+    let mut bad_outcome = action(&session, "commit", proto::Outcome::Success);
+    bad_outcome.outcome = 99;
+    let acks = ingest(
+        &mut client,
+        vec![proto::IngestRequest {
+            sequence: 1,
+            actions: vec![no_time, good, unknown_session, bad_outcome],
+        }],
+    )
+    .await
+    .unwrap();
+    let ack = &acks[0];
+    assert_eq!(ack.stored, 1);
+    let rejected: Vec<(u32, &str)> = ack
+        .rejected
+        .iter()
+        .map(|rejection| (rejection.index, rejection.reason.as_str()))
+        .collect();
+    assert_eq!(rejected.len(), 3, "{rejected:?}");
+    assert_eq!(rejected[0], (0, "occurred_at: required"));
+    assert_eq!(rejected[1].0, 2);
+    assert!(
+        rejected[1].1.starts_with("session_id: session"),
+        "{rejected:?}"
+    );
+    assert_eq!(rejected[2], (3, "outcome: unknown value 99"));
+}
+
+#[tokio::test]
+async fn ingest_sequences_must_increase() {
+    let server = TestServer::start().await;
+    let mut client = client(&server).await;
+    let session = start_session(&mut client, "lore", "agent-1").await;
+    let batch = |sequence| proto::IngestRequest {
+        sequence,
+        actions: vec![action(&session, "plan", proto::Outcome::Success)],
+    };
+    let status = ingest(&mut client, vec![batch(5), batch(5)])
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(status.message().starts_with("sequence:"), "{status:?}");
+}
+
+#[tokio::test]
+async fn a_batch_whose_connection_dies_before_commit_is_not_acknowledged_and_can_be_replayed() {
+    let server = TestServer::start().await;
+    let mut client = client(&server).await;
+    let session = start_session(&mut client, "lore", "agent-1").await;
+    let batch: Vec<proto::Action> = (0..20)
+        .map(|_| action(&session, "tool_call", proto::Outcome::Success))
+        .collect();
+
+    // Hold the session row so the batch blocks inside its transaction.
+    let mut blocker = server.pool().begin().await.unwrap();
+    sqlx::query("SELECT 1 FROM sessions FOR UPDATE")
+        .execute(&mut *blocker)
+        .await
+        .unwrap();
+    let stream = {
+        let mut client = client.clone();
+        let batch = batch.clone();
+        tokio::spawn(async move {
+            ingest(
+                &mut client,
+                vec![proto::IngestRequest {
+                    sequence: 1,
+                    actions: batch,
+                }],
+            )
+            .await
+        })
+    };
+    // Wait until the ingest backend waits on our lock, then kill it.
+    let killed = loop {
+        let killed: Option<bool> = sqlx::query_scalar(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+              WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%' AND pid <> pg_backend_pid()",
+        )
+        .fetch_optional(server.pool())
+        .await
+        .unwrap();
+        if let Some(killed) = killed {
+            break killed;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert!(killed);
+    blocker.rollback().await.unwrap();
+
+    let status = stream.await.unwrap().unwrap_err();
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    assert_eq!(
+        count_actions(&server).await,
+        0,
+        "rows of an unacknowledged batch were committed"
+    );
+
+    let acks = ingest(
+        &mut client,
+        vec![proto::IngestRequest {
+            sequence: 1,
+            actions: batch,
+        }],
+    )
+    .await
+    .unwrap();
+    assert_eq!((acks[0].stored, acks[0].duplicates), (20, 0));
+    let report = client
+        .verify_chain(proto::VerifyChainRequest {
+            session_id: session.session_id,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(report.intact, "{report:?}");
+}
+
+#[tokio::test]
+async fn secrets_in_context_and_error_are_redacted_before_storage() {
+    let server = TestServer::start().await;
+    let mut client = client(&server).await;
+    let session = start_session(&mut client, "lore", "agent-1").await;
+    let mut deploy = action(&session, "deploy", proto::Outcome::Failure);
+    deploy.context = Some(context(&[
+        ("api_key", string_value("sk_live_ReTllpYQYfIZu2Jnf2lAPFjD")),
+        (
+            "command",
+            string_value(
+                "git push https://bot: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@github.com/acme/app",
+            ),
+        ),
+        ("file", string_value("src/deploy/config.rs")),
+    ]));
+    deploy.error = "auth failed for AKIAZZZZZZZZZZZZZZZZ".into();
+    let response = log(&mut client, deploy).await.unwrap();
+    assert_eq!(response.redaction_count, 3);
+
+    let stored: (String, String, i32) =
+        sqlx::query_as("SELECT context::text, error, redaction_count FROM actions")
+            .fetch_one(server.pool())
+            .await
+            .unwrap();
+    assert!(
+        !stored.0.contains("sk_live_") && !stored.0.contains("ghp_"),
+        "{}",
+        stored.0
+    );
+    assert!(stored.0.contains("src/deploy/config.rs"), "{}", stored.0);
+    assert!(
+        stored
+            .0
+            .contains("https://bot:[REDACTED]@github.com/acme/app"),
+        "{}",
+        stored.0
+    );
+    assert_eq!(stored.1, "auth failed for [REDACTED]");
+    assert_eq!(stored.2, 3);
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_with_the_field_and_stores_nothing() {
+    let server = TestServer::start().await;
+    let mut client = client(&server).await;
+    let session = start_session(&mut client, "lore", "agent-1").await;
+    let valid = || action(&session, "commit", proto::Outcome::Success);
+
+    let mut deep = ProtoValue {
+        kind: Some(Kind::StringValue("bottom".into())),
+    };
+    for _ in 0..40 {
+        deep = ProtoValue {
+            kind: Some(Kind::StructValue(context(&[("inner", deep)]))),
+        };
+    }
+    let huge = "x".repeat(10 * 1024 * 1024);
+    let cases: Vec<(&str, proto::Action)> = vec![
+        (
+            "action.occurred_at: required",
+            proto::Action {
+                occurred_at: None,
+                ..valid()
+            },
+        ),
+        (
+            "action.occurred_at: nanos",
+            proto::Action {
+                occurred_at: Some(Timestamp {
+                    seconds: 1,
+                    nanos: -5,
+                }),
+                ..valid()
+            },
+        ),
+        (
+            "action.occurred_at: seconds",
+            proto::Action {
+                occurred_at: Some(Timestamp {
+                    seconds: i64::MAX,
+                    nanos: 0,
+                }),
+                ..valid()
+            },
+        ),
+        (
+            "action.outcome: unknown value 42",
+            proto::Action {
+                outcome: 42,
+                ..valid()
+            },
+        ),
+        (
+            "action.outcome: required",
+            proto::Action {
+                outcome: 0,
+                ..valid()
+            },
+        ),
+        (
+            "action.action_type: must be",
+            proto::Action {
+                action_type: String::new(),
+                ..valid()
+            },
+        ),
+        (
+            "action.action_type: must be",
+            proto::Action {
+                action_type: "com\0mit".into(),
+                ..valid()
+            },
+        ),
+        (
+            "action.agent_id: must not contain control",
+            proto::Action {
+                agent_id: "a\0b".into(),
+                ..valid()
+            },
+        ),
+        (
+            "action.project: must be",
+            proto::Action {
+                project: "no spaces".into(),
+                ..valid()
+            },
+        ),
+        (
+            "action.action_id: \"nope\" is not a UUID",
+            proto::Action {
+                action_id: "nope".into(),
+                ..valid()
+            },
+        ),
+        (
+            "action.context",
+            proto::Action {
+                context: Some(context(&[("deep", deep)])),
+                ..valid()
+            },
+        ),
+        (
+            "action.context: 104857",
+            proto::Action {
+                context: Some(context(&[("log", string_value(&huge))])),
+                ..valid()
+            },
+        ),
+    ];
+    for (expected, bad) in cases {
+        let status = log(&mut client, bad).await.unwrap_err();
+        assert_eq!(
+            status.code(),
+            Code::InvalidArgument,
+            "{expected}: {status:?}"
+        );
+        assert!(
+            status.message().starts_with(expected),
+            "expected {expected:?}, got {:?}",
+            status.message()
+        );
+    }
+    let status = client
+        .log_action(proto::LogActionRequest { action: None })
+        .await
+        .unwrap_err();
+    assert_eq!(status.message(), "action: required");
+    let status = log(
+        &mut client,
+        proto::Action {
+            session_id: Uuid::now_v7().to_string(),
+            ..valid()
+        },
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(status.code(), Code::NotFound);
+    assert!(
+        status.message().starts_with("action.session_id:"),
+        "{status:?}"
+    );
+    assert_eq!(count_actions(&server).await, 0);
+}
+
+#[tokio::test]
+async fn nul_bytes_in_context_and_error_are_removed_not_refused() {
+    let server = TestServer::start().await;
+    let mut client = client(&server).await;
+    let session = start_session(&mut client, "lore", "agent-1").await;
+    let mut nul = action(&session, "tool_call", proto::Outcome::Failure);
+    nul.context = Some(context(&[("out\0put", string_value("line\0one"))]));
+    nul.error = "bad\0byte".into();
+    log(&mut client, nul).await.unwrap();
+    let (context_text, error): (String, String) =
+        sqlx::query_as("SELECT context::text, error FROM actions")
+            .fetch_one(server.pool())
+            .await
+            .unwrap();
+    assert_eq!(context_text, r#"{"output": "lineone"}"#);
+    assert_eq!(error, "badbyte");
+}
+
+#[tokio::test]
+async fn recent_actions_come_newest_first_from_the_projects_last_session() {
+    let server = TestServer::start().await;
+    let mut client = client(&server).await;
+    let session = start_session(&mut client, "lore", "agent-1").await;
+    let mut ids = Vec::new();
+    for step in ["plan", "commit", "validate", "deploy"] {
+        let next = action(&session, step, proto::Outcome::Success);
+        ids.push(next.action_id.clone());
+        log(&mut client, next).await.unwrap();
+    }
+    let by_project = client
+        .get_recent_actions(proto::GetRecentActionsRequest {
+            project: "lore".into(),
+            limit: 3,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let got: Vec<String> = by_project
+        .actions
+        .iter()
+        .map(|action| action.action_id.clone())
+        .collect();
+    let newest_first: Vec<String> = ids[1..].iter().rev().cloned().collect();
+    assert_eq!(got, newest_first);
+    assert_eq!(by_project.session.unwrap().action_count, 4);
+    let chain: Vec<u64> = by_project
+        .actions
+        .iter()
+        .map(|action| action.chain_seq)
+        .collect();
+    assert_eq!(chain, vec![4, 3, 2]);
+}
+
+async fn chain_of(client: &mut Client, session: &proto::Session) -> proto::VerifyChainResponse {
+    client
+        .verify_chain(proto::VerifyChainRequest {
+            session_id: session.session_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+/// Runs `statement` with triggers off, as someone with direct database
+/// access would to tamper with the log.
+async fn tamper(server: &TestServer, statement: &str) {
+    let mut connection = server.pool().acquire().await.unwrap();
+    sqlx::query("SET session_replication_role = replica")
+        .execute(&mut *connection)
+        .await
+        .unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(statement.to_owned()))
+        .execute(&mut *connection)
+        .await
+        .unwrap();
+    sqlx::query("SET session_replication_role = origin")
+        .execute(&mut *connection)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn verify_chain_catches_an_edited_row_a_deleted_row_and_a_cut_tail() {
+    let server = TestServer::start().await;
+    let mut client = client(&server).await;
+    let session = start_session(&mut client, "lore", "agent-1").await;
+    let mut batch = Vec::new();
+    for index in 0..10 {
+        let mut step = action(&session, "tool_call", proto::Outcome::Success);
+        step.context = Some(context(&[(
+            "step",
+            ProtoValue {
+                kind: Some(Kind::NumberValue(f64::from(index))),
+            },
+        )]));
+        batch.push(step);
+    }
+    ingest(
+        &mut client,
+        vec![proto::IngestRequest {
+            sequence: 1,
+            actions: batch,
+        }],
+    )
+    .await
+    .unwrap();
+    log(
+        &mut client,
+        action(&session, "commit", proto::Outcome::Success),
+    )
+    .await
+    .unwrap();
+
+    let report = chain_of(&mut client, &session).await;
+    assert!(report.intact, "{report:?}");
+    assert_eq!(report.checked, 11);
+
+    tamper(
+        &server,
+        "UPDATE actions SET context = '{\"step\": 99}' WHERE chain_seq = 4",
+    )
+    .await;
+    let report = chain_of(&mut client, &session).await;
+    assert!(!report.intact);
+    let broken = report.first_broken.unwrap();
+    assert_eq!(
+        (broken.chain_seq, broken.reason.as_str()),
+        (4, "content changed")
+    );
+    assert_eq!(report.checked, 3);
+    tamper(
+        &server,
+        "UPDATE actions SET context = '{\"step\": 3}' WHERE chain_seq = 4",
+    )
+    .await;
+    assert!(
+        chain_of(&mut client, &session).await.intact,
+        "restoring the content restores the chain"
+    );
+
+    tamper(&server, "DELETE FROM actions WHERE chain_seq = 7").await;
+    let broken = chain_of(&mut client, &session).await.first_broken.unwrap();
+    assert_eq!(broken.chain_seq, 7);
+    assert!(broken.reason.starts_with("missing action"), "{broken:?}");
+
+    tamper(&server, "DELETE FROM actions WHERE chain_seq >= 7").await;
+    let report = chain_of(&mut client, &session).await;
+    let broken = report.first_broken.unwrap();
+    assert_eq!((report.checked, broken.chain_seq), (6, 7));
+    assert!(
+        broken.reason.contains("recorded 11 actions, 6 remain"),
+        "{broken:?}"
+    );
+}
+
+/// LogActionRequest as a client with a broken encoder would send it: the
+/// same field numbers, but the error field carries raw bytes.
+#[derive(Clone, PartialEq, prost::Message)]
+struct RawLogActionRequest {
+    #[prost(message, optional, tag = "1")]
+    action: Option<RawAction>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct RawAction {
+    #[prost(string, tag = "3")]
+    project: String,
+    #[prost(string, tag = "5")]
+    action_type: String,
+    #[prost(int32, tag = "8")]
+    outcome: i32,
+    #[prost(bytes = "vec", tag = "9")]
+    error: Vec<u8>,
+    #[prost(message, optional, tag = "14")]
+    occurred_at: Option<Timestamp>,
+}
+
+#[tokio::test]
+async fn invalid_utf8_in_a_string_field_is_invalid_argument_naming_it() {
+    let server = TestServer::start().await;
+    let mut grpc = tonic::client::Grpc::new(server.channel().await);
+    grpc.ready().await.unwrap();
+    let request = RawLogActionRequest {
+        action: Some(RawAction {
+            project: "lore".into(),
+            action_type: "commit".into(),
+            outcome: proto::Outcome::Success as i32,
+            error: vec![b'o', b'k', 0xff, 0xfe],
+            occurred_at: Some(now()),
+        }),
+    };
+    let status = grpc
+        .unary::<_, proto::LogActionResponse, _>(
+            tonic::Request::new(request),
+            tonic::codegen::http::uri::PathAndQuery::from_static(
+                "/lore.v1.ActionService/LogAction",
+            ),
+            tonic_prost::ProstCodec::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    assert!(status.message().starts_with("action.error:"), "{status:?}");
+    assert_eq!(count_actions(&server).await, 0);
+}
