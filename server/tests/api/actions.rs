@@ -42,6 +42,14 @@ fn context(pairs: &[(&str, ProtoValue)]) -> Struct {
     }
 }
 
+/// A server, a client and an open session of agent-1 in project "lore".
+async fn session_fixture() -> (TestServer, Client, proto::Session) {
+    let server = TestServer::start().await;
+    let mut client = client(&server).await;
+    let session = start_session(&mut client, "lore", "agent-1").await;
+    (server, client, session)
+}
+
 async fn start_session(client: &mut Client, project: &str, agent: &str) -> proto::Session {
     client
         .start_session(proto::StartSessionRequest {
@@ -152,9 +160,7 @@ async fn a_session_id_taken_by_another_project_is_refused() {
 
 #[tokio::test]
 async fn heartbeat_keeps_a_session_alive_and_revives_a_disconnected_one() {
-    let server = TestServer::start().await;
-    let mut client = client(&server).await;
-    let session = start_session(&mut client, "lore", "agent-1").await;
+    let (server, mut client, session) = session_fixture().await;
 
     // The sweep with a cut-off in the future marks every active session.
     let marked = lore_server::store::sessions::mark_silent_sessions_disconnected(
@@ -188,9 +194,7 @@ async fn heartbeat_keeps_a_session_alive_and_revives_a_disconnected_one() {
 
 #[tokio::test]
 async fn ended_sessions_stay_ended_and_unknown_sessions_are_not_found() {
-    let server = TestServer::start().await;
-    let mut client = client(&server).await;
-    let session = start_session(&mut client, "lore", "agent-1").await;
+    let (server, mut client, session) = session_fixture().await;
     let end = proto::EndSessionRequest {
         session_id: session.session_id.clone(),
         reason: proto::EndReason::NetworkDisconnect as i32,
@@ -274,9 +278,7 @@ async fn last_session_is_found_by_project_agent_and_supervisor() {
 
 #[tokio::test]
 async fn a_replayed_action_is_acknowledged_as_a_duplicate_and_stored_once() {
-    let server = TestServer::start().await;
-    let mut client = client(&server).await;
-    let session = start_session(&mut client, "lore", "agent-1").await;
+    let (server, mut client, session) = session_fixture().await;
     let commit = action(&session, "commit", proto::Outcome::Success);
     let first = log(&mut client, commit.clone()).await.unwrap();
     let replay = log(&mut client, commit.clone()).await.unwrap();
@@ -289,9 +291,7 @@ async fn a_replayed_action_is_acknowledged_as_a_duplicate_and_stored_once() {
 
 #[tokio::test]
 async fn an_action_without_an_id_gets_one() {
-    let server = TestServer::start().await;
-    let mut client = client(&server).await;
-    let session = start_session(&mut client, "lore", "agent-1").await;
+    let (server, mut client, session) = session_fixture().await;
     let mut plan = action(&session, "plan", proto::Outcome::Success);
     plan.action_id.clear();
     let ack = log(&mut client, plan).await.unwrap().ack.unwrap();
@@ -300,9 +300,7 @@ async fn an_action_without_an_id_gets_one() {
 
 #[tokio::test]
 async fn ingest_acks_each_batch_in_order_with_stored_and_duplicate_counts() {
-    let server = TestServer::start().await;
-    let mut client = client(&server).await;
-    let session = start_session(&mut client, "lore", "agent-1").await;
+    let (server, mut client, session) = session_fixture().await;
     let first: Vec<proto::Action> = (0..100)
         .map(|_| action(&session, "tool_call", proto::Outcome::Success))
         .collect();
@@ -353,9 +351,7 @@ async fn ingest_acks_each_batch_in_order_with_stored_and_duplicate_counts() {
 
 #[tokio::test]
 async fn ingest_rejects_invalid_actions_one_by_one_and_stores_the_rest() {
-    let server = TestServer::start().await;
-    let mut client = client(&server).await;
-    let session = start_session(&mut client, "lore", "agent-1").await;
+    let (server, mut client, session) = session_fixture().await;
     let good = action(&session, "commit", proto::Outcome::Success);
     let mut no_time = action(&session, "commit", proto::Outcome::Success);
     no_time.occurred_at = None;
@@ -391,9 +387,7 @@ async fn ingest_rejects_invalid_actions_one_by_one_and_stores_the_rest() {
 
 #[tokio::test]
 async fn ingest_sequences_must_increase() {
-    let server = TestServer::start().await;
-    let mut client = client(&server).await;
-    let session = start_session(&mut client, "lore", "agent-1").await;
+    let (server, mut client, session) = session_fixture().await;
     let batch = |sequence| proto::IngestRequest {
         sequence,
         actions: vec![action(&session, "plan", proto::Outcome::Success)],
@@ -407,9 +401,7 @@ async fn ingest_sequences_must_increase() {
 
 #[tokio::test]
 async fn a_batch_whose_connection_dies_before_commit_is_not_acknowledged_and_can_be_replayed() {
-    let server = TestServer::start().await;
-    let mut client = client(&server).await;
-    let session = start_session(&mut client, "lore", "agent-1").await;
+    let (server, mut client, session) = session_fixture().await;
     let batch: Vec<proto::Action> = (0..20)
         .map(|_| action(&session, "tool_call", proto::Outcome::Success))
         .collect();
@@ -481,9 +473,7 @@ async fn a_batch_whose_connection_dies_before_commit_is_not_acknowledged_and_can
 
 #[tokio::test]
 async fn secrets_in_context_and_error_are_redacted_before_storage() {
-    let server = TestServer::start().await;
-    let mut client = client(&server).await;
-    let session = start_session(&mut client, "lore", "agent-1").await;
+    let (server, mut client, session) = session_fixture().await;
     let mut deploy = action(&session, "deploy", proto::Outcome::Failure);
     deploy.context = Some(context(&[
         ("api_key", string_value("sk_live_ReTllpYQYfIZu2Jnf2lAPFjD")),
@@ -523,9 +513,7 @@ async fn secrets_in_context_and_error_are_redacted_before_storage() {
 
 #[tokio::test]
 async fn bad_input_is_refused_with_the_field_and_stores_nothing() {
-    let server = TestServer::start().await;
-    let mut client = client(&server).await;
-    let session = start_session(&mut client, "lore", "agent-1").await;
+    let (server, mut client, session) = session_fixture().await;
     let valid = || action(&session, "commit", proto::Outcome::Success);
 
     let mut deep = ProtoValue {
@@ -666,9 +654,7 @@ async fn bad_input_is_refused_with_the_field_and_stores_nothing() {
 
 #[tokio::test]
 async fn nul_bytes_in_context_and_error_are_removed_not_refused() {
-    let server = TestServer::start().await;
-    let mut client = client(&server).await;
-    let session = start_session(&mut client, "lore", "agent-1").await;
+    let (server, mut client, session) = session_fixture().await;
     let mut nul = action(&session, "tool_call", proto::Outcome::Failure);
     nul.context = Some(context(&[("out\0put", string_value("line\0one"))]));
     nul.error = "bad\0byte".into();
@@ -684,9 +670,7 @@ async fn nul_bytes_in_context_and_error_are_removed_not_refused() {
 
 #[tokio::test]
 async fn recent_actions_come_newest_first_from_the_projects_last_session() {
-    let server = TestServer::start().await;
-    let mut client = client(&server).await;
-    let session = start_session(&mut client, "lore", "agent-1").await;
+    let (server, mut client, session) = session_fixture().await;
     let mut ids = Vec::new();
     for step in ["plan", "commit", "validate", "deploy"] {
         let next = action(&session, step, proto::Outcome::Success);
@@ -748,9 +732,7 @@ async fn tamper(server: &TestServer, statement: &str) {
 
 #[tokio::test]
 async fn verify_chain_catches_an_edited_row_a_deleted_row_and_a_cut_tail() {
-    let server = TestServer::start().await;
-    let mut client = client(&server).await;
-    let session = start_session(&mut client, "lore", "agent-1").await;
+    let (server, mut client, session) = session_fixture().await;
     let mut batch = Vec::new();
     for index in 0..10 {
         let mut step = action(&session, "tool_call", proto::Outcome::Success);
