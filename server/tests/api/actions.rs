@@ -194,7 +194,7 @@ async fn heartbeat_keeps_a_session_alive_and_revives_a_disconnected_one() {
 
 #[tokio::test]
 async fn ended_sessions_stay_ended_and_unknown_sessions_are_not_found() {
-    let (server, mut client, session) = session_fixture().await;
+    let (_server, mut client, session) = session_fixture().await;
     let end = proto::EndSessionRequest {
         session_id: session.session_id.clone(),
         reason: proto::EndReason::NetworkDisconnect as i32,
@@ -291,7 +291,7 @@ async fn a_replayed_action_is_acknowledged_as_a_duplicate_and_stored_once() {
 
 #[tokio::test]
 async fn an_action_without_an_id_gets_one() {
-    let (server, mut client, session) = session_fixture().await;
+    let (_server, mut client, session) = session_fixture().await;
     let mut plan = action(&session, "plan", proto::Outcome::Success);
     plan.action_id.clear();
     let ack = log(&mut client, plan).await.unwrap().ack.unwrap();
@@ -351,7 +351,7 @@ async fn ingest_acks_each_batch_in_order_with_stored_and_duplicate_counts() {
 
 #[tokio::test]
 async fn ingest_rejects_invalid_actions_one_by_one_and_stores_the_rest() {
-    let (server, mut client, session) = session_fixture().await;
+    let (_server, mut client, session) = session_fixture().await;
     let good = action(&session, "commit", proto::Outcome::Success);
     let mut no_time = action(&session, "commit", proto::Outcome::Success);
     no_time.occurred_at = None;
@@ -387,7 +387,7 @@ async fn ingest_rejects_invalid_actions_one_by_one_and_stores_the_rest() {
 
 #[tokio::test]
 async fn ingest_sequences_must_increase() {
-    let (server, mut client, session) = session_fixture().await;
+    let (_server, mut client, session) = session_fixture().await;
     let batch = |sequence| proto::IngestRequest {
         sequence,
         actions: vec![action(&session, "plan", proto::Outcome::Success)],
@@ -670,7 +670,7 @@ async fn nul_bytes_in_context_and_error_are_removed_not_refused() {
 
 #[tokio::test]
 async fn recent_actions_come_newest_first_from_the_projects_last_session() {
-    let (server, mut client, session) = session_fixture().await;
+    let (_server, mut client, session) = session_fixture().await;
     let mut ids = Vec::new();
     for step in ["plan", "commit", "validate", "deploy"] {
         let next = action(&session, step, proto::Outcome::Success);
