@@ -5,6 +5,8 @@
 
 pub mod chain;
 pub mod model;
+pub mod query;
+pub mod report;
 
 use serde_json::{Value, json};
 use sqlx::PgPool;
@@ -15,10 +17,13 @@ use lore_sanitize::{Report, Sanitizer, merge_reports};
 use crate::Error;
 use crate::scope::ProjectScope;
 use crate::store;
+use crate::store::actions::Direction;
 use crate::store::sessions::LastSessionFilter;
 use model::{
     Action, BatchOutcome, EndReason, NewAction, NewSession, Rejection, RejectionKind, Session,
 };
+use query::{ActionFilter, Position};
+use report::ActivityReport;
 
 /// A context larger than this after sanitization is replaced by a preview:
 /// one action must not carry a whole file or log into the audit table.
@@ -177,6 +182,62 @@ impl ActionLog {
         limit: i64,
     ) -> Result<Vec<Action>, Error> {
         store::actions::recent_in_session(&self.pool, scope, session_id, limit).await
+    }
+
+    /// One page of actions matching `filter`, newest first, after `after`.
+    pub async fn search(
+        &self,
+        scope: &ProjectScope,
+        filter: &ActionFilter,
+        after: Option<Position>,
+        limit: i64,
+    ) -> Result<Vec<Action>, Error> {
+        store::actions::page(
+            &self.pool,
+            scope,
+            filter,
+            after,
+            Direction::Descending,
+            limit,
+        )
+        .await
+    }
+
+    /// Aggregates and recent failures of the actions matching `filter`,
+    /// whose window must be set.
+    pub async fn activity_report(
+        &self,
+        scope: &ProjectScope,
+        filter: &ActionFilter,
+        recent_failures: i64,
+    ) -> Result<ActivityReport, Error> {
+        let (Some(from), Some(until)) = (filter.from, filter.until) else {
+            return Err(Error::invalid(
+                "window",
+                "a report needs a start and an end",
+            ));
+        };
+        let counts = store::actions::activity_counts(&self.pool, scope, filter).await?;
+        let failures = ActionFilter {
+            outcomes: vec![model::Outcome::Failure],
+            ..filter.clone()
+        };
+        let recent_failures = store::actions::page(
+            &self.pool,
+            scope,
+            &failures,
+            None,
+            Direction::Descending,
+            recent_failures,
+        )
+        .await?;
+        Ok(ActivityReport {
+            project: filter.project.clone(),
+            from,
+            until,
+            counts,
+            recent_failures,
+        })
     }
 
     /// Recomputes a session's chain and reports the first link that does not

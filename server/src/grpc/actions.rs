@@ -14,6 +14,7 @@ use super::convert::{self, FieldError};
 use super::request_scope;
 use crate::Error;
 use crate::actions::ActionLog;
+use crate::actions::query::{ActionFilter, Position};
 use crate::store::sessions::LastSessionFilter;
 
 /// Actions per Ingest batch; larger batches end the stream with
@@ -22,6 +23,9 @@ pub const MAX_BATCH_ACTIONS: usize = 1000;
 /// Actions returned by GetRecentActions when the request says 0.
 const DEFAULT_RECENT_LIMIT: u32 = 20;
 const MAX_RECENT_LIMIT: u32 = 500;
+/// Activity reports cover the last week unless the request says otherwise.
+const DEFAULT_REPORT_DAYS: i64 = 7;
+const DEFAULT_RECENT_FAILURES: u32 = 10;
 
 /// Handlers of `lore.v1.ActionService`.
 #[derive(Debug, Clone)]
@@ -201,6 +205,102 @@ impl ActionService for ActionsApi {
         Ok(Response::new(proto::GetRecentActionsResponse {
             session: Some(convert::session_to_proto(&session)),
             actions: actions.iter().map(convert::action_to_proto).collect(),
+        }))
+    }
+
+    async fn search_actions(
+        &self,
+        request: Request<proto::SearchActionsRequest>,
+    ) -> Result<Response<proto::SearchActionsResponse>, Status> {
+        let scope = request_scope(&request);
+        let (filter, limit, after) =
+            convert::search_filter(request.get_ref()).map_err(Error::from)?;
+        // One row more than asked tells whether there is a next page.
+        let mut actions = self.log.search(&scope, &filter, after, limit + 1).await?;
+        let next_cursor = if actions.len() as i64 > limit {
+            actions.truncate(limit as usize);
+            actions.last().map(|last| {
+                Position {
+                    occurred_at: last.action.occurred_at,
+                    action_id: last.action.action_id,
+                }
+                .encode()
+            })
+        } else {
+            None
+        };
+        Ok(Response::new(proto::SearchActionsResponse {
+            actions: actions.iter().map(convert::action_to_proto).collect(),
+            next_cursor: next_cursor.unwrap_or_default(),
+        }))
+    }
+
+    async fn activity_report(
+        &self,
+        request: Request<proto::ActivityReportRequest>,
+    ) -> Result<Response<proto::ActivityReportResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let project = convert::project("project", &message.project).map_err(Error::from)?;
+        let (from, until) =
+            convert::time_range("window", message.window.as_ref()).map_err(Error::from)?;
+        let until = until.unwrap_or_else(Utc::now);
+        let from = from.unwrap_or(until - chrono::Duration::days(DEFAULT_REPORT_DAYS));
+        if from >= until {
+            return Err(Error::invalid("window", "start must be before end").into());
+        }
+        let filter = ActionFilter {
+            project,
+            agent_id: non_empty(&message.agent_id).map(str::to_owned),
+            from: Some(from),
+            until: Some(until),
+            ..ActionFilter::default()
+        };
+        let failures_limit = match message.recent_failures_limit {
+            0 => DEFAULT_RECENT_FAILURES,
+            limit => limit.min(MAX_RECENT_LIMIT),
+        };
+        let report = self
+            .log
+            .activity_report(&scope, &filter, i64::from(failures_limit))
+            .await?;
+        let counts = &report.counts;
+        Ok(Response::new(proto::ActivityReportResponse {
+            window: Some(proto::TimeRange {
+                start: Some(convert::to_timestamp(report.from)),
+                end: Some(convert::to_timestamp(report.until)),
+            }),
+            totals: Some(convert::activity_counts_to_proto(&counts.totals)),
+            by_day: counts
+                .by_day
+                .iter()
+                .map(convert::activity_counts_to_proto)
+                .collect(),
+            by_action_type: counts
+                .by_action_type
+                .iter()
+                .map(convert::activity_counts_to_proto)
+                .collect(),
+            by_outcome: counts
+                .by_outcome
+                .iter()
+                .map(convert::activity_counts_to_proto)
+                .collect(),
+            most_common_action_type: report
+                .most_common_action_type()
+                .unwrap_or_default()
+                .to_owned(),
+            busiest_day: report.busiest_day().unwrap_or_default().to_owned(),
+            recent_failures: report
+                .recent_failures
+                .iter()
+                .map(convert::action_to_proto)
+                .collect(),
+            markdown: if message.render_markdown {
+                report.to_markdown()
+            } else {
+                String::new()
+            },
         }))
     }
 

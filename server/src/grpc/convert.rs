@@ -14,6 +14,8 @@ use crate::actions::model::{
     Action, EndReason, NewAction, NewSession, Outcome, Rejection, RejectionKind, Session,
     SessionKind, SessionStatus,
 };
+use crate::actions::query::{ActionFilter, Position};
+use crate::store::actions::Counts;
 
 /// Nesting deeper than this is refused: no real context needs it, and deep
 /// recursion is how a hostile message exhausts a stack.
@@ -476,5 +478,111 @@ pub fn action_to_proto(stored: &Action) -> proto::Action {
         truncated: action.truncated,
         chain_seq: stored.chain_seq.unwrap_or_default().max(0) as u64,
         chain_hash: stored.chain_hash.clone(),
+    }
+}
+
+/// A window as (from, until); an empty window (start >= end) is refused.
+pub fn time_range(
+    field: &str,
+    value: Option<&proto::TimeRange>,
+) -> FieldResult<(Option<DateTime<Utc>>, Option<DateTime<Utc>>)> {
+    let Some(range) = value else {
+        return Ok((None, None));
+    };
+    let start = optional_timestamp(&format!("{field}.start"), range.start.as_ref())?;
+    let end = optional_timestamp(&format!("{field}.end"), range.end.as_ref())?;
+    if let (Some(start), Some(end)) = (start, end)
+        && start >= end
+    {
+        return Err(FieldError::new(field, "start must be before end"));
+    }
+    Ok((start, end))
+}
+
+pub fn outcomes(field: &str, values: &[i32]) -> FieldResult<Vec<Outcome>> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(index, value)| outcome(&format!("{field}[{index}]"), *value))
+        .collect()
+}
+
+pub fn action_types(field: &str, values: &[String]) -> FieldResult<Vec<String>> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(index, value)| action_type(&format!("{field}[{index}]"), value))
+        .collect()
+}
+
+/// Rows per page when the request says 0, and the most a page may hold.
+const DEFAULT_PAGE_SIZE: u32 = 50;
+const MAX_PAGE_SIZE: u32 = 500;
+
+/// Page size (clamped) and the position to continue after.
+pub fn page(
+    field: &str,
+    value: Option<&proto::PageRequest>,
+) -> FieldResult<(i64, Option<Position>)> {
+    let Some(page) = value else {
+        return Ok((i64::from(DEFAULT_PAGE_SIZE), None));
+    };
+    let size = match page.page_size {
+        0 => DEFAULT_PAGE_SIZE,
+        size => size.min(MAX_PAGE_SIZE),
+    };
+    let after = if page.cursor.is_empty() {
+        None
+    } else {
+        Some(Position::decode(&page.cursor).map_err(|_| {
+            FieldError::new(format!("{field}.cursor"), "not a cursor this server issued")
+        })?)
+    };
+    Ok((i64::from(size), after))
+}
+
+fn optional_text(field: &str, value: &str) -> FieldResult<Option<String>> {
+    if value.is_empty() {
+        Ok(None)
+    } else {
+        identifier(field, value, false).map(Some)
+    }
+}
+
+/// A SearchActions request as a filter and a page.
+pub fn search_filter(
+    request: &proto::SearchActionsRequest,
+) -> FieldResult<(ActionFilter, i64, Option<Position>)> {
+    let (from, until) = time_range("window", request.window.as_ref())?;
+    let context_contains = match &request.context_contains {
+        Some(contains) => Some(json_object("context_contains", Some(contains))?),
+        None => None,
+    };
+    let filter = ActionFilter {
+        project: project("project", &request.project)?,
+        action_types: action_types("action_types", &request.action_types)?,
+        agent_id: optional_text("agent_id", &request.agent_id)?,
+        session_id: optional_uuid("session_id", &request.session_id)?,
+        epic_id: optional_text("epic_id", &request.epic_id)?,
+        issue_id: optional_text("issue_id", &request.issue_id)?,
+        outcomes: outcomes("outcomes", &request.outcomes)?,
+        from,
+        until,
+        context_contains,
+        text: optional_text("text", &request.text)?,
+        received_by: None,
+    };
+    let (limit, after) = page("page", request.page.as_ref())?;
+    Ok((filter, limit, after))
+}
+
+pub fn activity_counts_to_proto(counts: &Counts) -> proto::ActivityCounts {
+    proto::ActivityCounts {
+        key: counts.key.clone(),
+        total: counts.total.max(0) as u64,
+        succeeded: counts.succeeded.max(0) as u64,
+        failed: counts.failed.max(0) as u64,
+        blocked: counts.blocked.max(0) as u64,
+        success_rate: counts.success_rate(),
     }
 }

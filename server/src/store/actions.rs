@@ -19,12 +19,13 @@ use chrono::{DateTime, Utc};
 use futures_util::TryStreamExt as _;
 use sqlx::postgres::PgRow;
 use sqlx::types::Json;
-use sqlx::{PgPool, Row as _};
+use sqlx::{PgPool, Postgres, QueryBuilder, Row as _};
 use uuid::Uuid;
 
 use crate::Error;
 use crate::actions::chain::action_hash;
 use crate::actions::model::{Action, BatchOutcome, NewAction, Outcome, Rejection, RejectionKind};
+use crate::actions::query::{ActionFilter, Position};
 use crate::scope::ProjectScope;
 
 /// Channel that carries "project X has new actions" to Resume followers on
@@ -470,4 +471,175 @@ pub async fn chain_head(
     .await?
     .ok_or_else(|| Error::NotFound(format!("session {session_id}")))?;
     Ok((row.try_get("chain_head")?, row.try_get("action_count")?))
+}
+
+/// Appends `filter` (and `scope`) to a query that already says
+/// `... FROM actions WHERE true`.
+fn push_filter(query: &mut QueryBuilder<Postgres>, scope: &ProjectScope, filter: &ActionFilter) {
+    query.push(" AND project = ").push_bind(&filter.project);
+    if let Some(projects) = scope.sql_filter() {
+        query
+            .push(" AND project = ANY(")
+            .push_bind(projects)
+            .push(")");
+    }
+    if !filter.action_types.is_empty() {
+        query
+            .push(" AND action_type = ANY(")
+            .push_bind(&filter.action_types)
+            .push(")");
+    }
+    if let Some(agent_id) = &filter.agent_id {
+        query.push(" AND agent_id = ").push_bind(agent_id);
+    }
+    if let Some(session_id) = filter.session_id {
+        query.push(" AND session_id = ").push_bind(session_id);
+    }
+    if let Some(epic_id) = &filter.epic_id {
+        query.push(" AND epic_id = ").push_bind(epic_id);
+    }
+    if let Some(issue_id) = &filter.issue_id {
+        query.push(" AND issue_id = ").push_bind(issue_id);
+    }
+    if !filter.outcomes.is_empty() {
+        let outcomes: Vec<&'static str> = filter
+            .outcomes
+            .iter()
+            .map(|outcome| outcome.as_str())
+            .collect();
+        query
+            .push(" AND outcome = ANY(")
+            .push_bind(outcomes)
+            .push(")");
+    }
+    if let Some(from) = filter.from {
+        query.push(" AND occurred_at >= ").push_bind(from);
+    }
+    if let Some(until) = filter.until {
+        query.push(" AND occurred_at < ").push_bind(until);
+    }
+    if let Some(contains) = &filter.context_contains {
+        query.push(" AND context @> ").push_bind(Json(contains));
+    }
+    if let Some(text) = &filter.text {
+        let escaped = text
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        query
+            .push(" AND (action_type || ' ' || category || ' ' || error) ILIKE ")
+            .push_bind(format!("%{escaped}%"));
+    }
+    if let Some(received_by) = filter.received_by {
+        query.push(" AND received_at <= ").push_bind(received_by);
+    }
+}
+
+/// Page order through the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Newest first (searches).
+    Descending,
+    /// Oldest first (exports).
+    Ascending,
+}
+
+/// One page of actions matching `filter`, after `after` in `direction`.
+pub async fn page(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    filter: &ActionFilter,
+    after: Option<Position>,
+    direction: Direction,
+    limit: i64,
+) -> Result<Vec<Action>, Error> {
+    let mut query = QueryBuilder::new(format!("SELECT {ACTION_COLUMNS} FROM actions WHERE true"));
+    push_filter(&mut query, scope, filter);
+    let (comparison, order) = match direction {
+        Direction::Descending => ("<", "DESC"),
+        Direction::Ascending => (">", "ASC"),
+    };
+    if let Some(after) = after {
+        query
+            .push(format!(" AND (occurred_at, action_id) {comparison} ("))
+            .push_bind(after.occurred_at)
+            .push(", ")
+            .push_bind(after.action_id)
+            .push(")");
+    }
+    query
+        .push(format!(
+            " ORDER BY occurred_at {order}, action_id {order} LIMIT "
+        ))
+        .push_bind(limit);
+    let rows = query.build().fetch_all(pool).await?;
+    Ok(rows.iter().map(action_from_row).collect::<Result<_, _>>()?)
+}
+
+/// Counts of one bucket of an activity report.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub key: String,
+    pub total: i64,
+    pub succeeded: i64,
+    pub failed: i64,
+    pub blocked: i64,
+}
+
+/// The aggregates of an activity report.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ActivityCounts {
+    pub totals: Counts,
+    pub by_day: Vec<Counts>,
+    pub by_action_type: Vec<Counts>,
+    pub by_outcome: Vec<Counts>,
+}
+
+/// Totals by day (UTC), by action type and by outcome in one pass.
+pub async fn activity_counts(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    filter: &ActionFilter,
+) -> Result<ActivityCounts, Error> {
+    let mut query = QueryBuilder::new(
+        "SELECT GROUPING(day) = 0 AS by_day, GROUPING(action_type) = 0 AS by_type, GROUPING(outcome) = 0 AS by_outcome,
+                coalesce(to_char(day, 'YYYY-MM-DD'), action_type, outcome, 'total') AS key,
+                count(*) AS total,
+                count(*) FILTER (WHERE outcome = 'success') AS succeeded,
+                count(*) FILTER (WHERE outcome = 'failure') AS failed,
+                count(*) FILTER (WHERE outcome = 'blocked') AS blocked
+           FROM (SELECT (occurred_at AT TIME ZONE 'UTC')::date AS day, action_type, outcome
+                   FROM actions WHERE true",
+    );
+    push_filter(&mut query, scope, filter);
+    query.push(
+        ") AS scoped GROUP BY GROUPING SETS ((day), (action_type), (outcome), ()) ORDER BY key",
+    );
+    let rows = query.build().fetch_all(pool).await?;
+    let mut counts = ActivityCounts::default();
+    for row in rows {
+        let bucket = Counts {
+            key: row.try_get("key")?,
+            total: row.try_get("total")?,
+            succeeded: row.try_get("succeeded")?,
+            failed: row.try_get("failed")?,
+            blocked: row.try_get("blocked")?,
+        };
+        if row.try_get("by_day")? {
+            counts.by_day.push(bucket);
+        } else if row.try_get("by_type")? {
+            counts.by_action_type.push(bucket);
+        } else if row.try_get("by_outcome")? {
+            counts.by_outcome.push(bucket);
+        } else {
+            counts.totals = bucket;
+        }
+    }
+    counts.by_action_type.sort_by(|left, right| {
+        right
+            .total
+            .cmp(&left.total)
+            .then_with(|| left.key.cmp(&right.key))
+    });
+    Ok(counts)
 }

@@ -852,3 +852,348 @@ async fn invalid_utf8_in_a_string_field_is_invalid_argument_naming_it() {
     assert!(status.message().starts_with("action.error:"), "{status:?}");
     assert_eq!(count_actions(&server).await, 0);
 }
+
+fn at_days_ago(days: i64, minutes: i64) -> Timestamp {
+    let time = Utc::now() - chrono::Duration::days(days) - chrono::Duration::minutes(minutes);
+    Timestamp {
+        seconds: time.timestamp(),
+        nanos: time.timestamp_subsec_nanos() as i32,
+    }
+}
+
+/// 30 actions over the last three days: plan/commit/validate/deploy with a
+/// mix of outcomes, half in epic E-1, every third with agent xyz789 in its
+/// context.
+async fn varied_actions(client: &mut Client, session: &proto::Session) -> Vec<proto::Action> {
+    let types = ["plan", "commit", "validate", "deploy"];
+    let outcomes = [
+        proto::Outcome::Success,
+        proto::Outcome::Success,
+        proto::Outcome::Failure,
+        proto::Outcome::Blocked,
+    ];
+    let mut actions = Vec::new();
+    for index in 0..30_usize {
+        let mut next = action(session, types[index % 4], outcomes[index % 4]);
+        next.occurred_at = Some(at_days_ago((index % 3) as i64, index as i64));
+        if index % 2 == 0 {
+            next.epic_id = "E-1".into();
+        }
+        if index % 3 == 0 {
+            next.context = Some(context(&[
+                ("agent_id", string_value("xyz789")),
+                (
+                    "n",
+                    ProtoValue {
+                        kind: Some(Kind::NumberValue(index as f64)),
+                    },
+                ),
+            ]));
+        }
+        if outcomes[index % 4] == proto::Outcome::Failure {
+            next.error = format!("test {index} failed");
+        }
+        actions.push(next);
+    }
+    ingest(
+        client,
+        vec![proto::IngestRequest {
+            sequence: 1,
+            actions: actions.clone(),
+        }],
+    )
+    .await
+    .unwrap();
+    actions
+}
+
+async fn search(
+    client: &mut Client,
+    request: proto::SearchActionsRequest,
+) -> Result<proto::SearchActionsResponse, tonic::Status> {
+    client
+        .search_actions(request)
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+#[tokio::test]
+async fn search_filters_by_type_outcome_epic_window_and_context() {
+    let (_server, mut client, session) = session_fixture().await;
+    let actions = varied_actions(&mut client, &session).await;
+    let base = proto::SearchActionsRequest {
+        project: "lore".into(),
+        page: Some(proto::PageRequest {
+            page_size: 100,
+            cursor: String::new(),
+        }),
+        ..Default::default()
+    };
+    let ids = |response: proto::SearchActionsResponse| {
+        let mut ids: Vec<String> = response
+            .actions
+            .into_iter()
+            .map(|action| action.action_id)
+            .collect();
+        ids.sort();
+        ids
+    };
+    let expect = |keep: &dyn Fn(usize, &proto::Action) -> bool| {
+        let mut ids: Vec<String> = actions
+            .iter()
+            .enumerate()
+            .filter(|(index, action)| keep(*index, action))
+            .map(|(_, action)| action.action_id.clone())
+            .collect();
+        ids.sort();
+        ids
+    };
+
+    let commits = search(
+        &mut client,
+        proto::SearchActionsRequest {
+            action_types: vec!["commit".into()],
+            ..base.clone()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(ids(commits), expect(&|index, _| index % 4 == 1));
+
+    let failed_in_epic = search(
+        &mut client,
+        proto::SearchActionsRequest {
+            outcomes: vec![proto::Outcome::Failure as i32],
+            epic_id: "E-1".into(),
+            ..base.clone()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        ids(failed_in_epic),
+        expect(&|index, _| index % 4 == 2 && index % 2 == 0)
+    );
+
+    let by_agent = search(
+        &mut client,
+        proto::SearchActionsRequest {
+            context_contains: Some(context(&[("agent_id", string_value("xyz789"))])),
+            ..base.clone()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(ids(by_agent), expect(&|index, _| index % 3 == 0));
+
+    let today = search(
+        &mut client,
+        proto::SearchActionsRequest {
+            window: Some(proto::TimeRange {
+                start: Some(at_days_ago(0, 40)),
+                end: None,
+            }),
+            ..base.clone()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(ids(today), expect(&|index, _| index % 3 == 0));
+
+    let by_text = search(
+        &mut client,
+        proto::SearchActionsRequest {
+            text: "TEST 10 FAIL".into(),
+            ..base.clone()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(ids(by_text), expect(&|index, _| index == 10));
+}
+
+#[tokio::test]
+async fn search_pages_with_a_cursor_cover_everything_once_newest_first() {
+    let (_server, mut client, session) = session_fixture().await;
+    varied_actions(&mut client, &session).await;
+    let mut cursor = String::new();
+    let mut seen: Vec<proto::Action> = Vec::new();
+    loop {
+        let page = search(
+            &mut client,
+            proto::SearchActionsRequest {
+                project: "lore".into(),
+                page: Some(proto::PageRequest {
+                    page_size: 7,
+                    cursor,
+                }),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+        assert!(page.actions.len() <= 7);
+        seen.extend(page.actions);
+        if page.next_cursor.is_empty() {
+            break;
+        }
+        cursor = page.next_cursor;
+    }
+    assert_eq!(seen.len(), 30);
+    let times: Vec<(i64, i32)> = seen
+        .iter()
+        .map(|action| {
+            let at = action.occurred_at.unwrap();
+            (at.seconds, at.nanos)
+        })
+        .collect();
+    assert!(
+        times.windows(2).all(|pair| pair[0] >= pair[1]),
+        "not newest first"
+    );
+    let mut ids: Vec<&str> = seen
+        .iter()
+        .map(|action| action.action_id.as_str())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 30);
+}
+
+#[tokio::test]
+async fn search_refuses_bad_filters_naming_them() {
+    let (_server, mut client, _session) = session_fixture().await;
+    let base = proto::SearchActionsRequest {
+        project: "lore".into(),
+        ..Default::default()
+    };
+    let cases = [
+        (
+            "outcomes[0]: unknown value 99",
+            proto::SearchActionsRequest {
+                outcomes: vec![99],
+                ..base.clone()
+            },
+        ),
+        (
+            "page.cursor: not a cursor",
+            proto::SearchActionsRequest {
+                page: Some(proto::PageRequest {
+                    page_size: 5,
+                    cursor: "garbage".into(),
+                }),
+                ..base.clone()
+            },
+        ),
+        (
+            "window: start must be before end",
+            proto::SearchActionsRequest {
+                window: Some(proto::TimeRange {
+                    start: Some(at_days_ago(0, 0)),
+                    end: Some(at_days_ago(1, 0)),
+                }),
+                ..base.clone()
+            },
+        ),
+        (
+            "action_types[0]: must be",
+            proto::SearchActionsRequest {
+                action_types: vec!["has space".into()],
+                ..base.clone()
+            },
+        ),
+        (
+            "session_id: \"x\" is not a UUID",
+            proto::SearchActionsRequest {
+                session_id: "x".into(),
+                ..base.clone()
+            },
+        ),
+        (
+            "project: required",
+            proto::SearchActionsRequest {
+                project: String::new(),
+                ..base.clone()
+            },
+        ),
+    ];
+    for (expected, request) in cases {
+        let status = search(&mut client, request).await.unwrap_err();
+        assert_eq!(status.code(), Code::InvalidArgument, "{expected}");
+        assert!(
+            status.message().starts_with(expected),
+            "expected {expected:?}, got {:?}",
+            status.message()
+        );
+    }
+}
+
+#[tokio::test]
+async fn activity_report_counts_by_day_type_and_outcome_and_renders_markdown() {
+    let (_server, mut client, session) = session_fixture().await;
+    varied_actions(&mut client, &session).await;
+    let report = client
+        .activity_report(proto::ActivityReportRequest {
+            project: "lore".into(),
+            render_markdown: true,
+            recent_failures_limit: 3,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let totals = report.totals.unwrap();
+    // Outcomes cycle success, success, failure, blocked over 30 actions.
+    assert_eq!(
+        (
+            totals.total,
+            totals.succeeded,
+            totals.failed,
+            totals.blocked
+        ),
+        (30, 16, 7, 7)
+    );
+    assert!((totals.success_rate - 16.0 / 30.0).abs() < 1e-9);
+    assert_eq!(report.by_day.len(), 3);
+    assert_eq!(report.by_day.iter().map(|day| day.total).sum::<u64>(), 30);
+    assert_eq!(
+        report.by_action_type[0].key, "commit",
+        "commit and plan tie at 8; alphabetical first"
+    );
+    assert_eq!(report.most_common_action_type, "commit");
+    assert_eq!(
+        report.busiest_day, report.by_day[0].key,
+        "each day has 10; the earliest wins"
+    );
+    let outcomes: Vec<(&str, u64)> = report
+        .by_outcome
+        .iter()
+        .map(|counts| (counts.key.as_str(), counts.total))
+        .collect();
+    assert_eq!(
+        outcomes,
+        vec![("blocked", 7), ("failure", 7), ("success", 16)]
+    );
+    assert_eq!(report.recent_failures.len(), 3);
+    assert!(
+        report
+            .recent_failures
+            .iter()
+            .all(|action| action.outcome == proto::Outcome::Failure as i32)
+    );
+    assert!(
+        report.markdown.contains("# Activity of lore"),
+        "{}",
+        report.markdown
+    );
+    assert!(
+        report.markdown.contains("- **Success rate:** 53.3%"),
+        "{}",
+        report.markdown
+    );
+    assert!(
+        report.markdown.contains("█"),
+        "no chart: {}",
+        report.markdown
+    );
+}
