@@ -481,11 +481,11 @@ pub fn action_to_proto(stored: &Action) -> proto::Action {
     }
 }
 
+/// A window's (start, end); `None` is an open bound.
+pub type Window = (Option<DateTime<Utc>>, Option<DateTime<Utc>>);
+
 /// A window as (from, until); an empty window (start >= end) is refused.
-pub fn time_range(
-    field: &str,
-    value: Option<&proto::TimeRange>,
-) -> FieldResult<(Option<DateTime<Utc>>, Option<DateTime<Utc>>)> {
+pub fn time_range(field: &str, value: Option<&proto::TimeRange>) -> FieldResult<Window> {
     let Some(range) = value else {
         return Ok((None, None));
     };
