@@ -26,6 +26,9 @@ pub enum Error {
     /// A concurrent write conflicted; retrying the same request is safe.
     #[error("{0}")]
     Aborted(String),
+    /// Temporarily unable to answer; the client should retry.
+    #[error("{0}")]
+    Unavailable(String),
     /// A limit was hit; the client may retry later.
     #[error("{0}")]
     ResourceExhausted(String),
@@ -52,6 +55,7 @@ impl From<Error> for Status {
             Error::FailedPrecondition(_) => Status::failed_precondition(error.to_string()),
             Error::PermissionDenied(_) => Status::permission_denied(error.to_string()),
             Error::Aborted(_) => Status::aborted(error.to_string()),
+            Error::Unavailable(_) => Status::unavailable(error.to_string()),
             Error::ResourceExhausted(_) => Status::resource_exhausted(error.to_string()),
             Error::Database(database_error) => database_status(database_error),
         }

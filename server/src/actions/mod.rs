@@ -4,6 +4,7 @@
 //! send, then hands validated domain values to the store.
 
 pub mod chain;
+pub mod export;
 pub mod model;
 pub mod query;
 pub mod report;
@@ -19,6 +20,7 @@ use crate::scope::ProjectScope;
 use crate::store;
 use crate::store::actions::Direction;
 use crate::store::sessions::LastSessionFilter;
+use export::{ExportCursor, ExportFormat, ExportWriter};
 use model::{
     Action, BatchOutcome, EndReason, NewAction, NewSession, Rejection, RejectionKind, Session,
 };
@@ -42,6 +44,16 @@ impl Default for ActionLimits {
             max_context_bytes: DEFAULT_MAX_CONTEXT_BYTES,
         }
     }
+}
+
+/// One piece of an export.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportChunk {
+    pub data: Vec<u8>,
+    pub rows: u32,
+    /// Resume after this chunk by sending this back.
+    pub cursor: String,
+    pub last: bool,
 }
 
 /// The first broken link of a chain.
@@ -238,6 +250,64 @@ impl ActionLog {
             counts,
             recent_failures,
         })
+    }
+
+    /// Streams an export in chunks (see [`export`]). `cursor` is where a
+    /// resumed export continues; a new export starts at `as_of` (now when
+    /// unset).
+    pub fn export(
+        &self,
+        scope: ProjectScope,
+        format: ExportFormat,
+        filter: ActionFilter,
+        resume: Option<ExportCursor>,
+        as_of: Option<chrono::DateTime<chrono::Utc>>,
+        chunk_rows: i64,
+    ) -> impl futures_util::Stream<Item = Result<ExportChunk, Error>> + Send + 'static {
+        let pool = self.pool.clone();
+        async_stream::try_stream! {
+            let fingerprint = export::fingerprint(format, &filter);
+            let cursor = match resume {
+                Some(cursor) => {
+                    if cursor.fingerprint != fingerprint {
+                        Err(Error::invalid("resume_after", "the cursor belongs to a different export (other filters or format)"))?;
+                    }
+                    cursor
+                }
+                None => {
+                    let settled = store::actions::export_as_of(&pool).await?;
+                    let as_of = as_of.map_or(settled, |requested| requested.min(settled));
+                    ExportCursor { as_of, fingerprint, after: None }
+                }
+            };
+            let filter = ActionFilter { received_by: Some(cursor.as_of), ..filter };
+            let mut writer = ExportWriter::new(format, cursor.after.is_some());
+            let mut after = cursor.after;
+            loop {
+                let rows = store::actions::page(&pool, &scope, &filter, after, Direction::Ascending, chunk_rows).await?;
+                let exhausted = (rows.len() as i64) < chunk_rows;
+                let mut data = Vec::new();
+                let mut count = 0_u32;
+                for (index, row) in rows.iter().enumerate() {
+                    writer.write_row(&mut data, row);
+                    count += 1;
+                    after = Some(Position { occurred_at: row.action.occurred_at, action_id: row.action.action_id });
+                    if data.len() >= export::MAX_CHUNK_BYTES && index + 1 < rows.len() {
+                        let cursor = ExportCursor { after, ..cursor }.encode();
+                        yield ExportChunk { data: std::mem::take(&mut data), rows: count, cursor, last: false };
+                        count = 0;
+                    }
+                }
+                if exhausted {
+                    writer.finish(&mut data);
+                    yield ExportChunk { data, rows: count, cursor: ExportCursor { after, ..cursor }.encode(), last: true };
+                    break;
+                }
+                if count > 0 {
+                    yield ExportChunk { data, rows: count, cursor: ExportCursor { after, ..cursor }.encode(), last: false };
+                }
+            }
+        }
     }
 
     /// Recomputes a session's chain and reports the first link that does not

@@ -304,6 +304,37 @@ impl ActionService for ActionsApi {
         }))
     }
 
+    async fn export(
+        &self,
+        request: Request<proto::ExportRequest>,
+    ) -> Result<Response<BoxStream<proto::ExportChunk>>, Status> {
+        let scope = request_scope(&request);
+        let plan = convert::export_plan(request.get_ref()).map_err(Error::from)?;
+        let chunks = self
+            .log
+            .export(
+                scope,
+                plan.format,
+                plan.filter,
+                plan.resume,
+                plan.as_of,
+                plan.chunk_rows,
+            )
+            .map(|chunk| {
+                chunk
+                    .map(|chunk| proto::ExportChunk {
+                        data: chunk.data,
+                        rows: chunk.rows,
+                        cursor: chunk.cursor,
+                        last: chunk.last,
+                    })
+                    .map_err(Status::from)
+            });
+        Ok(Response::new(
+            Box::pin(chunks) as BoxStream<proto::ExportChunk>
+        ))
+    }
+
     async fn verify_chain(
         &self,
         request: Request<proto::VerifyChainRequest>,

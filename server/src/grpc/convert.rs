@@ -10,6 +10,7 @@ use uuid::Uuid;
 use lore_proto::v1 as proto;
 
 use crate::Error;
+use crate::actions::export::{ExportCursor, ExportFormat};
 use crate::actions::model::{
     Action, EndReason, NewAction, NewSession, Outcome, Rejection, RejectionKind, Session,
     SessionKind, SessionStatus,
@@ -585,4 +586,63 @@ pub fn activity_counts_to_proto(counts: &Counts) -> proto::ActivityCounts {
         blocked: counts.blocked.max(0) as u64,
         success_rate: counts.success_rate(),
     }
+}
+
+pub fn export_format(field: &str, value: i32) -> FieldResult<ExportFormat> {
+    match enum_value::<proto::ExportFormat>(field, value)? {
+        proto::ExportFormat::Unspecified => Err(FieldError::new(field, "required")),
+        proto::ExportFormat::Jsonl => Ok(ExportFormat::Jsonl),
+        proto::ExportFormat::Csv => Ok(ExportFormat::Csv),
+        proto::ExportFormat::Json => Ok(ExportFormat::Json),
+        proto::ExportFormat::Training => Ok(ExportFormat::Training),
+    }
+}
+
+/// Rows per export chunk when the request says 0, and the most allowed.
+const DEFAULT_CHUNK_ROWS: u32 = 500;
+const MAX_CHUNK_ROWS: u32 = 5000;
+
+/// An Export request as what to export and where to resume.
+pub struct ExportPlan {
+    pub format: ExportFormat,
+    pub filter: ActionFilter,
+    pub resume: Option<ExportCursor>,
+    pub as_of: Option<DateTime<Utc>>,
+    pub chunk_rows: i64,
+}
+
+pub fn export_plan(request: &proto::ExportRequest) -> FieldResult<ExportPlan> {
+    let (from, until) = time_range("window", request.window.as_ref())?;
+    let filter = ActionFilter {
+        project: project("project", &request.project)?,
+        action_types: action_types("action_types", &request.action_types)?,
+        outcomes: outcomes("outcomes", &request.outcomes)?,
+        session_id: optional_uuid("session_id", &request.session_id)?,
+        from,
+        until,
+        ..ActionFilter::default()
+    };
+    let resume = if request.resume_after.is_empty() {
+        None
+    } else {
+        Some(
+            ExportCursor::decode(&request.resume_after)
+                .map_err(|_| FieldError::new("resume_after", "not a cursor this server issued"))?,
+        )
+    };
+    let as_of = optional_timestamp("as_of", request.as_of.as_ref())?;
+    if as_of.is_some_and(|as_of| as_of > Utc::now()) {
+        return Err(FieldError::new("as_of", "is in the future"));
+    }
+    let chunk_rows = match request.chunk_rows {
+        0 => DEFAULT_CHUNK_ROWS,
+        rows => rows.min(MAX_CHUNK_ROWS),
+    };
+    Ok(ExportPlan {
+        format: export_format("format", request.format)?,
+        filter,
+        resume,
+        as_of,
+        chunk_rows: i64::from(chunk_rows),
+    })
 }

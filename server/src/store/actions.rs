@@ -161,10 +161,6 @@ pub async fn insert_batch(
     if actions.is_empty() {
         return Ok(outcome);
     }
-    // Truncated to microseconds: the value hashed is the value stored.
-    let received_at =
-        DateTime::from_timestamp_micros(Utc::now().timestamp_micros()).expect("now is in range");
-
     let mut projects: Vec<String> = actions
         .iter()
         .map(|action| action.project.clone())
@@ -179,6 +175,14 @@ pub async fn insert_batch(
     session_ids.dedup();
 
     let mut transaction = pool.begin().await?;
+    // The transaction takes its xid before reading the clock, so any export
+    // whose as_of is at or after received_at sees this transaction either
+    // committed or in progress, never not yet started (see export_as_of).
+    let received_at: DateTime<Utc> = sqlx::query_scalar(
+        "WITH assigned AS MATERIALIZED (SELECT pg_current_xact_id()) SELECT clock_timestamp() FROM assigned",
+    )
+    .fetch_one(&mut *transaction)
+    .await?;
 
     let allowed_projects: Vec<String> = projects
         .iter()
@@ -642,4 +646,47 @@ pub async fn activity_counts(
             .then_with(|| left.key.cmp(&right.key))
     });
     Ok(counts)
+}
+
+/// How long an export waits for writers that were in flight when it began.
+const EXPORT_SETTLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The instant an export covers, read from the database clock, once every
+/// transaction that could still store a row received at or before it has
+/// finished. Together with the xid-then-clock order of `insert_batch`, this
+/// makes the set of rows with `received_at <= as_of` final, so every page of
+/// the export sees the same rows.
+pub async fn export_as_of(pool: &PgPool) -> Result<DateTime<Utc>, Error> {
+    let (snapshot, as_of): (String, DateTime<Utc>) =
+        sqlx::query_as("SELECT pg_current_snapshot()::text, clock_timestamp()")
+            .fetch_one(pool)
+            .await?;
+    // "xmin:xmax:xip1,xip2,...": the xids in progress at the snapshot.
+    let in_progress: Vec<String> = snapshot
+        .rsplit(':')
+        .next()
+        .unwrap_or_default()
+        .split(',')
+        .filter(|xid| !xid.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let deadline = tokio::time::Instant::now() + EXPORT_SETTLE_TIMEOUT;
+    while !in_progress.is_empty() {
+        let still_running: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM unnest($1::text[]) AS xid WHERE pg_xact_status(xid::xid8) = 'in progress'",
+        )
+        .bind(&in_progress)
+        .fetch_one(pool)
+        .await?;
+        if still_running == 0 {
+            break;
+        }
+        if tokio::time::Instant::now() > deadline {
+            return Err(Error::Unavailable(
+                "writes in flight did not finish; retry the export".into(),
+            ));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    Ok(as_of)
 }

@@ -1197,3 +1197,191 @@ async fn activity_report_counts_by_day_type_and_outcome_and_renders_markdown() {
         report.markdown
     );
 }
+
+async fn export_chunks(
+    client: &mut Client,
+    request: proto::ExportRequest,
+    stop_after: Option<usize>,
+) -> Vec<proto::ExportChunk> {
+    let mut stream = client.export(request).await.unwrap().into_inner();
+    let mut chunks = Vec::new();
+    while let Some(chunk) = stream.message().await.unwrap() {
+        chunks.push(chunk);
+        if stop_after.is_some_and(|stop| chunks.len() >= stop) {
+            break;
+        }
+    }
+    chunks
+}
+
+fn joined(chunks: &[proto::ExportChunk]) -> String {
+    String::from_utf8(chunks.iter().flat_map(|chunk| chunk.data.clone()).collect()).unwrap()
+}
+
+fn export_request(format: proto::ExportFormat) -> proto::ExportRequest {
+    proto::ExportRequest {
+        project: "lore".into(),
+        format: format as i32,
+        chunk_rows: 7,
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn export_writes_jsonl_csv_json_and_training_examples() {
+    let (_server, mut client, session) = session_fixture().await;
+    varied_actions(&mut client, &session).await;
+
+    let chunks = export_chunks(
+        &mut client,
+        export_request(proto::ExportFormat::Jsonl),
+        None,
+    )
+    .await;
+    assert!(chunks.last().unwrap().last);
+    assert_eq!(chunks.iter().map(|chunk| chunk.rows).sum::<u32>(), 30);
+    let lines: Vec<serde_json::Value> = joined(&chunks)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 30);
+    let times: Vec<&str> = lines
+        .iter()
+        .map(|line| line["occurred_at"].as_str().unwrap())
+        .collect();
+    assert!(
+        times.windows(2).all(|pair| pair[0] <= pair[1]),
+        "oldest first"
+    );
+    assert_eq!(lines[0]["chain_hash"].as_str().unwrap().len(), 64);
+
+    let csv_text =
+        joined(&export_chunks(&mut client, export_request(proto::ExportFormat::Csv), None).await);
+    let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
+    assert_eq!(&reader.headers().unwrap()[0], "action_id");
+    let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(records.len(), 30);
+    assert!(
+        records.iter().any(|record| record[14].contains("xyz789")),
+        "context column"
+    );
+
+    let json_text =
+        joined(&export_chunks(&mut client, export_request(proto::ExportFormat::Json), None).await);
+    let array: Vec<serde_json::Value> = serde_json::from_str(&json_text).unwrap();
+    assert_eq!(array.len(), 30);
+
+    let training = joined(
+        &export_chunks(
+            &mut client,
+            export_request(proto::ExportFormat::Training),
+            None,
+        )
+        .await,
+    );
+    let examples: Vec<serde_json::Value> = training
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(examples.len(), 30);
+    let failed = examples
+        .iter()
+        .find(|example| example["output"]["outcome"] == "failure")
+        .unwrap();
+    assert!(
+        failed["output"]["error"]
+            .as_str()
+            .unwrap()
+            .ends_with("failed")
+    );
+    assert!(failed["output"]["duration_seconds"].is_number());
+    assert!(failed["input"]["epic_id"].is_string() && failed["input"]["context"].is_object());
+    assert!(failed["metadata"]["action_id"].is_string());
+}
+
+#[tokio::test]
+async fn an_export_resumed_from_any_cursor_equals_an_uninterrupted_one_while_writes_go_on() {
+    let (server, mut client, session) = session_fixture().await;
+    varied_actions(&mut client, &session).await;
+
+    // A writer keeps adding actions whose timestamps fall inside the range
+    // being exported, before and after the export's position.
+    let writer = {
+        let mut client = self::client(&server).await;
+        let session = session.clone();
+        tokio::spawn(async move {
+            for index in 0..200_i64 {
+                let mut late = action(&session, "tool_call", proto::Outcome::Success);
+                late.occurred_at = Some(at_days_ago(index % 3, index % 50));
+                log(&mut client, late).await.unwrap();
+            }
+        })
+    };
+
+    let whole = export_chunks(&mut client, export_request(proto::ExportFormat::Json), None).await;
+    assert!(whole.len() > 3);
+    for stop in 1..whole.len() {
+        // Each cursor carries the instant of the uninterrupted export.
+        let resumed = export_chunks(
+            &mut client,
+            proto::ExportRequest {
+                resume_after: whole[stop - 1].cursor.clone(),
+                ..export_request(proto::ExportFormat::Json)
+            },
+            None,
+        )
+        .await;
+        let mut combined = whole[..stop].to_vec();
+        combined.extend(resumed);
+        assert_eq!(
+            joined(&combined),
+            joined(&whole),
+            "resumed after chunk {stop}"
+        );
+    }
+    writer.await.unwrap();
+    let array: Vec<serde_json::Value> = serde_json::from_str(&joined(&whole)).unwrap();
+    assert!(array.len() >= 30);
+    let mut ids: Vec<&str> = array
+        .iter()
+        .map(|row| row["action_id"].as_str().unwrap())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), array.len(), "a row appeared twice");
+}
+
+#[tokio::test]
+async fn a_cursor_cannot_resume_a_different_export() {
+    let (_server, mut client, session) = session_fixture().await;
+    varied_actions(&mut client, &session).await;
+    let chunks = export_chunks(
+        &mut client,
+        export_request(proto::ExportFormat::Jsonl),
+        Some(1),
+    )
+    .await;
+    let request = proto::ExportRequest {
+        resume_after: chunks[0].cursor.clone(),
+        ..export_request(proto::ExportFormat::Csv)
+    };
+    let status = client
+        .export(request)
+        .await
+        .unwrap()
+        .into_inner()
+        .message()
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(status.message().starts_with("resume_after:"), "{status:?}");
+    let request = proto::ExportRequest {
+        resume_after: "garbage".into(),
+        ..export_request(proto::ExportFormat::Csv)
+    };
+    let status = client.export(request).await.unwrap_err();
+    assert!(
+        status.message().starts_with("resume_after: not a cursor"),
+        "{status:?}"
+    );
+}
