@@ -6,12 +6,8 @@ use std::path::PathBuf;
 
 use prost::Message;
 
-const PROTO_FILES: &[&str] = &[
-    "lore/v1/common.proto",
-    "lore/v1/knowledge.proto",
-    "lore/v1/qa.proto",
-    "lore/v1/actions.proto",
-];
+const PROTO_FILES: &[&str] =
+    &["lore/v1/common.proto", "lore/v1/knowledge.proto", "lore/v1/qa.proto", "lore/v1/actions.proto"];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
@@ -28,10 +24,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .include_imports(true)
         .open_files(PROTO_FILES)?
         .file_descriptor_set();
-    std::fs::write(
-        out_dir.join("lore_descriptor.bin"),
-        descriptor_set.encode_to_vec(),
-    )?;
+    std::fs::write(out_dir.join("lore_descriptor.bin"), descriptor_set.encode_to_vec())?;
 
     tonic_prost_build::configure()
         .build_client(true)

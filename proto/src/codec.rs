@@ -19,9 +19,7 @@ pub struct LoreCodec<T, U> {
 
 impl<T, U> Default for LoreCodec<T, U> {
     fn default() -> Self {
-        Self {
-            inner: ProstCodec::default(),
-        }
+        Self { inner: ProstCodec::default() }
     }
 }
 
@@ -40,10 +38,7 @@ where
     }
 
     fn decoder(&mut self) -> Self::Decoder {
-        LoreDecoder {
-            inner: self.inner.decoder(),
-            message: PhantomData,
-        }
+        LoreDecoder { inner: self.inner.decoder(), message: PhantomData }
     }
 }
 
@@ -59,12 +54,10 @@ impl<U: prost::Message + Default> Decoder for LoreDecoder<U> {
     type Error = Status;
 
     fn decode(&mut self, buffer: &mut DecodeBuf<'_>) -> Result<Option<U>, Status> {
-        self.inner
-            .decode(buffer)
-            .map_err(|status| match status.code() {
-                Code::Internal => Status::invalid_argument(describe_decode_error(status.message())),
-                _ => status,
-            })
+        self.inner.decode(buffer).map_err(|status| match status.code() {
+            Code::Internal => Status::invalid_argument(describe_decode_error(status.message())),
+            _ => status,
+        })
     }
 
     fn buffer_settings(&self) -> BufferSettings {
@@ -79,26 +72,17 @@ const MAX_PATH_FIELDS: usize = 4;
 /// Outer.field: what went wrong", innermost first. Clients read paths
 /// outermost first, like the validation errors: "action.context...: what".
 fn describe_decode_error(message: &str) -> String {
-    let body = message
-        .strip_prefix("failed to decode Protobuf message: ")
-        .unwrap_or(message);
+    let body = message.strip_prefix("failed to decode Protobuf message: ").unwrap_or(message);
     let is_path_segment = |segment: &str| {
         segment.split_once('.').is_some_and(|(message, field)| {
             !message.is_empty()
                 && !field.is_empty()
-                && message
-                    .bytes()
-                    .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_')
-                && field
-                    .bytes()
-                    .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'_')
+                && message.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'_')
+                && field.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'_')
         })
     };
     let segments: Vec<&str> = body.split(": ").collect();
-    let path_len = segments
-        .iter()
-        .take_while(|segment| is_path_segment(segment))
-        .count();
+    let path_len = segments.iter().take_while(|segment| is_path_segment(segment)).count();
     let description = segments[path_len..].join(": ");
     let fields: Vec<&str> = segments[..path_len]
         .iter()
@@ -108,12 +92,7 @@ fn describe_decode_error(message: &str) -> String {
     if fields.is_empty() {
         return format!("request is not a valid message: {description}");
     }
-    let mut path = fields
-        .iter()
-        .take(MAX_PATH_FIELDS)
-        .copied()
-        .collect::<Vec<_>>()
-        .join(".");
+    let mut path = fields.iter().take(MAX_PATH_FIELDS).copied().collect::<Vec<_>>().join(".");
     if fields.len() > MAX_PATH_FIELDS {
         path.push_str("...");
     }

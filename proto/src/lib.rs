@@ -11,5 +11,4 @@ pub mod v1 {
 
 /// The encoded `FileDescriptorSet` of every Lore proto file (and the
 /// well-known types they import), for gRPC server reflection.
-pub const FILE_DESCRIPTOR_SET: &[u8] =
-    include_bytes!(concat!(env!("OUT_DIR"), "/lore_descriptor.bin"));
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/lore_descriptor.bin"));

@@ -25,12 +25,7 @@ fn lore_files() -> Vec<prost_types::FileDescriptorProto> {
 /// Every element that must carry a doc comment: (path, readable name).
 fn documented_elements(file: &prost_types::FileDescriptorProto) -> Vec<(Vec<i32>, String)> {
     let mut elements = Vec::new();
-    fn message(
-        elements: &mut Vec<(Vec<i32>, String)>,
-        path: Vec<i32>,
-        descriptor: &DescriptorProto,
-        prefix: &str,
-    ) {
+    fn message(elements: &mut Vec<(Vec<i32>, String)>, path: Vec<i32>, descriptor: &DescriptorProto, prefix: &str) {
         let name = format!("{prefix}{}", descriptor.name());
         for (index, field) in descriptor.field.iter().enumerate() {
             let mut field_path = path.clone();
@@ -38,11 +33,7 @@ fn documented_elements(file: &prost_types::FileDescriptorProto) -> Vec<(Vec<i32>
             elements.push((field_path, format!("field {name}.{}", field.name())));
         }
         for (index, nested) in descriptor.nested_type.iter().enumerate() {
-            if nested
-                .options
-                .as_ref()
-                .is_some_and(|options| options.map_entry())
-            {
+            if nested.options.as_ref().is_some_and(|options| options.map_entry()) {
                 continue;
             }
             let mut nested_path = path.clone();
@@ -57,18 +48,10 @@ fn documented_elements(file: &prost_types::FileDescriptorProto) -> Vec<(Vec<i32>
         elements.push((path, format!("message {name}")));
     }
     for (index, descriptor) in file.message_type.iter().enumerate() {
-        message(
-            &mut elements,
-            vec![FILE_MESSAGE_TYPE, index as i32],
-            descriptor,
-            "",
-        );
+        message(&mut elements, vec![FILE_MESSAGE_TYPE, index as i32], descriptor, "");
     }
     for (index, enumeration) in file.enum_type.iter().enumerate() {
-        elements.push((
-            vec![FILE_ENUM_TYPE, index as i32],
-            format!("enum {}", enumeration.name()),
-        ));
+        elements.push((vec![FILE_ENUM_TYPE, index as i32], format!("enum {}", enumeration.name())));
         for (value_index, value) in enumeration.value.iter().enumerate() {
             // The zero value's meaning is the convention: "not given".
             if value.number() != 0 {
@@ -80,18 +63,10 @@ fn documented_elements(file: &prost_types::FileDescriptorProto) -> Vec<(Vec<i32>
         }
     }
     for (index, service) in file.service.iter().enumerate() {
-        elements.push((
-            vec![FILE_SERVICE, index as i32],
-            format!("service {}", service.name()),
-        ));
+        elements.push((vec![FILE_SERVICE, index as i32], format!("service {}", service.name())));
         for (method_index, method) in service.method.iter().enumerate() {
             elements.push((
-                vec![
-                    FILE_SERVICE,
-                    index as i32,
-                    SERVICE_METHOD,
-                    method_index as i32,
-                ],
+                vec![FILE_SERVICE, index as i32, SERVICE_METHOD, method_index as i32],
                 format!("rpc {}.{}", service.name(), method.name()),
             ));
         }
@@ -103,39 +78,25 @@ fn documented_elements(file: &prost_types::FileDescriptorProto) -> Vec<(Vec<i32>
 fn every_service_rpc_message_field_and_enum_value_has_a_doc_comment() {
     let mut undocumented = Vec::new();
     for file in lore_files() {
-        let locations = &file
-            .source_code_info
-            .as_ref()
-            .expect("source info is kept")
-            .location;
+        let locations = &file.source_code_info.as_ref().expect("source info is kept").location;
         for (path, name) in documented_elements(&file) {
-            let documented = locations.iter().any(|location| {
-                location.path == path && !location.leading_comments().trim().is_empty()
-            });
+            let documented = locations
+                .iter()
+                .any(|location| location.path == path && !location.leading_comments().trim().is_empty());
             if !documented {
                 undocumented.push(format!("{}: {name}", file.name()));
             }
         }
     }
-    assert!(
-        undocumented.is_empty(),
-        "{} undocumented:\n{}",
-        undocumented.len(),
-        undocumented.join("\n")
-    );
+    assert!(undocumented.is_empty(), "{} undocumented:\n{}", undocumented.len(), undocumented.join("\n"));
 }
 
 #[test]
 fn the_three_services_are_in_package_lore_v1() {
-    let services: Vec<String> = lore_files()
-        .iter()
-        .flat_map(|file| file.service.iter().map(|service| service.name().to_owned()))
-        .collect();
+    let services: Vec<String> =
+        lore_files().iter().flat_map(|file| file.service.iter().map(|service| service.name().to_owned())).collect();
     assert_eq!(services.len(), 3, "{services:?}");
     for expected in ["ActionService", "KnowledgeService", "QaLearningService"] {
-        assert!(
-            services.iter().any(|service| service == expected),
-            "{expected} missing"
-        );
+        assert!(services.iter().any(|service| service == expected), "{expected} missing");
     }
 }

@@ -50,9 +50,7 @@ pub struct SanitizeConfig {
 
 impl Default for SanitizeConfig {
     fn default() -> Self {
-        Self {
-            max_string_chars: DEFAULT_MAX_STRING_CHARS,
-        }
+        Self { max_string_chars: DEFAULT_MAX_STRING_CHARS }
     }
 }
 
@@ -90,10 +88,7 @@ impl Default for Sanitizer {
 
 impl Sanitizer {
     pub fn new(config: SanitizeConfig) -> Self {
-        Self {
-            config,
-            patterns: patterns::compiled(),
-        }
+        Self { config, patterns: patterns::compiled() }
     }
 
     pub fn config(&self) -> &SanitizeConfig {
@@ -147,10 +142,7 @@ impl Sanitizer {
                 }
             }
             Value::Number(number) => {
-                if number
-                    .as_f64()
-                    .is_some_and(|float| float == 0.0 && float.is_sign_negative())
-                {
+                if number.as_f64().is_some_and(|float| float == 0.0 && float.is_sign_negative()) {
                     *value = Value::from(0);
                 }
             }

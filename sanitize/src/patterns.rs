@@ -36,50 +36,22 @@ const VALUE_PATTERNS: &[(&str, usize, bool)] = &[
         false,
     ),
     // Passwords inside URLs: scheme://user:password@host.
-    (
-        r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@",
-        1,
-        false,
-    ),
+    (r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@", 1, false),
     // AWS access key ids.
-    (
-        r"\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16})\b",
-        1,
-        false,
-    ),
+    (r"\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16})\b", 1, false),
     // GitHub tokens.
-    (
-        r"\b((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})",
-        1,
-        false,
-    ),
+    (r"\b((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})", 1, false),
     // GitLab tokens (personal, pipeline trigger, deploy, runner, ...).
-    (
-        r"\b(gl(?:pat|ptt|dt|rt|cbt|imt|soat|ft|oas|agent)-[A-Za-z0-9_-]{20,}|GR1348941[A-Za-z0-9_-]{20,})",
-        1,
-        false,
-    ),
+    (r"\b(gl(?:pat|ptt|dt|rt|cbt|imt|soat|ft|oas|agent)-[A-Za-z0-9_-]{20,}|GR1348941[A-Za-z0-9_-]{20,})", 1, false),
     // Slack tokens and webhooks.
     (r"\b(xox[abposre]-[A-Za-z0-9-]{10,})", 1, false),
-    (
-        r"(https://hooks\.slack\.com/services/[A-Za-z0-9_/]+)",
-        1,
-        false,
-    ),
+    (r"(https://hooks\.slack\.com/services/[A-Za-z0-9_/]+)", 1, false),
     // Stripe secret and restricted keys (publishable pk_ keys are public).
     (r"\b((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,})", 1, false),
     // OpenAI keys.
-    (
-        r"\b(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,})",
-        1,
-        false,
-    ),
+    (r"\b(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,})", 1, false),
     // SendGrid.
-    (
-        r"\b(SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})",
-        1,
-        false,
-    ),
+    (r"\b(SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})", 1, false),
     // npm tokens, bare and in .npmrc.
     (r"\b(npm_[A-Za-z0-9]{36})\b", 1, false),
     (r"_authToken=([^\s]+)", 1, true),
@@ -88,11 +60,7 @@ const VALUE_PATTERNS: &[(&str, usize, bool)] = &[
     // Telegram bot tokens.
     (r"\b([0-9]{8,10}:AA[A-Za-z0-9_-]{33})\b", 1, false),
     // Discord bot tokens.
-    (
-        r"\b([MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})\b",
-        1,
-        false,
-    ),
+    (r"\b([MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})\b", 1, false),
     // Mailchimp API keys.
     (r"\b([0-9a-f]{32}-us[0-9]{1,2})\b", 1, false),
     // JFrog Artifactory API keys.
@@ -100,28 +68,12 @@ const VALUE_PATTERNS: &[(&str, usize, bool)] = &[
     // Azure storage account keys in connection strings.
     (r"AccountKey=([A-Za-z0-9+/=]{40,})", 1, false),
     // JWTs (header.payload[.signature]).
-    (
-        r"\b(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]+)?)",
-        1,
-        false,
-    ),
+    (r"\b(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]+)?)", 1, false),
     // Bearer and Basic credentials, and Authorization headers.
-    (
-        r"(?i)\b(?:bearer|basic)\s+([A-Za-z0-9._~+/=-]{12,})",
-        1,
-        false,
-    ),
-    (
-        r#"(?i)\bauthorization["']?\s*[:=]\s*["']?(?:token\s+)?([^\s"']{8,})"#,
-        1,
-        true,
-    ),
+    (r"(?i)\b(?:bearer|basic)\s+([A-Za-z0-9._~+/=-]{12,})", 1, false),
+    (r#"(?i)\bauthorization["']?\s*[:=]\s*["']?(?:token\s+)?([^\s"']{8,})"#, 1, true),
     // curl -u user:password.
-    (
-        r#"(?:^|\s)(?:-u|--user)\s+["']?[^\s:"']+:([^\s"']+)"#,
-        1,
-        true,
-    ),
+    (r#"(?:^|\s)(?:-u|--user)\s+["']?[^\s:"']+:([^\s"']+)"#, 1, true),
     // key = value assignments of secret-looking keys (config lines, env
     // files, command lines, JSON inside strings).
     (
@@ -140,10 +92,7 @@ const ENTROPY_TOKEN: &str = r"[A-Za-z0-9+/=_-]{20,}";
 const ENTROPY_THRESHOLD: f64 = 3.8;
 
 static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
-    let sources: Vec<&str> = VALUE_PATTERNS
-        .iter()
-        .map(|(source, _, _)| *source)
-        .collect();
+    let sources: Vec<&str> = VALUE_PATTERNS.iter().map(|(source, _, _)| *source).collect();
     Patterns {
         set: RegexSet::new(&sources).expect("secret patterns compile"),
         values: VALUE_PATTERNS
@@ -189,20 +138,11 @@ impl Patterns {
         ];
         // "token" is a secret in auth_token or csrfToken, not in max_tokens,
         // token_count or tokenizer.
-        const TOKEN_NOT_SECRET: &[&str] = &[
-            "tokens",
-            "tokencount",
-            "tokenizer",
-            "tokenlimit",
-            "tokentype",
-            "tokenusage",
-        ];
+        const TOKEN_NOT_SECRET: &[&str] =
+            &["tokens", "tokencount", "tokenizer", "tokenlimit", "tokentype", "tokenusage"];
         EXACT.contains(&normalized.as_str())
             || CONTAINS.iter().any(|word| normalized.contains(word))
-            || (normalized.contains("token")
-                && !TOKEN_NOT_SECRET
-                    .iter()
-                    .any(|word| normalized.contains(word)))
+            || (normalized.contains("token") && !TOKEN_NOT_SECRET.iter().any(|word| normalized.contains(word)))
     }
 
     /// Replaces every secret in `text`; returns the text and how many
@@ -213,27 +153,19 @@ impl Patterns {
         let matched: Vec<usize> = self.set.matches(text).into_iter().collect();
         for index in matched {
             let pattern = &self.values[index];
-            let replaced = pattern
-                .regex
-                .replace_all(&current, |captures: &Captures<'_>| {
-                    let whole = captures.get(0).expect("group 0 always matches");
-                    let Some(secret) = captures.get(pattern.secret_group) else {
-                        return whole.as_str().to_owned();
-                    };
-                    if secret.as_str() == REDACTED
-                        || (pattern.generic && !looks_random(secret.as_str()))
-                    {
-                        return whole.as_str().to_owned();
-                    }
-                    redactions += 1;
-                    let start = secret.start() - whole.start();
-                    let end = secret.end() - whole.start();
-                    format!(
-                        "{}{REDACTED}{}",
-                        &whole.as_str()[..start],
-                        &whole.as_str()[end..]
-                    )
-                });
+            let replaced = pattern.regex.replace_all(&current, |captures: &Captures<'_>| {
+                let whole = captures.get(0).expect("group 0 always matches");
+                let Some(secret) = captures.get(pattern.secret_group) else {
+                    return whole.as_str().to_owned();
+                };
+                if secret.as_str() == REDACTED || (pattern.generic && !looks_random(secret.as_str())) {
+                    return whole.as_str().to_owned();
+                }
+                redactions += 1;
+                let start = secret.start() - whole.start();
+                let end = secret.end() - whole.start();
+                format!("{}{REDACTED}{}", &whole.as_str()[..start], &whole.as_str()[end..])
+            });
             if let Cow::Owned(owned) = replaced {
                 current = Cow::Owned(owned);
             }
@@ -248,17 +180,15 @@ impl Patterns {
 
     fn redact_high_entropy<'a>(&self, text: &'a str) -> (Cow<'a, str>, u32) {
         let mut redactions = 0;
-        let replaced = self
-            .entropy_token
-            .replace_all(text, |captures: &Captures<'_>| {
-                let token = captures.get(0).expect("group 0 always matches").as_str();
-                if is_high_entropy_secret(token) {
-                    redactions += 1;
-                    REDACTED.to_owned()
-                } else {
-                    token.to_owned()
-                }
-            });
+        let replaced = self.entropy_token.replace_all(text, |captures: &Captures<'_>| {
+            let token = captures.get(0).expect("group 0 always matches").as_str();
+            if is_high_entropy_secret(token) {
+                redactions += 1;
+                REDACTED.to_owned()
+            } else {
+                token.to_owned()
+            }
+        });
         (replaced, redactions)
     }
 }
@@ -273,10 +203,7 @@ const MIN_CLASS_SWITCH_RATIO: f64 = 0.4;
 /// A long token of mixed case and digits with high entropy that switches
 /// character class like random text does, and is not a path or a public key.
 fn is_high_entropy_secret(token: &str) -> bool {
-    if PUBLIC_KEY_PREFIXES
-        .iter()
-        .any(|prefix| token.starts_with(prefix))
-    {
+    if PUBLIC_KEY_PREFIXES.iter().any(|prefix| token.starts_with(prefix)) {
         return false;
     }
     let has_upper = token.bytes().any(|byte| byte.is_ascii_uppercase());
@@ -287,14 +214,11 @@ fn is_high_entropy_secret(token: &str) -> bool {
     }
     // A path: some segment is a plain lowercase word ("src", "home").
     if token.contains('/')
-        && token.split('/').any(|segment| {
-            segment.len() >= 2 && segment.bytes().all(|byte| byte.is_ascii_lowercase())
-        })
+        && token.split('/').any(|segment| segment.len() >= 2 && segment.bytes().all(|byte| byte.is_ascii_lowercase()))
     {
         return false;
     }
-    shannon_entropy(token) >= ENTROPY_THRESHOLD
-        && class_switch_ratio(token) >= MIN_CLASS_SWITCH_RATIO
+    shannon_entropy(token) >= ENTROPY_THRESHOLD && class_switch_ratio(token) >= MIN_CLASS_SWITCH_RATIO
 }
 
 fn class_switch_ratio(token: &str) -> f64 {
@@ -307,10 +231,7 @@ fn class_switch_ratio(token: &str) -> f64 {
         }
     }
     let bytes = token.as_bytes();
-    let switches = bytes
-        .windows(2)
-        .filter(|pair| class(pair[0]) != class(pair[1]))
-        .count();
+    let switches = bytes.windows(2).filter(|pair| class(pair[0]) != class(pair[1])).count();
     switches as f64 / (bytes.len() - 1) as f64
 }
 
@@ -340,9 +261,7 @@ fn looks_random(value: &str) -> bool {
     let has_digit = value.bytes().any(|byte| byte.is_ascii_digit());
     let has_upper = value.bytes().any(|byte| byte.is_ascii_uppercase());
     let has_lower = value.bytes().any(|byte| byte.is_ascii_lowercase());
-    let has_symbol = value
-        .bytes()
-        .any(|byte| !byte.is_ascii_alphanumeric() && byte != b'_');
+    let has_symbol = value.bytes().any(|byte| !byte.is_ascii_alphanumeric() && byte != b'_');
     has_digit || has_symbol || (has_upper && has_lower)
 }
 

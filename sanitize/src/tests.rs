@@ -4,19 +4,11 @@ use super::*;
 
 /// The shared samples (../shared/data/secrets), as JSON lines {"text", "source"}.
 fn samples(file: &str) -> Vec<String> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/data/secrets")
-        .join(file);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/secrets").join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
     text.lines()
         .filter(|line| !line.trim().is_empty())
-        .map(|line| {
-            serde_json::from_str::<serde_json::Value>(line).unwrap()["text"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap()["text"].as_str().unwrap().to_owned())
         .collect()
 }
 
@@ -35,10 +27,7 @@ fn every_shared_positive_sample_is_redacted() {
             (report.redactions == 0 || !sanitized.contains(REDACTED)).then_some((sample, sanitized))
         })
         .collect();
-    assert!(
-        survivors.is_empty(),
-        "secrets that survived: {survivors:#?}"
-    );
+    assert!(survivors.is_empty(), "secrets that survived: {survivors:#?}");
 }
 
 #[test]
@@ -102,12 +91,8 @@ fn ordinary_contexts_survive_unchanged() {
 
 #[test]
 fn only_the_password_of_a_url_is_redacted() {
-    let (sanitized, report) =
-        sanitize_text("clone https://deploy:s3cr3t-Pa55@git.example.com/acme/lore.git failed");
-    assert_eq!(
-        sanitized,
-        "clone https://deploy:[REDACTED]@git.example.com/acme/lore.git failed"
-    );
+    let (sanitized, report) = sanitize_text("clone https://deploy:s3cr3t-Pa55@git.example.com/acme/lore.git failed");
+    assert_eq!(sanitized, "clone https://deploy:[REDACTED]@git.example.com/acme/lore.git failed");
     assert_eq!(report.redactions, 1);
 }
 
@@ -115,22 +100,13 @@ fn only_the_password_of_a_url_is_redacted() {
 fn secrets_in_config_lines_and_commands_are_redacted() {
     for (input, expected) in [
         ("DB_PASSWORD=hunter2!", "DB_PASSWORD=[REDACTED]"),
-        (
-            r#"{"api_key": "a8F3kL9qZ2xW"}"#,
-            r#"{"api_key": "[REDACTED]"}"#,
-        ),
+        (r#"{"api_key": "a8F3kL9qZ2xW"}"#, r#"{"api_key": "[REDACTED]"}"#),
         (
             "curl -H 'Authorization: Bearer abcDEF123456ghiJKL' https://api",
             "curl -H 'Authorization: Bearer [REDACTED]' https://api",
         ),
-        (
-            "curl -u admin:Sup3rS3cret https://host",
-            "curl -u admin:[REDACTED] https://host",
-        ),
-        (
-            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-            "aws_secret_access_key = [REDACTED]",
-        ),
+        ("curl -u admin:Sup3rS3cret https://host", "curl -u admin:[REDACTED] https://host"),
+        ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = [REDACTED]"),
     ] {
         assert_eq!(sanitize_text(input).0, expected, "{input}");
     }
@@ -180,15 +156,10 @@ fn env_var_references_under_secret_keys_are_kept() {
 
 #[test]
 fn long_strings_are_truncated_with_a_marker() {
-    let sanitizer = Sanitizer::new(SanitizeConfig {
-        max_string_chars: 10,
-    });
+    let sanitizer = Sanitizer::new(SanitizeConfig { max_string_chars: 10 });
     let mut context = json!({"log": "é".repeat(50), "short": "ok"});
     let report = sanitizer.sanitize_value(&mut context);
-    assert_eq!(
-        context["log"],
-        json!(format!("{}{TRUNCATED_MARKER}", "é".repeat(10)))
-    );
+    assert_eq!(context["log"], json!(format!("{}{TRUNCATED_MARKER}", "é".repeat(10))));
     assert_eq!(context["short"], json!("ok"));
     assert!(report.truncated);
 }
@@ -224,24 +195,17 @@ fn entropy_rule_catches_almost_all_random_tokens() {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     let mut state: u64 = 0x5eed;
     let mut next = || {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         (state >> 33) as usize
     };
     let total = 2000;
     let caught = (0..total)
         .filter(|_| {
             let length = 24 + next() % 17;
-            let token: String = (0..length)
-                .map(|_| ALPHABET[next() % ALPHABET.len()] as char)
-                .collect();
+            let token: String = (0..length).map(|_| ALPHABET[next() % ALPHABET.len()] as char).collect();
             sanitize_text(&format!("value {token} end")).1.redactions == 1
         })
         .count();
     let recall = caught as f64 / total as f64;
-    assert!(
-        recall >= 0.95,
-        "entropy rule caught {caught} of {total} random tokens ({recall:.3})"
-    );
+    assert!(recall >= 0.95, "entropy rule caught {caught} of {total} random tokens ({recall:.3})");
 }

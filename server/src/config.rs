@@ -132,9 +132,7 @@ pub struct GrpcConfig {
 
 impl Default for GrpcConfig {
     fn default() -> Self {
-        Self {
-            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
-        }
+        Self { max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES }
     }
 }
 
@@ -168,9 +166,7 @@ impl Default for ActionsConfig {
 impl Default for Config {
     fn default() -> Self {
         Self {
-            listen_addr: DEFAULT_LISTEN_ADDR
-                .parse()
-                .expect("default listen address parses"),
+            listen_addr: DEFAULT_LISTEN_ADDR.parse().expect("default listen address parses"),
             database_url: None,
             database: DatabaseConfig::default(),
             dev_postgres: DevPostgresConfig::default(),
@@ -196,9 +192,7 @@ impl Default for DatabaseConfig {
 
 impl Default for DevPostgresConfig {
     fn default() -> Self {
-        Self {
-            data_dir: PathBuf::from(DEFAULT_DEV_DATA_DIR),
-        }
+        Self { data_dir: PathBuf::from(DEFAULT_DEV_DATA_DIR) }
     }
 }
 
@@ -214,10 +208,7 @@ impl Default for LogConfig {
 
 impl Default for TelemetryConfig {
     fn default() -> Self {
-        Self {
-            otlp_endpoint: None,
-            service_name: "lore-server".to_owned(),
-        }
+        Self { otlp_endpoint: None, service_name: "lore-server".to_owned() }
     }
 }
 
@@ -226,10 +217,7 @@ impl Default for TelemetryConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config file {path}: {source}")]
-    UnreadableFile {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    UnreadableFile { path: PathBuf, source: std::io::Error },
     #[error("invalid configuration: {0}")]
     Invalid(String),
 }
@@ -240,25 +228,16 @@ impl Config {
     pub fn load(path: Option<&Path>) -> Result<Self, ConfigError> {
         let mut figment = Figment::from(Serialized::defaults(Config::default()));
         if let Some(path) = path {
-            let text =
-                std::fs::read_to_string(path).map_err(|source| ConfigError::UnreadableFile {
-                    path: path.to_owned(),
-                    source,
-                })?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|source| ConfigError::UnreadableFile { path: path.to_owned(), source })?;
             figment = figment.merge(Toml::string(&text));
         }
         let config: Config = figment
             .merge(Env::raw().only(&["DATABASE_URL"]))
-            .merge(
-                Env::raw()
-                    .only(&["OTEL_EXPORTER_OTLP_ENDPOINT"])
-                    .map(|_| "telemetry.otlp_endpoint".into()),
-            )
+            .merge(Env::raw().only(&["OTEL_EXPORTER_OTLP_ENDPOINT"]).map(|_| "telemetry.otlp_endpoint".into()))
             .merge(Env::prefixed(ENV_PREFIX).split("__").filter(|key| {
                 let top_level = key.as_str().split('.').next().unwrap_or_default();
-                ENV_TOP_LEVEL_KEYS
-                    .iter()
-                    .any(|known| known.eq_ignore_ascii_case(top_level))
+                ENV_TOP_LEVEL_KEYS.iter().any(|known| known.eq_ignore_ascii_case(top_level))
             }))
             .extract()
             .map_err(|error| ConfigError::Invalid(describe_figment_error(error)))?;
@@ -268,14 +247,11 @@ impl Config {
 
     fn validate(&self) -> Result<(), ConfigError> {
         if self.database.max_connections == 0 {
-            return Err(ConfigError::Invalid(
-                "database.max_connections must be at least 1".into(),
-            ));
+            return Err(ConfigError::Invalid("database.max_connections must be at least 1".into()));
         }
         if self.actions.session_timeout_secs == 0 || self.actions.sweep_interval_secs == 0 {
             return Err(ConfigError::Invalid(
-                "actions.session_timeout_secs and actions.sweep_interval_secs must be at least 1"
-                    .into(),
+                "actions.session_timeout_secs and actions.sweep_interval_secs must be at least 1".into(),
             ));
         }
         if self.actions.max_string_chars == 0 || self.actions.max_context_bytes < 1024 {
@@ -286,9 +262,7 @@ impl Config {
         if let Some(url) = &self.database_url
             && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
         {
-            return Err(ConfigError::Invalid(
-                "database_url must start with postgres:// or postgresql://".into(),
-            ));
+            return Err(ConfigError::Invalid("database_url must start with postgres:// or postgresql://".into()));
         }
         Ok(())
     }
@@ -309,11 +283,7 @@ fn describe_figment_error(error: figment::Error) -> String {
         .into_iter()
         .map(|error| {
             let path = error.path.join(".");
-            if path.is_empty() {
-                error.kind.to_string()
-            } else {
-                format!("{path}: {}", error.kind)
-            }
+            if path.is_empty() { error.kind.to_string() } else { format!("{path}: {}", error.kind) }
         })
         .collect::<Vec<_>>()
         .join("; ")

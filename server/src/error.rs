@@ -39,10 +39,7 @@ pub enum Error {
 
 impl Error {
     pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self::InvalidArgument {
-            field: field.into(),
-            reason: reason.into(),
-        }
+        Self::InvalidArgument { field: field.into(), reason: reason.into() }
     }
 }
 
@@ -68,28 +65,23 @@ impl From<Error> for Status {
 /// no SQL detail leaked to the client.
 fn database_status(error: sqlx::Error) -> Status {
     match &error {
-        sqlx::Error::PoolTimedOut
-        | sqlx::Error::PoolClosed
-        | sqlx::Error::Io(_)
-        | sqlx::Error::Tls(_) => {
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_) => {
             tracing::warn!(%error, "database unavailable");
             Status::unavailable("database unavailable, retry later")
         }
         // The connection was cut under the statement (server restart,
         // pg_terminate_backend, failover): nothing committed, retry.
         sqlx::Error::Database(db)
-            if db.code().is_some_and(|code| {
-                code.starts_with("08") || matches!(code.as_ref(), "57P01" | "57P02" | "57P03")
-            }) =>
+            if db
+                .code()
+                .is_some_and(|code| code.starts_with("08") || matches!(code.as_ref(), "57P01" | "57P02" | "57P03")) =>
         {
             tracing::warn!(%error, "database connection lost");
             Status::unavailable("database connection lost, retry later")
         }
         sqlx::Error::Database(db) => match db.code().as_deref() {
             Some(
-                sqlstate::CHECK_VIOLATION
-                | sqlstate::CHARACTER_NOT_IN_REPERTOIRE
-                | sqlstate::UNTRANSLATABLE_CHARACTER,
+                sqlstate::CHECK_VIOLATION | sqlstate::CHARACTER_NOT_IN_REPERTOIRE | sqlstate::UNTRANSLATABLE_CHARACTER,
             ) => Status::invalid_argument(format!("rejected by the database: {}", db.message())),
             Some(sqlstate::UNIQUE_VIOLATION) => Status::already_exists("already exists"),
             _ => {

@@ -84,18 +84,13 @@ impl Database {
 /// Binds the listener, opens the database, applies migrations and serves
 /// until `shutdown` resolves. Every start-up step fails fast with a message
 /// that says what was wrong.
-pub async fn run(
-    config: Config,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> anyhow::Result<()> {
+pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
     let listener = TcpListener::bind(config.listen_addr)
         .await
         .with_context(|| format!("cannot listen on {}", config.listen_addr))?;
     let database = Database::open(&config).await?;
     if config.database.migrate_on_start {
-        store::migrate(&database.pool)
-            .await
-            .context("cannot apply migrations")?;
+        store::migrate(&database.pool).await.context("cannot apply migrations")?;
     }
     let services = grpc::Services::new(&config, database.pool.clone());
     let sweep = jobs::spawn_session_sweep(
@@ -114,9 +109,7 @@ pub async fn run(
 /// Applies migrations and exits (`lore-server migrate`).
 pub async fn migrate(config: &Config) -> anyhow::Result<()> {
     let database = Database::open(config).await?;
-    let result = store::migrate(&database.pool)
-        .await
-        .context("cannot apply migrations");
+    let result = store::migrate(&database.pool).await.context("cannot apply migrations");
     database.close().await;
     result?;
     tracing::info!("migrations applied");

@@ -33,38 +33,23 @@ pub enum TelemetryError {
     #[error("invalid log.filter: {0}")]
     Filter(#[from] tracing_subscriber::filter::ParseError),
     #[error("cannot build the OTLP exporter for {endpoint}: {source}")]
-    Exporter {
-        endpoint: String,
-        source: opentelemetry_otlp::ExporterBuildError,
-    },
+    Exporter { endpoint: String, source: opentelemetry_otlp::ExporterBuildError },
     #[error("a global tracing subscriber is already set")]
     AlreadySet,
 }
 
 /// Installs the global subscriber. Must run inside the Tokio runtime (the
 /// OTLP exporter's channel is built on it).
-pub fn init(
-    log: &LogConfig,
-    telemetry: &TelemetryConfig,
-) -> Result<TelemetryGuard, TelemetryError> {
+pub fn init(log: &LogConfig, telemetry: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> {
     let filter = match std::env::var("RUST_LOG") {
         Ok(filter) if !filter.is_empty() => EnvFilter::try_new(filter)?,
         _ => EnvFilter::try_new(&log.filter)?,
     };
     let (text, json) = match log.format {
-        LogFormat::Text => (
-            Some(tracing_subscriber::fmt::layer().with_writer(std::io::stderr)),
-            None,
-        ),
-        LogFormat::Json => (
-            None,
-            Some(
-                tracing_subscriber::fmt::layer()
-                    .json()
-                    .flatten_event(true)
-                    .with_writer(std::io::stderr),
-            ),
-        ),
+        LogFormat::Text => (Some(tracing_subscriber::fmt::layer().with_writer(std::io::stderr)), None),
+        LogFormat::Json => {
+            (None, Some(tracing_subscriber::fmt::layer().json().flatten_event(true).with_writer(std::io::stderr)))
+        }
     };
 
     let tracer_provider = match &telemetry.otlp_endpoint {
@@ -85,24 +70,14 @@ pub fn init(
     Ok(TelemetryGuard { tracer_provider })
 }
 
-fn otlp_tracer_provider(
-    endpoint: &str,
-    service_name: &str,
-) -> Result<SdkTracerProvider, TelemetryError> {
+fn otlp_tracer_provider(endpoint: &str, service_name: &str) -> Result<SdkTracerProvider, TelemetryError> {
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_tonic()
         .with_endpoint(endpoint)
         .build()
-        .map_err(|source| TelemetryError::Exporter {
-            endpoint: endpoint.to_owned(),
-            source,
-        })?;
+        .map_err(|source| TelemetryError::Exporter { endpoint: endpoint.to_owned(), source })?;
     Ok(SdkTracerProvider::builder()
         .with_batch_exporter(exporter)
-        .with_resource(
-            Resource::builder()
-                .with_service_name(service_name.to_owned())
-                .build(),
-        )
+        .with_resource(Resource::builder().with_service_name(service_name.to_owned()).build())
         .build())
 }

@@ -26,9 +26,7 @@ impl TestServer {
 
     pub async fn start_with(config: Config) -> Self {
         let database = TestDatabase::new().await.expect("test database");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("local addr");
         let services = Services::new(&config, database.pool.clone());
         let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
@@ -36,16 +34,9 @@ impl TestServer {
             let shutdown = async {
                 let _ = shutdown_rx.await;
             };
-            grpc::serve(services, listener, config.shutdown_grace(), shutdown)
-                .await
-                .expect("serve");
+            grpc::serve(services, listener, config.shutdown_grace(), shutdown).await.expect("serve");
         });
-        Self {
-            database,
-            addr,
-            shutdown: Some(shutdown_tx),
-            task: Some(task),
-        }
+        Self { database, addr, shutdown: Some(shutdown_tx), task: Some(task) }
     }
 
     pub fn pool(&self) -> &sqlx::PgPool {
@@ -54,11 +45,7 @@ impl TestServer {
 
     /// A connected channel; clients built on it accept large messages.
     pub async fn channel(&self) -> Channel {
-        Channel::from_shared(format!("http://{}", self.addr))
-            .expect("uri")
-            .connect()
-            .await
-            .expect("connect")
+        Channel::from_shared(format!("http://{}", self.addr)).expect("uri").connect().await.expect("connect")
     }
 
     pub async fn stop(mut self) {

@@ -8,9 +8,7 @@ struct Cli {}
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let _cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .init();
+    tracing_subscriber::fmt().with_writer(std::io::stderr).init();
     lore_sidecar::run(async {
         let _ = tokio::signal::ctrl_c().await;
     })

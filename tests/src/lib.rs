@@ -24,10 +24,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(120);
 /// directory (`target/<profile>/`).
 pub fn workspace_binary(name: &str) -> PathBuf {
     let test_executable = std::env::current_exe().expect("current exe");
-    let profile_dir = test_executable
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps");
+    let profile_dir = test_executable.parent().and_then(Path::parent).expect("target/<profile>/deps");
     let path = profile_dir.join(name);
     assert!(
         path.is_file(),
@@ -39,14 +36,9 @@ pub fn workspace_binary(name: &str) -> PathBuf {
 
 /// The real grpcurl, fetched by `scripts/fetch-tools.sh`.
 pub fn grpcurl_binary() -> PathBuf {
-    let path = std::env::var_os("LORE_GRPCURL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| default_cache_dir().join("bin/grpcurl"));
-    assert!(
-        path.is_file(),
-        "{} is missing: run scripts/fetch-tools.sh (make test does)",
-        path.display()
-    );
+    let path =
+        std::env::var_os("LORE_GRPCURL").map(PathBuf::from).unwrap_or_else(|| default_cache_dir().join("bin/grpcurl"));
+    assert!(path.is_file(), "{} is missing: run scripts/fetch-tools.sh (make test does)", path.display());
     path
 }
 
@@ -110,10 +102,7 @@ impl ServerOptions {
 pub fn server_command(options: &ServerOptions) -> Command {
     let mut command = Command::new(workspace_binary("lore-server"));
     for (key, _) in std::env::vars() {
-        if key.starts_with("LORE_") && key != "LORE_CACHE_DIR"
-            || key == "DATABASE_URL"
-            || key == "RUST_LOG"
-        {
+        if key.starts_with("LORE_") && key != "LORE_CACHE_DIR" || key == "DATABASE_URL" || key == "RUST_LOG" {
             command.env_remove(key);
         }
     }
@@ -132,9 +121,7 @@ pub fn server_command(options: &ServerOptions) -> Command {
 impl ServerProcess {
     /// Starts the server and waits until it logs that it serves.
     pub async fn start(options: ServerOptions) -> anyhow::Result<Self> {
-        let mut child = server_command(&options)
-            .spawn()
-            .context("spawn lore-server")?;
+        let mut child = server_command(&options).spawn().context("spawn lore-server")?;
         let stderr = child.stderr.take().expect("stderr piped");
         let log = Arc::new(Mutex::new(Vec::new()));
         let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
@@ -157,10 +144,7 @@ impl ServerProcess {
             Ok(Ok(addr)) => addr,
             _ => {
                 let status = child.try_wait().ok().flatten();
-                bail!(
-                    "lore-server did not start (exit {status:?}): {}",
-                    log.lock().unwrap().join("\n")
-                );
+                bail!("lore-server did not start (exit {status:?}): {}", log.lock().unwrap().join("\n"));
             }
         };
         Ok(Self { child, addr, log })
@@ -176,11 +160,7 @@ impl ServerProcess {
     }
 
     pub async fn channel(&self) -> Channel {
-        Channel::from_shared(self.endpoint())
-            .unwrap()
-            .connect()
-            .await
-            .expect("connect to lore-server")
+        Channel::from_shared(self.endpoint()).unwrap().connect().await.expect("connect to lore-server")
     }
 
     pub fn signal(&self, signal: Signal) {
@@ -220,16 +200,10 @@ fn serving_addr(line: &str) -> Option<String> {
 
 /// Runs `lore-server` with `options` to completion and returns its exit code
 /// and stderr (for start-up failures).
-pub async fn run_server_to_exit(
-    options: ServerOptions,
-    timeout: Duration,
-) -> (Option<i32>, String) {
+pub async fn run_server_to_exit(options: ServerOptions, timeout: Duration) -> (Option<i32>, String) {
     let output = tokio::time::timeout(timeout, server_command(&options).output())
         .await
         .expect("lore-server exits in time")
         .expect("lore-server runs");
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
 }

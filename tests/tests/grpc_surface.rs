@@ -14,9 +14,7 @@ use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
 
 async fn server() -> (TestDatabase, ServerProcess) {
     let database = TestDatabase::new().await.unwrap();
-    let server = ServerProcess::start(ServerOptions::with_database(&database.url))
-        .await
-        .unwrap();
+    let server = ServerProcess::start(ServerOptions::with_database(&database.url)).await.unwrap();
     (database, server)
 }
 
@@ -34,10 +32,7 @@ async fn grpcurl_lists_the_three_services_health_and_reflection() {
         "grpc.reflection.v1.ServerReflection",
         "grpc.reflection.v1alpha.ServerReflection",
     ] {
-        assert!(
-            services.contains(&expected),
-            "{expected} missing from {services:?}"
-        );
+        assert!(services.contains(&expected), "{expected} missing from {services:?}");
     }
 }
 
@@ -46,21 +41,8 @@ async fn grpcurl_lists_the_rpcs_of_a_service() {
     let (_database, server) = server().await;
     let output = grpcurl(&[], server.addr(), &["list", "lore.v1.ActionService"]).await;
     assert!(output.success, "{output:?}");
-    for rpc in [
-        "StartSession",
-        "LogAction",
-        "Ingest",
-        "Resume",
-        "Export",
-        "VerifyChain",
-    ] {
-        assert!(
-            output
-                .stdout
-                .contains(&format!("lore.v1.ActionService.{rpc}")),
-            "{rpc}: {}",
-            output.stdout
-        );
+    for rpc in ["StartSession", "LogAction", "Ingest", "Resume", "Export", "VerifyChain"] {
+        assert!(output.stdout.contains(&format!("lore.v1.ActionService.{rpc}")), "{rpc}: {}", output.stdout);
     }
 }
 
@@ -69,23 +51,9 @@ async fn grpcurl_describes_a_message_with_its_doc_comments() {
     let (_database, server) = server().await;
     let output = grpcurl(&[], server.addr(), &["describe", "lore.v1.Action"]).await;
     assert!(output.success, "{output:?}");
-    assert!(
-        output.stdout.contains("lore.v1.Action is a message"),
-        "{}",
-        output.stdout
-    );
-    assert!(
-        output
-            .stdout
-            .contains(".google.protobuf.Timestamp occurred_at = 14;"),
-        "{}",
-        output.stdout
-    );
-    assert!(
-        output.stdout.contains("partition key of the log"),
-        "doc comment missing: {}",
-        output.stdout
-    );
+    assert!(output.stdout.contains("lore.v1.Action is a message"), "{}", output.stdout);
+    assert!(output.stdout.contains(".google.protobuf.Timestamp occurred_at = 14;"), "{}", output.stdout);
+    assert!(output.stdout.contains("partition key of the log"), "doc comment missing: {}", output.stdout);
 }
 
 #[tokio::test]
@@ -94,15 +62,9 @@ async fn reflection_v1_serves_the_lore_files_too() {
     let mut client = ServerReflectionClient::new(server.channel().await);
     let request = ServerReflectionRequest {
         host: String::new(),
-        message_request: Some(MessageRequest::FileContainingSymbol(
-            "lore.v1.KnowledgeService".into(),
-        )),
+        message_request: Some(MessageRequest::FileContainingSymbol("lore.v1.KnowledgeService".into())),
     };
-    let mut responses = client
-        .server_reflection_info(tokio_stream::iter([request]))
-        .await
-        .unwrap()
-        .into_inner();
+    let mut responses = client.server_reflection_info(tokio_stream::iter([request])).await.unwrap().into_inner();
     let response = responses.next().await.unwrap().unwrap();
     let Some(MessageResponse::FileDescriptorResponse(files)) = response.message_response else {
         panic!("unexpected reflection response {response:?}");
@@ -115,65 +77,35 @@ async fn health_answers_serving_for_the_server_and_each_service() {
     let (_database, server) = server().await;
     let output = grpcurl(&[], server.addr(), &["grpc.health.v1.Health/Check"]).await;
     assert!(output.success, "{output:?}");
-    assert!(
-        output.stdout.contains("\"status\": \"SERVING\""),
-        "{}",
-        output.stdout
-    );
+    assert!(output.stdout.contains("\"status\": \"SERVING\""), "{}", output.stdout);
 
     let mut health = HealthClient::new(server.channel().await);
     for service in lore_server::grpc::SERVICE_NAMES {
-        let status = health
-            .check(HealthCheckRequest {
-                service: service.into(),
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .status;
+        let status = health.check(HealthCheckRequest { service: service.into() }).await.unwrap().into_inner().status;
         assert_eq!(status, ServingStatus::Serving as i32, "{service}");
     }
-    let unknown = health
-        .check(HealthCheckRequest {
-            service: "lore.v1.Nope".into(),
-        })
-        .await
-        .unwrap_err();
+    let unknown = health.check(HealthCheckRequest { service: "lore.v1.Nope".into() }).await.unwrap_err();
     assert_eq!(unknown.code(), tonic::Code::NotFound);
 }
 
 #[tokio::test]
 async fn an_rpc_that_is_not_built_yet_answers_unimplemented() {
     let (_database, server) = server().await;
-    let output = grpcurl(
-        &["-d", r#"{"project": "lore"}"#],
-        server.addr(),
-        &["lore.v1.QaLearningService/Dashboard"],
-    )
-    .await;
+    let output =
+        grpcurl(&["-d", r#"{"project": "lore"}"#], server.addr(), &["lore.v1.QaLearningService/Dashboard"]).await;
     assert!(!output.success);
     assert!(output.stderr.contains("Code: Unimplemented"), "{output:?}");
 
     let mut client = QaLearningServiceClient::new(server.channel().await);
-    let status = client
-        .dashboard(DashboardRequest {
-            project: "lore".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap_err();
+    let status = client.dashboard(DashboardRequest { project: "lore".into(), ..Default::default() }).await.unwrap_err();
     assert_eq!(status.code(), tonic::Code::Unimplemented);
 }
 
 #[tokio::test]
 async fn a_streaming_rpc_that_is_not_built_yet_answers_unimplemented() {
     let (_database, server) = server().await;
-    let mut client =
-        lore_proto::v1::action_service_client::ActionServiceClient::new(server.channel().await);
-    let request = ExportRequest {
-        project: "lore".into(),
-        ..Default::default()
-    };
+    let mut client = lore_proto::v1::action_service_client::ActionServiceClient::new(server.channel().await);
+    let request = ExportRequest { project: "lore".into(), ..Default::default() };
     let status = client.export(request).await.unwrap_err();
     assert_eq!(status.code(), tonic::Code::Unimplemented);
 }

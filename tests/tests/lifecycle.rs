@@ -14,74 +14,48 @@ const EXIT_FAILURE: i32 = 1;
 /// A start-up failure must be one line that says what is wrong, not a panic
 /// or a backtrace.
 fn assert_one_clear_error(stderr: &str, expected: &str) {
-    let errors: Vec<&str> = stderr
-        .lines()
-        .filter(|line| line.starts_with("lore-server: "))
-        .collect();
+    let errors: Vec<&str> = stderr.lines().filter(|line| line.starts_with("lore-server: ")).collect();
     assert_eq!(errors.len(), 1, "expected one error line in: {stderr}");
-    assert!(
-        errors[0].contains(expected),
-        "{:?} does not say {expected:?}",
-        errors[0]
-    );
+    assert!(errors[0].contains(expected), "{:?} does not say {expected:?}", errors[0]);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
 #[tokio::test]
 async fn sigterm_with_a_call_in_flight_drains_and_exits_cleanly() {
     let database = TestDatabase::new().await.unwrap();
-    let mut server = ServerProcess::start(
-        ServerOptions::with_database(&database.url).env("LORE_SHUTDOWN_GRACE_SECS", "3"),
-    )
-    .await
-    .unwrap();
+    let mut server =
+        ServerProcess::start(ServerOptions::with_database(&database.url).env("LORE_SHUTDOWN_GRACE_SECS", "3"))
+            .await
+            .unwrap();
     let addr = server.addr().to_owned();
 
     // A long-lived call in flight: the health watch stream.
     let mut health = HealthClient::new(server.channel().await);
-    let mut watch = health
-        .watch(HealthCheckRequest {
-            service: String::new(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut watch = health.watch(HealthCheckRequest { service: String::new() }).await.unwrap().into_inner();
     let first = watch.message().await.unwrap().unwrap();
     assert_eq!(first.status, ServingStatus::Serving as i32);
 
     server.signal(Signal::SIGTERM);
 
     // The in-flight stream is told first, so load balancers stop routing.
-    let next = tokio::time::timeout(Duration::from_secs(5), watch.message())
-        .await
-        .expect("status update in time");
-    assert_eq!(
-        next.unwrap().unwrap().status,
-        ServingStatus::NotServing as i32
-    );
+    let next = tokio::time::timeout(Duration::from_secs(5), watch.message()).await.expect("status update in time");
+    assert_eq!(next.unwrap().unwrap().status, ServingStatus::NotServing as i32);
 
     let status = server.wait(Duration::from_secs(20)).await.unwrap();
     assert!(status.success(), "exit {status:?}: {}", server.log());
     let log = server.log();
-    assert!(
-        log.contains("shutting down: draining in-flight calls"),
-        "{log}"
-    );
+    assert!(log.contains("shutting down: draining in-flight calls"), "{log}");
     assert!(log.contains("lore-server stopped"), "{log}");
-    assert!(
-        tokio::net::TcpStream::connect(&addr).await.is_err(),
-        "still listening on {addr}"
-    );
+    assert!(tokio::net::TcpStream::connect(&addr).await.is_err(), "still listening on {addr}");
 }
 
 #[tokio::test]
 async fn sigint_with_no_calls_exits_at_once() {
     let database = TestDatabase::new().await.unwrap();
-    let mut server = ServerProcess::start(
-        ServerOptions::with_database(&database.url).env("LORE_SHUTDOWN_GRACE_SECS", "60"),
-    )
-    .await
-    .unwrap();
+    let mut server =
+        ServerProcess::start(ServerOptions::with_database(&database.url).env("LORE_SHUTDOWN_GRACE_SECS", "60"))
+            .await
+            .unwrap();
     server.signal(Signal::SIGINT);
     // Well under the 60 s grace: nothing is in flight, so nothing to wait for.
     let status = server.wait(Duration::from_secs(20)).await.unwrap();
@@ -101,8 +75,7 @@ async fn unreachable_database_fails_fast_with_one_clear_message() {
 async fn port_in_use_fails_fast_with_one_clear_message() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
-    let options = ServerOptions::with_database("postgres://postgres@127.0.0.1:1/lore")
-        .env("LORE_LISTEN_ADDR", &addr);
+    let options = ServerOptions::with_database("postgres://postgres@127.0.0.1:1/lore").env("LORE_LISTEN_ADDR", &addr);
     let (code, stderr) = run_server_to_exit(options, Duration::from_secs(30)).await;
     assert_eq!(code, Some(EXIT_FAILURE), "{stderr}");
     assert_one_clear_error(&stderr, &format!("cannot listen on {addr}"));
@@ -145,10 +118,7 @@ async fn migrate_command_applies_migrations_and_a_second_run_is_a_no_op() {
     let applied: i64 = sqlx_query_count(&database, "SELECT count(*) FROM _sqlx_migrations").await;
     assert_eq!(
         applied as usize,
-        lore_server::store::MIGRATOR
-            .iter()
-            .filter(|m| m.migration_type.is_up_migration())
-            .count()
+        lore_server::store::MIGRATOR.iter().filter(|m| m.migration_type.is_up_migration()).count()
     );
 }
 
@@ -157,26 +127,16 @@ async fn sqlx_reset(database: &TestDatabase) {
     use lore_server::store::MIGRATOR;
     MIGRATOR.undo(&database.pool, 0).await.unwrap();
     sqlx_execute(database, "DROP TABLE _sqlx_migrations").await;
-    let tables = sqlx_query_count(
-        database,
-        "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'",
-    )
-    .await;
+    let tables = sqlx_query_count(database, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").await;
     assert_eq!(tables, 0);
 }
 
 async fn sqlx_execute(database: &TestDatabase, statement: &'static str) {
-    sqlx::query(statement)
-        .execute(&database.pool)
-        .await
-        .unwrap();
+    sqlx::query(statement).execute(&database.pool).await.unwrap();
 }
 
 async fn sqlx_query_count(database: &TestDatabase, statement: &'static str) -> i64 {
-    sqlx::query_scalar(statement)
-        .fetch_one(&database.pool)
-        .await
-        .unwrap()
+    sqlx::query_scalar(statement).fetch_one(&database.pool).await.unwrap()
 }
 
 #[tokio::test]
@@ -186,32 +146,17 @@ async fn without_a_database_url_the_server_runs_its_own_postgres_and_stops_it() 
     let options = ServerOptions {
         env: vec![
             ("LORE_LISTEN_ADDR".into(), "127.0.0.1:0".into()),
-            (
-                "LORE_DEV_POSTGRES__DATA_DIR".into(),
-                data_dir.display().to_string(),
-            ),
+            ("LORE_DEV_POSTGRES__DATA_DIR".into(), data_dir.display().to_string()),
         ],
         args: Vec::new(),
     };
     let mut server = ServerProcess::start(options).await.unwrap();
     let mut health = HealthClient::new(server.channel().await);
-    let status = health
-        .check(HealthCheckRequest {
-            service: String::new(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let status = health.check(HealthCheckRequest { service: String::new() }).await.unwrap().into_inner();
     assert_eq!(status.status, ServingStatus::Serving as i32);
     assert!(server.log().contains("dev mode"), "{}", server.log());
 
     server.stop().await;
-    assert!(
-        data_dir.join("PG_VERSION").is_file(),
-        "data kept between runs"
-    );
-    assert!(
-        !data_dir.join("postmaster.pid").exists(),
-        "PostgreSQL was not stopped"
-    );
+    assert!(data_dir.join("PG_VERSION").is_file(), "data kept between runs");
+    assert!(!data_dir.join("postmaster.pid").exists(), "PostgreSQL was not stopped");
 }

@@ -1,12 +1,8 @@
 //! OTLP trace export, received by a real OTLP/gRPC collector endpoint.
 
 use lore_e2e::{ServerOptions, ServerProcess, TestDatabase};
-use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
-    TraceService, TraceServiceServer,
-};
-use opentelemetry_proto::tonic::collector::trace::v1::{
-    ExportTraceServiceRequest, ExportTraceServiceResponse,
-};
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{TraceService, TraceServiceServer};
+use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse};
 use opentelemetry_proto::tonic::common::v1::any_value::Value;
 use tokio::sync::mpsc;
 use tonic_health::pb::HealthCheckRequest;
@@ -24,9 +20,7 @@ impl TraceService for Collector {
         request: tonic::Request<ExportTraceServiceRequest>,
     ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
         let _ = self.exports.send(request.into_inner());
-        Ok(tonic::Response::new(ExportTraceServiceResponse {
-            partial_success: None,
-        }))
+        Ok(tonic::Response::new(ExportTraceServiceResponse { partial_success: None }))
     }
 }
 
@@ -44,30 +38,20 @@ async fn spans_of_rpcs_are_exported_over_otlp_when_an_endpoint_is_configured() {
     let (exports_tx, mut exports_rx) = mpsc::unbounded_channel();
     tokio::spawn(
         tonic::transport::Server::builder()
-            .add_service(TraceServiceServer::new(Collector {
-                exports: exports_tx,
-            }))
+            .add_service(TraceServiceServer::new(Collector { exports: exports_tx }))
             .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
     );
 
     let database = TestDatabase::new().await.unwrap();
     let mut server = ServerProcess::start(
         ServerOptions::with_database(&database.url)
-            .env(
-                "LORE_TELEMETRY__OTLP_ENDPOINT",
-                &format!("http://{collector_addr}"),
-            )
+            .env("LORE_TELEMETRY__OTLP_ENDPOINT", &format!("http://{collector_addr}"))
             .env("LORE_TELEMETRY__SERVICE_NAME", "lore-under-test"),
     )
     .await
     .unwrap();
     let mut health = HealthClient::new(server.channel().await);
-    health
-        .check(HealthCheckRequest {
-            service: String::new(),
-        })
-        .await
-        .unwrap();
+    health.check(HealthCheckRequest { service: String::new() }).await.unwrap();
     // Shutting down flushes the batch exporter.
     server.stop().await;
 
@@ -81,15 +65,8 @@ async fn spans_of_rpcs_are_exported_over_otlp_when_an_endpoint_is_configured() {
                     service_names.extend(string_value(&attribute.value).map(str::to_owned));
                 }
             }
-            for span in resource_spans
-                .scope_spans
-                .iter()
-                .flat_map(|scope| &scope.spans)
-            {
-                let method = span
-                    .attributes
-                    .iter()
-                    .find(|attribute| attribute.key == "method");
+            for span in resource_spans.scope_spans.iter().flat_map(|scope| &scope.spans) {
+                let method = span.attributes.iter().find(|attribute| attribute.key == "method");
                 if span.name == "grpc"
                     && method.and_then(|attribute| string_value(&attribute.value))
                         == Some("/grpc.health.v1.Health/Check")
@@ -100,8 +77,5 @@ async fn spans_of_rpcs_are_exported_over_otlp_when_an_endpoint_is_configured() {
         }
     }
     assert!(found_rpc_span, "no span for the Check call was exported");
-    assert!(
-        service_names.iter().any(|name| name == "lore-under-test"),
-        "{service_names:?}"
-    );
+    assert!(service_names.iter().any(|name| name == "lore-under-test"), "{service_names:?}");
 }

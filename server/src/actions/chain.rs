@@ -17,12 +17,7 @@ const ENCODING_VERSION: &[u8] = b"lore.action.v1";
 
 /// The hash that links `action` (at `chain_seq`, or unchained when `None`)
 /// to its predecessor's hash (empty for the first action).
-pub fn action_hash(
-    prev_hash: &[u8],
-    chain_seq: Option<i64>,
-    action: &NewAction,
-    received_at_micros: i64,
-) -> [u8; 32] {
+pub fn action_hash(prev_hash: &[u8], chain_seq: Option<i64>, action: &NewAction, received_at_micros: i64) -> [u8; 32] {
     let mut hasher = blake3::Hasher::new();
     let mut field = |bytes: &[u8]| {
         hasher.update(&(bytes.len() as u64).to_le_bytes());
@@ -32,13 +27,7 @@ pub fn action_hash(
     field(prev_hash);
     field(&chain_seq.unwrap_or(0).to_le_bytes());
     field(action.action_id.as_bytes());
-    field(
-        action
-            .session_id
-            .map(|id| *id.as_bytes())
-            .unwrap_or_default()
-            .as_slice(),
-    );
+    field(action.session_id.map(|id| *id.as_bytes()).unwrap_or_default().as_slice());
     field(&action.occurred_at.timestamp_micros().to_le_bytes());
     field(&received_at_micros.to_le_bytes());
     field(action.project.as_bytes());
@@ -49,13 +38,7 @@ pub fn action_hash(
     field(action.outcome.as_str().as_bytes());
     field(action.error.as_bytes());
     field(&action.duration_ms.to_le_bytes());
-    field(
-        action
-            .parent_action_id
-            .map(|id| *id.as_bytes())
-            .unwrap_or_default()
-            .as_slice(),
-    );
+    field(action.parent_action_id.map(|id| *id.as_bytes()).unwrap_or_default().as_slice());
     field(action.epic_id.as_bytes());
     field(action.issue_id.as_bytes());
     field(&action.redaction_count.to_le_bytes());

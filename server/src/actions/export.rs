@@ -56,19 +56,9 @@ impl ExportCursor {
     pub fn encode(&self) -> String {
         let after = self
             .after
-            .map(|position| {
-                format!(
-                    "{}.{}",
-                    position.occurred_at.timestamp_micros(),
-                    position.action_id
-                )
-            })
+            .map(|position| format!("{}.{}", position.occurred_at.timestamp_micros(), position.action_id))
             .unwrap_or_else(|| "-.-".to_owned());
-        URL_SAFE_NO_PAD.encode(format!(
-            "e1.{}.{:016x}.{after}",
-            self.as_of.timestamp_micros(),
-            self.fingerprint
-        ))
+        URL_SAFE_NO_PAD.encode(format!("e1.{}.{:016x}.{after}", self.as_of.timestamp_micros(), self.fingerprint))
     }
 
     pub fn decode(cursor: &str) -> Result<Self, BadCursor> {
@@ -81,12 +71,7 @@ impl ExportCursor {
         if *version != "e1" {
             return Err(BadCursor);
         }
-        let micros = |text: &str| {
-            text.parse::<i64>()
-                .ok()
-                .and_then(DateTime::from_timestamp_micros)
-                .ok_or(BadCursor)
-        };
+        let micros = |text: &str| text.parse::<i64>().ok().and_then(DateTime::from_timestamp_micros).ok_or(BadCursor);
         let after = match (*occurred_at, *action_id) {
             ("-", "-") => None,
             (occurred_at, action_id) => Some(Position {
@@ -150,12 +135,10 @@ fn optional_id(value: Option<Uuid>) -> String {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut out, byte| {
-            let _ = write!(out, "{byte:02x}");
-            out
-        })
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut out, byte| {
+        let _ = write!(out, "{byte:02x}");
+        out
+    })
 }
 
 /// The full record of an action, for JSONL and JSON.
@@ -232,11 +215,7 @@ pub struct ExportWriter {
 impl ExportWriter {
     /// `resumed` is true when an earlier call already sent rows.
     pub fn new(format: ExportFormat, resumed: bool) -> Self {
-        Self {
-            format,
-            wrote_rows: resumed,
-            wrote_header: resumed,
-        }
+        Self { format, wrote_rows: resumed, wrote_header: resumed }
     }
 
     /// Appends one row to `out`.
@@ -255,9 +234,7 @@ impl ExportWriter {
                 out.extend_from_slice(canonical_json(&action_record(stored)).as_bytes());
             }
             ExportFormat::Csv => {
-                let mut writer = csv::WriterBuilder::new()
-                    .has_headers(false)
-                    .from_writer(Vec::new());
+                let mut writer = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
                 if !self.wrote_header {
                     let _ = writer.write_record(CSV_COLUMNS);
                     self.wrote_header = true;
@@ -281,10 +258,7 @@ impl ExportWriter {
                     canonical_json(&action.context),
                     action.redaction_count.to_string(),
                     action.truncated.to_string(),
-                    stored
-                        .chain_seq
-                        .map(|seq| seq.to_string())
-                        .unwrap_or_default(),
+                    stored.chain_seq.map(|seq| seq.to_string()).unwrap_or_default(),
                     hex(&stored.chain_hash),
                 ]);
                 out.extend_from_slice(&writer.into_inner().unwrap_or_default());
@@ -297,9 +271,7 @@ impl ExportWriter {
     /// ever written).
     pub fn finish(&mut self, out: &mut Vec<u8>) {
         match self.format {
-            ExportFormat::Json => {
-                out.extend_from_slice(if self.wrote_rows { b"\n]\n" } else { b"[]\n" })
-            }
+            ExportFormat::Json => out.extend_from_slice(if self.wrote_rows { b"\n]\n" } else { b"[]\n" }),
             ExportFormat::Csv if !self.wrote_header => {
                 let mut line = CSV_COLUMNS.join(",");
                 line.push('\n');
@@ -318,18 +290,8 @@ mod tests {
     #[test]
     fn cursors_round_trip_with_and_without_a_position() {
         let as_of = DateTime::from_timestamp_micros(1_763_807_324_000_001).unwrap();
-        for after in [
-            None,
-            Some(Position {
-                occurred_at: as_of,
-                action_id: Uuid::now_v7(),
-            }),
-        ] {
-            let cursor = ExportCursor {
-                as_of,
-                fingerprint: 0xdead_beef_0123_4567,
-                after,
-            };
+        for after in [None, Some(Position { occurred_at: as_of, action_id: Uuid::now_v7() })] {
+            let cursor = ExportCursor { as_of, fingerprint: 0xdead_beef_0123_4567, after };
             assert_eq!(ExportCursor::decode(&cursor.encode()), Ok(cursor));
         }
         assert_eq!(ExportCursor::decode("nonsense"), Err(BadCursor));

@@ -21,9 +21,7 @@ use crate::store;
 use crate::store::actions::Direction;
 use crate::store::sessions::LastSessionFilter;
 use export::{ExportCursor, ExportFormat, ExportWriter};
-use model::{
-    Action, BatchOutcome, EndReason, NewAction, NewSession, Rejection, RejectionKind, Session,
-};
+use model::{Action, BatchOutcome, EndReason, NewAction, NewSession, Rejection, RejectionKind, Session};
 use query::{ActionFilter, Position};
 use report::ActivityReport;
 
@@ -40,9 +38,7 @@ pub struct ActionLimits {
 
 impl Default for ActionLimits {
     fn default() -> Self {
-        Self {
-            max_context_bytes: DEFAULT_MAX_CONTEXT_BYTES,
-        }
+        Self { max_context_bytes: DEFAULT_MAX_CONTEXT_BYTES }
     }
 }
 
@@ -83,22 +79,14 @@ pub struct ActionLog {
 
 impl ActionLog {
     pub fn new(pool: PgPool, sanitizer: Sanitizer, limits: ActionLimits) -> Self {
-        Self {
-            pool,
-            sanitizer,
-            limits,
-        }
+        Self { pool, sanitizer, limits }
     }
 
     pub fn pool(&self) -> &PgPool {
         &self.pool
     }
 
-    pub async fn start_session(
-        &self,
-        scope: &ProjectScope,
-        mut session: NewSession,
-    ) -> Result<(Session, bool), Error> {
+    pub async fn start_session(&self, scope: &ProjectScope, mut session: NewSession) -> Result<(Session, bool), Error> {
         self.sanitizer.sanitize_value(&mut session.metadata);
         store::sessions::start(&self.pool, scope, &session).await
     }
@@ -107,11 +95,7 @@ impl ActionLog {
         store::sessions::get(&self.pool, scope, session_id).await
     }
 
-    pub async fn heartbeat(
-        &self,
-        scope: &ProjectScope,
-        session_id: Uuid,
-    ) -> Result<Session, Error> {
+    pub async fn heartbeat(&self, scope: &ProjectScope, session_id: Uuid) -> Result<Session, Error> {
         store::sessions::heartbeat(&self.pool, scope, session_id).await
     }
 
@@ -134,20 +118,13 @@ impl ActionLog {
         filter: &LastSessionFilter<'_>,
     ) -> Result<(Session, Option<Action>), Error> {
         let session = store::sessions::last(&self.pool, scope, project, filter).await?;
-        let last_action =
-            store::actions::recent_in_session(&self.pool, scope, session.session_id, 1)
-                .await?
-                .pop();
+        let last_action = store::actions::recent_in_session(&self.pool, scope, session.session_id, 1).await?.pop();
         Ok((session, last_action))
     }
 
     /// Stores one action; returns its redaction count and whether it was a
     /// replay of a stored one.
-    pub async fn log(
-        &self,
-        scope: &ProjectScope,
-        action: NewAction,
-    ) -> Result<(NewAction, bool), Error> {
+    pub async fn log(&self, scope: &ProjectScope, action: NewAction) -> Result<(NewAction, bool), Error> {
         let action = self.sanitize(action);
         let outcome = store::actions::insert_batch(&self.pool, scope, vec![action.clone()]).await?;
         if let Some(rejection) = outcome.rejected.into_iter().next() {
@@ -204,15 +181,7 @@ impl ActionLog {
         after: Option<Position>,
         limit: i64,
     ) -> Result<Vec<Action>, Error> {
-        store::actions::page(
-            &self.pool,
-            scope,
-            filter,
-            after,
-            Direction::Descending,
-            limit,
-        )
-        .await
+        store::actions::page(&self.pool, scope, filter, after, Direction::Descending, limit).await
     }
 
     /// Aggregates and recent failures of the actions matching `filter`,
@@ -224,32 +193,13 @@ impl ActionLog {
         recent_failures: i64,
     ) -> Result<ActivityReport, Error> {
         let (Some(from), Some(until)) = (filter.from, filter.until) else {
-            return Err(Error::invalid(
-                "window",
-                "a report needs a start and an end",
-            ));
+            return Err(Error::invalid("window", "a report needs a start and an end"));
         };
         let counts = store::actions::activity_counts(&self.pool, scope, filter).await?;
-        let failures = ActionFilter {
-            outcomes: vec![model::Outcome::Failure],
-            ..filter.clone()
-        };
-        let recent_failures = store::actions::page(
-            &self.pool,
-            scope,
-            &failures,
-            None,
-            Direction::Descending,
-            recent_failures,
-        )
-        .await?;
-        Ok(ActivityReport {
-            project: filter.project.clone(),
-            from,
-            until,
-            counts,
-            recent_failures,
-        })
+        let failures = ActionFilter { outcomes: vec![model::Outcome::Failure], ..filter.clone() };
+        let recent_failures =
+            store::actions::page(&self.pool, scope, &failures, None, Direction::Descending, recent_failures).await?;
+        Ok(ActivityReport { project: filter.project.clone(), from, until, counts, recent_failures })
     }
 
     /// Streams an export in chunks (see [`export`]). `cursor` is where a
@@ -312,13 +262,8 @@ impl ActionLog {
 
     /// Recomputes a session's chain and reports the first link that does not
     /// hold: a gap, an edited row, a wrong predecessor, or a missing tail.
-    pub async fn verify_chain(
-        &self,
-        scope: &ProjectScope,
-        session_id: Uuid,
-    ) -> Result<ChainReport, Error> {
-        let (recorded_head, recorded_length) =
-            store::actions::chain_head(&self.pool, scope, session_id).await?;
+    pub async fn verify_chain(&self, scope: &ProjectScope, session_id: Uuid) -> Result<ChainReport, Error> {
+        let (recorded_head, recorded_length) = store::actions::chain_head(&self.pool, scope, session_id).await?;
         let mut checked = 0_u64;
         let mut previous_hash: Vec<u8> = Vec::new();
         let mut first_broken = None;
@@ -338,20 +283,13 @@ impl ActionLog {
                     action_id: None,
                     expected_hash: Vec::new(),
                     stored_hash: Vec::new(),
-                    reason: format!(
-                        "missing action: chain jumps from {} to {seq}",
-                        expected_seq - 1
-                    ),
+                    reason: format!("missing action: chain jumps from {} to {seq}", expected_seq - 1),
                 });
                 return false;
             }
-            let recomputed = chain::action_hash(
-                &previous_hash,
-                Some(seq),
-                &action.action,
-                action.received_at.timestamp_micros(),
-            )
-            .to_vec();
+            let recomputed =
+                chain::action_hash(&previous_hash, Some(seq), &action.action, action.received_at.timestamp_micros())
+                    .to_vec();
             if action.prev_hash.as_deref().unwrap_or_default() != previous_hash.as_slice() {
                 first_broken = Some(broken(recomputed, "predecessor hash mismatch"));
                 return false;
@@ -374,15 +312,10 @@ impl ActionLog {
                 action_id: None,
                 expected_hash: recorded_head.unwrap_or_default(),
                 stored_hash: previous_hash,
-                reason: format!(
-                    "missing action: the session recorded {recorded_length} actions, {checked} remain"
-                ),
+                reason: format!("missing action: the session recorded {recorded_length} actions, {checked} remain"),
             });
         }
-        Ok(ChainReport {
-            checked,
-            first_broken,
-        })
+        Ok(ChainReport { checked, first_broken })
     }
 
     /// Redacts secrets in context and error, cuts long strings, and replaces
@@ -391,18 +324,11 @@ impl ActionLog {
         let context_report = self.sanitizer.sanitize_value(&mut action.context);
         let (error, error_report) = self.sanitizer.sanitize_text(&action.error);
         action.error = error;
-        let Report {
-            redactions,
-            truncated,
-            ..
-        } = merge_reports([context_report, error_report]);
+        let Report { redactions, truncated, .. } = merge_reports([context_report, error_report]);
         let mut truncated = truncated;
         let encoded = chain::canonical_json(&action.context);
         if encoded.len() > self.limits.max_context_bytes {
-            let preview: String = encoded
-                .chars()
-                .take(self.sanitizer.config().max_string_chars)
-                .collect();
+            let preview: String = encoded.chars().take(self.sanitizer.config().max_string_chars).collect();
             action.context = json!({
                 "_truncated": true,
                 "_original_bytes": encoded.len(),
@@ -423,8 +349,6 @@ fn rejection_error(rejection: Rejection) -> Error {
     match rejection.kind {
         RejectionKind::Invalid => Error::invalid(field, rejection.reason),
         RejectionKind::NotFound => Error::NotFound(format!("{field}: {}", rejection.reason)),
-        RejectionKind::OutOfScope => {
-            Error::PermissionDenied(format!("{field}: {}", rejection.reason))
-        }
+        RejectionKind::OutOfScope => Error::PermissionDenied(format!("{field}: {}", rejection.reason)),
     }
 }

@@ -15,12 +15,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 4] = [
-        Outcome::Success,
-        Outcome::Failure,
-        Outcome::Blocked,
-        Outcome::InProgress,
-    ];
+    pub const ALL: [Outcome; 4] = [Outcome::Success, Outcome::Failure, Outcome::Blocked, Outcome::InProgress];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -32,9 +27,7 @@ impl Outcome {
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|outcome| outcome.as_str() == text)
+        Self::ALL.into_iter().find(|outcome| outcome.as_str() == text)
     }
 }
 
@@ -49,13 +42,8 @@ pub enum SessionKind {
 }
 
 impl SessionKind {
-    pub const ALL: [SessionKind; 5] = [
-        SessionKind::Work,
-        SessionKind::Planning,
-        SessionKind::Qa,
-        SessionKind::Supervisor,
-        SessionKind::Interactive,
-    ];
+    pub const ALL: [SessionKind; 5] =
+        [SessionKind::Work, SessionKind::Planning, SessionKind::Qa, SessionKind::Supervisor, SessionKind::Interactive];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -90,13 +78,9 @@ impl SessionStatus {
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        [
-            SessionStatus::Active,
-            SessionStatus::Ended,
-            SessionStatus::Disconnected,
-        ]
-        .into_iter()
-        .find(|status| status.as_str() == text)
+        [SessionStatus::Active, SessionStatus::Ended, SessionStatus::Disconnected]
+            .into_iter()
+            .find(|status| status.as_str() == text)
     }
 }
 
@@ -111,13 +95,8 @@ pub enum EndReason {
 }
 
 impl EndReason {
-    pub const ALL: [EndReason; 5] = [
-        EndReason::Normal,
-        EndReason::NetworkDisconnect,
-        EndReason::Timeout,
-        EndReason::Error,
-        EndReason::Cancelled,
-    ];
+    pub const ALL: [EndReason; 5] =
+        [EndReason::Normal, EndReason::NetworkDisconnect, EndReason::Timeout, EndReason::Error, EndReason::Cancelled];
 
     pub fn as_str(self) -> &'static str {
         match self {

@@ -47,11 +47,7 @@ pub struct BadCursor;
 impl Position {
     /// Opaque to clients: they send back what they got.
     pub fn encode(&self) -> String {
-        URL_SAFE_NO_PAD.encode(format!(
-            "p1.{}.{}",
-            self.occurred_at.timestamp_micros(),
-            self.action_id
-        ))
+        URL_SAFE_NO_PAD.encode(format!("p1.{}.{}", self.occurred_at.timestamp_micros(), self.action_id))
     }
 
     pub fn decode(cursor: &str) -> Result<Self, BadCursor> {
@@ -61,21 +57,12 @@ impl Position {
         if parts.next() != Some("p1") {
             return Err(BadCursor);
         }
-        let micros: i64 = parts
-            .next()
-            .and_then(|part| part.parse().ok())
-            .ok_or(BadCursor)?;
-        let action_id = parts
-            .next()
-            .and_then(|part| Uuid::parse_str(part).ok())
-            .ok_or(BadCursor)?;
+        let micros: i64 = parts.next().and_then(|part| part.parse().ok()).ok_or(BadCursor)?;
+        let action_id = parts.next().and_then(|part| Uuid::parse_str(part).ok()).ok_or(BadCursor)?;
         if parts.next().is_some() {
             return Err(BadCursor);
         }
-        Ok(Self {
-            occurred_at: DateTime::from_timestamp_micros(micros).ok_or(BadCursor)?,
-            action_id,
-        })
+        Ok(Self { occurred_at: DateTime::from_timestamp_micros(micros).ok_or(BadCursor)?, action_id })
     }
 }
 
@@ -91,9 +78,6 @@ mod tests {
         };
         assert_eq!(Position::decode(&position.encode()), Ok(position));
         assert_eq!(Position::decode("not-a-cursor"), Err(BadCursor));
-        assert_eq!(
-            Position::decode(&URL_SAFE_NO_PAD.encode("p1.12.nope")),
-            Err(BadCursor)
-        );
+        assert_eq!(Position::decode(&URL_SAFE_NO_PAD.encode("p1.12.nope")), Err(BadCursor));
     }
 }

@@ -15,11 +15,7 @@ impl Counts {
     /// not finished and do not count either way.
     pub fn success_rate(&self) -> f64 {
         let finished = self.succeeded + self.failed + self.blocked;
-        if finished == 0 {
-            0.0
-        } else {
-            self.succeeded as f64 / finished as f64
-        }
+        if finished == 0 { 0.0 } else { self.succeeded as f64 / finished as f64 }
     }
 }
 
@@ -36,10 +32,7 @@ pub struct ActivityReport {
 impl ActivityReport {
     /// The most frequent action type; ties go to the alphabetically first.
     pub fn most_common_action_type(&self) -> Option<&str> {
-        self.counts
-            .by_action_type
-            .first()
-            .map(|counts| counts.key.as_str())
+        self.counts.by_action_type.first().map(|counts| counts.key.as_str())
     }
 
     /// The day with the most actions; ties go to the earliest.
@@ -58,44 +51,17 @@ impl ActivityReport {
         let mut out = String::new();
         let totals = &self.counts.totals;
         let _ = writeln!(out, "# Activity of {}\n", self.project);
-        let _ = writeln!(
-            out,
-            "{} to {} (UTC)\n",
-            self.from.format("%Y-%m-%d %H:%M"),
-            self.until.format("%Y-%m-%d %H:%M")
-        );
+        let _ =
+            writeln!(out, "{} to {} (UTC)\n", self.from.format("%Y-%m-%d %H:%M"), self.until.format("%Y-%m-%d %H:%M"));
         let _ = writeln!(out, "- **Actions:** {}", totals.total);
-        let _ = writeln!(
-            out,
-            "- **Success rate:** {:.1}%",
-            totals.success_rate() * 100.0
-        );
-        let _ = writeln!(
-            out,
-            "- **Failures:** {} (blocked: {})",
-            totals.failed, totals.blocked
-        );
-        let _ = writeln!(
-            out,
-            "- **Most common action:** {}",
-            self.most_common_action_type().unwrap_or("-")
-        );
-        let _ = writeln!(
-            out,
-            "- **Busiest day:** {}",
-            self.busiest_day().unwrap_or("-")
-        );
+        let _ = writeln!(out, "- **Success rate:** {:.1}%", totals.success_rate() * 100.0);
+        let _ = writeln!(out, "- **Failures:** {} (blocked: {})", totals.failed, totals.blocked);
+        let _ = writeln!(out, "- **Most common action:** {}", self.most_common_action_type().unwrap_or("-"));
+        let _ = writeln!(out, "- **Busiest day:** {}", self.busiest_day().unwrap_or("-"));
 
         if !self.counts.by_day.is_empty() {
             let _ = writeln!(out, "\n## Actions per day\n\n```text");
-            let max = self
-                .counts
-                .by_day
-                .iter()
-                .map(|day| day.total)
-                .max()
-                .unwrap_or(1)
-                .max(1);
+            let max = self.counts.by_day.iter().map(|day| day.total).max().unwrap_or(1).max(1);
             for day in &self.counts.by_day {
                 let width = ((day.total as f64 / max as f64) * CHART_WIDTH as f64).round() as usize;
                 let _ = writeln!(
@@ -141,11 +107,7 @@ impl ActivityReport {
                     "- {} `{}` {}{}",
                     action.occurred_at.format("%Y-%m-%d %H:%M:%S"),
                     action.action_type,
-                    if action.epic_id.is_empty() {
-                        String::new()
-                    } else {
-                        format!("({}) ", action.epic_id)
-                    },
+                    if action.epic_id.is_empty() { String::new() } else { format!("({}) ", action.epic_id) },
                     error.replace('|', "\\|")
                 );
             }

@@ -41,15 +41,9 @@ fn environment_overrides_file_and_nested_keys_use_double_underscore() {
 fn plain_database_url_is_read_and_prefixed_one_wins() {
     figment::Jail::expect_with(|jail| {
         jail.set_env("DATABASE_URL", "postgres://plain/db");
-        assert_eq!(
-            Config::load(None).unwrap().database_url.as_deref(),
-            Some("postgres://plain/db")
-        );
+        assert_eq!(Config::load(None).unwrap().database_url.as_deref(), Some("postgres://plain/db"));
         jail.set_env("LORE_DATABASE_URL", "postgres://prefixed/db");
-        assert_eq!(
-            Config::load(None).unwrap().database_url.as_deref(),
-            Some("postgres://prefixed/db")
-        );
+        assert_eq!(Config::load(None).unwrap().database_url.as_deref(), Some("postgres://prefixed/db"));
         Ok(())
     });
 }
@@ -67,9 +61,7 @@ fn unrelated_lore_variables_are_ignored() {
 fn unknown_key_in_file_is_rejected_with_its_name() {
     figment::Jail::expect_with(|jail| {
         jail.create_file("lore.toml", "listen_adr = \"127.0.0.1:1\"\n")?;
-        let error = Config::load(Some(Path::new("lore.toml")))
-            .unwrap_err()
-            .to_string();
+        let error = Config::load(Some(Path::new("lore.toml"))).unwrap_err().to_string();
         assert!(error.contains("listen_adr"), "{error}");
         Ok(())
     });
@@ -78,13 +70,8 @@ fn unknown_key_in_file_is_rejected_with_its_name() {
 #[test]
 fn missing_config_file_names_the_path() {
     figment::Jail::expect_with(|_jail| {
-        let error = Config::load(Some(Path::new("does-not-exist.toml")))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.contains("cannot read config file does-not-exist.toml"),
-            "{error}"
-        );
+        let error = Config::load(Some(Path::new("does-not-exist.toml"))).unwrap_err().to_string();
+        assert!(error.contains("cannot read config file does-not-exist.toml"), "{error}");
         Ok(())
     });
 }

@@ -2,43 +2,28 @@ use super::*;
 
 async fn install() -> PgInstall {
     let cache_dir = default_cache_dir();
-    tokio::task::spawn_blocking(move || PgInstall::ensure(&cache_dir))
-        .await
-        .unwrap()
-        .unwrap()
+    tokio::task::spawn_blocking(move || PgInstall::ensure(&cache_dir)).await.unwrap().unwrap()
 }
 
 async fn port_accepts_connections(port: u16) -> bool {
-    tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .is_ok()
+    tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok()
 }
 
 #[tokio::test]
 async fn test_database_has_pgvector_and_pg_trgm() {
     let database = TestDatabase::new().await.unwrap();
-    let vector_version: String =
-        sqlx::query_scalar("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-            .fetch_one(&database.pool)
-            .await
-            .unwrap();
-    assert!(
-        vector_version.starts_with("0.8"),
-        "pgvector {vector_version}"
-    );
-    let distance: f64 = sqlx::query_scalar("SELECT '[1,0,0]'::vector <=> '[0,1,0]'::vector")
+    let vector_version: String = sqlx::query_scalar("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
         .fetch_one(&database.pool)
         .await
         .unwrap();
-    assert!(
-        (distance - 1.0).abs() < 1e-9,
-        "cosine distance of orthogonal vectors: {distance}"
-    );
-    let similarity: f32 =
-        sqlx::query_scalar("SELECT similarity('row level security', 'row-level securty')")
-            .fetch_one(&database.pool)
-            .await
-            .unwrap();
+    assert!(vector_version.starts_with("0.8"), "pgvector {vector_version}");
+    let distance: f64 =
+        sqlx::query_scalar("SELECT '[1,0,0]'::vector <=> '[0,1,0]'::vector").fetch_one(&database.pool).await.unwrap();
+    assert!((distance - 1.0).abs() < 1e-9, "cosine distance of orthogonal vectors: {distance}");
+    let similarity: f32 = sqlx::query_scalar("SELECT similarity('row level security', 'row-level securty')")
+        .fetch_one(&database.pool)
+        .await
+        .unwrap();
     assert!(similarity > 0.4, "trigram similarity {similarity}");
 }
 
@@ -49,21 +34,13 @@ async fn concurrent_test_databases_are_separate() {
     names.sort_unstable();
     names.dedup();
     assert_eq!(names.len(), 4);
-    sqlx::query("INSERT INTO projects (name) VALUES ('only-in-first')")
-        .execute(&databases[0].pool)
-        .await
-        .unwrap();
-    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM projects")
-        .fetch_one(&databases[1].pool)
-        .await
-        .unwrap();
+    sqlx::query("INSERT INTO projects (name) VALUES ('only-in-first')").execute(&databases[0].pool).await.unwrap();
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM projects").fetch_one(&databases[1].pool).await.unwrap();
     assert_eq!(count, 0);
 }
 
 async fn futures_join_all(count: usize) -> Vec<TestDatabase> {
-    let tasks: Vec<_> = (0..count)
-        .map(|_| tokio::spawn(TestDatabase::new()))
-        .collect();
+    let tasks: Vec<_> = (0..count).map(|_| tokio::spawn(TestDatabase::new())).collect();
     let mut databases = Vec::new();
     for task in tasks {
         databases.push(task.await.unwrap().unwrap());
@@ -78,29 +55,23 @@ async fn dropping_a_test_database_drops_it_on_the_server() {
     let admin_url = database.admin_url.clone();
     drop(database);
     let mut admin = PgConnection::connect(&admin_url).await.unwrap();
-    let exists: bool =
-        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
-            .bind(&name)
-            .fetch_one(&mut admin)
-            .await
-            .unwrap();
+    let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
+        .bind(&name)
+        .fetch_one(&mut admin)
+        .await
+        .unwrap();
     assert!(!exists, "{name} still exists");
 }
 
 #[tokio::test]
 async fn dropping_an_ephemeral_cluster_stops_it_and_deletes_its_data() {
-    let cluster = PgCluster::start_ephemeral(&install().await, &default_cache_dir())
-        .await
-        .unwrap();
+    let cluster = PgCluster::start_ephemeral(&install().await, &default_cache_dir()).await.unwrap();
     let port = cluster.port();
     let run_dir = cluster.run_dir.clone().unwrap();
     assert!(port_accepts_connections(port).await);
     assert!(run_dir.join("data/PG_VERSION").is_file());
     drop(cluster);
-    assert!(
-        !port_accepts_connections(port).await,
-        "server still listens on {port}"
-    );
+    assert!(!port_accepts_connections(port).await, "server still listens on {port}");
     assert!(!run_dir.exists(), "{} still exists", run_dir.display());
 }
 
@@ -109,21 +80,14 @@ async fn a_panicking_test_still_stops_its_cluster() {
     let install = install().await;
     let (port_tx, port_rx) = tokio::sync::oneshot::channel();
     let task = tokio::spawn(async move {
-        let cluster = PgCluster::start_ephemeral(&install, &default_cache_dir())
-            .await
-            .unwrap();
-        port_tx
-            .send((cluster.port(), cluster.run_dir.clone().unwrap()))
-            .unwrap();
+        let cluster = PgCluster::start_ephemeral(&install, &default_cache_dir()).await.unwrap();
+        port_tx.send((cluster.port(), cluster.run_dir.clone().unwrap())).unwrap();
         panic!("test failure while the cluster runs");
     });
     let join_error = task.await.unwrap_err();
     assert!(join_error.is_panic());
     let (port, run_dir) = port_rx.await.unwrap();
-    assert!(
-        !port_accepts_connections(port).await,
-        "server still listens on {port}"
-    );
+    assert!(!port_accepts_connections(port).await, "server still listens on {port}");
     assert!(!run_dir.exists());
 }
 
@@ -133,9 +97,7 @@ async fn persistent_cluster_keeps_its_data_across_restarts() {
     let parent = tempfile::tempdir_in(default_cache_dir()).unwrap();
     let data_dir = parent.path().join("pgdata");
 
-    let cluster = PgCluster::start_persistent(&install, &data_dir)
-        .await
-        .unwrap();
+    let cluster = PgCluster::start_persistent(&install, &data_dir).await.unwrap();
     cluster.ensure_database("lore").await.unwrap();
     let mut connection = PgConnection::connect(&cluster.url("lore")).await.unwrap();
     sqlx::raw_sql("CREATE TABLE kept (value text); INSERT INTO kept VALUES ('still here')")
@@ -145,15 +107,10 @@ async fn persistent_cluster_keeps_its_data_across_restarts() {
     connection.close().await.unwrap();
     drop(cluster);
 
-    let cluster = PgCluster::start_persistent(&install, &data_dir)
-        .await
-        .unwrap();
+    let cluster = PgCluster::start_persistent(&install, &data_dir).await.unwrap();
     cluster.ensure_database("lore").await.unwrap();
     let mut connection = PgConnection::connect(&cluster.url("lore")).await.unwrap();
-    let value: String = sqlx::query_scalar("SELECT value FROM kept")
-        .fetch_one(&mut connection)
-        .await
-        .unwrap();
+    let value: String = sqlx::query_scalar("SELECT value FROM kept").fetch_one(&mut connection).await.unwrap();
     assert_eq!(value, "still here");
     connection.close().await.unwrap();
 }

@@ -52,10 +52,7 @@ impl ActionService for ActionsApi {
         let scope = request_scope(&request);
         let session = convert::new_session(request.get_ref(), Utc::now()).map_err(Error::from)?;
         let (session, duplicate) = self.log.start_session(&scope, session).await?;
-        Ok(Response::new(proto::StartSessionResponse {
-            session: Some(convert::session_to_proto(&session)),
-            duplicate,
-        }))
+        Ok(Response::new(proto::StartSessionResponse { session: Some(convert::session_to_proto(&session)), duplicate }))
     }
 
     async fn heartbeat(
@@ -63,8 +60,7 @@ impl ActionService for ActionsApi {
         request: Request<proto::HeartbeatRequest>,
     ) -> Result<Response<proto::HeartbeatResponse>, Status> {
         let scope = request_scope(&request);
-        let session_id = convert::required_uuid("session_id", &request.get_ref().session_id)
-            .map_err(Error::from)?;
+        let session_id = convert::required_uuid("session_id", &request.get_ref().session_id).map_err(Error::from)?;
         let session = self.log.heartbeat(&scope, session_id).await?;
         Ok(Response::new(proto::HeartbeatResponse {
             last_activity_at: Some(convert::to_timestamp(session.last_activity_at)),
@@ -78,16 +74,10 @@ impl ActionService for ActionsApi {
     ) -> Result<Response<proto::EndSessionResponse>, Status> {
         let scope = request_scope(&request);
         let message = request.get_ref();
-        let session_id =
-            convert::required_uuid("session_id", &message.session_id).map_err(Error::from)?;
+        let session_id = convert::required_uuid("session_id", &message.session_id).map_err(Error::from)?;
         let reason = convert::end_reason("reason", message.reason).map_err(Error::from)?;
-        let session = self
-            .log
-            .end_session(&scope, session_id, reason, &message.summary)
-            .await?;
-        Ok(Response::new(proto::EndSessionResponse {
-            session: Some(convert::session_to_proto(&session)),
-        }))
+        let session = self.log.end_session(&scope, session_id, reason, &message.summary).await?;
+        Ok(Response::new(proto::EndSessionResponse { session: Some(convert::session_to_proto(&session)) }))
     }
 
     async fn get_last_session(
@@ -113,19 +103,11 @@ impl ActionService for ActionsApi {
         request: Request<proto::LogActionRequest>,
     ) -> Result<Response<proto::LogActionResponse>, Status> {
         let scope = request_scope(&request);
-        let action = request
-            .get_ref()
-            .action
-            .as_ref()
-            .ok_or_else(|| Error::invalid("action", "required"))?;
-        let action =
-            convert::new_action(action).map_err(|error| Error::from(error.within("action")))?;
+        let action = request.get_ref().action.as_ref().ok_or_else(|| Error::invalid("action", "required"))?;
+        let action = convert::new_action(action).map_err(|error| Error::from(error.within("action")))?;
         let (stored, duplicate) = self.log.log(&scope, action).await?;
         Ok(Response::new(proto::LogActionResponse {
-            ack: Some(proto::WriteAck {
-                id: stored.action_id.to_string(),
-                duplicate,
-            }),
+            ack: Some(proto::WriteAck { id: stored.action_id.to_string(), duplicate }),
             redaction_count: stored.redaction_count.max(0) as u32,
         }))
     }
@@ -184,23 +166,15 @@ impl ActionService for ActionsApi {
             0 => DEFAULT_RECENT_LIMIT,
             limit => limit.min(MAX_RECENT_LIMIT),
         };
-        let session = match convert::optional_uuid("session_id", &message.session_id)
-            .map_err(Error::from)?
-        {
+        let session = match convert::optional_uuid("session_id", &message.session_id).map_err(Error::from)? {
             Some(session_id) => self.log.session(&scope, session_id).await?,
             None => {
                 let project = convert::project("project", &message.project).map_err(Error::from)?;
-                let filter = LastSessionFilter {
-                    agent_id: non_empty(&message.agent_id),
-                    supervisor_type: None,
-                };
+                let filter = LastSessionFilter { agent_id: non_empty(&message.agent_id), supervisor_type: None };
                 self.log.last_session(&scope, &project, &filter).await?.0
             }
         };
-        let mut actions = self
-            .log
-            .recent_actions(&scope, session.session_id, i64::from(limit))
-            .await?;
+        let mut actions = self.log.recent_actions(&scope, session.session_id, i64::from(limit)).await?;
         actions.reverse();
         Ok(Response::new(proto::GetRecentActionsResponse {
             session: Some(convert::session_to_proto(&session)),
@@ -213,18 +187,13 @@ impl ActionService for ActionsApi {
         request: Request<proto::SearchActionsRequest>,
     ) -> Result<Response<proto::SearchActionsResponse>, Status> {
         let scope = request_scope(&request);
-        let (filter, limit, after) =
-            convert::search_filter(request.get_ref()).map_err(Error::from)?;
+        let (filter, limit, after) = convert::search_filter(request.get_ref()).map_err(Error::from)?;
         // One row more than asked tells whether there is a next page.
         let mut actions = self.log.search(&scope, &filter, after, limit + 1).await?;
         let next_cursor = if actions.len() as i64 > limit {
             actions.truncate(limit as usize);
             actions.last().map(|last| {
-                Position {
-                    occurred_at: last.action.occurred_at,
-                    action_id: last.action.action_id,
-                }
-                .encode()
+                Position { occurred_at: last.action.occurred_at, action_id: last.action.action_id }.encode()
             })
         } else {
             None
@@ -242,8 +211,7 @@ impl ActionService for ActionsApi {
         let scope = request_scope(&request);
         let message = request.get_ref();
         let project = convert::project("project", &message.project).map_err(Error::from)?;
-        let (from, until) =
-            convert::time_range("window", message.window.as_ref()).map_err(Error::from)?;
+        let (from, until) = convert::time_range("window", message.window.as_ref()).map_err(Error::from)?;
         let until = until.unwrap_or_else(Utc::now);
         let from = from.unwrap_or(until - chrono::Duration::days(DEFAULT_REPORT_DAYS));
         if from >= until {
@@ -260,10 +228,7 @@ impl ActionService for ActionsApi {
             0 => DEFAULT_RECENT_FAILURES,
             limit => limit.min(MAX_RECENT_LIMIT),
         };
-        let report = self
-            .log
-            .activity_report(&scope, &filter, i64::from(failures_limit))
-            .await?;
+        let report = self.log.activity_report(&scope, &filter, i64::from(failures_limit)).await?;
         let counts = &report.counts;
         Ok(Response::new(proto::ActivityReportResponse {
             window: Some(proto::TimeRange {
@@ -271,36 +236,13 @@ impl ActionService for ActionsApi {
                 end: Some(convert::to_timestamp(report.until)),
             }),
             totals: Some(convert::activity_counts_to_proto(&counts.totals)),
-            by_day: counts
-                .by_day
-                .iter()
-                .map(convert::activity_counts_to_proto)
-                .collect(),
-            by_action_type: counts
-                .by_action_type
-                .iter()
-                .map(convert::activity_counts_to_proto)
-                .collect(),
-            by_outcome: counts
-                .by_outcome
-                .iter()
-                .map(convert::activity_counts_to_proto)
-                .collect(),
-            most_common_action_type: report
-                .most_common_action_type()
-                .unwrap_or_default()
-                .to_owned(),
+            by_day: counts.by_day.iter().map(convert::activity_counts_to_proto).collect(),
+            by_action_type: counts.by_action_type.iter().map(convert::activity_counts_to_proto).collect(),
+            by_outcome: counts.by_outcome.iter().map(convert::activity_counts_to_proto).collect(),
+            most_common_action_type: report.most_common_action_type().unwrap_or_default().to_owned(),
             busiest_day: report.busiest_day().unwrap_or_default().to_owned(),
-            recent_failures: report
-                .recent_failures
-                .iter()
-                .map(convert::action_to_proto)
-                .collect(),
-            markdown: if message.render_markdown {
-                report.to_markdown()
-            } else {
-                String::new()
-            },
+            recent_failures: report.recent_failures.iter().map(convert::action_to_proto).collect(),
+            markdown: if message.render_markdown { report.to_markdown() } else { String::new() },
         }))
     }
 
@@ -310,17 +252,8 @@ impl ActionService for ActionsApi {
     ) -> Result<Response<BoxStream<proto::ExportChunk>>, Status> {
         let scope = request_scope(&request);
         let plan = convert::export_plan(request.get_ref()).map_err(Error::from)?;
-        let chunks = self
-            .log
-            .export(
-                scope,
-                plan.format,
-                plan.filter,
-                plan.resume,
-                plan.as_of,
-                plan.chunk_rows,
-            )
-            .map(|chunk| {
+        let chunks =
+            self.log.export(scope, plan.format, plan.filter, plan.resume, plan.as_of, plan.chunk_rows).map(|chunk| {
                 chunk
                     .map(|chunk| proto::ExportChunk {
                         data: chunk.data,
@@ -330,9 +263,7 @@ impl ActionService for ActionsApi {
                     })
                     .map_err(Status::from)
             });
-        Ok(Response::new(
-            Box::pin(chunks) as BoxStream<proto::ExportChunk>
-        ))
+        Ok(Response::new(Box::pin(chunks) as BoxStream<proto::ExportChunk>))
     }
 
     async fn verify_chain(
@@ -340,8 +271,7 @@ impl ActionService for ActionsApi {
         request: Request<proto::VerifyChainRequest>,
     ) -> Result<Response<proto::VerifyChainResponse>, Status> {
         let scope = request_scope(&request);
-        let session_id = convert::required_uuid("session_id", &request.get_ref().session_id)
-            .map_err(Error::from)?;
+        let session_id = convert::required_uuid("session_id", &request.get_ref().session_id).map_err(Error::from)?;
         let report = self.log.verify_chain(&scope, session_id).await?;
         Ok(Response::new(proto::VerifyChainResponse {
             intact: report.first_broken.is_none(),

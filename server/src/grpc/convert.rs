@@ -12,8 +12,7 @@ use lore_proto::v1 as proto;
 use crate::Error;
 use crate::actions::export::{ExportCursor, ExportFormat};
 use crate::actions::model::{
-    Action, EndReason, NewAction, NewSession, Outcome, Rejection, RejectionKind, Session,
-    SessionKind, SessionStatus,
+    Action, EndReason, NewAction, NewSession, Outcome, Rejection, RejectionKind, Session, SessionKind, SessionStatus,
 };
 use crate::actions::query::{ActionFilter, Position};
 use crate::store::actions::Counts;
@@ -39,18 +38,12 @@ pub struct FieldError {
 
 impl FieldError {
     fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            reason: reason.into(),
-        }
+        Self { field: field.into(), reason: reason.into() }
     }
 
     /// The same error under a parent field: `occurred_at` -> `action.occurred_at`.
     pub fn within(self, parent: &str) -> Self {
-        Self {
-            field: format!("{parent}.{}", self.field),
-            reason: self.reason,
-        }
+        Self { field: format!("{parent}.{}", self.field), reason: self.reason }
     }
 }
 
@@ -70,11 +63,7 @@ pub fn required_uuid(field: &str, value: &str) -> FieldResult<Uuid> {
 }
 
 pub fn optional_uuid(field: &str, value: &str) -> FieldResult<Option<Uuid>> {
-    if value.is_empty() {
-        Ok(None)
-    } else {
-        required_uuid(field, value).map(Some)
-    }
+    if value.is_empty() { Ok(None) } else { required_uuid(field, value).map(Some) }
 }
 
 /// A project name: 1..=128 characters of `[A-Za-z0-9._-]`.
@@ -83,14 +72,9 @@ pub fn project(field: &str, value: &str) -> FieldResult<String> {
         return Err(FieldError::new(field, "required"));
     }
     let valid = value.len() <= 128
-        && value
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-'));
+        && value.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-'));
     if !valid {
-        return Err(FieldError::new(
-            field,
-            "must be 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' or '-'",
-        ));
+        return Err(FieldError::new(field, "must be 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' or '-'"));
     }
     Ok(value.to_owned())
 }
@@ -101,16 +85,10 @@ pub fn identifier(field: &str, value: &str, required: bool) -> FieldResult<Strin
         return Err(FieldError::new(field, "required"));
     }
     if value.chars().count() > MAX_IDENTIFIER_CHARS {
-        return Err(FieldError::new(
-            field,
-            format!("longer than {MAX_IDENTIFIER_CHARS} characters"),
-        ));
+        return Err(FieldError::new(field, format!("longer than {MAX_IDENTIFIER_CHARS} characters")));
     }
     if value.chars().any(char::is_control) {
-        return Err(FieldError::new(
-            field,
-            "must not contain control characters (NUL, newline, ...)",
-        ));
+        return Err(FieldError::new(field, "must not contain control characters (NUL, newline, ...)"));
     }
     Ok(value.to_owned())
 }
@@ -120,14 +98,11 @@ pub fn identifier(field: &str, value: &str, required: bool) -> FieldResult<Strin
 pub fn action_type(field: &str, value: &str) -> FieldResult<String> {
     let normalized = value.trim().to_ascii_lowercase();
     let valid = (1..=64).contains(&normalized.len())
-        && normalized.bytes().all(|byte| {
-            byte.is_ascii_lowercase() || byte.is_ascii_digit() || matches!(byte, b'_' | b'.' | b'-')
-        });
+        && normalized
+            .bytes()
+            .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || matches!(byte, b'_' | b'.' | b'-'));
     if !valid {
-        return Err(FieldError::new(
-            field,
-            "must be 1 to 64 characters of a-z, 0-9, '_', '.' or '-'",
-        ));
+        return Err(FieldError::new(field, "must be 1 to 64 characters of a-z, 0-9, '_', '.' or '-'"));
     }
     Ok(normalized)
 }
@@ -135,17 +110,11 @@ pub fn action_type(field: &str, value: &str) -> FieldResult<String> {
 /// A timestamp PostgreSQL can store, truncated to microseconds.
 pub fn timestamp(field: &str, value: &prost_types::Timestamp) -> FieldResult<DateTime<Utc>> {
     if !(0..1_000_000_000).contains(&value.nanos) {
-        return Err(FieldError::new(
-            field,
-            format!("nanos {} is out of range 0..1e9", value.nanos),
-        ));
+        return Err(FieldError::new(field, format!("nanos {} is out of range 0..1e9", value.nanos)));
     }
     // 0001-01-01 to 9999-12-31, the range of google.protobuf.Timestamp.
     if !(-62_135_596_800..=253_402_300_799).contains(&value.seconds) {
-        return Err(FieldError::new(
-            field,
-            format!("seconds {} is outside years 1 to 9999", value.seconds),
-        ));
+        return Err(FieldError::new(field, format!("seconds {} is outside years 1 to 9999", value.seconds)));
     }
     let micros = value.nanos / 1_000;
     Utc.timestamp_opt(value.seconds, micros as u32 * 1_000)
@@ -153,28 +122,16 @@ pub fn timestamp(field: &str, value: &prost_types::Timestamp) -> FieldResult<Dat
         .ok_or_else(|| FieldError::new(field, "is not a valid instant"))
 }
 
-pub fn required_timestamp(
-    field: &str,
-    value: Option<&prost_types::Timestamp>,
-) -> FieldResult<DateTime<Utc>> {
-    timestamp(
-        field,
-        value.ok_or_else(|| FieldError::new(field, "required"))?,
-    )
+pub fn required_timestamp(field: &str, value: Option<&prost_types::Timestamp>) -> FieldResult<DateTime<Utc>> {
+    timestamp(field, value.ok_or_else(|| FieldError::new(field, "required"))?)
 }
 
-pub fn optional_timestamp(
-    field: &str,
-    value: Option<&prost_types::Timestamp>,
-) -> FieldResult<Option<DateTime<Utc>>> {
+pub fn optional_timestamp(field: &str, value: Option<&prost_types::Timestamp>) -> FieldResult<Option<DateTime<Utc>>> {
     value.map(|value| timestamp(field, value)).transpose()
 }
 
 pub fn to_timestamp(value: DateTime<Utc>) -> prost_types::Timestamp {
-    prost_types::Timestamp {
-        seconds: value.timestamp(),
-        nanos: value.timestamp_subsec_nanos() as i32,
-    }
+    prost_types::Timestamp { seconds: value.timestamp(), nanos: value.timestamp_subsec_nanos() as i32 }
 }
 
 /// A Struct as a JSON object, refusing what cannot be stored: NaN and
@@ -196,10 +153,7 @@ pub fn json_object(field: &str, value: Option<&prost_types::Struct>) -> FieldRes
 
 fn struct_to_json(field: &str, value: &prost_types::Struct, depth: usize) -> FieldResult<Value> {
     if depth > MAX_JSON_DEPTH {
-        return Err(FieldError::new(
-            field,
-            format!("nested deeper than {MAX_JSON_DEPTH} levels"),
-        ));
+        return Err(FieldError::new(field, format!("nested deeper than {MAX_JSON_DEPTH} levels")));
     }
     let mut map = Map::with_capacity(value.fields.len());
     for (key, entry) in &value.fields {
@@ -217,24 +171,19 @@ fn value_to_json(field: &str, value: &prost_types::Value, depth: usize) -> Field
             if number.fract() == 0.0 && number.abs() <= MAX_EXACT_INTEGER {
                 Value::Number(Number::from(*number as i64))
             } else {
-                Value::Number(Number::from_f64(*number).ok_or_else(|| {
-                    FieldError::new(field, format!("{number} is not a JSON number"))
-                })?)
+                Value::Number(
+                    Number::from_f64(*number)
+                        .ok_or_else(|| FieldError::new(field, format!("{number} is not a JSON number")))?,
+                )
             }
         }
         Some(Kind::StructValue(inner)) => struct_to_json(field, inner, depth + 1)?,
         Some(Kind::ListValue(list)) => {
             if depth + 1 > MAX_JSON_DEPTH {
-                return Err(FieldError::new(
-                    field,
-                    format!("nested deeper than {MAX_JSON_DEPTH} levels"),
-                ));
+                return Err(FieldError::new(field, format!("nested deeper than {MAX_JSON_DEPTH} levels")));
             }
             Value::Array(
-                list.values
-                    .iter()
-                    .map(|item| value_to_json(field, item, depth + 1))
-                    .collect::<Result<_, _>>()?,
+                list.values.iter().map(|item| value_to_json(field, item, depth + 1)).collect::<Result<_, _>>()?,
             )
         }
     })
@@ -245,9 +194,7 @@ pub fn to_struct(value: &Value) -> prost_types::Struct {
     match to_proto_value(value).kind {
         Some(Kind::StructValue(inner)) => inner,
         other => prost_types::Struct {
-            fields: [("value".to_owned(), prost_types::Value { kind: other })]
-                .into_iter()
-                .collect(),
+            fields: [("value".to_owned(), prost_types::Value { kind: other })].into_iter().collect(),
         },
     }
 }
@@ -258,14 +205,11 @@ fn to_proto_value(value: &Value) -> prost_types::Value {
         Value::Bool(flag) => Kind::BoolValue(*flag),
         Value::Number(number) => Kind::NumberValue(number.as_f64().unwrap_or_default()),
         Value::String(text) => Kind::StringValue(text.clone()),
-        Value::Array(items) => Kind::ListValue(prost_types::ListValue {
-            values: items.iter().map(to_proto_value).collect(),
-        }),
+        Value::Array(items) => {
+            Kind::ListValue(prost_types::ListValue { values: items.iter().map(to_proto_value).collect() })
+        }
         Value::Object(map) => Kind::StructValue(prost_types::Struct {
-            fields: map
-                .iter()
-                .map(|(key, entry)| (key.clone(), to_proto_value(entry)))
-                .collect(),
+            fields: map.iter().map(|(key, entry)| (key.clone(), to_proto_value(entry))).collect(),
         }),
     };
     prost_types::Value { kind: Some(kind) }
@@ -344,10 +288,7 @@ fn end_reason_to_proto(value: EndReason) -> proto::EndReason {
 }
 
 /// A StartSession request as a session to open.
-pub fn new_session(
-    request: &proto::StartSessionRequest,
-    now: DateTime<Utc>,
-) -> FieldResult<NewSession> {
+pub fn new_session(request: &proto::StartSessionRequest, now: DateTime<Utc>) -> FieldResult<NewSession> {
     let session_id = match optional_uuid("session_id", &request.session_id)? {
         Some(id) => id,
         None => Uuid::now_v7(),
@@ -375,9 +316,7 @@ pub fn session_to_proto(session: &Session) -> proto::Session {
         started_at: Some(to_timestamp(session.started_at)),
         last_activity_at: Some(to_timestamp(session.last_activity_at)),
         ended_at: session.ended_at.map(to_timestamp),
-        end_reason: session
-            .end_reason
-            .map_or(proto::EndReason::Unspecified, end_reason_to_proto) as i32,
+        end_reason: session.end_reason.map_or(proto::EndReason::Unspecified, end_reason_to_proto) as i32,
         action_count: session.action_count.max(0) as u64,
         summary: session.summary.clone(),
     }
@@ -390,12 +329,8 @@ pub fn new_action(action: &proto::Action) -> FieldResult<NewAction> {
         Some(id) => id,
         None => Uuid::now_v7(),
     };
-    let duration_ms = i64::try_from(action.duration_ms).map_err(|_| {
-        FieldError::new(
-            "duration_ms",
-            format!("{} is too large", action.duration_ms),
-        )
-    })?;
+    let duration_ms = i64::try_from(action.duration_ms)
+        .map_err(|_| FieldError::new("duration_ms", format!("{} is too large", action.duration_ms)))?;
     Ok(NewAction {
         action_id,
         occurred_at: required_timestamp("occurred_at", action.occurred_at.as_ref())?,
@@ -444,21 +379,14 @@ fn field_name(field: &str) -> &'static str {
         "epic_id",
         "issue_id",
     ];
-    FIELDS
-        .iter()
-        .find(|known| **known == field)
-        .copied()
-        .unwrap_or("action")
+    FIELDS.iter().find(|known| **known == field).copied().unwrap_or("action")
 }
 
 pub fn action_to_proto(stored: &Action) -> proto::Action {
     let action = &stored.action;
     proto::Action {
         action_id: action.action_id.to_string(),
-        session_id: action
-            .session_id
-            .map(|id| id.to_string())
-            .unwrap_or_default(),
+        session_id: action.session_id.map(|id| id.to_string()).unwrap_or_default(),
         project: action.project.clone(),
         agent_id: action.agent_id.clone(),
         action_type: action.action_type.clone(),
@@ -467,10 +395,7 @@ pub fn action_to_proto(stored: &Action) -> proto::Action {
         outcome: outcome_to_proto(action.outcome) as i32,
         error: action.error.clone(),
         duration_ms: action.duration_ms.max(0) as u64,
-        parent_action_id: action
-            .parent_action_id
-            .map(|id| id.to_string())
-            .unwrap_or_default(),
+        parent_action_id: action.parent_action_id.map(|id| id.to_string()).unwrap_or_default(),
         epic_id: action.epic_id.clone(),
         issue_id: action.issue_id.clone(),
         occurred_at: Some(to_timestamp(action.occurred_at)),
@@ -501,19 +426,11 @@ pub fn time_range(field: &str, value: Option<&proto::TimeRange>) -> FieldResult<
 }
 
 pub fn outcomes(field: &str, values: &[i32]) -> FieldResult<Vec<Outcome>> {
-    values
-        .iter()
-        .enumerate()
-        .map(|(index, value)| outcome(&format!("{field}[{index}]"), *value))
-        .collect()
+    values.iter().enumerate().map(|(index, value)| outcome(&format!("{field}[{index}]"), *value)).collect()
 }
 
 pub fn action_types(field: &str, values: &[String]) -> FieldResult<Vec<String>> {
-    values
-        .iter()
-        .enumerate()
-        .map(|(index, value)| action_type(&format!("{field}[{index}]"), value))
-        .collect()
+    values.iter().enumerate().map(|(index, value)| action_type(&format!("{field}[{index}]"), value)).collect()
 }
 
 /// Rows per page when the request says 0, and the most a page may hold.
@@ -521,10 +438,7 @@ const DEFAULT_PAGE_SIZE: u32 = 50;
 const MAX_PAGE_SIZE: u32 = 500;
 
 /// Page size (clamped) and the position to continue after.
-pub fn page(
-    field: &str,
-    value: Option<&proto::PageRequest>,
-) -> FieldResult<(i64, Option<Position>)> {
+pub fn page(field: &str, value: Option<&proto::PageRequest>) -> FieldResult<(i64, Option<Position>)> {
     let Some(page) = value else {
         return Ok((i64::from(DEFAULT_PAGE_SIZE), None));
     };
@@ -535,25 +449,20 @@ pub fn page(
     let after = if page.cursor.is_empty() {
         None
     } else {
-        Some(Position::decode(&page.cursor).map_err(|_| {
-            FieldError::new(format!("{field}.cursor"), "not a cursor this server issued")
-        })?)
+        Some(
+            Position::decode(&page.cursor)
+                .map_err(|_| FieldError::new(format!("{field}.cursor"), "not a cursor this server issued"))?,
+        )
     };
     Ok((i64::from(size), after))
 }
 
 fn optional_text(field: &str, value: &str) -> FieldResult<Option<String>> {
-    if value.is_empty() {
-        Ok(None)
-    } else {
-        identifier(field, value, false).map(Some)
-    }
+    if value.is_empty() { Ok(None) } else { identifier(field, value, false).map(Some) }
 }
 
 /// A SearchActions request as a filter and a page.
-pub fn search_filter(
-    request: &proto::SearchActionsRequest,
-) -> FieldResult<(ActionFilter, i64, Option<Position>)> {
+pub fn search_filter(request: &proto::SearchActionsRequest) -> FieldResult<(ActionFilter, i64, Option<Position>)> {
     let (from, until) = time_range("window", request.window.as_ref())?;
     let context_contains = match &request.context_contains {
         Some(contains) => Some(json_object("context_contains", Some(contains))?),

@@ -42,13 +42,8 @@ impl Services {
         let sanitizer = lore_sanitize::Sanitizer::new(lore_sanitize::SanitizeConfig {
             max_string_chars: config.actions.max_string_chars,
         });
-        let limits = crate::actions::ActionLimits {
-            max_context_bytes: config.actions.max_context_bytes,
-        };
-        Self {
-            actions: ActionLog::new(pool, sanitizer, limits),
-            max_message_bytes: config.grpc.max_message_bytes,
-        }
+        let limits = crate::actions::ActionLimits { max_context_bytes: config.actions.max_context_bytes };
+        Self { actions: ActionLog::new(pool, sanitizer, limits), max_message_bytes: config.grpc.max_message_bytes }
     }
 }
 
@@ -56,20 +51,12 @@ impl Services {
 /// sets a scope and every caller may touch every project; the auth layer
 /// will insert each token's scope and make a missing one an error.
 pub(crate) fn request_scope<T>(request: &tonic::Request<T>) -> ProjectScope {
-    request
-        .extensions()
-        .get::<ProjectScope>()
-        .cloned()
-        .unwrap_or(ProjectScope::All)
+    request.extensions().get::<ProjectScope>().cloned().unwrap_or(ProjectScope::All)
 }
 
 /// Fully qualified names of the Lore services, as clients and probes see
 /// them.
-pub const SERVICE_NAMES: [&str; 3] = [
-    "lore.v1.ActionService",
-    "lore.v1.KnowledgeService",
-    "lore.v1.QaLearningService",
-];
+pub const SERVICE_NAMES: [&str; 3] = ["lore.v1.ActionService", "lore.v1.KnowledgeService", "lore.v1.QaLearningService"];
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -99,9 +86,7 @@ pub async fn serve(
             .register_encoded_file_descriptor_set(lore_proto::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(
-                tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET,
-            )
+            .register_encoded_file_descriptor_set(tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET)
     };
     let reflection_v1 = reflection().build_v1()?;
     let reflection_v1alpha = reflection().build_v1alpha()?;
@@ -111,10 +96,7 @@ pub async fn serve(
         let drain_started = Arc::clone(&drain_started);
         async move {
             shutdown.await;
-            tracing::info!(
-                grace_secs = grace.as_secs(),
-                "shutting down: draining in-flight calls"
-            );
+            tracing::info!(grace_secs = grace.as_secs(), "shutting down: draining in-flight calls");
             set_lore_status(&health_reporter, ServingStatus::NotServing).await;
             drain_started.notify_one();
         }
@@ -131,12 +113,8 @@ pub async fn serve(
                 .max_decoding_message_size(services.max_message_bytes)
                 .max_encoding_message_size(services.max_message_bytes),
         )
-        .add_service(KnowledgeServiceServer::new(KnowledgeApi::new(
-            services.actions.pool().clone(),
-        )))
-        .add_service(QaLearningServiceServer::new(QaLearningApi::new(
-            services.actions.pool().clone(),
-        )))
+        .add_service(KnowledgeServiceServer::new(KnowledgeApi::new(services.actions.pool().clone())))
+        .add_service(QaLearningServiceServer::new(QaLearningApi::new(services.actions.pool().clone())))
         .serve_with_incoming_shutdown(incoming, signal);
 
     tokio::select! {

@@ -100,13 +100,7 @@ struct Columns {
 }
 
 impl Columns {
-    fn push(
-        &mut self,
-        action: NewAction,
-        chain_seq: Option<i64>,
-        prev_hash: Option<Vec<u8>>,
-        chain_hash: Vec<u8>,
-    ) {
+    fn push(&mut self, action: NewAction, chain_seq: Option<i64>, prev_hash: Option<Vec<u8>>, chain_hash: Vec<u8>) {
         self.action_id.push(action.action_id);
         self.occurred_at.push(action.occurred_at);
         self.project.push(action.project);
@@ -133,44 +127,22 @@ impl Columns {
     }
 }
 
-fn rejection(
-    index: usize,
-    action: &NewAction,
-    kind: RejectionKind,
-    field: &'static str,
-    reason: String,
-) -> Rejection {
-    Rejection {
-        index,
-        action_id: action.action_id.to_string(),
-        kind,
-        field,
-        reason,
-    }
+fn rejection(index: usize, action: &NewAction, kind: RejectionKind, field: &'static str, reason: String) -> Rejection {
+    Rejection { index, action_id: action.action_id.to_string(), kind, field, reason }
 }
 
 /// Stores a batch (see the module doc). Actions outside `scope`, or naming a
 /// session that does not exist in their project, are rejected one by one;
 /// the rest of the batch is stored.
-pub async fn insert_batch(
-    pool: &PgPool,
-    scope: &ProjectScope,
-    actions: Vec<NewAction>,
-) -> Result<BatchOutcome, Error> {
+pub async fn insert_batch(pool: &PgPool, scope: &ProjectScope, actions: Vec<NewAction>) -> Result<BatchOutcome, Error> {
     let mut outcome = BatchOutcome::default();
     if actions.is_empty() {
         return Ok(outcome);
     }
-    let mut projects: Vec<String> = actions
-        .iter()
-        .map(|action| action.project.clone())
-        .collect();
+    let mut projects: Vec<String> = actions.iter().map(|action| action.project.clone()).collect();
     projects.sort_unstable();
     projects.dedup();
-    let mut session_ids: Vec<Uuid> = actions
-        .iter()
-        .filter_map(|action| action.session_id)
-        .collect();
+    let mut session_ids: Vec<Uuid> = actions.iter().filter_map(|action| action.session_id).collect();
     session_ids.sort_unstable();
     session_ids.dedup();
 
@@ -184,11 +156,7 @@ pub async fn insert_batch(
     .fetch_one(&mut *transaction)
     .await?;
 
-    let allowed_projects: Vec<String> = projects
-        .iter()
-        .filter(|project| scope.allows(project))
-        .cloned()
-        .collect();
+    let allowed_projects: Vec<String> = projects.iter().filter(|project| scope.allows(project)).cloned().collect();
     let session_rows = sqlx::query(
         "WITH ensured AS (
              INSERT INTO projects (name) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING
@@ -237,13 +205,7 @@ pub async fn insert_batch(
     for (index, mut action) in actions.into_iter().enumerate() {
         if !scope.allows(&action.project) {
             let reason = format!("{} is outside your scope", action.project);
-            outcome.rejected.push(rejection(
-                index,
-                &action,
-                RejectionKind::OutOfScope,
-                "project",
-                reason,
-            ));
+            outcome.rejected.push(rejection(index, &action, RejectionKind::OutOfScope, "project", reason));
             continue;
         }
         // A replay of a stored action, or the same action twice in a batch.
@@ -256,38 +218,20 @@ pub async fn insert_batch(
                 let Some(head) = heads.get_mut(&session_id) else {
                     stored.remove(&(action.action_id, action.occurred_at));
                     let reason = format!("session {session_id}");
-                    outcome.rejected.push(rejection(
-                        index,
-                        &action,
-                        RejectionKind::NotFound,
-                        "session_id",
-                        reason,
-                    ));
+                    outcome.rejected.push(rejection(index, &action, RejectionKind::NotFound, "session_id", reason));
                     continue;
                 };
                 if head.project != action.project {
                     stored.remove(&(action.action_id, action.occurred_at));
                     let reason = format!("session {session_id} belongs to another project");
-                    outcome.rejected.push(rejection(
-                        index,
-                        &action,
-                        RejectionKind::Invalid,
-                        "project",
-                        reason,
-                    ));
+                    outcome.rejected.push(rejection(index, &action, RejectionKind::Invalid, "project", reason));
                     continue;
                 }
                 if action.agent_id.is_empty() {
                     action.agent_id = head.agent_id.clone();
                 }
                 let seq = head.length + 1;
-                let hash = action_hash(
-                    &head.head,
-                    Some(seq),
-                    &action,
-                    received_at.timestamp_micros(),
-                )
-                .to_vec();
+                let hash = action_hash(&head.head, Some(seq), &action, received_at.timestamp_micros()).to_vec();
                 let prev = std::mem::replace(&mut head.head, hash.clone());
                 head.length = seq;
                 if !touched_sessions.contains(&session_id) {
@@ -295,11 +239,7 @@ pub async fn insert_batch(
                 }
                 (Some(seq), Some(prev), hash)
             }
-            None => (
-                None,
-                None,
-                action_hash(&[], None, &action, received_at.timestamp_micros()).to_vec(),
-            ),
+            None => (None, None, action_hash(&[], None, &action, received_at.timestamp_micros()).to_vec()),
         };
         columns.push(action, chain_seq, prev_hash, chain_hash);
     }
@@ -351,17 +291,14 @@ pub async fn insert_batch(
             // session between our check and our insert; the chain we built
             // would have a hole. Nothing is committed; a retry sees the rows
             // as duplicates.
-            return Err(Error::Aborted(
-                "a concurrent write conflicted with this batch; retry it".into(),
-            ));
+            return Err(Error::Aborted("a concurrent write conflicted with this batch; retry it".into()));
         }
         outcome.stored = inserted.len() as u32;
         outcome.duplicates += (columns.len() - inserted.len()) as u32;
     }
 
     if !touched_sessions.is_empty() {
-        let heads_to_write: Vec<&ChainHead> =
-            touched_sessions.iter().map(|id| &heads[id]).collect();
+        let heads_to_write: Vec<&ChainHead> = touched_sessions.iter().map(|id| &heads[id]).collect();
         sqlx::query(
             "UPDATE sessions
                 SET chain_head = batch.head, action_count = batch.length,
@@ -370,18 +307,8 @@ pub async fn insert_batch(
               WHERE sessions.session_id = batch.session_id",
         )
         .bind(&touched_sessions)
-        .bind(
-            heads_to_write
-                .iter()
-                .map(|head| head.head.clone())
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            heads_to_write
-                .iter()
-                .map(|head| head.length)
-                .collect::<Vec<_>>(),
-        )
+        .bind(heads_to_write.iter().map(|head| head.head.clone()).collect::<Vec<_>>())
+        .bind(heads_to_write.iter().map(|head| head.length).collect::<Vec<_>>())
         .execute(&mut *transaction)
         .await?;
     }
@@ -482,16 +409,10 @@ pub async fn chain_head(
 fn push_filter(query: &mut QueryBuilder<Postgres>, scope: &ProjectScope, filter: &ActionFilter) {
     query.push(" AND project = ").push_bind(&filter.project);
     if let Some(projects) = scope.sql_filter() {
-        query
-            .push(" AND project = ANY(")
-            .push_bind(projects)
-            .push(")");
+        query.push(" AND project = ANY(").push_bind(projects).push(")");
     }
     if !filter.action_types.is_empty() {
-        query
-            .push(" AND action_type = ANY(")
-            .push_bind(&filter.action_types)
-            .push(")");
+        query.push(" AND action_type = ANY(").push_bind(&filter.action_types).push(")");
     }
     if let Some(agent_id) = &filter.agent_id {
         query.push(" AND agent_id = ").push_bind(agent_id);
@@ -506,15 +427,8 @@ fn push_filter(query: &mut QueryBuilder<Postgres>, scope: &ProjectScope, filter:
         query.push(" AND issue_id = ").push_bind(issue_id);
     }
     if !filter.outcomes.is_empty() {
-        let outcomes: Vec<&'static str> = filter
-            .outcomes
-            .iter()
-            .map(|outcome| outcome.as_str())
-            .collect();
-        query
-            .push(" AND outcome = ANY(")
-            .push_bind(outcomes)
-            .push(")");
+        let outcomes: Vec<&'static str> = filter.outcomes.iter().map(|outcome| outcome.as_str()).collect();
+        query.push(" AND outcome = ANY(").push_bind(outcomes).push(")");
     }
     if let Some(from) = filter.from {
         query.push(" AND occurred_at >= ").push_bind(from);
@@ -526,13 +440,8 @@ fn push_filter(query: &mut QueryBuilder<Postgres>, scope: &ProjectScope, filter:
         query.push(" AND context @> ").push_bind(Json(contains));
     }
     if let Some(text) = &filter.text {
-        let escaped = text
-            .replace('\\', "\\\\")
-            .replace('%', "\\%")
-            .replace('_', "\\_");
-        query
-            .push(" AND (action_type || ' ' || category || ' ' || error) ILIKE ")
-            .push_bind(format!("%{escaped}%"));
+        let escaped = text.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+        query.push(" AND (action_type || ' ' || category || ' ' || error) ILIKE ").push_bind(format!("%{escaped}%"));
     }
     if let Some(received_by) = filter.received_by {
         query.push(" AND received_at <= ").push_bind(received_by);
@@ -571,11 +480,7 @@ pub async fn page(
             .push_bind(after.action_id)
             .push(")");
     }
-    query
-        .push(format!(
-            " ORDER BY occurred_at {order}, action_id {order} LIMIT "
-        ))
-        .push_bind(limit);
+    query.push(format!(" ORDER BY occurred_at {order}, action_id {order} LIMIT ")).push_bind(limit);
     let rows = query.build().fetch_all(pool).await?;
     Ok(rows.iter().map(action_from_row).collect::<Result<_, _>>()?)
 }
@@ -616,9 +521,7 @@ pub async fn activity_counts(
                    FROM actions WHERE true",
     );
     push_filter(&mut query, scope, filter);
-    query.push(
-        ") AS scoped GROUP BY GROUPING SETS ((day), (action_type), (outcome), ()) ORDER BY key",
-    );
+    query.push(") AS scoped GROUP BY GROUPING SETS ((day), (action_type), (outcome), ()) ORDER BY key");
     let rows = query.build().fetch_all(pool).await?;
     let mut counts = ActivityCounts::default();
     for row in rows {
@@ -639,12 +542,7 @@ pub async fn activity_counts(
             counts.totals = bucket;
         }
     }
-    counts.by_action_type.sort_by(|left, right| {
-        right
-            .total
-            .cmp(&left.total)
-            .then_with(|| left.key.cmp(&right.key))
-    });
+    counts.by_action_type.sort_by(|left, right| right.total.cmp(&left.total).then_with(|| left.key.cmp(&right.key)));
     Ok(counts)
 }
 
@@ -658,9 +556,7 @@ const EXPORT_SETTLE_TIMEOUT: std::time::Duration = std::time::Duration::from_sec
 /// the export sees the same rows.
 pub async fn export_as_of(pool: &PgPool) -> Result<DateTime<Utc>, Error> {
     let (snapshot, as_of): (String, DateTime<Utc>) =
-        sqlx::query_as("SELECT pg_current_snapshot()::text, clock_timestamp()")
-            .fetch_one(pool)
-            .await?;
+        sqlx::query_as("SELECT pg_current_snapshot()::text, clock_timestamp()").fetch_one(pool).await?;
     // "xmin:xmax:xip1,xip2,...": the xids in progress at the snapshot.
     let in_progress: Vec<String> = snapshot
         .rsplit(':')
@@ -682,9 +578,7 @@ pub async fn export_as_of(pool: &PgPool) -> Result<DateTime<Utc>, Error> {
             break;
         }
         if tokio::time::Instant::now() > deadline {
-            return Err(Error::Unavailable(
-                "writes in flight did not finish; retry the export".into(),
-            ));
+            return Err(Error::Unavailable("writes in flight did not finish; retry the export".into()));
         }
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }

@@ -31,12 +31,7 @@ pub enum ConnectError {
 /// timeout, so a wrong URL fails the start-up instead of the first call.
 pub async fn connect(config: &Config, url: &str) -> Result<PgPool, ConnectError> {
     let options: PgConnectOptions = url.parse().map_err(ConnectError::InvalidUrl)?;
-    let target = format!(
-        "{}:{}/{}",
-        options.get_host(),
-        options.get_port(),
-        options.get_database().unwrap_or("")
-    );
+    let target = format!("{}:{}/{}", options.get_host(), options.get_port(), options.get_database().unwrap_or(""));
     PgPoolOptions::new()
         .max_connections(config.database.max_connections)
         .acquire_timeout(config.connect_timeout())
@@ -50,9 +45,7 @@ pub async fn connect(config: &Config, url: &str) -> Result<PgPool, ConnectError>
 /// for the coming months.
 pub async fn migrate(pool: &PgPool) -> Result<(), MigrateError> {
     MIGRATOR.run(pool).await?;
-    ensure_action_partitions(pool)
-        .await
-        .map_err(MigrateError::Execute)?;
+    ensure_action_partitions(pool).await.map_err(MigrateError::Execute)?;
     Ok(())
 }
 

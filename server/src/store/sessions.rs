@@ -33,9 +33,7 @@ fn session_from_row(row: &PgRow) -> Result<Session, sqlx::Error> {
         last_activity_at: row.try_get("last_activity_at")?,
         ended_at: row.try_get("ended_at")?,
         end_reason: end_reason
-            .map(|reason| {
-                EndReason::parse(&reason).ok_or_else(|| decode_error("end_reason", &reason))
-            })
+            .map(|reason| EndReason::parse(&reason).ok_or_else(|| decode_error("end_reason", &reason)))
             .transpose()?,
         summary: row.try_get("summary")?,
         action_count: row.try_get("action_count")?,
@@ -45,16 +43,9 @@ fn session_from_row(row: &PgRow) -> Result<Session, sqlx::Error> {
 /// Opens a session; returns it and whether it already existed (a retry).
 /// A session id already used in a project outside `scope`, or in another
 /// project, is refused rather than revealed.
-pub async fn start(
-    pool: &PgPool,
-    scope: &ProjectScope,
-    session: &NewSession,
-) -> Result<(Session, bool), Error> {
+pub async fn start(pool: &PgPool, scope: &ProjectScope, session: &NewSession) -> Result<(Session, bool), Error> {
     if !scope.allows(&session.project) {
-        return Err(Error::PermissionDenied(format!(
-            "project {} is outside your scope",
-            session.project
-        )));
+        return Err(Error::PermissionDenied(format!("project {} is outside your scope", session.project)));
     }
     let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
         "WITH project AS (INSERT INTO projects (name) VALUES ($2) ON CONFLICT DO NOTHING)
@@ -77,15 +68,12 @@ pub async fn start(
         return Ok((session_from_row(&row)?, false));
     }
     match get(pool, scope, session.session_id).await {
-        Ok(existing)
-            if existing.project == session.project && existing.agent_id == session.agent_id =>
-        {
+        Ok(existing) if existing.project == session.project && existing.agent_id == session.agent_id => {
             Ok((existing, true))
         }
-        Ok(_) | Err(Error::NotFound(_)) => Err(Error::AlreadyExists(format!(
-            "session_id {} is already used by another session",
-            session.session_id
-        ))),
+        Ok(_) | Err(Error::NotFound(_)) => {
+            Err(Error::AlreadyExists(format!("session_id {} is already used by another session", session.session_id)))
+        }
         Err(error) => Err(error),
     }
 }
@@ -106,11 +94,7 @@ pub async fn get(pool: &PgPool, scope: &ProjectScope, session_id: Uuid) -> Resul
 
 /// Marks a session alive; a disconnected one becomes active again. An ended
 /// session cannot be revived.
-pub async fn heartbeat(
-    pool: &PgPool,
-    scope: &ProjectScope,
-    session_id: Uuid,
-) -> Result<Session, Error> {
+pub async fn heartbeat(pool: &PgPool, scope: &ProjectScope, session_id: Uuid) -> Result<Session, Error> {
     let row = sqlx::query(sqlx::AssertSqlSafe(format!(
         "UPDATE sessions
             SET last_activity_at = greatest(last_activity_at, now()),
@@ -129,10 +113,7 @@ pub async fn heartbeat(
             Err(Error::FailedPrecondition(format!(
                 "session {} ended at {}; start a new session",
                 session.session_id,
-                session
-                    .ended_at
-                    .map(|at| at.to_rfc3339())
-                    .unwrap_or_default()
+                session.ended_at.map(|at| at.to_rfc3339()).unwrap_or_default()
             )))
         }
     }
@@ -194,20 +175,13 @@ pub async fn last(
     .bind(filter.supervisor_type)
     .fetch_optional(pool)
     .await?
-    .ok_or_else(|| {
-        Error::NotFound(format!(
-            "a session of project {project} matching the filter"
-        ))
-    })?;
+    .ok_or_else(|| Error::NotFound(format!("a session of project {project} matching the filter")))?;
     Ok(session_from_row(&row)?)
 }
 
 /// Marks active sessions silent since before `silent_since` as disconnected
 /// (reason timeout). Returns how many were marked.
-pub async fn mark_silent_sessions_disconnected(
-    pool: &PgPool,
-    silent_since: DateTime<Utc>,
-) -> Result<u64, Error> {
+pub async fn mark_silent_sessions_disconnected(pool: &PgPool, silent_since: DateTime<Utc>) -> Result<u64, Error> {
     let result = sqlx::query(
         "UPDATE sessions SET status = 'disconnected', ended_at = now(), end_reason = 'timeout'
           WHERE status = 'active' AND last_activity_at < $1",

@@ -25,18 +25,12 @@ async fn schema_fingerprint(pool: &PgPool) -> Vec<String> {
 /// Inserts project `p` and one action of it at `occurred_at` (an SQL
 /// timestamp expression).
 async fn insert_action(pool: &PgPool, occurred_at: &str) {
-    sqlx::query("INSERT INTO projects (name) VALUES ('p') ON CONFLICT DO NOTHING")
-        .execute(pool)
-        .await
-        .unwrap();
+    sqlx::query("INSERT INTO projects (name) VALUES ('p') ON CONFLICT DO NOTHING").execute(pool).await.unwrap();
     let statement = format!(
         "INSERT INTO actions (action_id, occurred_at, project, action_type, outcome, chain_hash)
          VALUES (gen_random_uuid(), {occurred_at}, 'p', 'commit', 'success', '\\x00')"
     );
-    sqlx::query(sqlx::AssertSqlSafe(statement))
-        .execute(pool)
-        .await
-        .unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(statement)).execute(pool).await.unwrap();
 }
 
 #[tokio::test]
@@ -46,13 +40,7 @@ async fn migrations_apply_cleanly_and_a_second_run_is_a_no_op() {
         .fetch_one(&database.pool)
         .await
         .unwrap();
-    assert_eq!(
-        applied as usize,
-        MIGRATOR
-            .iter()
-            .filter(|m| m.migration_type.is_up_migration())
-            .count()
-    );
+    assert_eq!(applied as usize, MIGRATOR.iter().filter(|m| m.migration_type.is_up_migration()).count());
     let before = schema_fingerprint(&database.pool).await;
     assert!(before.contains(&"relation actions".to_owned()));
     assert!(before.contains(&"relation knowledge_embeddings".to_owned()));
@@ -61,10 +49,8 @@ async fn migrations_apply_cleanly_and_a_second_run_is_a_no_op() {
     migrate(&database.pool).await.expect("second run succeeds");
     let after = schema_fingerprint(&database.pool).await;
     assert_eq!(before, after);
-    let applied_again: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations")
-        .fetch_one(&database.pool)
-        .await
-        .unwrap();
+    let applied_again: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations").fetch_one(&database.pool).await.unwrap();
     assert_eq!(applied_again, applied);
 }
 
@@ -86,20 +72,13 @@ async fn action_log_has_partitions_for_this_month_and_the_next_three() {
 async fn actions_outside_every_partition_are_kept_and_moved_when_their_month_is_created() {
     let database = TestDatabase::new().await.unwrap();
     insert_action(&database.pool, "'2031-07-04T10:00:00Z'").await;
-    let partition: String = sqlx::query_scalar("SELECT tableoid::regclass::text FROM actions")
-        .fetch_one(&database.pool)
-        .await
-        .unwrap();
+    let partition: String =
+        sqlx::query_scalar("SELECT tableoid::regclass::text FROM actions").fetch_one(&database.pool).await.unwrap();
     assert_eq!(partition, "actions_default");
 
-    sqlx::query("SELECT lore_ensure_action_partition('2031-07-01')")
-        .execute(&database.pool)
-        .await
-        .unwrap();
-    let partition: String = sqlx::query_scalar("SELECT tableoid::regclass::text FROM actions")
-        .fetch_one(&database.pool)
-        .await
-        .unwrap();
+    sqlx::query("SELECT lore_ensure_action_partition('2031-07-01')").execute(&database.pool).await.unwrap();
+    let partition: String =
+        sqlx::query_scalar("SELECT tableoid::regclass::text FROM actions").fetch_one(&database.pool).await.unwrap();
     assert_eq!(partition, "actions_p203107");
 }
 
@@ -107,41 +86,20 @@ async fn actions_outside_every_partition_are_kept_and_moved_when_their_month_is_
 async fn append_only_tables_refuse_updates() {
     let database = TestDatabase::new().await.unwrap();
     insert_action(&database.pool, "now()").await;
-    let error = sqlx::query("UPDATE actions SET error = 'rewritten'")
-        .execute(&database.pool)
-        .await
-        .unwrap_err();
-    let code = error
-        .as_database_error()
-        .and_then(|db| db.code())
-        .map(|code| code.into_owned());
-    assert_eq!(
-        code.as_deref(),
-        Some(sqlstate::RESTRICT_VIOLATION),
-        "{error}"
-    );
+    let error = sqlx::query("UPDATE actions SET error = 'rewritten'").execute(&database.pool).await.unwrap_err();
+    let code = error.as_database_error().and_then(|db| db.code()).map(|code| code.into_owned());
+    assert_eq!(code.as_deref(), Some(sqlstate::RESTRICT_VIOLATION), "{error}");
 }
 
 #[tokio::test]
 async fn replayed_action_id_with_the_same_timestamp_is_rejected_by_the_primary_key() {
     let database = TestDatabase::new().await.unwrap();
-    sqlx::query("INSERT INTO projects (name) VALUES ('p')")
-        .execute(&database.pool)
-        .await
-        .unwrap();
+    sqlx::query("INSERT INTO projects (name) VALUES ('p')").execute(&database.pool).await.unwrap();
     let insert = "INSERT INTO actions (action_id, occurred_at, project, action_type, outcome, chain_hash)
                   VALUES ('0190b6a0-0000-7000-8000-000000000001', '2026-11-01T00:00:00Z', 'p', 'commit', 'success', '\\x00')
                   ON CONFLICT DO NOTHING";
-    let first = sqlx::query(insert)
-        .execute(&database.pool)
-        .await
-        .unwrap()
-        .rows_affected();
-    let replay = sqlx::query(insert)
-        .execute(&database.pool)
-        .await
-        .unwrap()
-        .rows_affected();
+    let first = sqlx::query(insert).execute(&database.pool).await.unwrap().rows_affected();
+    let replay = sqlx::query(insert).execute(&database.pool).await.unwrap().rows_affected();
     assert_eq!((first, replay), (1, 0));
 }
 

@@ -21,25 +21,15 @@ async fn client(server: &TestServer) -> Client {
 
 fn now() -> Timestamp {
     let now = Utc::now();
-    Timestamp {
-        seconds: now.timestamp(),
-        nanos: now.timestamp_subsec_nanos() as i32,
-    }
+    Timestamp { seconds: now.timestamp(), nanos: now.timestamp_subsec_nanos() as i32 }
 }
 
 fn string_value(text: &str) -> ProtoValue {
-    ProtoValue {
-        kind: Some(Kind::StringValue(text.to_owned())),
-    }
+    ProtoValue { kind: Some(Kind::StringValue(text.to_owned())) }
 }
 
 fn context(pairs: &[(&str, ProtoValue)]) -> Struct {
-    Struct {
-        fields: pairs
-            .iter()
-            .map(|(key, value)| ((*key).to_owned(), value.clone()))
-            .collect(),
-    }
+    Struct { fields: pairs.iter().map(|(key, value)| ((*key).to_owned(), value.clone())).collect() }
 }
 
 /// A server, a client and an open session of agent-1 in project "lore".
@@ -77,23 +67,12 @@ fn action(session: &proto::Session, action_type: &str, outcome: proto::Outcome) 
     }
 }
 
-async fn log(
-    client: &mut Client,
-    action: proto::Action,
-) -> Result<proto::LogActionResponse, tonic::Status> {
-    client
-        .log_action(proto::LogActionRequest {
-            action: Some(action),
-        })
-        .await
-        .map(tonic::Response::into_inner)
+async fn log(client: &mut Client, action: proto::Action) -> Result<proto::LogActionResponse, tonic::Status> {
+    client.log_action(proto::LogActionRequest { action: Some(action) }).await.map(tonic::Response::into_inner)
 }
 
 async fn count_actions(server: &TestServer) -> i64 {
-    sqlx::query_scalar("SELECT count(*) FROM actions")
-        .fetch_one(server.pool())
-        .await
-        .unwrap()
+    sqlx::query_scalar("SELECT count(*) FROM actions").fetch_one(server.pool()).await.unwrap()
 }
 
 /// Sends batches on one Ingest stream and collects the acks (or the error
@@ -102,10 +81,7 @@ async fn ingest(
     client: &mut Client,
     batches: Vec<proto::IngestRequest>,
 ) -> Result<Vec<proto::IngestAck>, tonic::Status> {
-    let mut acks = client
-        .ingest(tokio_stream::iter(batches))
-        .await?
-        .into_inner();
+    let mut acks = client.ingest(tokio_stream::iter(batches)).await?.into_inner();
     let mut received = Vec::new();
     while let Some(ack) = acks.message().await? {
         received.push(ack);
@@ -126,11 +102,7 @@ async fn start_session_retried_with_the_same_id_returns_the_stored_session() {
         metadata: Some(context(&[("branch", string_value("main"))])),
         ..Default::default()
     };
-    let first = client
-        .start_session(request.clone())
-        .await
-        .unwrap()
-        .into_inner();
+    let first = client.start_session(request.clone()).await.unwrap().into_inner();
     let second = client.start_session(request).await.unwrap().into_inner();
     assert!(!first.duplicate);
     assert!(second.duplicate);
@@ -183,9 +155,7 @@ async fn heartbeat_keeps_a_session_alive_and_revives_a_disconnected_one() {
     assert_eq!(swept.end_reason, proto::EndReason::Timeout as i32);
 
     let beat = client
-        .heartbeat(proto::HeartbeatRequest {
-            session_id: session.session_id.clone(),
-        })
+        .heartbeat(proto::HeartbeatRequest { session_id: session.session_id.clone() })
         .await
         .unwrap()
         .into_inner();
@@ -200,39 +170,18 @@ async fn ended_sessions_stay_ended_and_unknown_sessions_are_not_found() {
         reason: proto::EndReason::NetworkDisconnect as i32,
         summary: "lost the VM".into(),
     };
-    let ended = client
-        .end_session(end.clone())
-        .await
-        .unwrap()
-        .into_inner()
-        .session
-        .unwrap();
+    let ended = client.end_session(end.clone()).await.unwrap().into_inner().session.unwrap();
     assert_eq!(ended.status, proto::SessionStatus::Ended as i32);
     assert_eq!(ended.end_reason, proto::EndReason::NetworkDisconnect as i32);
     assert_eq!(ended.summary, "lost the VM");
     // Ending again changes nothing.
-    let again = client
-        .end_session(end)
-        .await
-        .unwrap()
-        .into_inner()
-        .session
-        .unwrap();
+    let again = client.end_session(end).await.unwrap().into_inner().session.unwrap();
     assert_eq!(again.ended_at, ended.ended_at);
 
-    let status = client
-        .heartbeat(proto::HeartbeatRequest {
-            session_id: session.session_id,
-        })
-        .await
-        .unwrap_err();
+    let status = client.heartbeat(proto::HeartbeatRequest { session_id: session.session_id }).await.unwrap_err();
     assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
-    let status = client
-        .heartbeat(proto::HeartbeatRequest {
-            session_id: Uuid::now_v7().to_string(),
-        })
-        .await
-        .unwrap_err();
+    let status =
+        client.heartbeat(proto::HeartbeatRequest { session_id: Uuid::now_v7().to_string() }).await.unwrap_err();
     assert_eq!(status.code(), Code::NotFound, "{status:?}");
     let status = client
         .end_session(proto::EndSessionRequest {
@@ -253,22 +202,11 @@ async fn last_session_is_found_by_project_agent_and_supervisor() {
     let first = start_session(&mut client, "lore", "agent-1").await;
     tokio::time::sleep(Duration::from_millis(5)).await;
     let second = start_session(&mut client, "lore", "agent-2").await;
-    let mut request = proto::GetLastSessionRequest {
-        project: "lore".into(),
-        ..Default::default()
-    };
-    let last = client
-        .get_last_session(request.clone())
-        .await
-        .unwrap()
-        .into_inner();
+    let mut request = proto::GetLastSessionRequest { project: "lore".into(), ..Default::default() };
+    let last = client.get_last_session(request.clone()).await.unwrap().into_inner();
     assert_eq!(last.session.unwrap().session_id, second.session_id);
     request.agent_id = "agent-1".into();
-    let last = client
-        .get_last_session(request.clone())
-        .await
-        .unwrap()
-        .into_inner();
+    let last = client.get_last_session(request.clone()).await.unwrap().into_inner();
     assert_eq!(last.session.unwrap().session_id, first.session_id);
     request.agent_id = String::new();
     request.supervisor_type = "tmux".into();
@@ -301,50 +239,27 @@ async fn an_action_without_an_id_gets_one() {
 #[tokio::test]
 async fn ingest_acks_each_batch_in_order_with_stored_and_duplicate_counts() {
     let (server, mut client, session) = session_fixture().await;
-    let first: Vec<proto::Action> = (0..100)
-        .map(|_| action(&session, "tool_call", proto::Outcome::Success))
-        .collect();
-    let mut second: Vec<proto::Action> = (0..50)
-        .map(|_| action(&session, "validate", proto::Outcome::Failure))
-        .collect();
+    let first: Vec<proto::Action> = (0..100).map(|_| action(&session, "tool_call", proto::Outcome::Success)).collect();
+    let mut second: Vec<proto::Action> =
+        (0..50).map(|_| action(&session, "validate", proto::Outcome::Failure)).collect();
     // Half of the second batch replays the first.
     second.extend(first[..50].iter().cloned());
     let acks = ingest(
         &mut client,
         vec![
-            proto::IngestRequest {
-                sequence: 1,
-                actions: first,
-            },
-            proto::IngestRequest {
-                sequence: 2,
-                actions: second.clone(),
-            },
+            proto::IngestRequest { sequence: 1, actions: first },
+            proto::IngestRequest { sequence: 2, actions: second.clone() },
         ],
     )
     .await
     .unwrap();
     assert_eq!(acks.len(), 2);
-    assert_eq!(
-        (acks[0].sequence, acks[0].stored, acks[0].duplicates),
-        (1, 100, 0)
-    );
-    assert_eq!(
-        (acks[1].sequence, acks[1].stored, acks[1].duplicates),
-        (2, 50, 50)
-    );
+    assert_eq!((acks[0].sequence, acks[0].stored, acks[0].duplicates), (1, 100, 0));
+    assert_eq!((acks[1].sequence, acks[1].stored, acks[1].duplicates), (2, 50, 50));
     assert_eq!(count_actions(&server).await, 150);
 
     // A whole replay on a new stream (what a sidecar does after reconnecting).
-    let acks = ingest(
-        &mut client,
-        vec![proto::IngestRequest {
-            sequence: 7,
-            actions: second,
-        }],
-    )
-    .await
-    .unwrap();
+    let acks = ingest(&mut client, vec![proto::IngestRequest { sequence: 7, actions: second }]).await.unwrap();
     assert_eq!((acks[0].stored, acks[0].duplicates), (0, 100));
     assert_eq!(count_actions(&server).await, 150);
 }
@@ -361,40 +276,27 @@ async fn ingest_rejects_invalid_actions_one_by_one_and_stores_the_rest() {
     bad_outcome.outcome = 99;
     let acks = ingest(
         &mut client,
-        vec![proto::IngestRequest {
-            sequence: 1,
-            actions: vec![no_time, good, unknown_session, bad_outcome],
-        }],
+        vec![proto::IngestRequest { sequence: 1, actions: vec![no_time, good, unknown_session, bad_outcome] }],
     )
     .await
     .unwrap();
     let ack = &acks[0];
     assert_eq!(ack.stored, 1);
-    let rejected: Vec<(u32, &str)> = ack
-        .rejected
-        .iter()
-        .map(|rejection| (rejection.index, rejection.reason.as_str()))
-        .collect();
+    let rejected: Vec<(u32, &str)> =
+        ack.rejected.iter().map(|rejection| (rejection.index, rejection.reason.as_str())).collect();
     assert_eq!(rejected.len(), 3, "{rejected:?}");
     assert_eq!(rejected[0], (0, "occurred_at: required"));
     assert_eq!(rejected[1].0, 2);
-    assert!(
-        rejected[1].1.starts_with("session_id: session"),
-        "{rejected:?}"
-    );
+    assert!(rejected[1].1.starts_with("session_id: session"), "{rejected:?}");
     assert_eq!(rejected[2], (3, "outcome: unknown value 99"));
 }
 
 #[tokio::test]
 async fn ingest_sequences_must_increase() {
     let (_server, mut client, session) = session_fixture().await;
-    let batch = |sequence| proto::IngestRequest {
-        sequence,
-        actions: vec![action(&session, "plan", proto::Outcome::Success)],
-    };
-    let status = ingest(&mut client, vec![batch(5), batch(5)])
-        .await
-        .unwrap_err();
+    let batch =
+        |sequence| proto::IngestRequest { sequence, actions: vec![action(&session, "plan", proto::Outcome::Success)] };
+    let status = ingest(&mut client, vec![batch(5), batch(5)]).await.unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);
     assert!(status.message().starts_with("sequence:"), "{status:?}");
 }
@@ -402,29 +304,17 @@ async fn ingest_sequences_must_increase() {
 #[tokio::test]
 async fn a_batch_whose_connection_dies_before_commit_is_not_acknowledged_and_can_be_replayed() {
     let (server, mut client, session) = session_fixture().await;
-    let batch: Vec<proto::Action> = (0..20)
-        .map(|_| action(&session, "tool_call", proto::Outcome::Success))
-        .collect();
+    let batch: Vec<proto::Action> = (0..20).map(|_| action(&session, "tool_call", proto::Outcome::Success)).collect();
 
     // Hold the session row so the batch blocks inside its transaction.
     let mut blocker = server.pool().begin().await.unwrap();
-    sqlx::query("SELECT 1 FROM sessions FOR UPDATE")
-        .execute(&mut *blocker)
-        .await
-        .unwrap();
+    sqlx::query("SELECT 1 FROM sessions FOR UPDATE").execute(&mut *blocker).await.unwrap();
     let stream = {
         let mut client = client.clone();
         let batch = batch.clone();
-        tokio::spawn(async move {
-            ingest(
-                &mut client,
-                vec![proto::IngestRequest {
-                    sequence: 1,
-                    actions: batch,
-                }],
-            )
-            .await
-        })
+        tokio::spawn(
+            async move { ingest(&mut client, vec![proto::IngestRequest { sequence: 1, actions: batch }]).await },
+        )
     };
     // Wait until the ingest backend waits on our lock, then kill it.
     let killed = loop {
@@ -445,29 +335,12 @@ async fn a_batch_whose_connection_dies_before_commit_is_not_acknowledged_and_can
 
     let status = stream.await.unwrap().unwrap_err();
     assert_eq!(status.code(), Code::Unavailable, "{status:?}");
-    assert_eq!(
-        count_actions(&server).await,
-        0,
-        "rows of an unacknowledged batch were committed"
-    );
+    assert_eq!(count_actions(&server).await, 0, "rows of an unacknowledged batch were committed");
 
-    let acks = ingest(
-        &mut client,
-        vec![proto::IngestRequest {
-            sequence: 1,
-            actions: batch,
-        }],
-    )
-    .await
-    .unwrap();
+    let acks = ingest(&mut client, vec![proto::IngestRequest { sequence: 1, actions: batch }]).await.unwrap();
     assert_eq!((acks[0].stored, acks[0].duplicates), (20, 0));
-    let report = client
-        .verify_chain(proto::VerifyChainRequest {
-            session_id: session.session_id,
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let report =
+        client.verify_chain(proto::VerifyChainRequest { session_id: session.session_id }).await.unwrap().into_inner();
     assert!(report.intact, "{report:?}");
 }
 
@@ -477,36 +350,20 @@ async fn secrets_in_context_and_error_are_redacted_before_storage() {
     let mut deploy = action(&session, "deploy", proto::Outcome::Failure);
     deploy.context = Some(context(&[
         ("api_key", string_value("sk_live_ReTllpYQYfIZu2Jnf2lAPFjD")),
-        (
-            "command",
-            string_value(
-                "git push https://bot: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@github.com/acme/app",
-            ),
-        ),
+        ("command", string_value("git push https://bot: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@github.com/acme/app")),
         ("file", string_value("src/deploy/config.rs")),
     ]));
     deploy.error = "auth failed for AKIAZZZZZZZZZZZZZZZZ".into();
     let response = log(&mut client, deploy).await.unwrap();
     assert_eq!(response.redaction_count, 3);
 
-    let stored: (String, String, i32) =
-        sqlx::query_as("SELECT context::text, error, redaction_count FROM actions")
-            .fetch_one(server.pool())
-            .await
-            .unwrap();
-    assert!(
-        !stored.0.contains("sk_live_") && !stored.0.contains("ghp_"),
-        "{}",
-        stored.0
-    );
+    let stored: (String, String, i32) = sqlx::query_as("SELECT context::text, error, redaction_count FROM actions")
+        .fetch_one(server.pool())
+        .await
+        .unwrap();
+    assert!(!stored.0.contains("sk_live_") && !stored.0.contains("ghp_"), "{}", stored.0);
     assert!(stored.0.contains("src/deploy/config.rs"), "{}", stored.0);
-    assert!(
-        stored
-            .0
-            .contains("https://bot:[REDACTED]@github.com/acme/app"),
-        "{}",
-        stored.0
-    );
+    assert!(stored.0.contains("https://bot:[REDACTED]@github.com/acme/app"), "{}", stored.0);
     assert_eq!(stored.1, "auth failed for [REDACTED]");
     assert_eq!(stored.2, 3);
 }
@@ -516,139 +373,45 @@ async fn bad_input_is_refused_with_the_field_and_stores_nothing() {
     let (server, mut client, session) = session_fixture().await;
     let valid = || action(&session, "commit", proto::Outcome::Success);
 
-    let mut deep = ProtoValue {
-        kind: Some(Kind::StringValue("bottom".into())),
-    };
+    let mut deep = ProtoValue { kind: Some(Kind::StringValue("bottom".into())) };
     for _ in 0..40 {
-        deep = ProtoValue {
-            kind: Some(Kind::StructValue(context(&[("inner", deep)]))),
-        };
+        deep = ProtoValue { kind: Some(Kind::StructValue(context(&[("inner", deep)]))) };
     }
     let huge = "x".repeat(10 * 1024 * 1024);
     let cases: Vec<(&str, proto::Action)> = vec![
-        (
-            "action.occurred_at: required",
-            proto::Action {
-                occurred_at: None,
-                ..valid()
-            },
-        ),
+        ("action.occurred_at: required", proto::Action { occurred_at: None, ..valid() }),
         (
             "action.occurred_at: nanos",
-            proto::Action {
-                occurred_at: Some(Timestamp {
-                    seconds: 1,
-                    nanos: -5,
-                }),
-                ..valid()
-            },
+            proto::Action { occurred_at: Some(Timestamp { seconds: 1, nanos: -5 }), ..valid() },
         ),
         (
             "action.occurred_at: seconds",
-            proto::Action {
-                occurred_at: Some(Timestamp {
-                    seconds: i64::MAX,
-                    nanos: 0,
-                }),
-                ..valid()
-            },
+            proto::Action { occurred_at: Some(Timestamp { seconds: i64::MAX, nanos: 0 }), ..valid() },
         ),
-        (
-            "action.outcome: unknown value 42",
-            proto::Action {
-                outcome: 42,
-                ..valid()
-            },
-        ),
-        (
-            "action.outcome: required",
-            proto::Action {
-                outcome: 0,
-                ..valid()
-            },
-        ),
-        (
-            "action.action_type: must be",
-            proto::Action {
-                action_type: String::new(),
-                ..valid()
-            },
-        ),
-        (
-            "action.action_type: must be",
-            proto::Action {
-                action_type: "com\0mit".into(),
-                ..valid()
-            },
-        ),
-        (
-            "action.agent_id: must not contain control",
-            proto::Action {
-                agent_id: "a\0b".into(),
-                ..valid()
-            },
-        ),
-        (
-            "action.project: must be",
-            proto::Action {
-                project: "no spaces".into(),
-                ..valid()
-            },
-        ),
-        (
-            "action.action_id: \"nope\" is not a UUID",
-            proto::Action {
-                action_id: "nope".into(),
-                ..valid()
-            },
-        ),
-        (
-            "action.context",
-            proto::Action {
-                context: Some(context(&[("deep", deep)])),
-                ..valid()
-            },
-        ),
+        ("action.outcome: unknown value 42", proto::Action { outcome: 42, ..valid() }),
+        ("action.outcome: required", proto::Action { outcome: 0, ..valid() }),
+        ("action.action_type: must be", proto::Action { action_type: String::new(), ..valid() }),
+        ("action.action_type: must be", proto::Action { action_type: "com\0mit".into(), ..valid() }),
+        ("action.agent_id: must not contain control", proto::Action { agent_id: "a\0b".into(), ..valid() }),
+        ("action.project: must be", proto::Action { project: "no spaces".into(), ..valid() }),
+        ("action.action_id: \"nope\" is not a UUID", proto::Action { action_id: "nope".into(), ..valid() }),
+        ("action.context", proto::Action { context: Some(context(&[("deep", deep)])), ..valid() }),
         (
             "action.context: 104857",
-            proto::Action {
-                context: Some(context(&[("log", string_value(&huge))])),
-                ..valid()
-            },
+            proto::Action { context: Some(context(&[("log", string_value(&huge))])), ..valid() },
         ),
     ];
     for (expected, bad) in cases {
         let status = log(&mut client, bad).await.unwrap_err();
-        assert_eq!(
-            status.code(),
-            Code::InvalidArgument,
-            "{expected}: {status:?}"
-        );
-        assert!(
-            status.message().starts_with(expected),
-            "expected {expected:?}, got {:?}",
-            status.message()
-        );
+        assert_eq!(status.code(), Code::InvalidArgument, "{expected}: {status:?}");
+        assert!(status.message().starts_with(expected), "expected {expected:?}, got {:?}", status.message());
     }
-    let status = client
-        .log_action(proto::LogActionRequest { action: None })
-        .await
-        .unwrap_err();
+    let status = client.log_action(proto::LogActionRequest { action: None }).await.unwrap_err();
     assert_eq!(status.message(), "action: required");
-    let status = log(
-        &mut client,
-        proto::Action {
-            session_id: Uuid::now_v7().to_string(),
-            ..valid()
-        },
-    )
-    .await
-    .unwrap_err();
+    let status =
+        log(&mut client, proto::Action { session_id: Uuid::now_v7().to_string(), ..valid() }).await.unwrap_err();
     assert_eq!(status.code(), Code::NotFound);
-    assert!(
-        status.message().starts_with("action.session_id:"),
-        "{status:?}"
-    );
+    assert!(status.message().starts_with("action.session_id:"), "{status:?}");
     assert_eq!(count_actions(&server).await, 0);
 }
 
@@ -660,10 +423,7 @@ async fn nul_bytes_in_context_and_error_are_removed_not_refused() {
     nul.error = "bad\0byte".into();
     log(&mut client, nul).await.unwrap();
     let (context_text, error): (String, String) =
-        sqlx::query_as("SELECT context::text, error FROM actions")
-            .fetch_one(server.pool())
-            .await
-            .unwrap();
+        sqlx::query_as("SELECT context::text, error FROM actions").fetch_one(server.pool()).await.unwrap();
     assert_eq!(context_text, r#"{"output": "lineone"}"#);
     assert_eq!(error, "badbyte");
 }
@@ -678,35 +438,21 @@ async fn recent_actions_come_newest_first_from_the_projects_last_session() {
         log(&mut client, next).await.unwrap();
     }
     let by_project = client
-        .get_recent_actions(proto::GetRecentActionsRequest {
-            project: "lore".into(),
-            limit: 3,
-            ..Default::default()
-        })
+        .get_recent_actions(proto::GetRecentActionsRequest { project: "lore".into(), limit: 3, ..Default::default() })
         .await
         .unwrap()
         .into_inner();
-    let got: Vec<String> = by_project
-        .actions
-        .iter()
-        .map(|action| action.action_id.clone())
-        .collect();
+    let got: Vec<String> = by_project.actions.iter().map(|action| action.action_id.clone()).collect();
     let newest_first: Vec<String> = ids[1..].iter().rev().cloned().collect();
     assert_eq!(got, newest_first);
     assert_eq!(by_project.session.unwrap().action_count, 4);
-    let chain: Vec<u64> = by_project
-        .actions
-        .iter()
-        .map(|action| action.chain_seq)
-        .collect();
+    let chain: Vec<u64> = by_project.actions.iter().map(|action| action.chain_seq).collect();
     assert_eq!(chain, vec![4, 3, 2]);
 }
 
 async fn chain_of(client: &mut Client, session: &proto::Session) -> proto::VerifyChainResponse {
     client
-        .verify_chain(proto::VerifyChainRequest {
-            session_id: session.session_id.clone(),
-        })
+        .verify_chain(proto::VerifyChainRequest { session_id: session.session_id.clone() })
         .await
         .unwrap()
         .into_inner()
@@ -716,18 +462,9 @@ async fn chain_of(client: &mut Client, session: &proto::Session) -> proto::Verif
 /// access would to tamper with the log.
 async fn tamper(server: &TestServer, statement: &str) {
     let mut connection = server.pool().acquire().await.unwrap();
-    sqlx::query("SET session_replication_role = replica")
-        .execute(&mut *connection)
-        .await
-        .unwrap();
-    sqlx::query(sqlx::AssertSqlSafe(statement.to_owned()))
-        .execute(&mut *connection)
-        .await
-        .unwrap();
-    sqlx::query("SET session_replication_role = origin")
-        .execute(&mut *connection)
-        .await
-        .unwrap();
+    sqlx::query("SET session_replication_role = replica").execute(&mut *connection).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(statement.to_owned())).execute(&mut *connection).await.unwrap();
+    sqlx::query("SET session_replication_role = origin").execute(&mut *connection).await.unwrap();
 }
 
 #[tokio::test]
@@ -736,56 +473,24 @@ async fn verify_chain_catches_an_edited_row_a_deleted_row_and_a_cut_tail() {
     let mut batch = Vec::new();
     for index in 0..10 {
         let mut step = action(&session, "tool_call", proto::Outcome::Success);
-        step.context = Some(context(&[(
-            "step",
-            ProtoValue {
-                kind: Some(Kind::NumberValue(f64::from(index))),
-            },
-        )]));
+        step.context = Some(context(&[("step", ProtoValue { kind: Some(Kind::NumberValue(f64::from(index))) })]));
         batch.push(step);
     }
-    ingest(
-        &mut client,
-        vec![proto::IngestRequest {
-            sequence: 1,
-            actions: batch,
-        }],
-    )
-    .await
-    .unwrap();
-    log(
-        &mut client,
-        action(&session, "commit", proto::Outcome::Success),
-    )
-    .await
-    .unwrap();
+    ingest(&mut client, vec![proto::IngestRequest { sequence: 1, actions: batch }]).await.unwrap();
+    log(&mut client, action(&session, "commit", proto::Outcome::Success)).await.unwrap();
 
     let report = chain_of(&mut client, &session).await;
     assert!(report.intact, "{report:?}");
     assert_eq!(report.checked, 11);
 
-    tamper(
-        &server,
-        "UPDATE actions SET context = '{\"step\": 99}' WHERE chain_seq = 4",
-    )
-    .await;
+    tamper(&server, "UPDATE actions SET context = '{\"step\": 99}' WHERE chain_seq = 4").await;
     let report = chain_of(&mut client, &session).await;
     assert!(!report.intact);
     let broken = report.first_broken.unwrap();
-    assert_eq!(
-        (broken.chain_seq, broken.reason.as_str()),
-        (4, "content changed")
-    );
+    assert_eq!((broken.chain_seq, broken.reason.as_str()), (4, "content changed"));
     assert_eq!(report.checked, 3);
-    tamper(
-        &server,
-        "UPDATE actions SET context = '{\"step\": 3}' WHERE chain_seq = 4",
-    )
-    .await;
-    assert!(
-        chain_of(&mut client, &session).await.intact,
-        "restoring the content restores the chain"
-    );
+    tamper(&server, "UPDATE actions SET context = '{\"step\": 3}' WHERE chain_seq = 4").await;
+    assert!(chain_of(&mut client, &session).await.intact, "restoring the content restores the chain");
 
     tamper(&server, "DELETE FROM actions WHERE chain_seq = 7").await;
     let broken = chain_of(&mut client, &session).await.first_broken.unwrap();
@@ -796,10 +501,7 @@ async fn verify_chain_catches_an_edited_row_a_deleted_row_and_a_cut_tail() {
     let report = chain_of(&mut client, &session).await;
     let broken = report.first_broken.unwrap();
     assert_eq!((report.checked, broken.chain_seq), (6, 7));
-    assert!(
-        broken.reason.contains("recorded 11 actions, 6 remain"),
-        "{broken:?}"
-    );
+    assert!(broken.reason.contains("recorded 11 actions, 6 remain"), "{broken:?}");
 }
 
 /// LogActionRequest as a client with a broken encoder would send it: the
@@ -841,9 +543,7 @@ async fn invalid_utf8_in_a_string_field_is_invalid_argument_naming_it() {
     let status = grpc
         .unary::<_, proto::LogActionResponse, _>(
             tonic::Request::new(request),
-            tonic::codegen::http::uri::PathAndQuery::from_static(
-                "/lore.v1.ActionService/LogAction",
-            ),
+            tonic::codegen::http::uri::PathAndQuery::from_static("/lore.v1.ActionService/LogAction"),
             tonic_prost::ProstCodec::default(),
         )
         .await
@@ -855,10 +555,7 @@ async fn invalid_utf8_in_a_string_field_is_invalid_argument_naming_it() {
 
 fn at_days_ago(days: i64, minutes: i64) -> Timestamp {
     let time = Utc::now() - chrono::Duration::days(days) - chrono::Duration::minutes(minutes);
-    Timestamp {
-        seconds: time.timestamp(),
-        nanos: time.timestamp_subsec_nanos() as i32,
-    }
+    Timestamp { seconds: time.timestamp(), nanos: time.timestamp_subsec_nanos() as i32 }
 }
 
 /// 30 actions over the last three days: plan/commit/validate/deploy with a
@@ -866,12 +563,7 @@ fn at_days_ago(days: i64, minutes: i64) -> Timestamp {
 /// context.
 async fn varied_actions(client: &mut Client, session: &proto::Session) -> Vec<proto::Action> {
     let types = ["plan", "commit", "validate", "deploy"];
-    let outcomes = [
-        proto::Outcome::Success,
-        proto::Outcome::Success,
-        proto::Outcome::Failure,
-        proto::Outcome::Blocked,
-    ];
+    let outcomes = [proto::Outcome::Success, proto::Outcome::Success, proto::Outcome::Failure, proto::Outcome::Blocked];
     let mut actions = Vec::new();
     for index in 0..30_usize {
         let mut next = action(session, types[index % 4], outcomes[index % 4]);
@@ -882,12 +574,7 @@ async fn varied_actions(client: &mut Client, session: &proto::Session) -> Vec<pr
         if index % 3 == 0 {
             next.context = Some(context(&[
                 ("agent_id", string_value("xyz789")),
-                (
-                    "n",
-                    ProtoValue {
-                        kind: Some(Kind::NumberValue(index as f64)),
-                    },
-                ),
+                ("n", ProtoValue { kind: Some(Kind::NumberValue(index as f64)) }),
             ]));
         }
         if outcomes[index % 4] == proto::Outcome::Failure {
@@ -895,15 +582,7 @@ async fn varied_actions(client: &mut Client, session: &proto::Session) -> Vec<pr
         }
         actions.push(next);
     }
-    ingest(
-        client,
-        vec![proto::IngestRequest {
-            sequence: 1,
-            actions: actions.clone(),
-        }],
-    )
-    .await
-    .unwrap();
+    ingest(client, vec![proto::IngestRequest { sequence: 1, actions: actions.clone() }]).await.unwrap();
     actions
 }
 
@@ -911,10 +590,7 @@ async fn search(
     client: &mut Client,
     request: proto::SearchActionsRequest,
 ) -> Result<proto::SearchActionsResponse, tonic::Status> {
-    client
-        .search_actions(request)
-        .await
-        .map(tonic::Response::into_inner)
+    client.search_actions(request).await.map(tonic::Response::into_inner)
 }
 
 #[tokio::test]
@@ -923,18 +599,11 @@ async fn search_filters_by_type_outcome_epic_window_and_context() {
     let actions = varied_actions(&mut client, &session).await;
     let base = proto::SearchActionsRequest {
         project: "lore".into(),
-        page: Some(proto::PageRequest {
-            page_size: 100,
-            cursor: String::new(),
-        }),
+        page: Some(proto::PageRequest { page_size: 100, cursor: String::new() }),
         ..Default::default()
     };
     let ids = |response: proto::SearchActionsResponse| {
-        let mut ids: Vec<String> = response
-            .actions
-            .into_iter()
-            .map(|action| action.action_id)
-            .collect();
+        let mut ids: Vec<String> = response.actions.into_iter().map(|action| action.action_id).collect();
         ids.sort();
         ids
     };
@@ -949,15 +618,10 @@ async fn search_filters_by_type_outcome_epic_window_and_context() {
         ids
     };
 
-    let commits = search(
-        &mut client,
-        proto::SearchActionsRequest {
-            action_types: vec!["commit".into()],
-            ..base.clone()
-        },
-    )
-    .await
-    .unwrap();
+    let commits =
+        search(&mut client, proto::SearchActionsRequest { action_types: vec!["commit".into()], ..base.clone() })
+            .await
+            .unwrap();
     assert_eq!(ids(commits), expect(&|index, _| index % 4 == 1));
 
     let failed_in_epic = search(
@@ -970,10 +634,7 @@ async fn search_filters_by_type_outcome_epic_window_and_context() {
     )
     .await
     .unwrap();
-    assert_eq!(
-        ids(failed_in_epic),
-        expect(&|index, _| index % 4 == 2 && index % 2 == 0)
-    );
+    assert_eq!(ids(failed_in_epic), expect(&|index, _| index % 4 == 2 && index % 2 == 0));
 
     let by_agent = search(
         &mut client,
@@ -989,10 +650,7 @@ async fn search_filters_by_type_outcome_epic_window_and_context() {
     let today = search(
         &mut client,
         proto::SearchActionsRequest {
-            window: Some(proto::TimeRange {
-                start: Some(at_days_ago(0, 40)),
-                end: None,
-            }),
+            window: Some(proto::TimeRange { start: Some(at_days_ago(0, 40)), end: None }),
             ..base.clone()
         },
     )
@@ -1000,15 +658,8 @@ async fn search_filters_by_type_outcome_epic_window_and_context() {
     .unwrap();
     assert_eq!(ids(today), expect(&|index, _| index % 3 == 0));
 
-    let by_text = search(
-        &mut client,
-        proto::SearchActionsRequest {
-            text: "TEST 10 FAIL".into(),
-            ..base.clone()
-        },
-    )
-    .await
-    .unwrap();
+    let by_text =
+        search(&mut client, proto::SearchActionsRequest { text: "TEST 10 FAIL".into(), ..base.clone() }).await.unwrap();
     assert_eq!(ids(by_text), expect(&|index, _| index == 10));
 }
 
@@ -1023,10 +674,7 @@ async fn search_pages_with_a_cursor_cover_everything_once_newest_first() {
             &mut client,
             proto::SearchActionsRequest {
                 project: "lore".into(),
-                page: Some(proto::PageRequest {
-                    page_size: 7,
-                    cursor,
-                }),
+                page: Some(proto::PageRequest { page_size: 7, cursor }),
                 ..Default::default()
             },
         )
@@ -1047,14 +695,8 @@ async fn search_pages_with_a_cursor_cover_everything_once_newest_first() {
             (at.seconds, at.nanos)
         })
         .collect();
-    assert!(
-        times.windows(2).all(|pair| pair[0] >= pair[1]),
-        "not newest first"
-    );
-    let mut ids: Vec<&str> = seen
-        .iter()
-        .map(|action| action.action_id.as_str())
-        .collect();
+    assert!(times.windows(2).all(|pair| pair[0] >= pair[1]), "not newest first");
+    let mut ids: Vec<&str> = seen.iter().map(|action| action.action_id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len(), 30);
@@ -1063,68 +705,34 @@ async fn search_pages_with_a_cursor_cover_everything_once_newest_first() {
 #[tokio::test]
 async fn search_refuses_bad_filters_naming_them() {
     let (_server, mut client, _session) = session_fixture().await;
-    let base = proto::SearchActionsRequest {
-        project: "lore".into(),
-        ..Default::default()
-    };
+    let base = proto::SearchActionsRequest { project: "lore".into(), ..Default::default() };
     let cases = [
-        (
-            "outcomes[0]: unknown value 99",
-            proto::SearchActionsRequest {
-                outcomes: vec![99],
-                ..base.clone()
-            },
-        ),
+        ("outcomes[0]: unknown value 99", proto::SearchActionsRequest { outcomes: vec![99], ..base.clone() }),
         (
             "page.cursor: not a cursor",
             proto::SearchActionsRequest {
-                page: Some(proto::PageRequest {
-                    page_size: 5,
-                    cursor: "garbage".into(),
-                }),
+                page: Some(proto::PageRequest { page_size: 5, cursor: "garbage".into() }),
                 ..base.clone()
             },
         ),
         (
             "window: start must be before end",
             proto::SearchActionsRequest {
-                window: Some(proto::TimeRange {
-                    start: Some(at_days_ago(0, 0)),
-                    end: Some(at_days_ago(1, 0)),
-                }),
+                window: Some(proto::TimeRange { start: Some(at_days_ago(0, 0)), end: Some(at_days_ago(1, 0)) }),
                 ..base.clone()
             },
         ),
         (
             "action_types[0]: must be",
-            proto::SearchActionsRequest {
-                action_types: vec!["has space".into()],
-                ..base.clone()
-            },
+            proto::SearchActionsRequest { action_types: vec!["has space".into()], ..base.clone() },
         ),
-        (
-            "session_id: \"x\" is not a UUID",
-            proto::SearchActionsRequest {
-                session_id: "x".into(),
-                ..base.clone()
-            },
-        ),
-        (
-            "project: required",
-            proto::SearchActionsRequest {
-                project: String::new(),
-                ..base.clone()
-            },
-        ),
+        ("session_id: \"x\" is not a UUID", proto::SearchActionsRequest { session_id: "x".into(), ..base.clone() }),
+        ("project: required", proto::SearchActionsRequest { project: String::new(), ..base.clone() }),
     ];
     for (expected, request) in cases {
         let status = search(&mut client, request).await.unwrap_err();
         assert_eq!(status.code(), Code::InvalidArgument, "{expected}");
-        assert!(
-            status.message().starts_with(expected),
-            "expected {expected:?}, got {:?}",
-            status.message()
-        );
+        assert!(status.message().starts_with(expected), "expected {expected:?}, got {:?}", status.message());
     }
 }
 
@@ -1144,58 +752,21 @@ async fn activity_report_counts_by_day_type_and_outcome_and_renders_markdown() {
         .into_inner();
     let totals = report.totals.unwrap();
     // Outcomes cycle success, success, failure, blocked over 30 actions.
-    assert_eq!(
-        (
-            totals.total,
-            totals.succeeded,
-            totals.failed,
-            totals.blocked
-        ),
-        (30, 16, 7, 7)
-    );
+    assert_eq!((totals.total, totals.succeeded, totals.failed, totals.blocked), (30, 16, 7, 7));
     assert!((totals.success_rate - 16.0 / 30.0).abs() < 1e-9);
     assert_eq!(report.by_day.len(), 3);
     assert_eq!(report.by_day.iter().map(|day| day.total).sum::<u64>(), 30);
-    assert_eq!(
-        report.by_action_type[0].key, "commit",
-        "commit and plan tie at 8; alphabetical first"
-    );
+    assert_eq!(report.by_action_type[0].key, "commit", "commit and plan tie at 8; alphabetical first");
     assert_eq!(report.most_common_action_type, "commit");
-    assert_eq!(
-        report.busiest_day, report.by_day[0].key,
-        "each day has 10; the earliest wins"
-    );
-    let outcomes: Vec<(&str, u64)> = report
-        .by_outcome
-        .iter()
-        .map(|counts| (counts.key.as_str(), counts.total))
-        .collect();
-    assert_eq!(
-        outcomes,
-        vec![("blocked", 7), ("failure", 7), ("success", 16)]
-    );
+    assert_eq!(report.busiest_day, report.by_day[0].key, "each day has 10; the earliest wins");
+    let outcomes: Vec<(&str, u64)> =
+        report.by_outcome.iter().map(|counts| (counts.key.as_str(), counts.total)).collect();
+    assert_eq!(outcomes, vec![("blocked", 7), ("failure", 7), ("success", 16)]);
     assert_eq!(report.recent_failures.len(), 3);
-    assert!(
-        report
-            .recent_failures
-            .iter()
-            .all(|action| action.outcome == proto::Outcome::Failure as i32)
-    );
-    assert!(
-        report.markdown.contains("# Activity of lore"),
-        "{}",
-        report.markdown
-    );
-    assert!(
-        report.markdown.contains("- **Success rate:** 53.3%"),
-        "{}",
-        report.markdown
-    );
-    assert!(
-        report.markdown.contains("█"),
-        "no chart: {}",
-        report.markdown
-    );
+    assert!(report.recent_failures.iter().all(|action| action.outcome == proto::Outcome::Failure as i32));
+    assert!(report.markdown.contains("# Activity of lore"), "{}", report.markdown);
+    assert!(report.markdown.contains("- **Success rate:** 53.3%"), "{}", report.markdown);
+    assert!(report.markdown.contains("█"), "no chart: {}", report.markdown);
 }
 
 async fn export_chunks(
@@ -1219,12 +790,7 @@ fn joined(chunks: &[proto::ExportChunk]) -> String {
 }
 
 fn export_request(format: proto::ExportFormat) -> proto::ExportRequest {
-    proto::ExportRequest {
-        project: "lore".into(),
-        format: format as i32,
-        chunk_rows: 7,
-        ..Default::default()
-    }
+    proto::ExportRequest { project: "lore".into(), format: format as i32, chunk_rows: 7, ..Default::default() }
 }
 
 #[tokio::test]
@@ -1232,68 +798,32 @@ async fn export_writes_jsonl_csv_json_and_training_examples() {
     let (_server, mut client, session) = session_fixture().await;
     varied_actions(&mut client, &session).await;
 
-    let chunks = export_chunks(
-        &mut client,
-        export_request(proto::ExportFormat::Jsonl),
-        None,
-    )
-    .await;
+    let chunks = export_chunks(&mut client, export_request(proto::ExportFormat::Jsonl), None).await;
     assert!(chunks.last().unwrap().last);
     assert_eq!(chunks.iter().map(|chunk| chunk.rows).sum::<u32>(), 30);
-    let lines: Vec<serde_json::Value> = joined(&chunks)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let lines: Vec<serde_json::Value> =
+        joined(&chunks).lines().map(|line| serde_json::from_str(line).unwrap()).collect();
     assert_eq!(lines.len(), 30);
-    let times: Vec<&str> = lines
-        .iter()
-        .map(|line| line["occurred_at"].as_str().unwrap())
-        .collect();
-    assert!(
-        times.windows(2).all(|pair| pair[0] <= pair[1]),
-        "oldest first"
-    );
+    let times: Vec<&str> = lines.iter().map(|line| line["occurred_at"].as_str().unwrap()).collect();
+    assert!(times.windows(2).all(|pair| pair[0] <= pair[1]), "oldest first");
     assert_eq!(lines[0]["chain_hash"].as_str().unwrap().len(), 64);
 
-    let csv_text =
-        joined(&export_chunks(&mut client, export_request(proto::ExportFormat::Csv), None).await);
+    let csv_text = joined(&export_chunks(&mut client, export_request(proto::ExportFormat::Csv), None).await);
     let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
     assert_eq!(&reader.headers().unwrap()[0], "action_id");
     let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(records.len(), 30);
-    assert!(
-        records.iter().any(|record| record[14].contains("xyz789")),
-        "context column"
-    );
+    assert!(records.iter().any(|record| record[14].contains("xyz789")), "context column");
 
-    let json_text =
-        joined(&export_chunks(&mut client, export_request(proto::ExportFormat::Json), None).await);
+    let json_text = joined(&export_chunks(&mut client, export_request(proto::ExportFormat::Json), None).await);
     let array: Vec<serde_json::Value> = serde_json::from_str(&json_text).unwrap();
     assert_eq!(array.len(), 30);
 
-    let training = joined(
-        &export_chunks(
-            &mut client,
-            export_request(proto::ExportFormat::Training),
-            None,
-        )
-        .await,
-    );
-    let examples: Vec<serde_json::Value> = training
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let training = joined(&export_chunks(&mut client, export_request(proto::ExportFormat::Training), None).await);
+    let examples: Vec<serde_json::Value> = training.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
     assert_eq!(examples.len(), 30);
-    let failed = examples
-        .iter()
-        .find(|example| example["output"]["outcome"] == "failure")
-        .unwrap();
-    assert!(
-        failed["output"]["error"]
-            .as_str()
-            .unwrap()
-            .ends_with("failed")
-    );
+    let failed = examples.iter().find(|example| example["output"]["outcome"] == "failure").unwrap();
+    assert!(failed["output"]["error"].as_str().unwrap().ends_with("failed"));
     assert!(failed["output"]["duration_seconds"].is_number());
     assert!(failed["input"]["epic_id"].is_string() && failed["input"]["context"].is_object());
     assert!(failed["metadata"]["action_id"].is_string());
@@ -1333,19 +863,12 @@ async fn an_export_resumed_from_any_cursor_equals_an_uninterrupted_one_while_wri
         .await;
         let mut combined = whole[..stop].to_vec();
         combined.extend(resumed);
-        assert_eq!(
-            joined(&combined),
-            joined(&whole),
-            "resumed after chunk {stop}"
-        );
+        assert_eq!(joined(&combined), joined(&whole), "resumed after chunk {stop}");
     }
     writer.await.unwrap();
     let array: Vec<serde_json::Value> = serde_json::from_str(&joined(&whole)).unwrap();
     assert!(array.len() >= 30);
-    let mut ids: Vec<&str> = array
-        .iter()
-        .map(|row| row["action_id"].as_str().unwrap())
-        .collect();
+    let mut ids: Vec<&str> = array.iter().map(|row| row["action_id"].as_str().unwrap()).collect();
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len(), array.len(), "a row appeared twice");
@@ -1355,33 +878,13 @@ async fn an_export_resumed_from_any_cursor_equals_an_uninterrupted_one_while_wri
 async fn a_cursor_cannot_resume_a_different_export() {
     let (_server, mut client, session) = session_fixture().await;
     varied_actions(&mut client, &session).await;
-    let chunks = export_chunks(
-        &mut client,
-        export_request(proto::ExportFormat::Jsonl),
-        Some(1),
-    )
-    .await;
-    let request = proto::ExportRequest {
-        resume_after: chunks[0].cursor.clone(),
-        ..export_request(proto::ExportFormat::Csv)
-    };
-    let status = client
-        .export(request)
-        .await
-        .unwrap()
-        .into_inner()
-        .message()
-        .await
-        .unwrap_err();
+    let chunks = export_chunks(&mut client, export_request(proto::ExportFormat::Jsonl), Some(1)).await;
+    let request =
+        proto::ExportRequest { resume_after: chunks[0].cursor.clone(), ..export_request(proto::ExportFormat::Csv) };
+    let status = client.export(request).await.unwrap().into_inner().message().await.unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);
     assert!(status.message().starts_with("resume_after:"), "{status:?}");
-    let request = proto::ExportRequest {
-        resume_after: "garbage".into(),
-        ..export_request(proto::ExportFormat::Csv)
-    };
+    let request = proto::ExportRequest { resume_after: "garbage".into(), ..export_request(proto::ExportFormat::Csv) };
     let status = client.export(request).await.unwrap_err();
-    assert!(
-        status.message().starts_with("resume_after: not a cursor"),
-        "{status:?}"
-    );
+    assert!(status.message().starts_with("resume_after: not a cursor"), "{status:?}");
 }

@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS actions_project_received_idx;
