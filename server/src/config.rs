@@ -26,6 +26,8 @@ const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// Agents heartbeat every 30 s or so; five silent minutes means gone.
 const DEFAULT_SESSION_TIMEOUT_SECS: u64 = 300;
 const DEFAULT_SWEEP_INTERVAL_SECS: u64 = 30;
+/// Often enough that a client notices a dead stream within seconds.
+const DEFAULT_FOLLOW_HEARTBEAT_SECS: u64 = 5;
 /// Where `make run` keeps its PostgreSQL data between runs.
 const DEFAULT_DEV_DATA_DIR: &str = ".lore/pgdata";
 /// Where downloaded tools (PostgreSQL, grpcurl, model files) are cached.
@@ -150,6 +152,8 @@ pub struct ActionsConfig {
     pub session_timeout_secs: u64,
     /// How often the disconnect sweep runs.
     pub sweep_interval_secs: u64,
+    /// How often a following Resume stream sends a heartbeat.
+    pub follow_heartbeat_secs: u64,
 }
 
 impl Default for ActionsConfig {
@@ -159,6 +163,7 @@ impl Default for ActionsConfig {
             max_context_bytes: crate::actions::DEFAULT_MAX_CONTEXT_BYTES,
             session_timeout_secs: DEFAULT_SESSION_TIMEOUT_SECS,
             sweep_interval_secs: DEFAULT_SWEEP_INTERVAL_SECS,
+            follow_heartbeat_secs: DEFAULT_FOLLOW_HEARTBEAT_SECS,
         }
     }
 }
@@ -249,7 +254,10 @@ impl Config {
         if self.database.max_connections == 0 {
             return Err(ConfigError::Invalid("database.max_connections must be at least 1".into()));
         }
-        if self.actions.session_timeout_secs == 0 || self.actions.sweep_interval_secs == 0 {
+        if self.actions.session_timeout_secs == 0
+            || self.actions.sweep_interval_secs == 0
+            || self.actions.follow_heartbeat_secs == 0
+        {
             return Err(ConfigError::Invalid(
                 "actions.session_timeout_secs and actions.sweep_interval_secs must be at least 1".into(),
             ));

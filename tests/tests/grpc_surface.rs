@@ -1,8 +1,8 @@
 //! What a client sees of the server: reflection, health, the contract.
 
 use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, grpcurl};
+use lore_proto::v1::DashboardRequest;
 use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
-use lore_proto::v1::{DashboardRequest, ExportRequest};
 use tokio_stream::StreamExt as _;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -98,14 +98,5 @@ async fn an_rpc_that_is_not_built_yet_answers_unimplemented() {
 
     let mut client = QaLearningServiceClient::new(server.channel().await);
     let status = client.dashboard(DashboardRequest { project: "lore".into(), ..Default::default() }).await.unwrap_err();
-    assert_eq!(status.code(), tonic::Code::Unimplemented);
-}
-
-#[tokio::test]
-async fn a_streaming_rpc_that_is_not_built_yet_answers_unimplemented() {
-    let (_database, server) = server().await;
-    let mut client = lore_proto::v1::action_service_client::ActionServiceClient::new(server.channel().await);
-    let request = ExportRequest { project: "lore".into(), ..Default::default() };
-    let status = client.export(request).await.unwrap_err();
     assert_eq!(status.code(), tonic::Code::Unimplemented);
 }

@@ -5,9 +5,11 @@
 
 pub mod chain;
 pub mod export;
+pub mod feed;
 pub mod model;
 pub mod query;
 pub mod report;
+pub mod resume;
 
 use serde_json::{Value, json};
 use sqlx::PgPool;
@@ -29,17 +31,48 @@ use report::ActivityReport;
 /// one action must not carry a whole file or log into the audit table.
 pub const DEFAULT_MAX_CONTEXT_BYTES: usize = 64 * 1024;
 
-/// Limits of the action log.
+/// Limits and timings of the action log.
 #[derive(Debug, Clone)]
 pub struct ActionLimits {
     /// See [`DEFAULT_MAX_CONTEXT_BYTES`].
     pub max_context_bytes: usize,
+    /// How often a following Resume sends a heartbeat (and looks for new
+    /// actions even without a notification).
+    pub follow_heartbeat: std::time::Duration,
 }
 
 impl Default for ActionLimits {
     fn default() -> Self {
-        Self { max_context_bytes: DEFAULT_MAX_CONTEXT_BYTES }
+        Self { max_context_bytes: DEFAULT_MAX_CONTEXT_BYTES, follow_heartbeat: std::time::Duration::from_secs(5) }
     }
+}
+
+/// How many of a session's latest actions a resume summary reads.
+const SUMMARY_WINDOW: i64 = 500;
+/// Followers look this far behind the newest action they saw: a batch's
+/// received_at is read before it commits, so it can become visible after
+/// rows received later.
+const FOLLOW_LOOKBACK: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
+/// Most actions a follower reads per look; it looks again at once when full.
+const FOLLOW_PAGE: i64 = 1000;
+
+/// Which session to resume.
+#[derive(Debug, Clone, Default)]
+pub struct ResumeTarget {
+    pub session_id: Option<Uuid>,
+    /// Required when `session_id` is not given.
+    pub project: Option<String>,
+    pub agent_id: Option<String>,
+    pub supervisor_type: Option<String>,
+}
+
+/// One event of a Resume stream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResumeEvent {
+    Summary(Box<resume::ResumeSummary>),
+    Action(Box<Action>),
+    CaughtUp(chrono::DateTime<chrono::Utc>),
+    Heartbeat(chrono::DateTime<chrono::Utc>),
 }
 
 /// One piece of an export.
@@ -75,11 +108,14 @@ pub struct ActionLog {
     pool: PgPool,
     sanitizer: Sanitizer,
     limits: ActionLimits,
+    feed: feed::ActionFeed,
 }
 
 impl ActionLog {
+    /// Must run inside the Tokio runtime: it starts the live action feed.
     pub fn new(pool: PgPool, sanitizer: Sanitizer, limits: ActionLimits) -> Self {
-        Self { pool, sanitizer, limits }
+        let feed = feed::ActionFeed::start(pool.clone());
+        Self { pool, sanitizer, limits, feed }
     }
 
     pub fn pool(&self) -> &PgPool {
@@ -200,6 +236,82 @@ impl ActionLog {
         let recent_failures =
             store::actions::page(&self.pool, scope, &failures, None, Direction::Descending, recent_failures).await?;
         Ok(ActivityReport { project: filter.project.clone(), from, until, counts, recent_failures })
+    }
+
+    /// The session a resume is about: the one named, or the latest matching
+    /// the filters.
+    pub async fn resume_session(&self, scope: &ProjectScope, target: &ResumeTarget) -> Result<Session, Error> {
+        match (target.session_id, &target.project) {
+            (Some(session_id), _) => self.session(scope, session_id).await,
+            (None, Some(project)) => {
+                let filter = LastSessionFilter {
+                    agent_id: target.agent_id.as_deref(),
+                    supervisor_type: target.supervisor_type.as_deref(),
+                };
+                store::sessions::last(&self.pool, scope, project, &filter).await
+            }
+            (None, None) => Err(Error::invalid("project", "required when session_id is empty")),
+        }
+    }
+
+    /// Streams a resume of `session` (see the Resume RPC): summary, the last
+    /// `recent` actions oldest first, caught-up, then (with `follow`) new
+    /// actions of the project and heartbeats until the stream is dropped.
+    pub fn resume(
+        &self,
+        scope: ProjectScope,
+        session: Session,
+        agent_filter: Option<String>,
+        recent: usize,
+        follow: bool,
+    ) -> impl futures_util::Stream<Item = Result<ResumeEvent, Error>> + Send + 'static {
+        let pool = self.pool.clone();
+        let feed = self.feed.clone();
+        let heartbeat_every = self.limits.follow_heartbeat;
+        async_stream::try_stream! {
+            // Subscribe before reading, so nothing stored meanwhile is missed.
+            let mut notifications = feed.subscribe();
+            let project = session.project.clone();
+            let actions = store::actions::recent_in_session(&pool, &scope, session.session_id, SUMMARY_WINDOW).await?;
+            let summary = resume::summarize(session, &actions);
+            yield ResumeEvent::Summary(Box::new(summary));
+            for action in &actions[actions.len().saturating_sub(recent)..] {
+                yield ResumeEvent::Action(Box::new(action.clone()));
+            }
+            let caught_up = store::actions::database_now(&pool).await?;
+            yield ResumeEvent::CaughtUp(caught_up);
+            if follow {
+                // ids already sent, with when they were stored, pruned to the
+                // lookback window.
+                let mut sent: std::collections::HashMap<Uuid, chrono::DateTime<chrono::Utc>> =
+                    actions.iter().map(|action| (action.action.action_id, action.received_at)).collect();
+                let mut newest_seen = caught_up;
+                let mut ticker = tokio::time::interval(heartbeat_every);
+                ticker.tick().await;
+                let mut heartbeat_due = false;
+                loop {
+                    loop {
+                        let since = newest_seen - FOLLOW_LOOKBACK;
+                        let fresh = store::actions::received_since(&pool, &scope, &project, agent_filter.as_deref(), since, FOLLOW_PAGE).await?;
+                        let page_full = fresh.len() as i64 == FOLLOW_PAGE;
+                        for action in fresh {
+                            newest_seen = newest_seen.max(action.received_at);
+                            if sent.insert(action.action.action_id, action.received_at).is_none() {
+                                yield ResumeEvent::Action(Box::new(action));
+                            }
+                        }
+                        sent.retain(|_, received_at| *received_at >= newest_seen - FOLLOW_LOOKBACK);
+                        if !page_full {
+                            break;
+                        }
+                    }
+                    if heartbeat_due {
+                        yield ResumeEvent::Heartbeat(store::actions::database_now(&pool).await?);
+                    }
+                    heartbeat_due = wait_for_news(&mut notifications, &mut ticker, &project).await;
+                }
+            }
+        }
     }
 
     /// Streams an export in chunks (see [`export`]). `cursor` is where a
@@ -350,5 +462,29 @@ fn rejection_error(rejection: Rejection) -> Error {
         RejectionKind::Invalid => Error::invalid(field, rejection.reason),
         RejectionKind::NotFound => Error::NotFound(format!("{field}: {}", rejection.reason)),
         RejectionKind::OutOfScope => Error::PermissionDenied(format!("{field}: {}", rejection.reason)),
+    }
+}
+
+/// Waits for a notification of `project` (false) or the next heartbeat tick
+/// (true). A lagging or closed feed counts as news: the follower looks at the
+/// table, which is the truth.
+async fn wait_for_news(
+    notifications: &mut tokio::sync::broadcast::Receiver<String>,
+    ticker: &mut tokio::time::Interval,
+    project: &str,
+) -> bool {
+    loop {
+        tokio::select! {
+            notified = notifications.recv() => match notified {
+                Ok(notified_project) if notified_project != project => continue,
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return false,
+                // No more notifications will come: fall back to the ticker.
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                    ticker.tick().await;
+                    return true;
+                }
+            },
+            _ = ticker.tick() => return true,
+        }
     }
 }

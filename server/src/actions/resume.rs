@@ -84,9 +84,15 @@ pub fn summarize(session: Session, actions: &[Action]) -> ResumeSummary {
                 work.push(WorkItem { kind, action: action.clone(), description });
             }
             ("validate", Outcome::Failure)
-                if !later.iter().any(|next| next.action.action_type == "validate" && next.action.outcome == Outcome::Success) =>
+                if !later
+                    .iter()
+                    .any(|next| next.action.action_type == "validate" && next.action.outcome == Outcome::Success) =>
             {
-                let failures = if item.error.is_empty() { "no error recorded".to_owned() } else { first_line(&item.error).to_owned() };
+                let failures = if item.error.is_empty() {
+                    "no error recorded".to_owned()
+                } else {
+                    first_line(&item.error).to_owned()
+                };
                 work.push(WorkItem {
                     kind: WorkKind::ValidationFailed,
                     action: action.clone(),
@@ -94,8 +100,12 @@ pub fn summarize(session: Session, actions: &[Action]) -> ResumeSummary {
                 });
             }
             ("commit", Outcome::Success)
-                if !later.iter().any(|next| next.action.action_type == "deploy" && next.action.outcome == Outcome::Success)
-                    && !later.iter().any(|next| next.action.action_type == "commit" && next.action.outcome == Outcome::Success) =>
+                if !later
+                    .iter()
+                    .any(|next| next.action.action_type == "deploy" && next.action.outcome == Outcome::Success)
+                    && !later
+                        .iter()
+                        .any(|next| next.action.action_type == "commit" && next.action.outcome == Outcome::Success) =>
             {
                 let commit = item.context.get("sha").or_else(|| item.context.get("commit")).and_then(Value::as_str);
                 work.push(WorkItem {
@@ -105,9 +115,12 @@ pub fn summarize(session: Session, actions: &[Action]) -> ResumeSummary {
                 });
             }
             (_, Outcome::Blocked)
-                if !later.iter().any(|next| next.action.action_type == item.action_type && next.action.outcome == Outcome::Success) =>
+                if !later.iter().any(|next| {
+                    next.action.action_type == item.action_type && next.action.outcome == Outcome::Success
+                }) =>
             {
-                let reason = if item.error.is_empty() { String::new() } else { format!(": {}", first_line(&item.error)) };
+                let reason =
+                    if item.error.is_empty() { String::new() } else { format!(": {}", first_line(&item.error)) };
                 work.push(WorkItem {
                     kind: WorkKind::Blocked,
                     action: action.clone(),
@@ -147,7 +160,9 @@ fn next_steps(session: &Session, work: &[WorkItem], epic: Option<&str>) -> Vec<S
     for item in work {
         let subject = subject(&item.action);
         steps.push(match item.kind {
-            WorkKind::SpawnRunning => format!("Check whether the spawned {subject} is still running before spawning it again."),
+            WorkKind::SpawnRunning => {
+                format!("Check whether the spawned {subject} is still running before spawning it again.")
+            }
             WorkKind::ValidationFailed => format!("Fix the failing validation of {subject}, then run it again."),
             WorkKind::CommitNotDeployed => "Deploy the last commit, or confirm it should not be deployed.".to_owned(),
             WorkKind::Blocked => format!("Resolve what blocks {} of {subject}.", item.action.action.action_type),

@@ -246,6 +246,25 @@ impl ActionService for ActionsApi {
         }))
     }
 
+    async fn resume(
+        &self,
+        request: Request<proto::ResumeRequest>,
+    ) -> Result<Response<BoxStream<proto::ResumeEvent>>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let target = convert::resume_target(message).map_err(Error::from)?;
+        let recent = match message.recent_limit {
+            0 => DEFAULT_RECENT_LIMIT,
+            limit => limit.min(MAX_RECENT_LIMIT),
+        };
+        let session = self.log.resume_session(&scope, &target).await?;
+        let events = self
+            .log
+            .resume(scope, session, target.agent_id, recent as usize, message.follow)
+            .map(|event| event.map(|event| convert::resume_event_to_proto(&event)).map_err(Status::from));
+        Ok(Response::new(Box::pin(events) as BoxStream<proto::ResumeEvent>))
+    }
+
     async fn export(
         &self,
         request: Request<proto::ExportRequest>,

@@ -15,6 +15,8 @@ use crate::actions::model::{
     Action, EndReason, NewAction, NewSession, Outcome, Rejection, RejectionKind, Session, SessionKind, SessionStatus,
 };
 use crate::actions::query::{ActionFilter, Position};
+use crate::actions::resume::WorkKind;
+use crate::actions::{ResumeEvent, ResumeTarget};
 use crate::store::actions::Counts;
 
 /// Nesting deeper than this is refused: no real context needs it, and deep
@@ -553,5 +555,56 @@ pub fn export_plan(request: &proto::ExportRequest) -> FieldResult<ExportPlan> {
         resume,
         as_of,
         chunk_rows: i64::from(chunk_rows),
+    })
+}
+
+fn work_kind_to_proto(kind: WorkKind) -> proto::WorkKind {
+    match kind {
+        WorkKind::SpawnRunning => proto::WorkKind::SpawnRunning,
+        WorkKind::ValidationFailed => proto::WorkKind::ValidationFailed,
+        WorkKind::CommitNotDeployed => proto::WorkKind::CommitNotDeployed,
+        WorkKind::Blocked => proto::WorkKind::Blocked,
+        WorkKind::InProgress => proto::WorkKind::InProgress,
+    }
+}
+
+pub fn resume_event_to_proto(event: &ResumeEvent) -> proto::ResumeEvent {
+    use proto::resume_event::Event;
+    let event = match event {
+        ResumeEvent::Summary(summary) => Event::Summary(proto::ResumeSummary {
+            session: Some(session_to_proto(&summary.session)),
+            last_action: summary.last_action.as_ref().map(action_to_proto),
+            work_in_progress: summary
+                .work_in_progress
+                .iter()
+                .map(|item| proto::WorkInProgress {
+                    kind: work_kind_to_proto(item.kind) as i32,
+                    action: Some(action_to_proto(&item.action)),
+                    description: item.description.clone(),
+                })
+                .collect(),
+            suggested_next_steps: summary.suggested_next_steps.clone(),
+            active_epic_id: summary.active_epic_id.clone().unwrap_or_default(),
+        }),
+        ResumeEvent::Action(action) => Event::Action(action_to_proto(action)),
+        ResumeEvent::CaughtUp(at) => Event::CaughtUp(to_timestamp(*at)),
+        ResumeEvent::Heartbeat(at) => Event::Heartbeat(to_timestamp(*at)),
+    };
+    proto::ResumeEvent { event: Some(event) }
+}
+
+/// A Resume request as the session to find and how to stream it.
+pub fn resume_target(request: &proto::ResumeRequest) -> FieldResult<ResumeTarget> {
+    let session_id = optional_uuid("session_id", &request.session_id)?;
+    let project = match (&session_id, request.project.is_empty()) {
+        (None, true) => return Err(FieldError::new("project", "required when session_id is empty")),
+        (_, true) => None,
+        (_, false) => Some(project("project", &request.project)?),
+    };
+    Ok(ResumeTarget {
+        session_id,
+        project,
+        agent_id: optional_text("agent_id", &request.agent_id)?,
+        supervisor_type: optional_text("supervisor_type", &request.supervisor_type)?,
     })
 }

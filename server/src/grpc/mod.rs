@@ -42,7 +42,10 @@ impl Services {
         let sanitizer = lore_sanitize::Sanitizer::new(lore_sanitize::SanitizeConfig {
             max_string_chars: config.actions.max_string_chars,
         });
-        let limits = crate::actions::ActionLimits { max_context_bytes: config.actions.max_context_bytes };
+        let limits = crate::actions::ActionLimits {
+            max_context_bytes: config.actions.max_context_bytes,
+            follow_heartbeat: std::time::Duration::from_secs(config.actions.follow_heartbeat_secs),
+        };
         Self { actions: ActionLog::new(pool, sanitizer, limits), max_message_bytes: config.grpc.max_message_bytes }
     }
 }

@@ -584,3 +584,36 @@ pub async fn export_as_of(pool: &PgPool) -> Result<DateTime<Utc>, Error> {
     }
     Ok(as_of)
 }
+
+/// Actions of `project` (and `agent_id`) stored at or after `since`, in the
+/// order they were stored, at most `limit`.
+pub async fn received_since(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    project: &str,
+    agent_id: Option<&str>,
+    since: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<Action>, Error> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {ACTION_COLUMNS} FROM actions
+          WHERE project = $1 AND ($2::text[] IS NULL OR project = ANY($2))
+            AND ($3::text IS NULL OR agent_id = $3) AND received_at >= $4
+          ORDER BY received_at, action_id
+          LIMIT $5"
+    )))
+    .bind(project)
+    .bind(scope.sql_filter())
+    .bind(agent_id)
+    .bind(since)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.iter().map(action_from_row).collect::<Result<_, _>>()?)
+}
+
+/// The database clock (followers compare it with received_at, which comes
+/// from the same clock).
+pub async fn database_now(pool: &PgPool) -> Result<DateTime<Utc>, Error> {
+    Ok(sqlx::query_scalar("SELECT clock_timestamp()").fetch_one(pool).await?)
+}

@@ -888,3 +888,136 @@ async fn a_cursor_cannot_resume_a_different_export() {
     let status = client.export(request).await.unwrap_err();
     assert!(status.message().starts_with("resume_after: not a cursor"), "{status:?}");
 }
+
+fn resume_event(event: &proto::ResumeEvent) -> &proto::resume_event::Event {
+    event.event.as_ref().expect("event set")
+}
+
+#[tokio::test]
+async fn resume_sends_the_summary_then_recent_actions_oldest_first_then_caught_up() {
+    let (_server, mut client, session) = session_fixture().await;
+    let mut spawn = action(&session, "spawn", proto::Outcome::InProgress);
+    spawn.category = "worker".into();
+    spawn.epic_id = "EPIC-3".into();
+    let mut validate = action(&session, "validate", proto::Outcome::Failure);
+    validate.category = "tests".into();
+    validate.error = "2 tests failed: ingest_dedupes, resume_follows".into();
+    for next in [
+        action(&session, "plan", proto::Outcome::Success),
+        spawn,
+        action(&session, "commit", proto::Outcome::Success),
+        validate,
+    ] {
+        log(&mut client, next).await.unwrap();
+    }
+    client
+        .end_session(proto::EndSessionRequest {
+            session_id: session.session_id.clone(),
+            reason: proto::EndReason::NetworkDisconnect as i32,
+            summary: String::new(),
+        })
+        .await
+        .unwrap();
+
+    let request = proto::ResumeRequest {
+        project: "lore".into(),
+        agent_id: "agent-1".into(),
+        recent_limit: 3,
+        ..Default::default()
+    };
+    let mut stream = client.resume(request).await.unwrap().into_inner();
+    let mut events = Vec::new();
+    while let Some(event) = stream.message().await.unwrap() {
+        events.push(event);
+    }
+    assert_eq!(events.len(), 1 + 3 + 1, "summary, 3 actions, caught-up");
+    let proto::resume_event::Event::Summary(summary) = resume_event(&events[0]) else {
+        panic!("summary first: {events:?}")
+    };
+    let resumed = summary.session.as_ref().unwrap();
+    assert_eq!(resumed.session_id, session.session_id);
+    assert_eq!(resumed.end_reason, proto::EndReason::NetworkDisconnect as i32);
+    assert_eq!(summary.last_action.as_ref().unwrap().action_type, "validate");
+    let kinds: Vec<i32> = summary.work_in_progress.iter().map(|item| item.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            proto::WorkKind::ValidationFailed as i32,
+            proto::WorkKind::CommitNotDeployed as i32,
+            proto::WorkKind::SpawnRunning as i32
+        ]
+    );
+    assert_eq!(
+        summary.work_in_progress[0].description,
+        "validation of tests failed: 2 tests failed: ingest_dedupes, resume_follows"
+    );
+    assert_eq!(summary.active_epic_id, "EPIC-3");
+    assert!(summary.suggested_next_steps[0].contains("lost its network"), "{:?}", summary.suggested_next_steps);
+    let types: Vec<String> = events[1..4]
+        .iter()
+        .map(|event| match resume_event(event) {
+            proto::resume_event::Event::Action(action) => action.action_type.clone(),
+            other => panic!("expected an action, got {other:?}"),
+        })
+        .collect();
+    assert_eq!(types, vec!["spawn", "commit", "validate"]);
+    assert!(matches!(resume_event(&events[4]), proto::resume_event::Event::CaughtUp(_)));
+}
+
+#[tokio::test]
+async fn resume_with_follow_streams_new_actions_of_the_project_once_with_heartbeats() {
+    let mut config = lore_server::Config::default();
+    config.actions.follow_heartbeat_secs = 1;
+    let server = TestServer::start_with(config).await;
+    let mut client = client(&server).await;
+    let session = start_session(&mut client, "lore", "agent-1").await;
+    log(&mut client, action(&session, "plan", proto::Outcome::Success)).await.unwrap();
+
+    let request = proto::ResumeRequest { session_id: session.session_id.clone(), follow: true, ..Default::default() };
+    let mut stream = client.resume(request).await.unwrap().into_inner();
+    // Summary, the one action, caught-up.
+    for _ in 0..3 {
+        stream.message().await.unwrap().unwrap();
+    }
+
+    let other_agent = start_session(&mut client, "lore", "agent-2").await;
+    let elsewhere = start_session(&mut client, "other-project", "agent-1").await;
+    let mut expected = Vec::new();
+    for index in 0..3 {
+        let next = action(if index == 1 { &other_agent } else { &session }, "tool_call", proto::Outcome::Success);
+        expected.push(next.action_id.clone());
+        log(&mut client, next).await.unwrap();
+        log(&mut client, action(&elsewhere, "tool_call", proto::Outcome::Success)).await.unwrap();
+    }
+
+    let mut received = Vec::new();
+    let mut heartbeats = 0;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while (received.len() < 3 || heartbeats == 0) && tokio::time::Instant::now() < deadline {
+        let event = tokio::time::timeout(Duration::from_secs(5), stream.message())
+            .await
+            .expect("an event within 5 s")
+            .unwrap()
+            .unwrap();
+        match resume_event(&event) {
+            proto::resume_event::Event::Action(action) => received.push(action.action_id.clone()),
+            proto::resume_event::Event::Heartbeat(_) => heartbeats += 1,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(received, expected, "each new action of the project once, in order");
+    assert!(heartbeats > 0);
+}
+
+#[tokio::test]
+async fn resume_needs_a_project_or_a_known_session() {
+    let (_server, mut client, _session) = session_fixture().await;
+    let status = client.resume(proto::ResumeRequest::default()).await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(status.message().starts_with("project: required"), "{status:?}");
+    let status = client
+        .resume(proto::ResumeRequest { session_id: Uuid::now_v7().to_string(), ..Default::default() })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::NotFound);
+}
