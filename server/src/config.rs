@@ -49,6 +49,7 @@ const ENV_TOP_LEVEL_KEYS: &[&str] = &[
     "telemetry",
     "grpc",
     "actions",
+    "retention",
     "shutdown_grace_secs",
 ];
 
@@ -69,6 +70,7 @@ pub struct Config {
     pub telemetry: TelemetryConfig,
     pub grpc: GrpcConfig,
     pub actions: ActionsConfig,
+    pub retention: RetentionConfig,
     /// How long in-flight calls may take to finish after SIGTERM/SIGINT
     /// before their connections are closed.
     pub shutdown_grace_secs: u64,
@@ -168,6 +170,23 @@ impl Default for ActionsConfig {
     }
 }
 
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetentionConfig {
+    /// Months of actions older than this many days move to the archive.
+    pub archive_after_days: u32,
+    /// Archived months older than this many days are dropped.
+    pub drop_after_days: u32,
+    /// How often retention runs (it can also be run with RunRetention).
+    pub interval_secs: u64,
+}
+
+impl Default for RetentionConfig {
+    fn default() -> Self {
+        Self { archive_after_days: 90, drop_after_days: 365, interval_secs: 24 * 60 * 60 }
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Self {
@@ -180,6 +199,7 @@ impl Default for Config {
             telemetry: TelemetryConfig::default(),
             grpc: GrpcConfig::default(),
             actions: ActionsConfig::default(),
+            retention: RetentionConfig::default(),
             shutdown_grace_secs: DEFAULT_SHUTDOWN_GRACE_SECS,
         }
     }
@@ -265,6 +285,16 @@ impl Config {
         if self.actions.max_string_chars == 0 || self.actions.max_context_bytes < 1024 {
             return Err(ConfigError::Invalid(
                 "actions.max_string_chars must be at least 1 and actions.max_context_bytes at least 1024".into(),
+            ));
+        }
+        if self.retention.archive_after_days == 0
+            || self.retention.drop_after_days < self.retention.archive_after_days
+            || self.retention.interval_secs == 0
+        {
+            return Err(ConfigError::Invalid(
+                "retention: archive_after_days must be at least 1, drop_after_days at least archive_after_days, \
+                 interval_secs at least 1"
+                    .into(),
             ));
         }
         if let Some(url) = &self.database_url

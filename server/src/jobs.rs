@@ -8,6 +8,7 @@ use chrono::Utc;
 use sqlx::PgPool;
 use tokio::task::JoinHandle;
 
+use crate::actions::ActionLog;
 use crate::store;
 
 /// Every `interval`, marks sessions silent for longer than `timeout` as
@@ -23,6 +24,26 @@ pub fn spawn_session_sweep(pool: PgPool, timeout: Duration, interval: Duration) 
                 Ok(0) => {}
                 Ok(count) => tracing::info!(count, "marked silent sessions disconnected"),
                 Err(error) => tracing::warn!(%error, "session sweep failed"),
+            }
+        }
+    })
+}
+
+/// Every `interval` (first right away), applies the retention policy.
+pub fn spawn_retention(log: ActionLog, interval: Duration) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut ticker = tokio::time::interval(interval);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticker.tick().await;
+            match log.run_retention(false).await {
+                Ok(report) if report.outcome.archived.is_empty() && report.outcome.dropped.is_empty() => {}
+                Ok(report) => tracing::info!(
+                    archived = ?report.outcome.archived,
+                    dropped = ?report.outcome.dropped,
+                    "retention applied"
+                ),
+                Err(error) => tracing::warn!(%error, "retention failed"),
             }
         }
     })

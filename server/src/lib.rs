@@ -98,9 +98,12 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
         std::time::Duration::from_secs(config.actions.session_timeout_secs),
         std::time::Duration::from_secs(config.actions.sweep_interval_secs),
     );
+    let retention =
+        jobs::spawn_retention(services.actions.clone(), std::time::Duration::from_secs(config.retention.interval_secs));
     tracing::info!(addr = %listener.local_addr()?, "lore-server serving");
     let served = grpc::serve(services, listener, config.shutdown_grace(), shutdown).await;
     sweep.abort();
+    retention.abort();
     database.close().await;
     tracing::info!("lore-server stopped");
     Ok(served?)

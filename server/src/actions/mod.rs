@@ -39,11 +39,31 @@ pub struct ActionLimits {
     /// How often a following Resume sends a heartbeat (and looks for new
     /// actions even without a notification).
     pub follow_heartbeat: std::time::Duration,
+    pub retention: RetentionPolicy,
+}
+
+/// How long actions stay live and archived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetentionPolicy {
+    pub archive_after_days: u32,
+    pub drop_after_days: u32,
+}
+
+/// The retention policy, the partitions, and what a pass did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetentionReport {
+    pub policy: RetentionPolicy,
+    pub partitions: Vec<store::retention::Partition>,
+    pub outcome: store::retention::RetentionOutcome,
 }
 
 impl Default for ActionLimits {
     fn default() -> Self {
-        Self { max_context_bytes: DEFAULT_MAX_CONTEXT_BYTES, follow_heartbeat: std::time::Duration::from_secs(5) }
+        Self {
+            max_context_bytes: DEFAULT_MAX_CONTEXT_BYTES,
+            follow_heartbeat: std::time::Duration::from_secs(5),
+            retention: RetentionPolicy { archive_after_days: 90, drop_after_days: 365 },
+        }
     }
 }
 
@@ -370,6 +390,21 @@ impl ActionLog {
                 }
             }
         }
+    }
+
+    /// Applies the retention policy (or, with `dry_run`, says what it would
+    /// do). Also creates the coming months' partitions.
+    pub async fn run_retention(&self, dry_run: bool) -> Result<RetentionReport, Error> {
+        let policy = self.limits.retention;
+        let now = chrono::Utc::now();
+        let archive_before = now - chrono::Duration::days(i64::from(policy.archive_after_days));
+        let drop_before = now - chrono::Duration::days(i64::from(policy.drop_after_days));
+        if !dry_run {
+            store::ensure_action_partitions(&self.pool).await?;
+        }
+        let outcome = store::retention::apply(&self.pool, archive_before, drop_before, dry_run).await?;
+        let partitions = store::retention::partitions(&self.pool).await?;
+        Ok(RetentionReport { policy, partitions, outcome })
     }
 
     /// Recomputes a session's chain and reports the first link that does not

@@ -285,6 +285,22 @@ impl ActionService for ActionsApi {
         Ok(Response::new(Box::pin(chunks) as BoxStream<proto::ExportChunk>))
     }
 
+    async fn get_retention_status(
+        &self,
+        _request: Request<proto::GetRetentionStatusRequest>,
+    ) -> Result<Response<proto::RetentionStatus>, Status> {
+        let report = self.log.run_retention(true).await?;
+        Ok(Response::new(convert::retention_status_to_proto(&report)))
+    }
+
+    async fn run_retention(
+        &self,
+        request: Request<proto::RunRetentionRequest>,
+    ) -> Result<Response<proto::RetentionStatus>, Status> {
+        let report = self.log.run_retention(request.get_ref().dry_run).await?;
+        Ok(Response::new(convert::retention_status_to_proto(&report)))
+    }
+
     async fn verify_chain(
         &self,
         request: Request<proto::VerifyChainRequest>,

@@ -16,7 +16,7 @@ use crate::actions::model::{
 };
 use crate::actions::query::{ActionFilter, Position};
 use crate::actions::resume::WorkKind;
-use crate::actions::{ResumeEvent, ResumeTarget};
+use crate::actions::{ResumeEvent, ResumeTarget, RetentionReport};
 use crate::store::actions::Counts;
 
 /// Nesting deeper than this is refused: no real context needs it, and deep
@@ -607,4 +607,24 @@ pub fn resume_target(request: &proto::ResumeRequest) -> FieldResult<ResumeTarget
         agent_id: optional_text("agent_id", &request.agent_id)?,
         supervisor_type: optional_text("supervisor_type", &request.supervisor_type)?,
     })
+}
+
+pub fn retention_status_to_proto(report: &RetentionReport) -> proto::RetentionStatus {
+    proto::RetentionStatus {
+        archive_after_days: report.policy.archive_after_days,
+        drop_after_days: report.policy.drop_after_days,
+        partitions: report
+            .partitions
+            .iter()
+            .map(|partition| proto::PartitionInfo {
+                name: partition.name.clone(),
+                from: Some(to_timestamp(partition.from)),
+                to: Some(to_timestamp(partition.to)),
+                archived: partition.archived,
+                approx_rows: partition.approx_rows.max(0) as u64,
+            })
+            .collect(),
+        archived: report.outcome.archived.clone(),
+        dropped: report.outcome.dropped.clone(),
+    }
 }

@@ -45,6 +45,10 @@ impl Services {
         let limits = crate::actions::ActionLimits {
             max_context_bytes: config.actions.max_context_bytes,
             follow_heartbeat: std::time::Duration::from_secs(config.actions.follow_heartbeat_secs),
+            retention: crate::actions::RetentionPolicy {
+                archive_after_days: config.retention.archive_after_days,
+                drop_after_days: config.retention.drop_after_days,
+            },
         };
         Self { actions: ActionLog::new(pool, sanitizer, limits), max_message_bytes: config.grpc.max_message_bytes }
     }

@@ -360,11 +360,20 @@ pub async fn for_each_in_chain(
     const PAGE: i64 = 1000;
     let mut after_seq = 0_i64;
     loop {
+        // The chain spans the live log and the archive (retention moves old
+        // months there).
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {ACTION_COLUMNS} FROM actions
-              WHERE session_id = $1 AND ($2::text[] IS NULL OR project = ANY($2)) AND chain_seq > $3
-              ORDER BY chain_seq
-              LIMIT $4"
+            "SELECT {ACTION_COLUMNS} FROM (
+                 (SELECT {ACTION_COLUMNS} FROM actions
+                   WHERE session_id = $1 AND ($2::text[] IS NULL OR project = ANY($2)) AND chain_seq > $3
+                   ORDER BY chain_seq LIMIT $4)
+                 UNION ALL
+                 (SELECT {ACTION_COLUMNS} FROM actions_archive
+                   WHERE session_id = $1 AND ($2::text[] IS NULL OR project = ANY($2)) AND chain_seq > $3
+                   ORDER BY chain_seq LIMIT $4)
+             ) AS chain
+             ORDER BY chain_seq
+             LIMIT $4"
         )))
         .bind(session_id)
         .bind(scope.sql_filter())

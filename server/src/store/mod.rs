@@ -11,6 +11,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use crate::config::Config;
 
 pub mod actions;
+pub mod retention;
 pub mod sessions;
 
 /// The migrations in `migrations/`, embedded in the binary. sqlx records what

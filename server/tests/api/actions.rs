@@ -1021,3 +1021,62 @@ async fn resume_needs_a_project_or_a_known_session() {
         .unwrap_err();
     assert_eq!(status.code(), Code::NotFound);
 }
+
+async fn count_in(server: &TestServer, table: &str) -> i64 {
+    sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM {table}")))
+        .fetch_one(server.pool())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn retention_archives_old_months_drops_older_ones_and_keeps_chains_verifiable() {
+    let (server, mut client, session) = session_fixture().await;
+    for days in [400, 200] {
+        sqlx::query("SELECT lore_ensure_action_partition((now() - make_interval(days => $1))::date)")
+            .bind(days)
+            .execute(server.pool())
+            .await
+            .unwrap();
+    }
+    // A session that spans an archivable month and the live log.
+    let mut old = action(&session, "plan", proto::Outcome::Success);
+    old.occurred_at = Some(at_days_ago(200, 0));
+    log(&mut client, old).await.unwrap();
+    let mut recent = action(&session, "commit", proto::Outcome::Success);
+    recent.occurred_at = Some(at_days_ago(10, 0));
+    log(&mut client, recent).await.unwrap();
+    // Sessionless actions: one old enough to drop, one in no partition at all.
+    for occurred_at in [at_days_ago(400, 0), Timestamp { seconds: 978_307_200, nanos: 0 }] {
+        let mut stray = action(&session, "deploy", proto::Outcome::Success);
+        stray.session_id.clear();
+        stray.occurred_at = Some(occurred_at);
+        log(&mut client, stray).await.unwrap();
+    }
+    assert_eq!(count_in(&server, "actions_default").await, 1);
+
+    let preview = client.run_retention(proto::RunRetentionRequest { dry_run: true }).await.unwrap().into_inner();
+    assert_eq!(preview.archived.len(), 2, "{preview:?}");
+    assert_eq!(preview.dropped.len(), 1, "{preview:?}");
+    assert_eq!(count_in(&server, "actions").await, 4, "a dry run changes nothing");
+
+    let applied = client.run_retention(proto::RunRetentionRequest { dry_run: false }).await.unwrap().into_inner();
+    assert_eq!((applied.archived, applied.dropped), (preview.archived, preview.dropped.clone()));
+    assert_eq!(count_in(&server, "actions").await, 1, "only the 10-day-old action stays live");
+    assert_eq!(count_in(&server, "actions_archive").await, 1, "the 200-day-old action is archived");
+    let dropped_table: Option<String> = sqlx::query_scalar("SELECT to_regclass($1)::text")
+        .bind(&preview.dropped[0])
+        .fetch_one(server.pool())
+        .await
+        .unwrap();
+    assert_eq!(dropped_table, None);
+
+    let chain = chain_of(&mut client, &session).await;
+    assert!(chain.intact, "{chain:?}");
+    assert_eq!(chain.checked, 2);
+
+    let status = client.get_retention_status(proto::GetRetentionStatusRequest {}).await.unwrap().into_inner();
+    assert_eq!((status.archive_after_days, status.drop_after_days), (90, 365));
+    assert!(status.partitions.iter().any(|partition| partition.archived));
+    assert!(status.archived.is_empty() && status.dropped.is_empty(), "nothing left to do: {status:?}");
+}
