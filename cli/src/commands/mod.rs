@@ -1,0 +1,31 @@
+//! One module per subcommand; each has `Args` (clap) and `run`.
+
+pub mod eval;
+pub mod export;
+pub mod log;
+pub mod report;
+pub mod resume;
+pub mod search;
+
+use anyhow::Context as _;
+use tonic::transport::Channel;
+
+use lore_proto::v1::action_service_client::ActionServiceClient;
+
+/// Messages up to this size in either direction (exports and resumes can be
+/// large).
+const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+pub async fn connect(server: &str) -> anyhow::Result<Channel> {
+    Channel::from_shared(server.to_owned())
+        .with_context(|| format!("invalid server address {server}"))?
+        .connect()
+        .await
+        .with_context(|| format!("cannot reach lore-server at {server}"))
+}
+
+pub fn actions_client(channel: Channel) -> ActionServiceClient<Channel> {
+    ActionServiceClient::new(channel)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_MESSAGE_BYTES)
+}

@@ -1,0 +1,72 @@
+//! `lore report`: a project's activity, as a terminal summary with a chart
+//! or as markdown.
+
+use lore_proto::v1 as proto;
+use tonic::transport::Channel;
+
+use crate::convert;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[arg(long, env = "LORE_PROJECT")]
+    project: String,
+    /// Report on the last N days.
+    #[arg(long, default_value_t = 7)]
+    days: u32,
+    #[arg(long)]
+    agent: Option<String>,
+    /// Print the server's markdown rendering.
+    #[arg(long)]
+    markdown: bool,
+}
+
+/// Width of the longest bar.
+const BAR_WIDTH: f64 = 40.0;
+
+pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
+    let now = chrono::Utc::now();
+    let request = proto::ActivityReportRequest {
+        project: args.project.clone(),
+        window: Some(proto::TimeRange {
+            start: Some(convert::timestamp(now - chrono::Duration::days(i64::from(args.days)))),
+            end: Some(convert::timestamp(now)),
+        }),
+        agent_id: args.agent.unwrap_or_default(),
+        render_markdown: args.markdown,
+        recent_failures_limit: 5,
+    };
+    let report = super::actions_client(channel).activity_report(request).await?.into_inner();
+    if args.markdown {
+        print!("{}", report.markdown);
+        return Ok(());
+    }
+    let totals = report.totals.unwrap_or_default();
+    println!(
+        "{}: {} actions in {} days, {:.1}% success",
+        args.project,
+        totals.total,
+        args.days,
+        totals.success_rate * 100.0
+    );
+    println!(
+        "most common: {}   busiest day: {}",
+        or_dash(&report.most_common_action_type),
+        or_dash(&report.busiest_day)
+    );
+    let max = report.by_day.iter().map(|day| day.total).max().unwrap_or(1).max(1) as f64;
+    for day in &report.by_day {
+        let bar = "█".repeat(((day.total as f64 / max) * BAR_WIDTH).round().max(1.0) as usize);
+        println!("{} {bar} {} ({} failed)", day.key, day.total, day.failed);
+    }
+    if !report.recent_failures.is_empty() {
+        println!("recent failures:");
+        for failure in &report.recent_failures {
+            println!("  {}", convert::action_line(failure));
+        }
+    }
+    Ok(())
+}
+
+fn or_dash(text: &str) -> &str {
+    if text.is_empty() { "-" } else { text }
+}

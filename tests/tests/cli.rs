@@ -1,0 +1,205 @@
+//! The `lore` command-line client against the real server.
+
+use std::path::Path;
+use std::time::Duration;
+
+use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, workspace_binary};
+use lore_proto::v1 as proto;
+use lore_proto::v1::action_service_client::ActionServiceClient;
+
+async fn lore(server: &ServerProcess, args: &[&str]) -> (bool, String, String) {
+    let output = tokio::process::Command::new(workspace_binary("lore"))
+        .env_remove("LORE_PROJECT")
+        .arg("--server")
+        .arg(server.endpoint())
+        .args(args)
+        .output()
+        .await
+        .expect("lore runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+async fn server() -> (TestDatabase, ServerProcess) {
+    let database = TestDatabase::new().await.unwrap();
+    let server = ServerProcess::start(ServerOptions::with_database(&database.url)).await.unwrap();
+    (database, server)
+}
+
+/// Stores `count` actions of project `cli` in one session.
+async fn seed(server: &ServerProcess, count: usize) {
+    let mut client = ActionServiceClient::new(server.channel().await);
+    let session = client
+        .start_session(proto::StartSessionRequest {
+            project: "cli".into(),
+            agent_id: "agent-1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap();
+    let now = chrono::Utc::now();
+    let actions: Vec<proto::Action> = (0..count)
+        .map(|index| proto::Action {
+            action_id: uuid::Uuid::now_v7().to_string(),
+            session_id: session.session_id.clone(),
+            project: "cli".into(),
+            action_type: ["plan", "commit", "validate"][index % 3].into(),
+            outcome: if index % 3 == 2 { proto::Outcome::Failure } else { proto::Outcome::Success } as i32,
+            error: if index % 3 == 2 { format!("check {index} failed") } else { String::new() },
+            occurred_at: Some(prost_types::Timestamp { seconds: now.timestamp() - (count - index) as i64, nanos: 0 }),
+            ..Default::default()
+        })
+        .collect();
+    for (sequence, batch) in actions.chunks(1000).enumerate() {
+        let request = proto::IngestRequest { sequence: sequence as u64, actions: batch.to_vec() };
+        let mut acks = client.ingest(tokio_stream::iter([request])).await.unwrap().into_inner();
+        acks.message().await.unwrap().unwrap();
+    }
+}
+
+#[tokio::test]
+async fn lore_logs_searches_reports_and_resumes() {
+    let (_database, server) = server().await;
+    seed(&server, 30).await;
+
+    let (ok, stdout, stderr) = lore(
+        &server,
+        &[
+            "log",
+            "--project",
+            "cli",
+            "--type",
+            "deploy",
+            "--outcome",
+            "failure",
+            "--context",
+            r#"{"api_key":"sk_live_ReTllpYQYfIZu2Jnf2lAPFjD","env":"prod"}"#,
+            "--error",
+            "rollout stuck",
+        ],
+    )
+    .await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("stored (1 values redacted)"), "{stdout}");
+
+    let (ok, stdout, stderr) =
+        lore(&server, &["actions", "search", "--project", "cli", "--type", "deploy", "--json"]).await;
+    assert!(ok, "{stderr}");
+    let found: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(found["context"]["api_key"], "[REDACTED]");
+    assert_eq!(found["context"]["env"], "prod");
+
+    let (ok, stdout, _) = lore(
+        &server,
+        &["actions", "search", "--project", "cli", "--outcome", "failure", "--since", "1h", "--limit", "5"],
+    )
+    .await;
+    assert!(ok);
+    assert_eq!(stdout.lines().count(), 5, "{stdout}");
+    assert!(stdout.lines().all(|line| line.contains("failure")), "{stdout}");
+
+    let (ok, stdout, _) = lore(&server, &["report", "--project", "cli", "--days", "1"]).await;
+    assert!(ok);
+    assert!(stdout.starts_with("cli: 31 actions in 1 days"), "{stdout}");
+    assert!(stdout.contains('█'), "a chart: {stdout}");
+    let (ok, stdout, _) = lore(&server, &["report", "--project", "cli", "--markdown"]).await;
+    assert!(ok);
+    assert!(stdout.starts_with("# Activity of cli"), "{stdout}");
+
+    let (ok, stdout, stderr) =
+        lore(&server, &["resume", "--project", "cli", "--agent", "agent-1", "--recent", "3"]).await;
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("unfinished:") && stdout.contains("validation of validate failed: check 29 failed"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("recent actions:"), "{stdout}");
+
+    let (ok, _, stderr) = lore(&server, &["actions", "search", "--project", "cli", "--outcome", "sideways"]).await;
+    assert!(!ok);
+    assert!(stderr.contains("unknown outcome \"sideways\""), "{stderr}");
+}
+
+#[tokio::test]
+async fn lore_export_resumes_a_broken_export_into_the_same_file() {
+    let (_database, server) = server().await;
+    seed(&server, 5000).await;
+    let directory = tempfile::tempdir().unwrap();
+    let whole = directory.path().join("whole.jsonl");
+    let broken = directory.path().join("broken.jsonl");
+    let export_args = |output: &Path| {
+        vec![
+            "export".to_owned(),
+            "--project".into(),
+            "cli".into(),
+            "--format".into(),
+            "jsonl".into(),
+            "--chunk-rows".into(),
+            "10".into(),
+            "-o".into(),
+            output.display().to_string(),
+        ]
+    };
+
+    let args = export_args(&whole);
+    let (ok, _, stderr) = lore(&server, &args.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(std::fs::read_to_string(&whole).unwrap().lines().count(), 5000);
+
+    // Break an export halfway: kill the client once some chunks are written,
+    // then leave half a chunk at the end of the file, as a crash would.
+    let mut child = tokio::process::Command::new(workspace_binary("lore"))
+        .arg("--server")
+        .arg(server.endpoint())
+        .args(export_args(&broken))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let state = directory.path().join("broken.jsonl.lore-export");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&state).is_ok_and(|text| text.contains("\"rows\"")) {
+        assert!(tokio::time::Instant::now() < deadline, "the export never wrote its state");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    child.kill().await.unwrap();
+    let written = std::fs::read(&broken).unwrap();
+    assert!(written.len() < std::fs::read(&whole).unwrap().len(), "killed too late to test a resume");
+    std::fs::write(&broken, [written.as_slice(), b"{\"action_id\": \"half a chun"].concat()).unwrap();
+
+    let mut args = export_args(&broken);
+    args.push("--resume".into());
+    let (ok, _, stderr) = lore(&server, &args.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    assert!(ok, "{stderr}");
+    assert!(
+        std::fs::read(&broken).unwrap() == std::fs::read(&whole).unwrap(),
+        "resumed export differs from the whole one"
+    );
+    assert!(!state.exists(), "state file left behind");
+}
+
+#[tokio::test]
+async fn lore_eval_redaction_catches_every_shared_secret_and_alters_no_negative() {
+    let (_database, server) = server().await;
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/secrets");
+    let (ok, stdout, stderr) = lore(
+        &server,
+        &[
+            "eval",
+            "redaction",
+            "--positives",
+            &samples.join("positives.txt").display().to_string(),
+            "--negatives",
+            &samples.join("negatives.txt").display().to_string(),
+        ],
+    )
+    .await;
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout.lines().last().unwrap(), "redaction_recall=1.000 false_positive_rate=0.000", "{stdout}");
+    assert!(stdout.contains("positives=25 "), "{stdout}");
+}
