@@ -32,8 +32,10 @@ test: tools build
 	awk '/^test result:/ { passed += $$4; failed += $$6 } END { printf "%d passed, %d failed\n", passed, failed }' $(TEST_LOG); \
 	exit $$status
 
+# Benchmarks print their figures next to baselines measured in the same run
+# (see docs/BENCHMARKS.md).
 bench: tools
-	@echo "no benchmarks yet: they arrive with the services (see docs/BENCHMARKS.md)"
+	$(CARGO) bench -p lore-server --bench actions
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -179,6 +179,10 @@ impl Patterns {
     }
 
     fn redact_high_entropy<'a>(&self, text: &'a str) -> (Cow<'a, str>, u32) {
+        // Most text has no secret: look before building a new string.
+        if !self.entropy_token.find_iter(text).any(|token| is_high_entropy_secret(token.as_str())) {
+            return (Cow::Borrowed(text), 0);
+        }
         let mut redactions = 0;
         let replaced = self.entropy_token.replace_all(text, |captures: &Captures<'_>| {
             let token = captures.get(0).expect("group 0 always matches").as_str();

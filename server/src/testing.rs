@@ -28,7 +28,13 @@ impl TestServer {
         let database = TestDatabase::new().await.expect("test database");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("local addr");
-        let services = Services::new(&config, database.pool.clone());
+        // Sized like the real server's pool, not the harness's small one.
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(config.database.max_connections)
+            .connect(&database.url)
+            .await
+            .expect("server pool");
+        let services = Services::new(&config, pool);
         let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let shutdown = async {

@@ -160,3 +160,45 @@ async fn without_a_database_url_the_server_runs_its_own_postgres_and_stops_it() 
     assert!(data_dir.join("PG_VERSION").is_file(), "data kept between runs");
     assert!(!data_dir.join("postmaster.pid").exists(), "PostgreSQL was not stopped");
 }
+
+#[tokio::test]
+async fn a_session_that_stops_heartbeating_is_marked_disconnected_by_the_sweep() {
+    use lore_proto::v1 as proto;
+    let database = TestDatabase::new().await.unwrap();
+    let server = ServerProcess::start(
+        ServerOptions::with_database(&database.url)
+            .env("LORE_ACTIONS__SESSION_TIMEOUT_SECS", "1")
+            .env("LORE_ACTIONS__SWEEP_INTERVAL_SECS", "1"),
+    )
+    .await
+    .unwrap();
+    let mut client = lore_proto::v1::action_service_client::ActionServiceClient::new(server.channel().await);
+    let session = client
+        .start_session(proto::StartSessionRequest {
+            project: "lore".into(),
+            agent_id: "quiet".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let current = client
+            .get_last_session(proto::GetLastSessionRequest { project: "lore".into(), ..Default::default() })
+            .await
+            .unwrap()
+            .into_inner()
+            .session
+            .unwrap();
+        assert_eq!(current.session_id, session.session_id);
+        if current.status == proto::SessionStatus::Disconnected as i32 {
+            assert_eq!(current.end_reason, proto::EndReason::Timeout as i32);
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the sweep never marked the silent session");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

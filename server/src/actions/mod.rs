@@ -6,6 +6,7 @@
 pub mod chain;
 pub mod export;
 pub mod feed;
+pub mod group_commit;
 pub mod model;
 pub mod query;
 pub mod report;
@@ -66,6 +67,12 @@ impl Default for ActionLimits {
         }
     }
 }
+
+/// Writer tasks of the LogAction group commit. One wins on a 2-core machine:
+/// at 16 clients it gave p99 8.6 ms and 4,600 calls/s, where 2 writers gave
+/// 13 ms / 3,400 and 4 gave 11 ms / 3,000 (`make bench`): larger groups beat
+/// parallel transactions when the cores are shared with PostgreSQL.
+const GROUP_COMMIT_WRITERS: usize = 1;
 
 /// How many of a session's latest actions a resume summary reads.
 const SUMMARY_WINDOW: i64 = 500;
@@ -129,13 +136,15 @@ pub struct ActionLog {
     sanitizer: Sanitizer,
     limits: ActionLimits,
     feed: feed::ActionFeed,
+    group_commit: group_commit::GroupCommit,
 }
 
 impl ActionLog {
     /// Must run inside the Tokio runtime: it starts the live action feed.
     pub fn new(pool: PgPool, sanitizer: Sanitizer, limits: ActionLimits) -> Self {
         let feed = feed::ActionFeed::start(pool.clone());
-        Self { pool, sanitizer, limits, feed }
+        let group_commit = group_commit::GroupCommit::start(pool.clone(), GROUP_COMMIT_WRITERS);
+        Self { pool, sanitizer, limits, feed, group_commit }
     }
 
     pub fn pool(&self) -> &PgPool {
@@ -178,15 +187,16 @@ impl ActionLog {
         Ok((session, last_action))
     }
 
-    /// Stores one action; returns its redaction count and whether it was a
-    /// replay of a stored one.
+    /// Stores one action, in a transaction shared with other LogAction calls
+    /// of the moment (see [`group_commit`]). Returns it as stored and whether
+    /// it was a replay of a stored one.
     pub async fn log(&self, scope: &ProjectScope, action: NewAction) -> Result<(NewAction, bool), Error> {
         let action = self.sanitize(action);
-        let outcome = store::actions::insert_batch(&self.pool, scope, vec![action.clone()]).await?;
-        if let Some(rejection) = outcome.rejected.into_iter().next() {
-            return Err(rejection_error(rejection));
+        match self.group_commit.write(scope.clone(), action.clone()).await? {
+            group_commit::Written::Stored => Ok((action, false)),
+            group_commit::Written::Duplicate => Ok((action, true)),
+            group_commit::Written::Rejected(rejection) => Err(rejection_error(rejection)),
         }
-        Ok((action, outcome.duplicates > 0))
     }
 
     /// Stores a batch whose actions were validated one by one: the invalid
@@ -213,6 +223,9 @@ impl ActionLog {
         // positions in the batch as the client sent it.
         for rejection in &mut outcome.rejected {
             rejection.index = positions[rejection.index];
+        }
+        for index in &mut outcome.duplicate_indexes {
+            *index = positions[*index];
         }
         outcome.rejected.extend(invalid);
         outcome.rejected.sort_by_key(|rejection| rejection.index);

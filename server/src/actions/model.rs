@@ -215,4 +215,7 @@ pub struct BatchOutcome {
     pub stored: u32,
     pub duplicates: u32,
     pub rejected: Vec<Rejection>,
+    /// Positions (in the batch as given) of the actions that were
+    /// duplicates.
+    pub duplicate_indexes: Vec<usize>,
 }

@@ -4,12 +4,14 @@
 //! Writing a batch is one transaction:
 //! 1. create missing project rows and lock the batch's sessions (in id order,
 //!    so two batches never deadlock), which serializes each session's chain;
-//! 2. find which (action_id, occurred_at) pairs are already stored: those
-//!    are replays, counted as duplicates and not chained again;
+//! 2. know which (action_id, occurred_at) pairs are already stored: those
+//!    are replays, counted as duplicates and not chained again (the first
+//!    attempt assumes none and falls back to asking, see `insert_batch`);
 //! 3. chain the new actions in batch order and write them with one multi-row
 //!    `INSERT ... SELECT FROM unnest(...)`;
 //! 4. advance each session's chain head, action count and last activity;
-//! 5. notify followers (`pg_notify`, delivered on commit).
+//! 5. notify followers (a statement trigger runs `pg_notify`, delivered on
+//!    commit).
 //!
 //! The caller acknowledges only after this returns, i.e. after COMMIT.
 
@@ -134,12 +136,49 @@ fn rejection(index: usize, action: &NewAction, kind: RejectionKind, field: &'sta
 /// Stores a batch (see the module doc). Actions outside `scope`, or naming a
 /// session that does not exist in their project, are rejected one by one;
 /// the rest of the batch is stored.
+///
+/// Replays are rare (a sidecar reconnecting), so the first attempt assumes
+/// none and skips the duplicate check. If the insert then stores fewer rows
+/// than it chained, the attempt rolls back and a second one checks first.
 pub async fn insert_batch(pool: &PgPool, scope: &ProjectScope, actions: Vec<NewAction>) -> Result<BatchOutcome, Error> {
-    let mut outcome = BatchOutcome::default();
     if actions.is_empty() {
+        return Ok(BatchOutcome::default());
+    }
+    if let Attempt::Stored(outcome) = attempt(pool, scope, &actions, DuplicateCheck::Skip).await? {
         return Ok(outcome);
     }
-    let mut projects: Vec<String> = actions.iter().map(|action| action.project.clone()).collect();
+    match attempt(pool, scope, &actions, DuplicateCheck::Query).await? {
+        Attempt::Stored(outcome) => Ok(outcome),
+        // A concurrent writer stored one of these ids under another session
+        // between our check and our insert; the chain we built would have a
+        // hole. Nothing was committed; a retry sees the rows as duplicates.
+        Attempt::Conflict => Err(Error::Aborted("a concurrent write conflicted with this batch; retry it".into())),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DuplicateCheck {
+    /// Assume no action is stored yet (the fast path).
+    Skip,
+    /// Ask the table which actions are stored before chaining.
+    Query,
+}
+
+enum Attempt {
+    Stored(BatchOutcome),
+    /// The insert met stored actions the attempt did not expect; rolled back.
+    Conflict,
+}
+
+async fn attempt(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    actions: &[NewAction],
+    check: DuplicateCheck,
+) -> Result<Attempt, Error> {
+    let mut outcome = BatchOutcome::default();
+    let mut projects: Vec<&str> =
+        actions.iter().map(|action| action.project.as_str()).filter(|project| scope.allows(project)).collect();
     projects.sort_unstable();
     projects.dedup();
     let mut session_ids: Vec<Uuid> = actions.iter().filter_map(|action| action.session_id).collect();
@@ -147,107 +186,165 @@ pub async fn insert_batch(pool: &PgPool, scope: &ProjectScope, actions: Vec<NewA
     session_ids.dedup();
 
     let mut transaction = pool.begin().await?;
-    // The transaction takes its xid before reading the clock, so any export
-    // whose as_of is at or after received_at sees this transaction either
-    // committed or in progress, never not yet started (see export_as_of).
-    let received_at: DateTime<Utc> = sqlx::query_scalar(
-        "WITH assigned AS MATERIALIZED (SELECT pg_current_xact_id()) SELECT clock_timestamp() FROM assigned",
+    // One round trip: take an xid, read the clock, create missing projects,
+    // and lock the batch's sessions in id order (two batches never deadlock).
+    // The xid comes before the clock, so an export whose as_of is at or after
+    // received_at sees this transaction committed or in progress, never not
+    // yet started (see export_as_of).
+    let rows = sqlx::query(
+        "WITH assigned AS MATERIALIZED (SELECT pg_current_xact_id()),
+              ensured AS (INSERT INTO projects (name) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING),
+              locked AS (
+                  SELECT session_id, project, agent_id, coalesce(chain_head, ''::bytea) AS chain_head, action_count
+                    FROM sessions
+                   WHERE session_id = ANY($2) AND ($3::text[] IS NULL OR project = ANY($3))
+                   ORDER BY session_id
+                     FOR UPDATE)
+         SELECT NULL::uuid AS session_id, NULL::text AS project, NULL::text AS agent_id, NULL::bytea AS chain_head,
+                NULL::int8 AS action_count, clock_timestamp() AS received_at
+           FROM assigned
+         UNION ALL
+         SELECT session_id, project, agent_id, chain_head, action_count, NULL FROM locked",
     )
-    .fetch_one(&mut *transaction)
-    .await?;
-
-    let allowed_projects: Vec<String> = projects.iter().filter(|project| scope.allows(project)).cloned().collect();
-    let session_rows = sqlx::query(
-        "WITH ensured AS (
-             INSERT INTO projects (name) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING
-         )
-         SELECT session_id, project, agent_id, coalesce(chain_head, ''::bytea) AS chain_head, action_count
-           FROM sessions
-          WHERE session_id = ANY($2) AND ($3::text[] IS NULL OR project = ANY($3))
-          ORDER BY session_id
-          FOR UPDATE",
-    )
-    .bind(&allowed_projects)
+    .bind(&projects)
     .bind(&session_ids)
     .bind(scope.sql_filter())
     .fetch_all(&mut *transaction)
     .await?;
-    let mut heads: HashMap<Uuid, ChainHead> = HashMap::with_capacity(session_rows.len());
-    for row in &session_rows {
-        heads.insert(
-            row.try_get("session_id")?,
-            ChainHead {
-                project: row.try_get("project")?,
-                agent_id: row.try_get("agent_id")?,
-                head: row.try_get("chain_head")?,
-                length: row.try_get("action_count")?,
-            },
-        );
+    let mut received_at: Option<DateTime<Utc>> = None;
+    let mut heads: HashMap<Uuid, ChainHead> = HashMap::with_capacity(rows.len());
+    for row in &rows {
+        match row.try_get::<Option<Uuid>, _>("session_id")? {
+            None => received_at = row.try_get("received_at")?,
+            Some(session_id) => {
+                heads.insert(
+                    session_id,
+                    ChainHead {
+                        project: row.try_get("project")?,
+                        agent_id: row.try_get("agent_id")?,
+                        head: row.try_get("chain_head")?,
+                        length: row.try_get("action_count")?,
+                    },
+                );
+            }
+        }
     }
+    let received_at = received_at.ok_or_else(|| Error::Aborted("the database did not return its clock".into()))?;
 
-    let ids: Vec<Uuid> = actions.iter().map(|action| action.action_id).collect();
-    let times: Vec<DateTime<Utc>> = actions.iter().map(|action| action.occurred_at).collect();
-    let mut stored: HashSet<(Uuid, DateTime<Utc>)> = sqlx::query(
-        "SELECT a.action_id, a.occurred_at
-           FROM actions a
-           JOIN unnest($1::uuid[], $2::timestamptz[]) AS batch (action_id, occurred_at)
-             ON a.action_id = batch.action_id AND a.occurred_at = batch.occurred_at",
-    )
-    .bind(&ids)
-    .bind(&times)
-    .fetch(&mut *transaction)
-    .map_ok(|row| (row.get::<Uuid, _>(0), row.get::<DateTime<Utc>, _>(1)))
-    .try_collect()
-    .await?;
+    // What is already stored: nothing assumed on the fast path; asked after
+    // the session locks are held on the slow one, so it is current.
+    let mut stored: HashSet<(Uuid, DateTime<Utc>)> = match check {
+        DuplicateCheck::Skip => HashSet::new(),
+        DuplicateCheck::Query => stored_keys(&mut transaction, actions).await?,
+    };
 
     let mut columns = Columns::default();
     let mut touched_sessions: Vec<Uuid> = Vec::new();
-    for (index, mut action) in actions.into_iter().enumerate() {
+    for (index, action) in actions.iter().enumerate() {
         if !scope.allows(&action.project) {
             let reason = format!("{} is outside your scope", action.project);
-            outcome.rejected.push(rejection(index, &action, RejectionKind::OutOfScope, "project", reason));
+            outcome.rejected.push(rejection(index, action, RejectionKind::OutOfScope, "project", reason));
             continue;
         }
         // A replay of a stored action, or the same action twice in a batch.
         if !stored.insert((action.action_id, action.occurred_at)) {
             outcome.duplicates += 1;
+            outcome.duplicate_indexes.push(index);
             continue;
         }
-        let (chain_seq, prev_hash, chain_hash) = match action.session_id {
-            Some(session_id) => {
-                let Some(head) = heads.get_mut(&session_id) else {
-                    stored.remove(&(action.action_id, action.occurred_at));
-                    let reason = format!("session {session_id}");
-                    outcome.rejected.push(rejection(index, &action, RejectionKind::NotFound, "session_id", reason));
-                    continue;
-                };
-                if head.project != action.project {
-                    stored.remove(&(action.action_id, action.occurred_at));
-                    let reason = format!("session {session_id} belongs to another project");
-                    outcome.rejected.push(rejection(index, &action, RejectionKind::Invalid, "project", reason));
-                    continue;
-                }
-                if action.agent_id.is_empty() {
-                    action.agent_id = head.agent_id.clone();
-                }
-                let seq = head.length + 1;
-                let hash = action_hash(&head.head, Some(seq), &action, received_at.timestamp_micros()).to_vec();
-                let prev = std::mem::replace(&mut head.head, hash.clone());
-                head.length = seq;
-                if !touched_sessions.contains(&session_id) {
-                    touched_sessions.push(session_id);
-                }
-                (Some(seq), Some(prev), hash)
-            }
-            None => (None, None, action_hash(&[], None, &action, received_at.timestamp_micros()).to_vec()),
+        let Some(session_id) = action.session_id else {
+            let chain_hash = action_hash(&[], None, action, received_at.timestamp_micros()).to_vec();
+            columns.push(action.clone(), None, None, chain_hash);
+            continue;
         };
-        columns.push(action, chain_seq, prev_hash, chain_hash);
+        let Some(head) = heads.get_mut(&session_id) else {
+            stored.remove(&(action.action_id, action.occurred_at));
+            let reason = format!("session {session_id}");
+            outcome.rejected.push(rejection(index, action, RejectionKind::NotFound, "session_id", reason));
+            continue;
+        };
+        if head.project != action.project {
+            stored.remove(&(action.action_id, action.occurred_at));
+            let reason = format!("session {session_id} belongs to another project");
+            outcome.rejected.push(rejection(index, action, RejectionKind::Invalid, "project", reason));
+            continue;
+        }
+        let mut action = action.clone();
+        if action.agent_id.is_empty() {
+            action.agent_id = head.agent_id.clone();
+        }
+        let seq = head.length + 1;
+        let hash = action_hash(&head.head, Some(seq), &action, received_at.timestamp_micros()).to_vec();
+        let prev = std::mem::replace(&mut head.head, hash.clone());
+        head.length = seq;
+        if !touched_sessions.contains(&session_id) {
+            touched_sessions.push(session_id);
+        }
+        columns.push(action, Some(seq), Some(prev), hash);
     }
 
     if columns.len() > 0 {
         let chained = columns.chain_seq.iter().filter(|seq| seq.is_some()).count();
-        let inserted: Vec<Option<i64>> = sqlx::query_scalar(
-            "INSERT INTO actions (action_id, occurred_at, project, session_id, agent_id, action_type, category,
+        let (inserted, inserted_chained) =
+            insert_and_advance(&mut transaction, &columns, received_at, &touched_sessions, &heads).await?;
+        if inserted != columns.len() {
+            // Rows met stored ones we did not know of: on the fast path,
+            // replays; on the slow path, a concurrent writer of the same ids.
+            // Either way roll back; the caller retries with the check (or
+            // reports the conflict), and the rows then count as duplicates.
+            debug_assert!(inserted_chained <= chained);
+            transaction.rollback().await?;
+            return Ok(Attempt::Conflict);
+        }
+        outcome.stored = inserted as u32;
+    }
+    transaction.commit().await?;
+    Ok(Attempt::Stored(outcome))
+}
+
+/// The (action_id, occurred_at) keys of `actions` that are already stored.
+async fn stored_keys(
+    transaction: &mut sqlx::Transaction<'_, Postgres>,
+    actions: &[NewAction],
+) -> Result<HashSet<(Uuid, DateTime<Utc>)>, Error> {
+    let ids: Vec<Uuid> = actions.iter().map(|action| action.action_id).collect();
+    let times: Vec<DateTime<Utc>> = actions.iter().map(|action| action.occurred_at).collect();
+    let earliest = times.iter().min().copied();
+    let latest = times.iter().max().copied();
+    // The time bounds let PostgreSQL skip the partitions the batch cannot
+    // be in.
+    Ok(sqlx::query(
+        "SELECT a.action_id, a.occurred_at
+           FROM actions a
+           JOIN unnest($1::uuid[], $2::timestamptz[]) AS batch (action_id, occurred_at)
+             ON a.action_id = batch.action_id AND a.occurred_at = batch.occurred_at
+          WHERE a.occurred_at BETWEEN $3 AND $4",
+    )
+    .bind(&ids)
+    .bind(&times)
+    .bind(earliest)
+    .bind(latest)
+    .fetch(&mut **transaction)
+    .map_ok(|row| (row.get::<Uuid, _>(0), row.get::<DateTime<Utc>, _>(1)))
+    .try_collect()
+    .await?)
+}
+
+/// Inserts the rows and advances the touched sessions' chain heads, in one
+/// statement. Returns how many rows were inserted and how many of them are
+/// chained.
+async fn insert_and_advance(
+    transaction: &mut sqlx::Transaction<'_, Postgres>,
+    columns: &Columns,
+    received_at: DateTime<Utc>,
+    touched_sessions: &[Uuid],
+    heads: &HashMap<Uuid, ChainHead>,
+) -> Result<(usize, usize), Error> {
+    let new_heads: Vec<&[u8]> = touched_sessions.iter().map(|id| heads[id].head.as_slice()).collect();
+    let new_lengths: Vec<i64> = touched_sessions.iter().map(|id| heads[id].length).collect();
+    let (inserted, chained): (i64, i64) = sqlx::query_as(
+        "WITH inserted AS (
+             INSERT INTO actions (action_id, occurred_at, project, session_id, agent_id, action_type, category,
                                   context, outcome, error, duration_ms, parent_action_id, epic_id, issue_id,
                                   received_at, redaction_count, truncated, chain_seq, prev_hash, chain_hash)
              SELECT action_id, occurred_at, project, session_id, agent_id, action_type, category,
@@ -261,69 +358,43 @@ pub async fn insert_batch(pool: &PgPool, scope: &ProjectScope, actions: Vec<NewA
                               context, outcome, error, duration_ms, parent_action_id, epic_id, issue_id,
                               redaction_count, truncated, chain_seq, prev_hash, chain_hash)
              ON CONFLICT DO NOTHING
-             RETURNING chain_seq",
-        )
-        .bind(&columns.action_id)
-        .bind(&columns.occurred_at)
-        .bind(&columns.project)
-        .bind(&columns.session_id)
-        .bind(&columns.agent_id)
-        .bind(&columns.action_type)
-        .bind(&columns.category)
-        .bind(&columns.context)
-        .bind(&columns.outcome)
-        .bind(&columns.error)
-        .bind(&columns.duration_ms)
-        .bind(&columns.parent_action_id)
-        .bind(&columns.epic_id)
-        .bind(&columns.issue_id)
-        .bind(received_at)
-        .bind(&columns.redaction_count)
-        .bind(&columns.truncated)
-        .bind(&columns.chain_seq)
-        .bind(&columns.prev_hash)
-        .bind(&columns.chain_hash)
-        .fetch_all(&mut *transaction)
-        .await?;
-        let inserted_chained = inserted.iter().filter(|seq| seq.is_some()).count();
-        if inserted_chained != chained {
-            // A concurrent writer stored one of these ids under another
-            // session between our check and our insert; the chain we built
-            // would have a hole. Nothing is committed; a retry sees the rows
-            // as duplicates.
-            return Err(Error::Aborted("a concurrent write conflicted with this batch; retry it".into()));
-        }
-        outcome.stored = inserted.len() as u32;
-        outcome.duplicates += (columns.len() - inserted.len()) as u32;
-    }
-
-    if !touched_sessions.is_empty() {
-        let heads_to_write: Vec<&ChainHead> = touched_sessions.iter().map(|id| &heads[id]).collect();
-        sqlx::query(
-            "UPDATE sessions
-                SET chain_head = batch.head, action_count = batch.length,
+             RETURNING chain_seq
+         ),
+         advanced AS (
+             UPDATE sessions
+                SET chain_head = heads.head, action_count = heads.length,
                     last_activity_at = greatest(last_activity_at, now())
-               FROM unnest($1::uuid[], $2::bytea[], $3::int8[]) AS batch (session_id, head, length)
-              WHERE sessions.session_id = batch.session_id",
-        )
-        .bind(&touched_sessions)
-        .bind(heads_to_write.iter().map(|head| head.head.clone()).collect::<Vec<_>>())
-        .bind(heads_to_write.iter().map(|head| head.length).collect::<Vec<_>>())
-        .execute(&mut *transaction)
-        .await?;
-    }
-    if outcome.stored > 0 {
-        let mut notified: Vec<&String> = columns.project.iter().collect();
-        notified.sort_unstable();
-        notified.dedup();
-        sqlx::query("SELECT pg_notify($1, project) FROM unnest($2::text[]) AS project")
-            .bind(ACTIONS_CHANNEL)
-            .bind(notified)
-            .execute(&mut *transaction)
-            .await?;
-    }
-    transaction.commit().await?;
-    Ok(outcome)
+               FROM unnest($21::uuid[], $22::bytea[], $23::int8[]) AS heads (session_id, head, length)
+              WHERE sessions.session_id = heads.session_id
+         )
+         SELECT count(*), count(chain_seq) FROM inserted",
+    )
+    .bind(&columns.action_id)
+    .bind(&columns.occurred_at)
+    .bind(&columns.project)
+    .bind(&columns.session_id)
+    .bind(&columns.agent_id)
+    .bind(&columns.action_type)
+    .bind(&columns.category)
+    .bind(&columns.context)
+    .bind(&columns.outcome)
+    .bind(&columns.error)
+    .bind(&columns.duration_ms)
+    .bind(&columns.parent_action_id)
+    .bind(&columns.epic_id)
+    .bind(&columns.issue_id)
+    .bind(received_at)
+    .bind(&columns.redaction_count)
+    .bind(&columns.truncated)
+    .bind(&columns.chain_seq)
+    .bind(&columns.prev_hash)
+    .bind(&columns.chain_hash)
+    .bind(touched_sessions)
+    .bind(&new_heads)
+    .bind(&new_lengths)
+    .fetch_one(&mut **transaction)
+    .await?;
+    Ok((inserted as usize, chained as usize))
 }
 
 /// The last `limit` actions of a session, oldest first.

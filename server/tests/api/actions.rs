@@ -1080,3 +1080,36 @@ async fn retention_archives_old_months_drops_older_ones_and_keeps_chains_verifia
     assert!(status.partitions.iter().any(|partition| partition.archived));
     assert!(status.archived.is_empty() && status.dropped.is_empty(), "nothing left to do: {status:?}");
 }
+
+#[tokio::test]
+async fn concurrent_log_actions_sharing_transactions_are_each_answered_correctly() {
+    let (server, client, session) = session_fixture().await;
+    let actions: Vec<proto::Action> = (0..40).map(|_| action(&session, "tool_call", proto::Outcome::Success)).collect();
+    // Every action is sent twice, by different tasks at the same time.
+    let tasks: Vec<_> = actions
+        .iter()
+        .chain(actions.iter())
+        .cloned()
+        .map(|next| {
+            let mut client = client.clone();
+            tokio::spawn(async move {
+                let id = next.action_id.clone();
+                (id, log(&mut client, next).await.unwrap().ack.unwrap().duplicate)
+            })
+        })
+        .collect();
+    let mut answers: std::collections::HashMap<String, Vec<bool>> = std::collections::HashMap::new();
+    for task in tasks {
+        let (id, duplicate) = task.await.unwrap();
+        answers.entry(id).or_default().push(duplicate);
+    }
+    for (id, mut flags) in answers {
+        flags.sort_unstable();
+        assert_eq!(flags, vec![false, true], "action {id}: exactly one copy stored, the other a duplicate");
+    }
+    assert_eq!(count_actions(&server).await, 40);
+    let mut client = client;
+    let chain = chain_of(&mut client, &session).await;
+    assert!(chain.intact, "{chain:?}");
+    assert_eq!(chain.checked, 40);
+}
