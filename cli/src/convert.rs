@@ -2,59 +2,21 @@
 
 use anyhow::{Context as _, bail};
 use chrono::{DateTime, Utc};
-use prost_types::value::Kind;
 
 use lore_proto::v1 as proto;
 
 /// A JSON object from the command line as a Struct.
 pub fn json_object(text: &str) -> anyhow::Result<prost_types::Struct> {
     let value: serde_json::Value = serde_json::from_str(text).with_context(|| format!("not JSON: {text}"))?;
-    match to_proto_value(&value).kind {
-        Some(Kind::StructValue(object)) => Ok(object),
-        _ => bail!("expected a JSON object, got {text}"),
+    if !value.is_object() {
+        bail!("expected a JSON object, got {text}");
     }
-}
-
-fn to_proto_value(value: &serde_json::Value) -> prost_types::Value {
-    use serde_json::Value;
-    let kind = match value {
-        Value::Null => Kind::NullValue(0),
-        Value::Bool(flag) => Kind::BoolValue(*flag),
-        Value::Number(number) => Kind::NumberValue(number.as_f64().unwrap_or_default()),
-        Value::String(text) => Kind::StringValue(text.clone()),
-        Value::Array(items) => {
-            Kind::ListValue(prost_types::ListValue { values: items.iter().map(to_proto_value).collect() })
-        }
-        Value::Object(map) => Kind::StructValue(prost_types::Struct {
-            fields: map.iter().map(|(key, entry)| (key.clone(), to_proto_value(entry))).collect(),
-        }),
-    };
-    prost_types::Value { kind: Some(kind) }
+    Ok(lore_proto::json::to_struct(&value))
 }
 
 /// A Struct as compact JSON text.
 pub fn struct_json(value: Option<&prost_types::Struct>) -> String {
-    fn to_json(value: &prost_types::Value) -> serde_json::Value {
-        match &value.kind {
-            None | Some(Kind::NullValue(_)) => serde_json::Value::Null,
-            Some(Kind::BoolValue(flag)) => (*flag).into(),
-            Some(Kind::NumberValue(number)) => {
-                serde_json::Number::from_f64(*number).map_or(serde_json::Value::Null, Into::into)
-            }
-            Some(Kind::StringValue(text)) => text.clone().into(),
-            Some(Kind::ListValue(list)) => list.values.iter().map(to_json).collect(),
-            Some(Kind::StructValue(object)) => object
-                .fields
-                .iter()
-                .map(|(key, entry)| (key.clone(), to_json(entry)))
-                .collect::<serde_json::Map<_, _>>()
-                .into(),
-        }
-    }
-    let object: serde_json::Map<String, serde_json::Value> = value
-        .map(|object| object.fields.iter().map(|(key, entry)| (key.clone(), to_json(entry))).collect())
-        .unwrap_or_default();
-    serde_json::Value::Object(object).to_string()
+    value.map(lore_proto::json::struct_to_json).unwrap_or_else(|| serde_json::json!({})).to_string()
 }
 
 pub fn now() -> prost_types::Timestamp {

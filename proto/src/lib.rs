@@ -2,6 +2,7 @@
 //! `proto/lore/v1/*.proto`. This crate holds the contract and nothing else.
 
 pub mod codec;
+pub mod json;
 
 /// Messages, clients and servers of package `lore.v1`.
 pub mod v1 {

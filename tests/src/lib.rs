@@ -207,3 +207,14 @@ pub async fn run_server_to_exit(options: ServerOptions, timeout: Duration) -> (O
         .expect("lore-server runs");
     (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
 }
+
+/// Opens a session of `agent` in `project` on a running server.
+pub async fn start_session(
+    client: &mut lore_proto::v1::action_service_client::ActionServiceClient<Channel>,
+    project: &str,
+    agent: &str,
+) -> lore_proto::v1::Session {
+    let request =
+        lore_proto::v1::StartSessionRequest { project: project.into(), agent_id: agent.into(), ..Default::default() };
+    client.start_session(request).await.expect("start session").into_inner().session.expect("session in response")
+}

@@ -32,17 +32,7 @@ async fn server() -> (TestDatabase, ServerProcess) {
 /// Stores `count` actions of project `cli` in one session.
 async fn seed(server: &ServerProcess, count: usize) {
     let mut client = ActionServiceClient::new(server.channel().await);
-    let session = client
-        .start_session(proto::StartSessionRequest {
-            project: "cli".into(),
-            agent_id: "agent-1".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .session
-        .unwrap();
+    let session = lore_e2e::start_session(&mut client, "cli", "agent-1").await;
     let now = chrono::Utc::now();
     let actions: Vec<proto::Action> = (0..count)
         .map(|index| proto::Action {

@@ -173,17 +173,7 @@ async fn a_session_that_stops_heartbeating_is_marked_disconnected_by_the_sweep()
     .await
     .unwrap();
     let mut client = lore_proto::v1::action_service_client::ActionServiceClient::new(server.channel().await);
-    let session = client
-        .start_session(proto::StartSessionRequest {
-            project: "lore".into(),
-            agent_id: "quiet".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .session
-        .unwrap();
+    let session = lore_e2e::start_session(&mut client, "lore", "quiet").await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     loop {
         let current = client

@@ -7,6 +7,7 @@
 //! depend on how jsonb happens to order keys: every field is length-prefixed
 //! and the context is serialized as JSON with keys sorted.
 
+use crate::actions::model::StoredName as _;
 use serde_json::Value;
 
 use super::model::NewAction;

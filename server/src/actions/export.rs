@@ -7,6 +7,7 @@
 //! an export resumed from any chunk's cursor yields exactly the rows an
 //! uninterrupted one would have.
 
+use crate::actions::model::StoredName as _;
 use std::fmt::Write as _;
 
 use base64::Engine as _;

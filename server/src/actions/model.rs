@@ -5,8 +5,21 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use uuid::Uuid;
 
+/// A closed set stored as text: its snake_case variant names (via strum).
+pub trait StoredName: Sized + Copy + Into<&'static str> + std::str::FromStr {
+    /// The name stored in PostgreSQL.
+    fn as_str(&self) -> &'static str {
+        (*self).into()
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        text.parse().ok()
+    }
+}
+
 /// The outcome of an action (closed set; stored as text).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
 pub enum Outcome {
     Success,
     Failure,
@@ -14,25 +27,11 @@ pub enum Outcome {
     InProgress,
 }
 
-impl Outcome {
-    pub const ALL: [Outcome; 4] = [Outcome::Success, Outcome::Failure, Outcome::Blocked, Outcome::InProgress];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Success => "success",
-            Outcome::Failure => "failure",
-            Outcome::Blocked => "blocked",
-            Outcome::InProgress => "in_progress",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|outcome| outcome.as_str() == text)
-    }
-}
+impl StoredName for Outcome {}
 
 /// What kind of work a session is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
 pub enum SessionKind {
     Work,
     Planning,
@@ -41,51 +40,22 @@ pub enum SessionKind {
     Interactive,
 }
 
-impl SessionKind {
-    pub const ALL: [SessionKind; 5] =
-        [SessionKind::Work, SessionKind::Planning, SessionKind::Qa, SessionKind::Supervisor, SessionKind::Interactive];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SessionKind::Work => "work",
-            SessionKind::Planning => "planning",
-            SessionKind::Qa => "qa",
-            SessionKind::Supervisor => "supervisor",
-            SessionKind::Interactive => "interactive",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|kind| kind.as_str() == text)
-    }
-}
+impl StoredName for SessionKind {}
 
 /// Where a session is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
 pub enum SessionStatus {
     Active,
     Ended,
     Disconnected,
 }
 
-impl SessionStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SessionStatus::Active => "active",
-            SessionStatus::Ended => "ended",
-            SessionStatus::Disconnected => "disconnected",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        [SessionStatus::Active, SessionStatus::Ended, SessionStatus::Disconnected]
-            .into_iter()
-            .find(|status| status.as_str() == text)
-    }
-}
+impl StoredName for SessionStatus {}
 
 /// Why a session ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
 pub enum EndReason {
     Normal,
     NetworkDisconnect,
@@ -94,24 +64,7 @@ pub enum EndReason {
     Cancelled,
 }
 
-impl EndReason {
-    pub const ALL: [EndReason; 5] =
-        [EndReason::Normal, EndReason::NetworkDisconnect, EndReason::Timeout, EndReason::Error, EndReason::Cancelled];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EndReason::Normal => "normal",
-            EndReason::NetworkDisconnect => "network_disconnect",
-            EndReason::Timeout => "timeout",
-            EndReason::Error => "error",
-            EndReason::Cancelled => "cancelled",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|reason| reason.as_str() == text)
-    }
-}
+impl StoredName for EndReason {}
 
 /// A session to open.
 #[derive(Debug, Clone, PartialEq)]

@@ -193,28 +193,7 @@ fn value_to_json(field: &str, value: &prost_types::Value, depth: usize) -> Field
 
 /// A JSON value as a Struct (objects) for responses.
 pub fn to_struct(value: &Value) -> prost_types::Struct {
-    match to_proto_value(value).kind {
-        Some(Kind::StructValue(inner)) => inner,
-        other => prost_types::Struct {
-            fields: [("value".to_owned(), prost_types::Value { kind: other })].into_iter().collect(),
-        },
-    }
-}
-
-fn to_proto_value(value: &Value) -> prost_types::Value {
-    let kind = match value {
-        Value::Null => Kind::NullValue(0),
-        Value::Bool(flag) => Kind::BoolValue(*flag),
-        Value::Number(number) => Kind::NumberValue(number.as_f64().unwrap_or_default()),
-        Value::String(text) => Kind::StringValue(text.clone()),
-        Value::Array(items) => {
-            Kind::ListValue(prost_types::ListValue { values: items.iter().map(to_proto_value).collect() })
-        }
-        Value::Object(map) => Kind::StructValue(prost_types::Struct {
-            fields: map.iter().map(|(key, entry)| (key.clone(), to_proto_value(entry))).collect(),
-        }),
-    };
-    prost_types::Value { kind: Some(kind) }
+    lore_proto::json::to_struct(value)
 }
 
 fn enum_value<E: TryFrom<i32>>(field: &str, value: i32) -> FieldResult<E> {

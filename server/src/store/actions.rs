@@ -15,6 +15,7 @@
 //!
 //! The caller acknowledges only after this returns, i.e. after COMMIT.
 
+use crate::actions::model::StoredName;
 use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
@@ -507,7 +508,7 @@ fn push_filter(query: &mut QueryBuilder<Postgres>, scope: &ProjectScope, filter:
         query.push(" AND issue_id = ").push_bind(issue_id);
     }
     if !filter.outcomes.is_empty() {
-        let outcomes: Vec<&'static str> = filter.outcomes.iter().map(|outcome| outcome.as_str()).collect();
+        let outcomes: Vec<&'static str> = filter.outcomes.iter().map(StoredName::as_str).collect();
         query.push(" AND outcome = ANY(").push_bind(outcomes).push(")");
     }
     if let Some(from) = filter.from {

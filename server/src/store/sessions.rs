@@ -1,5 +1,6 @@
 //! Sessions: open, heartbeat, end, find the latest, sweep the silent ones.
 
+use crate::actions::model::StoredName as _;
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use sqlx::postgres::PgRow;
