@@ -100,3 +100,45 @@ async fn an_rpc_that_is_not_built_yet_answers_unimplemented() {
     let status = client.dashboard(DashboardRequest { project: "lore".into(), ..Default::default() }).await.unwrap_err();
     assert_eq!(status.code(), tonic::Code::Unimplemented);
 }
+
+#[tokio::test]
+async fn resume_follow_on_one_server_sees_actions_written_through_another() {
+    use lore_proto::v1 as proto;
+    use lore_proto::v1::action_service_client::ActionServiceClient;
+    let database = TestDatabase::new().await.unwrap();
+    let follower_server = ServerProcess::start(ServerOptions::with_database(&database.url)).await.unwrap();
+    let writer_server = ServerProcess::start(ServerOptions::with_database(&database.url)).await.unwrap();
+    let mut follower = ActionServiceClient::new(follower_server.channel().await);
+    let mut writer = ActionServiceClient::new(writer_server.channel().await);
+    let session = lore_e2e::start_session(&mut writer, "replicas", "agent-1").await;
+
+    let request = proto::ResumeRequest { session_id: session.session_id.clone(), follow: true, ..Default::default() };
+    let mut events = follower.resume(request).await.unwrap().into_inner();
+    loop {
+        let event = events.message().await.unwrap().unwrap();
+        if matches!(event.event, Some(proto::resume_event::Event::CaughtUp(_))) {
+            break;
+        }
+    }
+    let action = proto::Action {
+        action_id: uuid::Uuid::now_v7().to_string(),
+        session_id: session.session_id.clone(),
+        project: "replicas".into(),
+        action_type: "deploy".into(),
+        outcome: proto::Outcome::Success as i32,
+        occurred_at: Some(prost_types::Timestamp { seconds: chrono::Utc::now().timestamp(), nanos: 0 }),
+        ..Default::default()
+    };
+    writer.log_action(proto::LogActionRequest { action: Some(action.clone()) }).await.unwrap();
+    loop {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(10), events.message())
+            .await
+            .expect("the action reached the other server's follower")
+            .unwrap()
+            .unwrap();
+        if let Some(proto::resume_event::Event::Action(received)) = event.event {
+            assert_eq!(received.action_id, action.action_id);
+            break;
+        }
+    }
+}

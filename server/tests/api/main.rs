@@ -3,3 +3,4 @@
 //! service.
 
 mod actions;
+mod scope;

@@ -1,0 +1,86 @@
+//! Tenancy in the store: a narrowed ProjectScope hides and refuses other
+//! projects' rows in SQL, whatever the other filters say. (The auth issue
+//! will hand each request its token's scope; these tests pin the store's
+//! side of that contract.)
+
+use chrono::Utc;
+use lore_server::actions::model::{NewAction, NewSession, Outcome, RejectionKind, SessionKind};
+use lore_server::actions::query::ActionFilter;
+use lore_server::embedded_postgres::TestDatabase;
+use lore_server::scope::ProjectScope;
+use lore_server::store;
+use lore_server::store::actions::Direction;
+use uuid::Uuid;
+
+fn session(project: &str) -> NewSession {
+    NewSession {
+        session_id: Uuid::now_v7(),
+        project: project.into(),
+        agent_id: "agent-1".into(),
+        supervisor_type: String::new(),
+        kind: SessionKind::Work,
+        metadata: serde_json::json!({}),
+        started_at: Utc::now(),
+    }
+}
+
+fn action(project: &str, session_id: Option<Uuid>) -> NewAction {
+    NewAction {
+        action_id: Uuid::now_v7(),
+        occurred_at: chrono::DateTime::from_timestamp_micros(Utc::now().timestamp_micros()).unwrap(),
+        project: project.into(),
+        session_id,
+        agent_id: "agent-1".into(),
+        action_type: "commit".into(),
+        category: String::new(),
+        context: serde_json::json!({}),
+        outcome: Outcome::Success,
+        error: String::new(),
+        duration_ms: 1,
+        parent_action_id: None,
+        epic_id: String::new(),
+        issue_id: String::new(),
+        redaction_count: 0,
+        truncated: false,
+    }
+}
+
+#[tokio::test]
+async fn a_scope_of_project_a_can_neither_read_nor_write_project_b() {
+    let database = TestDatabase::new().await.unwrap();
+    let pool = &database.pool;
+    let everything = ProjectScope::All;
+    let only_a = ProjectScope::only(["a"]);
+
+    let (session_b, _) = store::sessions::start(pool, &everything, &session("b")).await.unwrap();
+    store::actions::insert_batch(pool, &everything, vec![action("b", Some(session_b.session_id))]).await.unwrap();
+
+    // Reads: b's session and actions do not exist for a scope of a.
+    let hidden = store::sessions::get(pool, &only_a, session_b.session_id).await.unwrap_err();
+    assert!(matches!(hidden, lore_server::Error::NotFound(_)), "{hidden:?}");
+    let filter = ActionFilter { project: "b".into(), ..ActionFilter::default() };
+    assert!(store::actions::page(pool, &only_a, &filter, None, Direction::Descending, 10).await.unwrap().is_empty());
+    assert_eq!(
+        store::actions::page(pool, &everything, &filter, None, Direction::Descending, 10).await.unwrap().len(),
+        1
+    );
+    assert!(store::actions::recent_in_session(pool, &only_a, session_b.session_id, 10).await.unwrap().is_empty());
+    assert!(store::sessions::heartbeat(pool, &only_a, session_b.session_id).await.is_err());
+
+    // Writes: into b directly, or into b's session while claiming a.
+    let refused = store::sessions::start(pool, &only_a, &session("b")).await.unwrap_err();
+    assert!(matches!(refused, lore_server::Error::PermissionDenied(_)), "{refused:?}");
+    let outcome = store::actions::insert_batch(
+        pool,
+        &only_a,
+        vec![action("b", None), action("a", Some(session_b.session_id)), action("a", None)],
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.stored, 1);
+    let kinds: Vec<RejectionKind> = outcome.rejected.iter().map(|rejection| rejection.kind).collect();
+    assert_eq!(kinds, vec![RejectionKind::OutOfScope, RejectionKind::NotFound]);
+    let count_b: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM actions WHERE project = 'b'").fetch_one(pool).await.unwrap();
+    assert_eq!(count_b, 1, "nothing was written into b");
+}
