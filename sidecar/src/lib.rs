@@ -1,8 +1,10 @@
 //! lore-sidecar: the process that runs beside each agent VM.
 //!
-//! For now it is an empty daemon that starts, logs and waits for a shutdown
-//! signal; the spool, the local gRPC endpoint and the shipper arrive with the
-//! sidecar issue.
+//! Built so far: the crash-safe [`spool`]. The daemon itself (local gRPC
+//! endpoint, inbox tail, shipper, status) still only starts, logs and waits
+//! for a shutdown signal.
+
+pub mod spool;
 
 /// Runs the sidecar until `shutdown` resolves.
 pub async fn run(shutdown: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
