@@ -1,15 +1,139 @@
 //! lore-sidecar: the process that runs beside each agent VM.
 //!
-//! Built so far: the crash-safe [`spool`]. The daemon itself (local gRPC
-//! endpoint, inbox tail, shipper, status) still only starts, logs and waits
-//! for a shutdown signal.
+//! # Layout
+//! - [`spool`]: the crash-safe on-disk queue (its module doc is the format).
+//! - [`entry`]: what one spool record holds (one write RPC).
+//! - [`api`]: the local ActionService: writes to the spool, reads proxied.
+//! - [`ship`]: the Ingest stream to the server, acks, reconnects.
+//!
+//! Still to come (issue 4): the inbox file tail, `lore sidecar status` and
+//! metrics, benchmarks.
 
+pub mod api;
+pub mod entry;
+pub mod ship;
 pub mod spool;
 
-/// Runs the sidecar until `shutdown` resolves.
-pub async fn run(shutdown: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
-    tracing::info!("lore-sidecar started (no spool yet)");
-    shutdown.await;
-    tracing::info!("lore-sidecar stopped");
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tokio::sync::watch;
+use tonic::transport::{Endpoint, Server};
+
+use lore_proto::v1::action_service_server::ActionServiceServer;
+use spool::{FsyncPolicy, FullPolicy, Spool, SpoolConfig};
+
+/// Configuration of the sidecar (command-line flags, or `LORE_SIDECAR_*`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct SidecarConfig {
+    /// Local address agents send their actions to.
+    #[arg(long, env = "LORE_SIDECAR_LISTEN", default_value = "127.0.0.1:50052")]
+    pub listen: SocketAddr,
+    /// lore-server to ship to.
+    #[arg(long, env = "LORE_SERVER", default_value = "http://127.0.0.1:50051")]
+    pub server: String,
+    /// Directory of the spool.
+    #[arg(long, env = "LORE_SIDECAR_SPOOL_DIR", default_value = ".lore/spool")]
+    pub spool_dir: PathBuf,
+    /// When an accepted action counts as durable: always, never, or
+    /// batch:<ms> (group commit).
+    #[arg(long, env = "LORE_SIDECAR_FSYNC", default_value = "batch:2", value_parser = parse_fsync)]
+    pub fsync: FsyncPolicy,
+    /// Disk budget of the spool, in MiB.
+    #[arg(long, env = "LORE_SIDECAR_DISK_BUDGET_MB", default_value_t = 1024)]
+    pub disk_budget_mb: u64,
+    /// What to do when the budget is full: refuse (RESOURCE_EXHAUSTED) or
+    /// drop_oldest (counted).
+    #[arg(long, env = "LORE_SIDECAR_WHEN_FULL", default_value = "refuse", value_parser = parse_full_policy)]
+    pub when_full: FullPolicy,
+    /// Actions per shipped batch.
+    #[arg(long, env = "LORE_SIDECAR_BATCH_SIZE", default_value_t = 500)]
+    pub batch_size: usize,
+    /// How long a batch may wait to fill, in ms.
+    #[arg(long, env = "LORE_SIDECAR_LINGER_MS", default_value_t = 5)]
+    pub linger_ms: u64,
+    /// Batches on the wire without an ack.
+    #[arg(long, env = "LORE_SIDECAR_MAX_IN_FLIGHT", default_value_t = 4)]
+    pub max_in_flight: usize,
+    /// After SIGTERM, how long to keep shipping before exiting.
+    #[arg(long, env = "LORE_SIDECAR_SHUTDOWN_GRACE_SECS", default_value_t = 5)]
+    pub shutdown_grace_secs: u64,
+}
+
+fn parse_fsync(text: &str) -> Result<FsyncPolicy, String> {
+    match text {
+        "always" => Ok(FsyncPolicy::Always),
+        "never" => Ok(FsyncPolicy::Never),
+        other => other
+            .strip_prefix("batch:")
+            .and_then(|millis| millis.parse::<u64>().ok())
+            .map(|millis| FsyncPolicy::Batch(Duration::from_millis(millis)))
+            .ok_or_else(|| format!("{other:?}: expected always, never or batch:<ms>")),
+    }
+}
+
+fn parse_full_policy(text: &str) -> Result<FullPolicy, String> {
+    match text {
+        "refuse" => Ok(FullPolicy::Refuse),
+        "drop_oldest" => Ok(FullPolicy::DropOldest),
+        other => Err(format!("{other:?}: expected refuse or drop_oldest")),
+    }
+}
+
+/// Runs the sidecar until `shutdown` resolves, then stops accepting, ships
+/// for up to the grace period, and closes the spool.
+pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    let spool_config = SpoolConfig {
+        fsync: config.fsync,
+        disk_budget_bytes: config.disk_budget_mb * 1024 * 1024,
+        when_full: config.when_full,
+        ..SpoolConfig::new(&config.spool_dir)
+    };
+    let (spool, report) = tokio::task::spawn_blocking(move || Spool::open(spool_config))
+        .await?
+        .with_context(|| format!("cannot open the spool in {}", config.spool_dir.display()))?;
+    tracing::info!(?report, "spool recovered");
+    let spool = Arc::new(spool);
+
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let stats = Arc::new(ship::ShipStats::default());
+    let ship_config = ship::ShipConfig {
+        server: config.server.clone(),
+        batch_size: config.batch_size.clamp(1, 1000),
+        linger: Duration::from_millis(config.linger_ms),
+        max_in_flight: config.max_in_flight.max(1),
+        initial_backoff: Duration::from_millis(100),
+        max_backoff: Duration::from_secs(10),
+        rejects_file: config.spool_dir.join("rejects.jsonl"),
+    };
+    let shipper = tokio::spawn(ship::run(Arc::clone(&spool), ship_config, stats, stop_rx));
+
+    let server_channel = Endpoint::from_shared(config.server.clone())?.connect_lazy();
+    let sanitizer = lore_sanitize::Sanitizer::default();
+    let local = api::LocalApi::new(Arc::clone(&spool), sanitizer, server_channel);
+    let (health_reporter, health_service) = tonic_health::server::health_reporter();
+    health_reporter.set_service_status("", tonic_health::ServingStatus::Serving).await;
+    tracing::info!(addr = %listener.local_addr()?, "lore-sidecar serving");
+    Server::builder()
+        .add_service(health_service)
+        .add_service(ActionServiceServer::new(local))
+        .serve_with_incoming_shutdown(tonic::transport::server::TcpIncoming::from(listener), shutdown)
+        .await?;
+
+    tracing::info!("lore-sidecar stopping: shipping what is spooled");
+    let _ = stop_tx.send(true);
+    if tokio::time::timeout(Duration::from_secs(config.shutdown_grace_secs), shipper).await.is_err() {
+        tracing::warn!("grace period over; unshipped actions are replayed at the next start");
+    }
+    let spool_for_close = Arc::clone(&spool);
+    tokio::task::spawn_blocking(move || spool_for_close.close()).await?;
+    tracing::info!(stats = ?spool.stats(), "lore-sidecar stopped");
     Ok(())
 }

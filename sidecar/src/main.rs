@@ -1,16 +1,48 @@
+//! The `lore-sidecar` binary.
+
+use std::process::ExitCode;
+
 use clap::Parser;
 
 /// lore-sidecar: spools agent actions on local disk and ships them to lore-server.
 #[derive(Parser)]
 #[command(version)]
-struct Cli {}
+struct Cli {
+    #[command(flatten)]
+    config: lore_sidecar::SidecarConfig,
+    /// Log one JSON object per line.
+    #[arg(long, env = "LORE_SIDECAR_LOG_JSON")]
+    log_json: bool,
+}
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    let _cli = Cli::parse();
-    tracing_subscriber::fmt().with_writer(std::io::stderr).init();
-    lore_sidecar::run(async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
-    .await
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    if cli.log_json {
+        tracing_subscriber::fmt()
+            .json()
+            .flatten_event(true)
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .init();
+    } else {
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    }
+    let shutdown = async {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM handler");
+        let mut interrupt = signal(SignalKind::interrupt()).expect("SIGINT handler");
+        tokio::select! {
+            _ = terminate.recv() => {}
+            _ = interrupt.recv() => {}
+        }
+    };
+    match lore_sidecar::run(cli.config, shutdown).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("lore-sidecar: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -121,7 +121,26 @@ pub fn server_command(options: &ServerOptions) -> Command {
 impl ServerProcess {
     /// Starts the server and waits until it logs that it serves.
     pub async fn start(options: ServerOptions) -> anyhow::Result<Self> {
-        let mut child = server_command(&options).spawn().context("spawn lore-server")?;
+        Self::spawn_until_ready(server_command(&options), "lore-server serving").await
+    }
+
+    /// Starts a lore-sidecar on a free local port that ships to `server`
+    /// and spools in `spool_dir`.
+    pub async fn start_sidecar(server: &str, spool_dir: &Path, extra_args: &[&str]) -> anyhow::Result<Self> {
+        let mut command = Command::new(workspace_binary("lore-sidecar"));
+        command
+            .args(["--listen", "127.0.0.1:0", "--server", server, "--log-json", "--spool-dir"])
+            .arg(spool_dir)
+            .args(extra_args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        Self::spawn_until_ready(command, "lore-sidecar serving").await
+    }
+
+    async fn spawn_until_ready(mut command: Command, ready_message: &'static str) -> anyhow::Result<Self> {
+        let mut child = command.spawn().context("spawn the process")?;
         let stderr = child.stderr.take().expect("stderr piped");
         let log = Arc::new(Mutex::new(Vec::new()));
         let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
@@ -131,7 +150,7 @@ impl ServerProcess {
                 let mut addr_tx = Some(addr_tx);
                 let mut lines = BufReader::new(stderr).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
-                    if let Some(addr) = serving_addr(&line)
+                    if let Some(addr) = serving_addr(&line, ready_message)
                         && let Some(tx) = addr_tx.take()
                     {
                         let _ = tx.send(addr);
@@ -144,7 +163,7 @@ impl ServerProcess {
             Ok(Ok(addr)) => addr,
             _ => {
                 let status = child.try_wait().ok().flatten();
-                bail!("lore-server did not start (exit {status:?}): {}", log.lock().unwrap().join("\n"));
+                bail!("{ready_message:?} never came (exit {status:?}): {}", log.lock().unwrap().join("\n"));
             }
         };
         Ok(Self { child, addr, log })
@@ -189,10 +208,10 @@ impl ServerProcess {
     }
 }
 
-/// The address in the JSON "lore-server serving" log line.
-fn serving_addr(line: &str) -> Option<String> {
+/// The address in the JSON log line that says the process serves.
+fn serving_addr(line: &str, ready_message: &str) -> Option<String> {
     let value: serde_json::Value = serde_json::from_str(line).ok()?;
-    if value.get("message")?.as_str()? != "lore-server serving" {
+    if value.get("message")?.as_str()? != ready_message {
         return None;
     }
     Some(value.get("addr")?.as_str()?.to_owned())
@@ -217,4 +236,10 @@ pub async fn start_session(
     let request =
         lore_proto::v1::StartSessionRequest { project: project.into(), agent_id: agent.into(), ..Default::default() };
     client.start_session(request).await.expect("start session").into_inner().session.expect("session in response")
+}
+
+/// A port that was free a moment ago, for a server that must come back on
+/// the same address after a restart.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }

@@ -4,4 +4,5 @@
 mod cli;
 mod grpc_surface;
 mod lifecycle;
+mod sidecar;
 mod telemetry;

@@ -522,13 +522,15 @@ impl SpoolReader {
             while records.len() < max_records && bytes < max_bytes {
                 match record::decode(&window[position..]) {
                     RecordStatus::Valid { id, appended_at, payload, len } => {
+                        // Not yet published by the writer: stop before it, so
+                        // the next read starts at it.
+                        if id > written {
+                            break;
+                        }
                         position += len;
                         progressed = true;
                         if id < self.next_id {
                             continue;
-                        }
-                        if id > written {
-                            break;
                         }
                         bytes += payload.len();
                         records.push(SpooledRecord { id, appended_at, payload: payload.to_vec() });

@@ -220,3 +220,29 @@ async fn a_damaged_ledger_replays_everything_rather_than_losing_anything() {
     assert!(report.ledger_damaged);
     assert_eq!(read_all(&spool).first().unwrap().id, 1);
 }
+
+#[tokio::test]
+async fn a_record_on_disk_but_not_yet_published_is_read_once_it_is_published() {
+    let dir = tempfile::tempdir().unwrap();
+    let (spool, _) = Spool::open(SpoolConfig { max_segment_bytes: 1024 * 1024, ..config(dir.path()) }).unwrap();
+    append_all(&spool, 0..10).await;
+    // The writer has written record 11 but not published it yet.
+    let mut bytes = Vec::new();
+    record::encode(11, 0, &payload(10), &mut bytes);
+    let segment = segment_files(dir.path()).pop().unwrap();
+    OpenOptions::new().append(true).open(&segment).unwrap().write_all(&bytes).unwrap();
+
+    let mut reader = spool.reader();
+    let first: Vec<u64> = reader.read_batch(100, usize::MAX).unwrap().iter().map(|record| record.id).collect();
+    assert_eq!(first, (1..=10).collect::<Vec<u64>>());
+
+    {
+        let mut state = spool.shared.state.lock().unwrap();
+        let active = state.segments.back_mut().unwrap();
+        active.last_id = 11;
+        active.bytes += bytes.len() as u64;
+    }
+    spool.shared.written.send_replace(11);
+    let second: Vec<u64> = reader.read_batch(100, usize::MAX).unwrap().iter().map(|record| record.id).collect();
+    assert_eq!(second, vec![11], "the record past the old watermark was skipped");
+}

@@ -1,0 +1,43 @@
+//! What one spool record holds: one write an agent made, in the order it was
+//! made. Encoded with protobuf (the contract's own messages), so a spool
+//! written by one sidecar version is read by the next.
+
+use lore_proto::v1 as proto;
+use prost::Message as _;
+
+/// One spooled write.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SpoolEntry {
+    #[prost(oneof = "Write", tags = "1, 2, 3, 4")]
+    pub write: Option<Write>,
+}
+
+/// The writes a sidecar accepts while the server may be away.
+// Records are decoded one at a time, so the variants' size difference costs
+// nothing worth boxing for.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, PartialEq, prost::Oneof)]
+pub enum Write {
+    #[prost(message, tag = "1")]
+    Action(proto::Action),
+    #[prost(message, tag = "2")]
+    StartSession(proto::StartSessionRequest),
+    #[prost(message, tag = "3")]
+    Heartbeat(proto::HeartbeatRequest),
+    #[prost(message, tag = "4")]
+    EndSession(proto::EndSessionRequest),
+}
+
+impl SpoolEntry {
+    pub fn new(write: Write) -> Self {
+        Self { write: Some(write) }
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        self.encode_to_vec()
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Self, prost::DecodeError> {
+        <Self as prost::Message>::decode(bytes)
+    }
+}
