@@ -38,6 +38,8 @@ enum Command {
     /// Measure things against a running server.
     #[command(subcommand)]
     Eval(EvalCommand),
+    /// Run the sidecar daemon beside an agent (same as `lore-sidecar`).
+    Sidecar(lore_sidecar::SidecarConfig),
 }
 
 #[derive(Subcommand)]
@@ -55,6 +57,9 @@ enum EvalCommand {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Sidecar(config) = cli.command {
+        return run_sidecar(config).await;
+    }
     let result = async {
         let channel = commands::connect(&cli.server).await?;
         match cli.command {
@@ -64,6 +69,7 @@ async fn main() -> ExitCode {
             Command::Report(args) => commands::report::run(channel, args).await,
             Command::Export(args) => commands::export::run(channel, args).await,
             Command::Eval(EvalCommand::Redaction(args)) => commands::eval::run(channel, args).await,
+            Command::Sidecar(_) => unreachable!("handled above: the sidecar needs no server to start"),
         }
     }
     .await;
@@ -71,6 +77,30 @@ async fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("lore: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `lore sidecar`: the daemon, until SIGTERM or SIGINT.
+async fn run_sidecar(config: lore_sidecar::SidecarConfig) -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let shutdown = async {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM handler");
+        let mut interrupt = signal(SignalKind::interrupt()).expect("SIGINT handler");
+        tokio::select! {
+            _ = terminate.recv() => {}
+            _ = interrupt.recv() => {}
+        }
+    };
+    match lore_sidecar::run(config, shutdown).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("lore sidecar: {error:#}");
             ExitCode::FAILURE
         }
     }

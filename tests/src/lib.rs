@@ -127,9 +127,19 @@ impl ServerProcess {
     /// Starts a lore-sidecar on a free local port that ships to `server`
     /// and spools in `spool_dir`.
     pub async fn start_sidecar(server: &str, spool_dir: &Path, extra_args: &[&str]) -> anyhow::Result<Self> {
+        Self::start_sidecar_on("127.0.0.1:0", server, spool_dir, extra_args).await
+    }
+
+    /// The same on a given address (to come back on it after a kill).
+    pub async fn start_sidecar_on(
+        listen: &str,
+        server: &str,
+        spool_dir: &Path,
+        extra_args: &[&str],
+    ) -> anyhow::Result<Self> {
         let mut command = Command::new(workspace_binary("lore-sidecar"));
         command
-            .args(["--listen", "127.0.0.1:0", "--server", server, "--log-json", "--spool-dir"])
+            .args(["--listen", listen, "--server", server, "--log-json", "--spool-dir"])
             .arg(spool_dir)
             .args(extra_args)
             .stdin(Stdio::null())

@@ -96,3 +96,106 @@ async fn every_action_acked_during_a_server_outage_arrives_once_and_in_order() {
         .into_inner();
     assert!(chain.intact && chain.checked == 900, "{chain:?}");
 }
+
+/// Sends one batch on its own Ingest stream and waits for its ack.
+async fn ingest_once(address: &str, batch: &proto::IngestRequest) -> Result<proto::IngestAck, String> {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
+        .unwrap()
+        .connect_timeout(Duration::from_secs(2))
+        .connect()
+        .await
+        .map_err(|error| error.to_string())?;
+    let mut client = ActionServiceClient::new(channel);
+    let mut acks =
+        client.ingest(tokio_stream::iter([batch.clone()])).await.map_err(|status| status.to_string())?.into_inner();
+    acks.message().await.map_err(|status| status.to_string())?.ok_or_else(|| "no ack".to_owned())
+}
+
+#[tokio::test]
+async fn kill_9_of_the_sidecar_twenty_times_loses_and_doubles_nothing_the_agent_was_acked() {
+    const BATCHES: usize = 200;
+    const BATCH_SIZE: usize = 500;
+    const KILLS: usize = 20;
+    let database = TestDatabase::new().await.unwrap();
+    let server = ServerProcess::start(ServerOptions::with_database(&database.url)).await.unwrap();
+    let spool = tempfile::tempdir_in(default_cache_dir()).unwrap();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let endpoint = server.endpoint();
+    let start = {
+        let (listen, endpoint, spool_dir) = (listen.clone(), endpoint.clone(), spool.path().to_owned());
+        move || {
+            let (listen, endpoint, spool_dir) = (listen.clone(), endpoint.clone(), spool_dir.clone());
+            async move { ServerProcess::start_sidecar_on(&listen, &endpoint, &spool_dir, &[]).await.unwrap() }
+        }
+    };
+    let mut sidecar = start().await;
+    let mut direct = ActionServiceClient::new(server.channel().await);
+    let session = lore_e2e::start_session(&mut direct, "kills", "agent-1").await;
+
+    let batches: Vec<proto::IngestRequest> = (0..BATCHES)
+        .map(|batch| proto::IngestRequest {
+            sequence: batch as u64,
+            actions: (0..BATCH_SIZE)
+                .map(|index| proto::Action {
+                    action_id: uuid::Uuid::now_v7().to_string(),
+                    occurred_at: Some(prost_types::Timestamp {
+                        seconds: chrono::Utc::now().timestamp(),
+                        nanos: (index * 1000) as i32,
+                    }),
+                    ..action(&session, batch * BATCH_SIZE + index)
+                })
+                .collect(),
+        })
+        .collect();
+
+    // The agent: every batch until acked, resending after any failure.
+    let agent = {
+        let (listen, batches) = (listen.clone(), batches.clone());
+        tokio::spawn(async move {
+            let mut acked = 0_usize;
+            for batch in &batches {
+                loop {
+                    match ingest_once(&listen, batch).await {
+                        Ok(ack) => {
+                            assert_eq!(ack.stored as usize, BATCH_SIZE, "the sidecar spooled the whole batch");
+                            acked += ack.stored as usize;
+                            break;
+                        }
+                        Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+                    }
+                }
+            }
+            acked
+        })
+    };
+    for _ in 0..KILLS {
+        tokio::time::sleep(Duration::from_millis(100 + fastrand::u64(0..400))).await;
+        sidecar.signal(Signal::SIGKILL);
+        sidecar.wait(Duration::from_secs(10)).await.unwrap();
+        sidecar = start().await;
+    }
+    let acked = agent.await.unwrap();
+    assert_eq!(acked, BATCHES * BATCH_SIZE);
+
+    let sent: std::collections::HashSet<String> =
+        batches.iter().flat_map(|batch| batch.actions.iter().map(|action| action.action_id.clone())).collect();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(180);
+    loop {
+        let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM actions WHERE project = 'kills'")
+            .fetch_one(&database.pool)
+            .await
+            .unwrap();
+        if stored as usize >= sent.len() || tokio::time::Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let stored: Vec<String> = sqlx::query_scalar("SELECT action_id::text FROM actions WHERE project = 'kills'")
+        .fetch_all(&database.pool)
+        .await
+        .unwrap();
+    let distinct: std::collections::HashSet<String> = stored.iter().cloned().collect();
+    assert_eq!(distinct.len(), stored.len(), "an action was stored twice");
+    assert_eq!(distinct, sent, "the server holds exactly the acknowledged actions");
+    drop(sidecar);
+}
