@@ -88,13 +88,11 @@ async fn run_sidecar(config: lore_sidecar::SidecarConfig) -> ExitCode {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
         .init();
-    let shutdown = async {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM handler");
-        let mut interrupt = signal(SignalKind::interrupt()).expect("SIGINT handler");
-        tokio::select! {
-            _ = terminate.recv() => {}
-            _ = interrupt.recv() => {}
+    let shutdown = match lore_sidecar::shutdown_signal() {
+        Ok(shutdown) => shutdown,
+        Err(error) => {
+            eprintln!("lore sidecar: cannot install signal handlers: {error}");
+            return ExitCode::FAILURE;
         }
     };
     match lore_sidecar::run(config, shutdown).await {

@@ -90,9 +90,13 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
+    let disk_budget_bytes = config.disk_budget_mb * 1024 * 1024;
     let spool_config = SpoolConfig {
         fsync: config.fsync,
-        disk_budget_bytes: config.disk_budget_mb * 1024 * 1024,
+        disk_budget_bytes,
+        // The active segment is never deleted, so segments stay a small
+        // share of the budget: acknowledged ones free room soon.
+        max_segment_bytes: spool::DEFAULT_MAX_SEGMENT_BYTES.min(disk_budget_bytes / 8).max(64 * 1024),
         when_full: config.when_full,
         ..SpoolConfig::new(&config.spool_dir)
     };
@@ -136,4 +140,19 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
     tokio::task::spawn_blocking(move || spool_for_close.close()).await?;
     tracing::info!(stats = ?spool.stats(), "lore-sidecar stopped");
     Ok(())
+}
+
+/// Installs the SIGTERM and SIGINT handlers now and returns a future that
+/// resolves on the first of them (installed early, so a signal during
+/// start-up is held rather than fatal).
+pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()> + Send + 'static> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = terminate.recv() => tracing::info!("SIGTERM received"),
+            _ = interrupt.recv() => tracing::info!("SIGINT received"),
+        }
+    })
 }

@@ -29,13 +29,11 @@ async fn main() -> ExitCode {
     } else {
         tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
     }
-    let shutdown = async {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM handler");
-        let mut interrupt = signal(SignalKind::interrupt()).expect("SIGINT handler");
-        tokio::select! {
-            _ = terminate.recv() => {}
-            _ = interrupt.recv() => {}
+    let shutdown = match lore_sidecar::shutdown_signal() {
+        Ok(shutdown) => shutdown,
+        Err(error) => {
+            eprintln!("lore-sidecar: cannot install signal handlers: {error}");
+            return ExitCode::FAILURE;
         }
     };
     match lore_sidecar::run(cli.config, shutdown).await {

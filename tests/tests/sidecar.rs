@@ -199,3 +199,62 @@ async fn kill_9_of_the_sidecar_twenty_times_loses_and_doubles_nothing_the_agent_
     assert_eq!(distinct, sent, "the server holds exactly the acknowledged actions");
     drop(sidecar);
 }
+
+#[tokio::test]
+async fn a_full_spool_refuses_with_resource_exhausted_and_accepts_again_once_shipped() {
+    let database = TestDatabase::new().await.unwrap();
+    let port = free_port();
+    let spool = tempfile::tempdir_in(default_cache_dir()).unwrap();
+    // No server yet: everything stays in the spool.
+    let sidecar =
+        ServerProcess::start_sidecar(&format!("http://127.0.0.1:{port}"), spool.path(), &["--disk-budget-mb", "1"])
+            .await
+            .unwrap();
+    let mut agent = ActionServiceClient::new(sidecar.channel().await);
+    let session = lore_e2e::start_session(&mut agent, "budget", "agent-1").await;
+    let bulky = |index: usize| proto::Action {
+        context: Some(lore_proto::json::to_struct(
+            &serde_json::json!({"step": index, "log": "x".repeat(900).repeat(20)}),
+        )),
+        ..action(&session, index)
+    };
+    let mut acked = Vec::new();
+    let refused = loop {
+        match agent.log_action(proto::LogActionRequest { action: Some(bulky(acked.len())) }).await {
+            Ok(response) => acked.push(response.into_inner().ack.unwrap().id),
+            Err(status) => break status,
+        }
+        assert!(acked.len() < 1000, "the budget never filled");
+    };
+    assert_eq!(refused.code(), tonic::Code::ResourceExhausted, "{refused:?}");
+    assert!(acked.len() > 10);
+
+    // The server comes up; shipping frees the spool and accepting resumes.
+    let server = ServerProcess::start(
+        ServerOptions::with_database(&database.url).env("LORE_LISTEN_ADDR", &format!("127.0.0.1:{port}")),
+    )
+    .await
+    .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        match agent.log_action(proto::LogActionRequest { action: Some(bulky(acked.len())) }).await {
+            Ok(response) => {
+                acked.push(response.into_inner().ack.unwrap().id);
+                break;
+            }
+            Err(status) => assert_eq!(status.code(), tonic::Code::ResourceExhausted),
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the spool never freed up");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let stored = loop {
+        let stored = stored_in_order(&database, &session.session_id).await;
+        if stored.len() >= acked.len() || tokio::time::Instant::now() > deadline {
+            break stored;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(stored, acked, "nothing spooled before the refusal was lost");
+    drop(server);
+}
