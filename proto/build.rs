@@ -6,8 +6,13 @@ use std::path::PathBuf;
 
 use prost::Message;
 
-const PROTO_FILES: &[&str] =
-    &["lore/v1/common.proto", "lore/v1/knowledge.proto", "lore/v1/qa.proto", "lore/v1/actions.proto"];
+const PROTO_FILES: &[&str] = &[
+    "lore/v1/common.proto",
+    "lore/v1/knowledge.proto",
+    "lore/v1/qa.proto",
+    "lore/v1/actions.proto",
+    "lore/v1/sidecar.proto",
+];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);

@@ -38,8 +38,24 @@ enum Command {
     /// Measure things against a running server.
     #[command(subcommand)]
     Eval(EvalCommand),
-    /// Run the sidecar daemon beside an agent (same as `lore-sidecar`).
-    Sidecar(lore_sidecar::SidecarConfig),
+    /// Run the sidecar daemon beside an agent (same as `lore-sidecar`), or
+    /// ask a running one how it is doing.
+    Sidecar(SidecarArgs),
+}
+
+#[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+struct SidecarArgs {
+    #[command(subcommand)]
+    action: Option<SidecarAction>,
+    #[command(flatten)]
+    config: lore_sidecar::SidecarConfig,
+}
+
+#[derive(Subcommand)]
+enum SidecarAction {
+    /// Connected or not, what is spooled, what was shipped.
+    Status(commands::sidecar_status::Args),
 }
 
 #[derive(Subcommand)]
@@ -57,8 +73,17 @@ enum EvalCommand {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Command::Sidecar(config) = cli.command {
-        return run_sidecar(config).await;
+    if let Command::Sidecar(sidecar) = cli.command {
+        return match sidecar.action {
+            None => run_sidecar(sidecar.config).await,
+            Some(SidecarAction::Status(args)) => match commands::sidecar_status::run(args).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("lore: {error:#}");
+                    ExitCode::FAILURE
+                }
+            },
+        };
     }
     let result = async {
         let channel = commands::connect(&cli.server).await?;

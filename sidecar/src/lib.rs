@@ -5,14 +5,15 @@
 //! - [`entry`]: what one spool record holds (one write RPC).
 //! - [`api`]: the local ActionService: writes to the spool, reads proxied.
 //! - [`ship`]: the Ingest stream to the server, acks, reconnects.
+//! - [`status`]: `lore.v1.SidecarService`, the sidecar's figures.
 //!
-//! Still to come (issue 4): the inbox file tail, `lore sidecar status` and
-//! metrics, benchmarks.
+//! Still to come (issue 4): the inbox file tail, OTLP metrics, benchmarks.
 
 pub mod api;
 pub mod entry;
 pub mod ship;
 pub mod spool;
+pub mod status;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -117,7 +118,8 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
         max_backoff: Duration::from_secs(10),
         rejects_file: config.spool_dir.join("rejects.jsonl"),
     };
-    let shipper = tokio::spawn(ship::run(Arc::clone(&spool), ship_config, stats, stop_rx));
+    let shipper = tokio::spawn(ship::run(Arc::clone(&spool), ship_config, Arc::clone(&stats), stop_rx));
+    let status = status::StatusApi { spool: Arc::clone(&spool), stats, server: config.server.clone() };
 
     let server_channel = Endpoint::from_shared(config.server.clone())?.connect_lazy();
     let sanitizer = lore_sanitize::Sanitizer::default();
@@ -128,6 +130,7 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
     Server::builder()
         .add_service(health_service)
         .add_service(ActionServiceServer::new(local))
+        .add_service(lore_proto::v1::sidecar_service_server::SidecarServiceServer::new(status))
         .serve_with_incoming_shutdown(tonic::transport::server::TcpIncoming::from(listener), shutdown)
         .await?;
 

@@ -34,6 +34,7 @@ async fn grpcurl_lists_the_three_services_health_and_reflection() {
     ] {
         assert!(services.contains(&expected), "{expected} missing from {services:?}");
     }
+    assert!(!services.contains(&"lore.v1.SidecarService"), "the server does not serve it: {services:?}");
 }
 
 #[tokio::test]

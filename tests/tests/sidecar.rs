@@ -50,6 +50,12 @@ async fn every_action_acked_during_a_server_outage_arrives_once_and_in_order() {
             server.wait(Duration::from_secs(10)).await.unwrap();
         }
         if index == 600 {
+            let mut status_client =
+                lore_proto::v1::sidecar_service_client::SidecarServiceClient::new(sidecar.channel().await);
+            let status = status_client.status(proto::SidecarStatusRequest {}).await.unwrap().into_inner();
+            assert!(!status.connected, "{status:?}");
+            assert!(status.spooled_records >= 250, "the outage's actions wait in the spool: {status:?}");
+            assert!(status.oldest_unacked_age_seconds > 0.0 && status.spooled_bytes > 0, "{status:?}");
             server = ServerProcess::start(server_options()).await.unwrap();
         }
         let response =
@@ -83,6 +89,16 @@ async fn every_action_acked_during_a_server_outage_arrives_once_and_in_order() {
         );
     }
     assert_eq!(stored, acked, "in the order the agent logged them");
+    let output = tokio::process::Command::new(lore_e2e::workspace_binary("lore"))
+        .args(["sidecar", "status", "--json", "--sidecar", &sidecar.endpoint()])
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let status: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(status["connected"], true, "{status}");
+    assert_eq!(status["spooled_records"], 0, "{status}");
+    assert!(status["shipped"].as_u64().unwrap() + status["duplicates"].as_u64().unwrap() >= 900, "{status}");
     let secrets: i64 = sqlx::query_scalar("SELECT count(*) FROM actions WHERE context::text LIKE '%sk_live_%'")
         .fetch_one(&database.pool)
         .await

@@ -6,6 +6,7 @@ pub mod log;
 pub mod report;
 pub mod resume;
 pub mod search;
+pub mod sidecar_status;
 
 use anyhow::Context as _;
 use tonic::transport::Channel;

@@ -87,13 +87,23 @@ pub async fn serve(
     set_lore_status(&health_reporter, ServingStatus::Serving).await;
 
     // Both reflection versions describe every service, each other included,
-    // so `list` shows the same through either.
+    // so `list` shows the same through either. Services are named one by
+    // one: the descriptor set also holds lore.v1.SidecarService, which only
+    // lore-sidecar serves.
     let reflection = || {
-        tonic_reflection::server::Builder::configure()
+        let builder = tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(lore_proto::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET);
+        SERVICE_NAMES
+            .into_iter()
+            .chain([
+                "grpc.health.v1.Health",
+                "grpc.reflection.v1.ServerReflection",
+                "grpc.reflection.v1alpha.ServerReflection",
+            ])
+            .fold(builder, |builder, name| builder.with_service_name(name))
     };
     let reflection_v1 = reflection().build_v1()?;
     let reflection_v1alpha = reflection().build_v1alpha()?;

@@ -1,0 +1,48 @@
+//! `lore sidecar status`: a running sidecar's figures.
+
+use lore_proto::v1 as proto;
+use lore_proto::v1::sidecar_service_client::SidecarServiceClient;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The sidecar to ask.
+    #[arg(long, env = "LORE_SIDECAR", default_value = "http://127.0.0.1:50052")]
+    sidecar: String,
+    /// Print the figures as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let channel = super::connect(&args.sidecar).await?;
+    let status = SidecarServiceClient::new(channel).status(proto::SidecarStatusRequest {}).await?.into_inner();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "connected": status.connected,
+                "server": status.server,
+                "spooled_records": status.spooled_records,
+                "spooled_bytes": status.spooled_bytes,
+                "oldest_unacked_age_seconds": status.oldest_unacked_age_seconds,
+                "shipped": status.shipped,
+                "duplicates": status.duplicates,
+                "rejected": status.rejected,
+                "dropped": status.dropped,
+            })
+        );
+        return Ok(());
+    }
+    println!("{} -> {}: {}", args.sidecar, status.server, if status.connected { "connected" } else { "disconnected" });
+    println!(
+        "spooled: {} records, {:.1} KiB, oldest {:.1} s",
+        status.spooled_records,
+        status.spooled_bytes as f64 / 1024.0,
+        status.oldest_unacked_age_seconds
+    );
+    println!(
+        "shipped: {}  duplicates: {}  rejected: {}  dropped: {}",
+        status.shipped, status.duplicates, status.rejected, status.dropped
+    );
+    Ok(())
+}
