@@ -40,9 +40,10 @@ pub struct SidecarConfig {
     /// Directory of the spool.
     #[arg(long, env = "LORE_SIDECAR_SPOOL_DIR", default_value = ".lore/spool")]
     pub spool_dir: PathBuf,
-    /// When an accepted action counts as durable: always, never, or
-    /// batch:<ms> (group commit).
-    #[arg(long, env = "LORE_SIDECAR_FSYNC", default_value = "batch:2", value_parser = parse_fsync)]
+    /// When an accepted action counts as durable: always (fsync before every
+    /// answer, shared by concurrent appends), batch:<ms> (also wait up to
+    /// <ms> for more appends per fsync), or never (no fsync before answering).
+    #[arg(long, env = "LORE_SIDECAR_FSYNC", default_value = "always", value_parser = parse_fsync)]
     pub fsync: FsyncPolicy,
     /// Disk budget of the spool, in MiB.
     #[arg(long, env = "LORE_SIDECAR_DISK_BUDGET_MB", default_value_t = 1024)]

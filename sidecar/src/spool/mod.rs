@@ -67,7 +67,11 @@ pub(crate) fn open_options() -> OpenOptions {
 /// When an append counts as durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FsyncPolicy {
-    /// fsync before answering; appends that queue up meanwhile share it.
+    /// fsync before answering; appends that queue up while one fsync runs
+    /// share the next (group commit without waiting). The default: it was
+    /// the fastest durable policy in `make bench` (76-104k appends/s with 64
+    /// concurrent appenders, against 21-23k for batch:2, whose window only adds
+    /// waiting when every appender is already queued).
     Always,
     /// Collect appends for up to this long, write them, fsync once, answer
     /// them all (group commit).
@@ -98,7 +102,7 @@ impl SpoolConfig {
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         Self {
             dir: dir.into(),
-            fsync: FsyncPolicy::Batch(Duration::from_millis(2)),
+            fsync: FsyncPolicy::Always,
             max_segment_bytes: DEFAULT_MAX_SEGMENT_BYTES,
             disk_budget_bytes: 1024 * 1024 * 1024,
             when_full: FullPolicy::Refuse,
