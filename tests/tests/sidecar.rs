@@ -20,6 +20,19 @@ fn action(session: &proto::Session, index: usize) -> proto::Action {
     }
 }
 
+/// The session's stored action ids in chain order, once there are at least
+/// `expected` of them (or after a minute, whatever is there).
+async fn wait_until_stored(database: &TestDatabase, session_id: &str, expected: usize) -> Vec<String> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let stored = stored_in_order(database, session_id).await;
+        if stored.len() >= expected || tokio::time::Instant::now() > deadline {
+            return stored;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 async fn stored_in_order(database: &TestDatabase, session_id: &str) -> Vec<String> {
     sqlx::query_scalar("SELECT action_id::text FROM actions WHERE session_id = $1::uuid ORDER BY chain_seq")
         .bind(session_id)
@@ -64,14 +77,7 @@ async fn every_action_acked_during_a_server_outage_arrives_once_and_in_order() {
         acked.push(ack.id);
     }
 
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    let stored = loop {
-        let stored = stored_in_order(&database, &session.session_id).await;
-        if stored.len() >= acked.len() || tokio::time::Instant::now() > deadline {
-            break stored;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let stored = wait_until_stored(&database, &session.session_id, acked.len()).await;
     if stored.len() != acked.len() {
         let missing: Vec<(usize, &String)> = acked.iter().enumerate().filter(|(_, id)| !stored.contains(id)).collect();
         let anywhere: i64 = sqlx::query_scalar("SELECT count(*) FROM actions WHERE action_id::text = ANY($1)")
@@ -263,14 +269,7 @@ async fn a_full_spool_refuses_with_resource_exhausted_and_accepts_again_once_shi
         assert!(tokio::time::Instant::now() < deadline, "the spool never freed up");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    let stored = loop {
-        let stored = stored_in_order(&database, &session.session_id).await;
-        if stored.len() >= acked.len() || tokio::time::Instant::now() > deadline {
-            break stored;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let stored = wait_until_stored(&database, &session.session_id, acked.len()).await;
     assert_eq!(stored, acked, "nothing spooled before the refusal was lost");
     drop(server);
 }
