@@ -133,38 +133,54 @@ async fn ingest_once(address: &str, batch: &proto::IngestRequest) -> Result<prot
     acks.message().await.map_err(|status| status.to_string())?.ok_or_else(|| "no ack".to_owned())
 }
 
-#[tokio::test]
-async fn kill_9_of_the_sidecar_twenty_times_loses_and_doubles_nothing_the_agent_was_acked() {
-    const BATCHES: usize = 200;
-    const BATCH_SIZE: usize = 500;
-    const KILLS: usize = 20;
+/// Which process the chaos kills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Victim {
+    Sidecar,
+    Server,
+}
+
+/// An agent streams `batches` x `batch_size` actions through the sidecar,
+/// resending any batch it got no ack for, while `victim` is killed with
+/// SIGKILL `kills` times at random moments and restarted on the same
+/// address. Afterwards the server must hold exactly the acknowledged
+/// actions, each once.
+async fn stream_through_kills(victim: Victim, batches: usize, batch_size: usize, kills: usize) {
     let database = TestDatabase::new().await.unwrap();
-    let server = ServerProcess::start(ServerOptions::with_database(&database.url)).await.unwrap();
     let spool = tempfile::tempdir_in(default_cache_dir()).unwrap();
-    let listen = format!("127.0.0.1:{}", free_port());
-    let endpoint = server.endpoint();
-    let start = {
-        let (listen, endpoint, spool_dir) = (listen.clone(), endpoint.clone(), spool.path().to_owned());
+    let server_listen = format!("127.0.0.1:{}", free_port());
+    let sidecar_listen = format!("127.0.0.1:{}", free_port());
+    let start_server = {
+        let (url, listen) = (database.url.clone(), server_listen.clone());
+        move || {
+            let options = ServerOptions::with_database(&url).env("LORE_LISTEN_ADDR", &listen);
+            async move { ServerProcess::start(options).await.unwrap() }
+        }
+    };
+    let start_sidecar = {
+        let (listen, endpoint, spool_dir) =
+            (sidecar_listen.clone(), format!("http://{server_listen}"), spool.path().to_owned());
         move || {
             let (listen, endpoint, spool_dir) = (listen.clone(), endpoint.clone(), spool_dir.clone());
             async move { ServerProcess::start_sidecar_on(&listen, &endpoint, &spool_dir, &[]).await.unwrap() }
         }
     };
-    let mut sidecar = start().await;
+    let mut server = start_server().await;
+    let mut sidecar = start_sidecar().await;
     let mut direct = ActionServiceClient::new(server.channel().await);
     let session = lore_e2e::start_session(&mut direct, "kills", "agent-1").await;
 
-    let batches: Vec<proto::IngestRequest> = (0..BATCHES)
+    let batches: Vec<proto::IngestRequest> = (0..batches)
         .map(|batch| proto::IngestRequest {
             sequence: batch as u64,
-            actions: (0..BATCH_SIZE)
+            actions: (0..batch_size)
                 .map(|index| proto::Action {
                     action_id: uuid::Uuid::now_v7().to_string(),
                     occurred_at: Some(prost_types::Timestamp {
                         seconds: chrono::Utc::now().timestamp(),
                         nanos: (index * 1000) as i32,
                     }),
-                    ..action(&session, batch * BATCH_SIZE + index)
+                    ..action(&session, batch * batch_size + index)
                 })
                 .collect(),
         })
@@ -172,14 +188,14 @@ async fn kill_9_of_the_sidecar_twenty_times_loses_and_doubles_nothing_the_agent_
 
     // The agent: every batch until acked, resending after any failure.
     let agent = {
-        let (listen, batches) = (listen.clone(), batches.clone());
+        let (listen, batches) = (sidecar_listen.clone(), batches.clone());
         tokio::spawn(async move {
             let mut acked = 0_usize;
             for batch in &batches {
                 loop {
                     match ingest_once(&listen, batch).await {
                         Ok(ack) => {
-                            assert_eq!(ack.stored as usize, BATCH_SIZE, "the sidecar spooled the whole batch");
+                            assert_eq!(ack.stored as usize, batch.actions.len(), "the sidecar spooled the whole batch");
                             acked += ack.stored as usize;
                             break;
                         }
@@ -190,17 +206,26 @@ async fn kill_9_of_the_sidecar_twenty_times_loses_and_doubles_nothing_the_agent_
             acked
         })
     };
-    for _ in 0..KILLS {
+    for _ in 0..kills {
         tokio::time::sleep(Duration::from_millis(100 + fastrand::u64(0..400))).await;
-        sidecar.signal(Signal::SIGKILL);
-        sidecar.wait(Duration::from_secs(10)).await.unwrap();
-        sidecar = start().await;
+        match victim {
+            Victim::Sidecar => {
+                sidecar.signal(Signal::SIGKILL);
+                sidecar.wait(Duration::from_secs(10)).await.unwrap();
+                sidecar = start_sidecar().await;
+            }
+            Victim::Server => {
+                server.signal(Signal::SIGKILL);
+                server.wait(Duration::from_secs(10)).await.unwrap();
+                server = start_server().await;
+            }
+        }
     }
     let acked = agent.await.unwrap();
-    assert_eq!(acked, BATCHES * BATCH_SIZE);
-
     let sent: std::collections::HashSet<String> =
         batches.iter().flat_map(|batch| batch.actions.iter().map(|action| action.action_id.clone())).collect();
+    assert_eq!(acked, sent.len());
+
     let deadline = tokio::time::Instant::now() + Duration::from_secs(180);
     loop {
         let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM actions WHERE project = 'kills'")
@@ -219,7 +244,17 @@ async fn kill_9_of_the_sidecar_twenty_times_loses_and_doubles_nothing_the_agent_
     let distinct: std::collections::HashSet<String> = stored.iter().cloned().collect();
     assert_eq!(distinct.len(), stored.len(), "an action was stored twice");
     assert_eq!(distinct, sent, "the server holds exactly the acknowledged actions");
-    drop(sidecar);
+    drop((sidecar, server));
+}
+
+#[tokio::test]
+async fn kill_9_of_the_sidecar_twenty_times_loses_and_doubles_nothing_the_agent_was_acked() {
+    stream_through_kills(Victim::Sidecar, 200, 500, 20).await;
+}
+
+#[tokio::test]
+async fn kill_9_of_the_server_mid_batch_loses_and_doubles_nothing_the_agent_was_acked() {
+    stream_through_kills(Victim::Server, 60, 500, 5).await;
 }
 
 #[tokio::test]
