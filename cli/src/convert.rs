@@ -14,9 +14,9 @@ pub fn json_object(text: &str) -> anyhow::Result<prost_types::Struct> {
     Ok(lore_proto::json::to_struct(&value))
 }
 
-/// A Struct as compact JSON text.
-pub fn struct_json(value: Option<&prost_types::Struct>) -> String {
-    value.map(lore_proto::json::struct_to_json).unwrap_or_else(|| serde_json::json!({})).to_string()
+/// A context Struct as JSON; a missing one is `{}`.
+pub fn struct_json(value: Option<&prost_types::Struct>) -> serde_json::Value {
+    value.map(lore_proto::json::struct_to_json).unwrap_or_else(|| serde_json::json!({}))
 }
 
 pub fn now() -> prost_types::Timestamp {
@@ -79,6 +79,6 @@ pub fn action_line(action: &proto::Action) -> String {
     if !action.error.is_empty() {
         line.push_str(&format!("error={:?} ", action.error.lines().next().unwrap_or_default()));
     }
-    line.push_str(&struct_json(action.context.as_ref()));
+    line.push_str(&struct_json(action.context.as_ref()).to_string());
     line
 }

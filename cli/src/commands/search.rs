@@ -106,6 +106,6 @@ fn action_json(action: &proto::Action) -> serde_json::Value {
         "error": action.error,
         "epic_id": action.epic_id,
         "issue_id": action.issue_id,
-        "context": serde_json::from_str::<serde_json::Value>(&convert::struct_json(action.context.as_ref())).unwrap_or_default(),
+        "context": convert::struct_json(action.context.as_ref()),
     })
 }

@@ -92,10 +92,11 @@ async fn write_groups(pool: PgPool, receiver: Arc<Mutex<mpsc::Receiver<Pending>>
 }
 
 async fn write_group(pool: &PgPool, scope: ProjectScope, group: Vec<Pending>) {
-    let actions: Vec<NewAction> = group.iter().map(|pending| pending.action.clone()).collect();
-    match store::actions::insert_batch(pool, &scope, actions).await {
+    let (actions, replies): (Vec<NewAction>, Vec<_>) =
+        group.into_iter().map(|pending| (pending.action, pending.reply)).unzip();
+    match store::actions::insert_batch(pool, &scope, &actions).await {
         Ok(outcome) => {
-            let mut written: Vec<Written> = (0..group.len()).map(|_| Written::Stored).collect();
+            let mut written: Vec<Written> = (0..replies.len()).map(|_| Written::Stored).collect();
             for index in outcome.duplicate_indexes {
                 written[index] = Written::Duplicate;
             }
@@ -103,8 +104,8 @@ async fn write_group(pool: &PgPool, scope: ProjectScope, group: Vec<Pending>) {
                 let index = rejection.index;
                 written[index] = Written::Rejected(rejection);
             }
-            for (pending, written) in group.into_iter().zip(written) {
-                let _ = pending.reply.send(Ok(written));
+            for (reply, written) in replies.into_iter().zip(written) {
+                let _ = reply.send(Ok(written));
             }
         }
         Err(error) => {
@@ -112,10 +113,10 @@ async fn write_group(pool: &PgPool, scope: ProjectScope, group: Vec<Pending>) {
             // committed.
             let retryable = matches!(error, Error::Aborted(_));
             let message = error.to_string();
-            for pending in group {
+            for reply in replies {
                 let error =
                     if retryable { Error::Aborted(message.clone()) } else { Error::Unavailable(message.clone()) };
-                let _ = pending.reply.send(Err(error));
+                let _ = reply.send(Err(error));
             }
         }
     }

@@ -102,6 +102,16 @@ pub enum ResumeEvent {
     Heartbeat(chrono::DateTime<chrono::Utc>),
 }
 
+/// What LogAction stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Logged {
+    pub action_id: Uuid,
+    /// Values sanitization redacted.
+    pub redaction_count: i32,
+    /// True when the action was a replay of a stored one.
+    pub duplicate: bool,
+}
+
 /// One piece of an export.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExportChunk {
@@ -188,15 +198,16 @@ impl ActionLog {
     }
 
     /// Stores one action, in a transaction shared with other LogAction calls
-    /// of the moment (see [`group_commit`]). Returns it as stored and whether
-    /// it was a replay of a stored one.
-    pub async fn log(&self, scope: &ProjectScope, action: NewAction) -> Result<(NewAction, bool), Error> {
+    /// of the moment (see [`group_commit`]).
+    pub async fn log(&self, scope: &ProjectScope, action: NewAction) -> Result<Logged, Error> {
         let action = self.sanitize(action);
-        match self.group_commit.write(scope.clone(), action.clone()).await? {
-            group_commit::Written::Stored => Ok((action, false)),
-            group_commit::Written::Duplicate => Ok((action, true)),
-            group_commit::Written::Rejected(rejection) => Err(rejection_error(rejection)),
-        }
+        let (action_id, redaction_count) = (action.action_id, action.redaction_count);
+        let duplicate = match self.group_commit.write(scope.clone(), action).await? {
+            group_commit::Written::Stored => false,
+            group_commit::Written::Duplicate => true,
+            group_commit::Written::Rejected(rejection) => return Err(rejection_error(rejection)),
+        };
+        Ok(Logged { action_id, redaction_count, duplicate })
     }
 
     /// Stores a batch whose actions were validated one by one: the invalid
@@ -218,7 +229,7 @@ impl ActionLog {
                 Err(rejection) => invalid.push(rejection),
             }
         }
-        let mut outcome = store::actions::insert_batch(&self.pool, scope, valid).await?;
+        let mut outcome = store::actions::insert_batch(&self.pool, scope, &valid).await?;
         // The store numbers rejections within the valid actions; report
         // positions in the batch as the client sent it.
         for rejection in &mut outcome.rejected {

@@ -105,10 +105,10 @@ impl ActionService for ActionsApi {
         let scope = request_scope(&request);
         let action = request.get_ref().action.as_ref().ok_or_else(|| Error::invalid("action", "required"))?;
         let action = convert::new_action(action).map_err(|error| Error::from(error.within("action")))?;
-        let (stored, duplicate) = self.log.log(&scope, action).await?;
+        let logged = self.log.log(&scope, action).await?;
         Ok(Response::new(proto::LogActionResponse {
-            ack: Some(proto::WriteAck { id: stored.action_id.to_string(), duplicate }),
-            redaction_count: stored.redaction_count.max(0) as u32,
+            ack: Some(proto::WriteAck { id: logged.action_id.to_string(), duplicate: logged.duplicate }),
+            redaction_count: logged.redaction_count.max(0) as u32,
         }))
     }
 

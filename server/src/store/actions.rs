@@ -141,14 +141,14 @@ fn rejection(index: usize, action: &NewAction, kind: RejectionKind, field: &'sta
 /// Replays are rare (a sidecar reconnecting), so the first attempt assumes
 /// none and skips the duplicate check. If the insert then stores fewer rows
 /// than it chained, the attempt rolls back and a second one checks first.
-pub async fn insert_batch(pool: &PgPool, scope: &ProjectScope, actions: Vec<NewAction>) -> Result<BatchOutcome, Error> {
+pub async fn insert_batch(pool: &PgPool, scope: &ProjectScope, actions: &[NewAction]) -> Result<BatchOutcome, Error> {
     if actions.is_empty() {
         return Ok(BatchOutcome::default());
     }
-    if let Attempt::Stored(outcome) = attempt(pool, scope, &actions, DuplicateCheck::Skip).await? {
+    if let Attempt::Stored(outcome) = attempt(pool, scope, actions, DuplicateCheck::Skip).await? {
         return Ok(outcome);
     }
-    match attempt(pool, scope, &actions, DuplicateCheck::Query).await? {
+    match attempt(pool, scope, actions, DuplicateCheck::Query).await? {
         Attempt::Stored(outcome) => Ok(outcome),
         // A concurrent writer stored one of these ids under another session
         // between our check and our insert; the chain we built would have a

@@ -65,7 +65,6 @@ pub async fn ensure_action_partitions(pool: &PgPool) -> Result<(), sqlx::Error> 
 /// SQLSTATE codes the repositories translate into domain errors.
 pub mod sqlstate {
     pub const UNIQUE_VIOLATION: &str = "23505";
-    pub const FOREIGN_KEY_VIOLATION: &str = "23503";
     pub const CHECK_VIOLATION: &str = "23514";
     pub const RESTRICT_VIOLATION: &str = "23001";
     pub const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";

@@ -53,7 +53,7 @@ async fn a_scope_of_project_a_can_neither_read_nor_write_project_b() {
     let only_a = ProjectScope::only(["a"]);
 
     let (session_b, _) = store::sessions::start(pool, &everything, &session("b")).await.unwrap();
-    store::actions::insert_batch(pool, &everything, vec![action("b", Some(session_b.session_id))]).await.unwrap();
+    store::actions::insert_batch(pool, &everything, &[action("b", Some(session_b.session_id))]).await.unwrap();
 
     // Reads: b's session and actions do not exist for a scope of a.
     let hidden = store::sessions::get(pool, &only_a, session_b.session_id).await.unwrap_err();
@@ -73,7 +73,7 @@ async fn a_scope_of_project_a_can_neither_read_nor_write_project_b() {
     let outcome = store::actions::insert_batch(
         pool,
         &only_a,
-        vec![action("b", None), action("a", Some(session_b.session_id)), action("a", None)],
+        &[action("b", None), action("a", Some(session_b.session_id)), action("a", None)],
     )
     .await
     .unwrap();

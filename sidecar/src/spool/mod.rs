@@ -411,7 +411,6 @@ impl Writer {
         let max_segment_bytes = self.shared.config.max_segment_bytes;
         let appended_at = now_micros();
         self.buffer.clear();
-        let mut buffered_from = self.next_id;
         for payload in group.iter().flat_map(|append| &append.payloads) {
             let record_len = (HEADER_LEN + payload.len()) as u64;
             let active_bytes = self.active_bytes();
@@ -419,23 +418,22 @@ impl Writer {
                 || (active_bytes + self.buffer.len() as u64 + record_len > max_segment_bytes
                     && active_bytes + self.buffer.len() as u64 > 0)
             {
-                self.flush(buffered_from, policy != FsyncPolicy::Never)?;
-                buffered_from = self.next_id;
+                self.flush(policy != FsyncPolicy::Never)?;
                 self.start_segment()?;
             }
             record::encode(self.next_id, appended_at, payload, &mut self.buffer);
             self.next_id += 1;
         }
-        self.flush(buffered_from, policy != FsyncPolicy::Never)
+        self.flush(policy != FsyncPolicy::Never)
     }
 
     fn active_bytes(&self) -> u64 {
         self.shared.state.lock().expect("spool lock").segments.back().map_or(0, |segment| segment.bytes)
     }
 
-    /// Writes the buffered records (ids `from..self.next_id`) to the active
-    /// segment, fsyncs when asked, and publishes them.
-    fn flush(&mut self, from: u64, sync: bool) -> io::Result<()> {
+    /// Writes the buffered records (up to id `self.next_id - 1`) to the
+    /// active segment, fsyncs when asked, and publishes them.
+    fn flush(&mut self, sync: bool) -> io::Result<()> {
         let Some(file) = &mut self.file else { return Ok(()) };
         if self.buffer.is_empty() {
             return Ok(());
@@ -453,7 +451,6 @@ impl Writer {
             segment.bytes += self.buffer.len() as u64;
             segment.last_id = last_id;
         }
-        debug_assert!(from <= last_id);
         self.buffer.clear();
         self.shared.written.send_replace(last_id);
         Ok(())
@@ -494,11 +491,6 @@ impl SpoolReader {
     pub fn rewind(&mut self, after_id: u64) {
         self.next_id = after_id + 1;
         self.open = None;
-    }
-
-    /// The id the next read starts at.
-    pub fn next_id(&self) -> u64 {
-        self.next_id
     }
 
     /// Up to `max_records` records (and about `max_bytes`) from the current
