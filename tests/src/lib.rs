@@ -72,6 +72,9 @@ pub struct ServerProcess {
     child: Child,
     addr: String,
     log: Arc<Mutex<Vec<String>>>,
+    /// Reads stderr into `log`; it ends when the process closes stderr, so
+    /// `wait` joins it to have the last lines a process wrote before exiting.
+    log_reader: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// How to start a server.
@@ -154,7 +157,7 @@ impl ServerProcess {
         let stderr = child.stderr.take().expect("stderr piped");
         let log = Arc::new(Mutex::new(Vec::new()));
         let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
-        {
+        let log_reader = {
             let log = Arc::clone(&log);
             tokio::spawn(async move {
                 let mut addr_tx = Some(addr_tx);
@@ -167,8 +170,8 @@ impl ServerProcess {
                     }
                     log.lock().unwrap().push(line);
                 }
-            });
-        }
+            })
+        };
         let addr = match tokio::time::timeout(START_TIMEOUT, addr_rx).await {
             Ok(Ok(addr)) => addr,
             _ => {
@@ -176,7 +179,7 @@ impl ServerProcess {
                 bail!("{ready_message:?} never came (exit {status:?}): {}", log.lock().unwrap().join("\n"));
             }
         };
-        Ok(Self { child, addr, log })
+        Ok(Self { child, addr, log, log_reader: Some(log_reader) })
     }
 
     /// `host:port` the server listens on.
@@ -199,10 +202,15 @@ impl ServerProcess {
 
     /// Waits for the process to exit, at most `timeout`.
     pub async fn wait(&mut self, timeout: Duration) -> anyhow::Result<ExitStatus> {
-        tokio::time::timeout(timeout, self.child.wait())
+        let status = tokio::time::timeout(timeout, self.child.wait())
             .await
             .context("lore-server did not exit in time")?
-            .context("wait for lore-server")
+            .context("wait for lore-server")?;
+        if let Some(reader) = self.log_reader.take() {
+            // A child of the process could hold stderr open: bounded.
+            let _ = tokio::time::timeout(Duration::from_secs(5), reader).await;
+        }
+        Ok(status)
     }
 
     /// Sends SIGTERM and asserts that the server drains and exits 0.
