@@ -37,39 +37,39 @@ impl LocalApi {
         let payloads = writes.into_iter().map(|write| SpoolEntry::new(write).encode()).collect();
         self.spool.append(payloads).await.map_err(spool_status)
     }
-
-    /// Checks what the server would refuse outright, fills what the sidecar
-    /// must choose (ids, time) and redacts secrets before anything touches
-    /// the disk. Returns the redaction count.
-    fn prepare_action(&self, action: &mut proto::Action) -> Result<u32, String> {
-        if action.project.is_empty() {
-            return Err("project: required".into());
-        }
-        if action.action_type.trim().is_empty() {
-            return Err("action_type: required".into());
-        }
-        if proto::Outcome::try_from(action.outcome).is_err() || action.outcome == 0 {
-            return Err(format!("outcome: {} is not a valid outcome", action.outcome));
-        }
-        if action.action_id.is_empty() {
-            action.action_id = uuid::Uuid::now_v7().to_string();
-        }
-        if action.occurred_at.is_none() {
-            action.occurred_at = Some(now());
-        }
-        let mut redactions = 0;
-        if let Some(context) = &action.context {
-            let mut value = lore_proto::json::struct_to_json(context);
-            redactions += self.sanitizer.sanitize_value(&mut value).redactions;
-            action.context = Some(lore_proto::json::to_struct(&value));
-        }
-        let (error, report) = self.sanitizer.sanitize_text(&action.error);
-        action.error = error;
-        Ok(redactions + report.redactions)
-    }
 }
 
-fn now() -> prost_types::Timestamp {
+/// Checks what the server would refuse outright, fills what the sidecar
+/// must choose (ids, time) and redacts secrets before anything touches
+/// the disk. Returns the redaction count.
+pub(crate) fn prepare_action(sanitizer: &Sanitizer, action: &mut proto::Action) -> Result<u32, String> {
+    if action.project.is_empty() {
+        return Err("project: required".into());
+    }
+    if action.action_type.trim().is_empty() {
+        return Err("action_type: required".into());
+    }
+    if proto::Outcome::try_from(action.outcome).is_err() || action.outcome == 0 {
+        return Err(format!("outcome: {} is not a valid outcome", action.outcome));
+    }
+    if action.action_id.is_empty() {
+        action.action_id = uuid::Uuid::now_v7().to_string();
+    }
+    if action.occurred_at.is_none() {
+        action.occurred_at = Some(now());
+    }
+    let mut redactions = 0;
+    if let Some(context) = &action.context {
+        let mut value = lore_proto::json::struct_to_json(context);
+        redactions += sanitizer.sanitize_value(&mut value).redactions;
+        action.context = Some(lore_proto::json::to_struct(&value));
+    }
+    let (error, report) = sanitizer.sanitize_text(&action.error);
+    action.error = error;
+    Ok(redactions + report.redactions)
+}
+
+pub(crate) fn now() -> prost_types::Timestamp {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     prost_types::Timestamp { seconds: now.as_secs() as i64, nanos: now.subsec_nanos() as i32 }
 }
@@ -89,8 +89,8 @@ impl ActionService for LocalApi {
         request: Request<proto::LogActionRequest>,
     ) -> Result<Response<proto::LogActionResponse>, Status> {
         let mut action = request.into_inner().action.ok_or_else(|| Status::invalid_argument("action: required"))?;
-        let redaction_count =
-            self.prepare_action(&mut action).map_err(|reason| Status::invalid_argument(format!("action.{reason}")))?;
+        let redaction_count = prepare_action(&self.sanitizer, &mut action)
+            .map_err(|reason| Status::invalid_argument(format!("action.{reason}")))?;
         let id = action.action_id.clone();
         self.spool(vec![Write::Action(action)]).await?;
         Ok(Response::new(proto::LogActionResponse {
@@ -114,7 +114,7 @@ impl ActionService for LocalApi {
                 let mut writes = Vec::with_capacity(batch.actions.len());
                 let mut rejected = Vec::new();
                 for (index, mut action) in batch.actions.into_iter().enumerate() {
-                    match this.prepare_action(&mut action) {
+                    match prepare_action(&this.sanitizer, &mut action) {
                         Ok(_) => writes.push(Write::Action(action)),
                         Err(reason) => rejected.push(proto::RejectedAction { index: index as u32, action_id: action.action_id, reason }),
                     }

@@ -10,6 +10,31 @@ use prost::Message as _;
 pub struct SpoolEntry {
     #[prost(oneof = "Write", tags = "1, 2, 3, 4")]
     pub write: Option<Write>,
+    /// For a write read from the inbox file: where the inbox stands after
+    /// its line (see [`crate::inbox`]).
+    #[prost(message, optional, tag = "5")]
+    pub inbox: Option<InboxPosition>,
+}
+
+/// A byte offset in one file, the file named by its identity rather than its
+/// path, so a renamed (rotated) file is still the same file.
+#[derive(Clone, Copy, PartialEq, Eq, prost::Message, serde::Serialize, serde::Deserialize)]
+pub struct InboxPosition {
+    #[prost(uint64, tag = "1")]
+    pub device: u64,
+    #[prost(uint64, tag = "2")]
+    pub inode: u64,
+    /// Bytes of the file consumed: the start of the next line to read.
+    #[prost(uint64, tag = "3")]
+    pub offset: u64,
+}
+
+/// Only the inbox position of a [`SpoolEntry`]: decoding it skips the write,
+/// so scanning a large spool for the last position stays cheap.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct InboxMark {
+    #[prost(message, optional, tag = "5")]
+    pub inbox: Option<InboxPosition>,
 }
 
 /// The writes a sidecar accepts while the server may be away.
@@ -30,13 +55,19 @@ pub enum Write {
 
 impl SpoolEntry {
     pub fn new(write: Write) -> Self {
-        Self { write: Some(write) }
+        Self { write: Some(write), inbox: None }
     }
 
     pub fn encode(&self) -> Vec<u8> {
         self.encode_to_vec()
     }
 
+    pub fn decode(bytes: &[u8]) -> Result<Self, prost::DecodeError> {
+        <Self as prost::Message>::decode(bytes)
+    }
+}
+
+impl InboxMark {
     pub fn decode(bytes: &[u8]) -> Result<Self, prost::DecodeError> {
         <Self as prost::Message>::decode(bytes)
     }

@@ -4,13 +4,13 @@
 //! - [`spool`]: the crash-safe on-disk queue (its module doc is the format).
 //! - [`entry`]: what one spool record holds (one write RPC).
 //! - [`api`]: the local ActionService: writes to the spool, reads proxied.
+//! - [`inbox`]: the tail of a JSON-lines file, the other way in.
 //! - [`ship`]: the Ingest stream to the server, acks, reconnects.
 //! - [`status`]: `lore.v1.SidecarService`, the sidecar's figures.
-//!
-//! Still to come (issue 4): the inbox file tail, OTLP metrics, benchmarks.
 
 pub mod api;
 pub mod entry;
+pub mod inbox;
 pub mod ship;
 pub mod spool;
 pub mod status;
@@ -40,6 +40,10 @@ pub struct SidecarConfig {
     /// Directory of the spool.
     #[arg(long, env = "LORE_SIDECAR_SPOOL_DIR", default_value = ".lore/spool")]
     pub spool_dir: PathBuf,
+    /// A JSON-lines file to tail for actions (one action per line), for
+    /// agents and hooks that can only append a line. Off when not given.
+    #[arg(long, env = "LORE_SIDECAR_INBOX")]
+    pub inbox: Option<PathBuf>,
     /// When an accepted action counts as durable: always (fsync before every
     /// answer, shared by concurrent appends), batch:<ms> (also wait up to
     /// <ms> for more appends per fsync), or never (no fsync before answering).
@@ -120,10 +124,28 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
         rejects_file: config.spool_dir.join("rejects.jsonl"),
     };
     let shipper = tokio::spawn(ship::run(Arc::clone(&spool), ship_config, Arc::clone(&stats), stop_rx));
-    let status = status::StatusApi { spool: Arc::clone(&spool), stats, server: config.server.clone() };
-
-    let server_channel = Endpoint::from_shared(config.server.clone())?.connect_lazy();
     let sanitizer = lore_sanitize::Sanitizer::default();
+    let inbox_stats = Arc::new(inbox::InboxStats::default());
+    let inbox = match &config.inbox {
+        Some(path) => Some(
+            inbox::InboxTail::start(
+                inbox::InboxConfig::new(path, &config.spool_dir),
+                Arc::clone(&spool),
+                sanitizer.clone(),
+                Arc::clone(&inbox_stats),
+            )
+            .with_context(|| format!("cannot tail the inbox {}", path.display()))?,
+        ),
+        None => None,
+    };
+    let figures = Arc::new(status::Figures {
+        spool: Arc::clone(&spool),
+        ship: stats,
+        inbox: inbox_stats,
+        server: config.server.clone(),
+    });
+    let status = status::StatusApi { figures };
+    let server_channel = Endpoint::from_shared(config.server.clone())?.connect_lazy();
     let local = api::LocalApi::new(Arc::clone(&spool), sanitizer, server_channel);
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter.set_service_status("", tonic_health::ServingStatus::Serving).await;
@@ -135,6 +157,9 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
         .serve_with_incoming_shutdown(tonic::transport::server::TcpIncoming::from(listener), shutdown)
         .await?;
 
+    if let Some(inbox) = inbox {
+        tokio::task::spawn_blocking(move || inbox.stop()).await?;
+    }
     tracing::info!("lore-sidecar stopping: shipping what is spooled");
     let _ = stop_tx.send(true);
     if tokio::time::timeout(Duration::from_secs(config.shutdown_grace_secs), shipper).await.is_err() {

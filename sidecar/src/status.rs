@@ -9,13 +9,47 @@ use tonic::{Request, Response, Status};
 use lore_proto::v1 as proto;
 use lore_proto::v1::sidecar_service_server::SidecarService;
 
+use crate::inbox::InboxStats;
 use crate::ship::ShipStats;
 use crate::spool::Spool;
 
-pub struct StatusApi {
+/// Where the sidecar's figures come from; read by the Status RPC and by
+/// the OTLP metrics alike, so both always say the same.
+pub struct Figures {
     pub spool: Arc<Spool>,
-    pub stats: Arc<ShipStats>,
+    pub ship: Arc<ShipStats>,
+    pub inbox: Arc<InboxStats>,
     pub server: String,
+}
+
+impl Figures {
+    /// The figures now. Blocks briefly: the oldest record's age is read
+    /// from disk.
+    pub fn snapshot(&self) -> proto::SidecarStatus {
+        let spool = self.spool.stats();
+        let oldest = self.spool.oldest_unacked_appended_at();
+        let now_micros = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_micros() as i64);
+        proto::SidecarStatus {
+            connected: self.ship.connected.load(Ordering::Relaxed),
+            server: self.server.clone(),
+            spooled_records: spool.unacked_records,
+            spooled_bytes: spool.disk_bytes,
+            oldest_unacked_age_seconds: oldest
+                .map_or(0.0, |appended_at| (now_micros - appended_at).max(0) as f64 / 1e6),
+            shipped: self.ship.shipped.load(Ordering::Relaxed),
+            duplicates: self.ship.duplicates.load(Ordering::Relaxed),
+            rejected: self.ship.rejected.load(Ordering::Relaxed),
+            dropped: spool.dropped_records,
+            inbox_accepted: self.inbox.accepted.load(Ordering::Relaxed),
+            inbox_rejected: self.inbox.rejected.load(Ordering::Relaxed),
+        }
+    }
+}
+
+pub struct StatusApi {
+    pub figures: Arc<Figures>,
 }
 
 #[tonic::async_trait]
@@ -24,26 +58,10 @@ impl SidecarService for StatusApi {
         &self,
         _request: Request<proto::SidecarStatusRequest>,
     ) -> Result<Response<proto::SidecarStatus>, Status> {
-        let spool = Arc::clone(&self.spool);
-        // Reading the oldest record touches the disk.
-        let (spool_stats, oldest) =
-            tokio::task::spawn_blocking(move || (spool.stats(), spool.oldest_unacked_appended_at()))
-                .await
-                .map_err(|error| Status::unavailable(error.to_string()))?;
-        let now_micros = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |since| since.as_micros() as i64);
-        Ok(Response::new(proto::SidecarStatus {
-            connected: self.stats.connected.load(Ordering::Relaxed),
-            server: self.server.clone(),
-            spooled_records: spool_stats.unacked_records,
-            spooled_bytes: spool_stats.disk_bytes,
-            oldest_unacked_age_seconds: oldest
-                .map_or(0.0, |appended_at| (now_micros - appended_at).max(0) as f64 / 1e6),
-            shipped: self.stats.shipped.load(Ordering::Relaxed),
-            duplicates: self.stats.duplicates.load(Ordering::Relaxed),
-            rejected: self.stats.rejected.load(Ordering::Relaxed),
-            dropped: spool_stats.dropped_records,
-        }))
+        let figures = Arc::clone(&self.figures);
+        let status = tokio::task::spawn_blocking(move || figures.snapshot())
+            .await
+            .map_err(|error| Status::unavailable(error.to_string()))?;
+        Ok(Response::new(status))
     }
 }

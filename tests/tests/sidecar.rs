@@ -308,3 +308,123 @@ async fn a_full_spool_refuses_with_resource_exhausted_and_accepts_again_once_shi
     assert_eq!(stored, acked, "nothing spooled before the refusal was lost");
     drop(server);
 }
+
+fn inbox_line(index: usize) -> String {
+    format!(r#"{{"project":"inbox","action_type":"shell","outcome":"success","category":"line-{index}"}}"#) + "\n"
+}
+
+fn append_to(path: &std::path::Path, text: &str) {
+    use std::io::Write as _;
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+    file.write_all(text.as_bytes()).unwrap();
+}
+
+async fn stored_inbox_lines(database: &TestDatabase) -> Vec<String> {
+    sqlx::query_scalar("SELECT category FROM actions WHERE project = 'inbox'").fetch_all(&database.pool).await.unwrap()
+}
+
+async fn wait_for_inbox_lines(database: &TestDatabase, expected: usize) -> Vec<String> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let stored = stored_inbox_lines(database).await;
+        if stored.len() >= expected || tokio::time::Instant::now() > deadline {
+            return stored;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Every line once, none twice, whatever the file and the sidecar went
+/// through.
+fn assert_each_line_once(stored: &[String], lines: std::ops::Range<usize>) {
+    let mut counts = std::collections::BTreeMap::<&str, usize>::new();
+    for category in stored {
+        *counts.entry(category.as_str()).or_default() += 1;
+    }
+    let doubled: Vec<_> = counts.iter().filter(|(_, count)| **count > 1).collect();
+    assert!(doubled.is_empty(), "stored twice: {doubled:?}");
+    let missing: Vec<usize> = lines.filter(|index| !counts.contains_key(format!("line-{index}").as_str())).collect();
+    assert!(missing.is_empty(), "missing lines: {missing:?}");
+}
+
+#[tokio::test]
+async fn the_inbox_reaches_the_server_once_through_bad_lines_partial_lines_rotation_truncation_and_kills() {
+    let database = TestDatabase::new().await.unwrap();
+    let server = ServerProcess::start(ServerOptions::with_database(&database.url)).await.unwrap();
+    let spool = tempfile::tempdir_in(default_cache_dir()).unwrap();
+    let hooks = tempfile::tempdir_in(default_cache_dir()).unwrap();
+    let inbox = hooks.path().join("inbox.jsonl");
+    let listen = format!("127.0.0.1:{}", free_port());
+    let endpoint = server.endpoint();
+    let args = ["--inbox", inbox.to_str().unwrap()];
+    let start_sidecar = || ServerProcess::start_sidecar_on(&listen, &endpoint, spool.path(), &args);
+    let mut sidecar = start_sidecar().await.unwrap();
+
+    // Phase 1: a hook appends lines (a malformed one now and then, one line
+    // in two writes) while the sidecar is killed five times.
+    let malformed: Vec<String> = (0..10).map(|index| format!("{{\"broken\": {index}")).collect();
+    let writer = {
+        let (inbox, malformed) = (inbox.clone(), malformed.clone());
+        tokio::spawn(async move {
+            for index in 0..1500 {
+                if index % 150 == 0 {
+                    append_to(&inbox, &format!("{}\n", malformed[index / 150]));
+                }
+                let line = inbox_line(index);
+                if index == 700 {
+                    let (head, tail) = line.split_at(25);
+                    append_to(&inbox, head);
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    append_to(&inbox, tail);
+                } else {
+                    append_to(&inbox, &line);
+                }
+                if index % 10 == 0 {
+                    tokio::time::sleep(Duration::from_millis(15)).await;
+                }
+            }
+        })
+    };
+    for _ in 0..5 {
+        tokio::time::sleep(Duration::from_millis(200 + fastrand::u64(0..300))).await;
+        sidecar.signal(Signal::SIGKILL);
+        sidecar.wait(Duration::from_secs(10)).await.unwrap();
+        sidecar = start_sidecar().await.unwrap();
+    }
+    writer.await.unwrap();
+    assert_each_line_once(&wait_for_inbox_lines(&database, 1500).await, 0..1500);
+
+    // Phase 2: rotation. The old writer still appends to the renamed file
+    // before a new file starts at the path.
+    let rotated = hooks.path().join("inbox.jsonl.1");
+    std::fs::rename(&inbox, &rotated).unwrap();
+    append_to(&rotated, &(1500..1510).map(inbox_line).collect::<String>());
+    append_to(&inbox, &(1510..2000).map(inbox_line).collect::<String>());
+    assert_each_line_once(&wait_for_inbox_lines(&database, 2000).await, 0..2000);
+
+    // Phase 3: truncation (copytruncate), then more lines.
+    std::fs::OpenOptions::new().write(true).truncate(true).open(&inbox).unwrap();
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    append_to(&inbox, &(2000..2100).map(inbox_line).collect::<String>());
+    let stored = wait_for_inbox_lines(&database, 2100).await;
+    assert_each_line_once(&stored, 0..2100);
+    assert_eq!(stored.len(), 2100);
+
+    // Every malformed line is in the rejects file with its reason (a kill
+    // between writing a reject and moving the position may repeat one).
+    let rejects = std::fs::read_to_string(spool.path().join("inbox-rejects.jsonl")).unwrap();
+    let rejected: std::collections::BTreeSet<String> = rejects
+        .lines()
+        .map(|line| {
+            let reject: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert!(reject["reason"].as_str().unwrap().starts_with("not an action: "), "{reject}");
+            reject["line"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    assert_eq!(rejected, malformed.into_iter().collect());
+
+    let mut status_client = lore_proto::v1::sidecar_service_client::SidecarServiceClient::new(sidecar.channel().await);
+    let status = status_client.status(proto::SidecarStatusRequest {}).await.unwrap().into_inner();
+    assert!(status.inbox_accepted >= 600, "{status:?}");
+    drop((sidecar, server));
+}

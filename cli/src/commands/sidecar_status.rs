@@ -29,6 +29,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 "duplicates": status.duplicates,
                 "rejected": status.rejected,
                 "dropped": status.dropped,
+                "inbox_accepted": status.inbox_accepted,
+                "inbox_rejected": status.inbox_rejected,
             })
         );
         return Ok(());
@@ -44,5 +46,6 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         "shipped: {}  duplicates: {}  rejected: {}  dropped: {}",
         status.shipped, status.duplicates, status.rejected, status.dropped
     );
+    println!("inbox: {} accepted, {} rejected", status.inbox_accepted, status.inbox_rejected);
     Ok(())
 }

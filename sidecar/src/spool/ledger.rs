@@ -13,7 +13,6 @@ use std::path::Path;
 use super::open_options;
 
 pub const LEDGER_FILE: &str = "acked.ledger";
-const TEMPORARY_FILE: &str = "acked.ledger.tmp";
 
 /// Reads the acked id. A missing ledger is 0 (nothing acked). A damaged one
 /// is also 0, reported as `Err`: replaying from the start is safe, because
@@ -39,12 +38,18 @@ pub fn read(dir: &Path) -> Result<u64, LedgerError> {
 pub fn write(dir: &Path, acked: u64) -> io::Result<()> {
     let mut bytes = acked.to_le_bytes().to_vec();
     bytes.extend_from_slice(&crc32c::crc32c(&acked.to_le_bytes()).to_le_bytes());
-    let temporary = dir.join(TEMPORARY_FILE);
+    replace_file(dir, LEDGER_FILE, &bytes)
+}
+
+/// Replaces `dir/name` with `bytes` so that a crash leaves either the old or
+/// the new content: written to a temporary file, fsynced, renamed over.
+pub fn replace_file(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    let temporary = dir.join(format!("{name}.tmp"));
     let mut file = open_options().write(true).create(true).truncate(true).open(&temporary)?;
-    file.write_all(&bytes)?;
+    file.write_all(bytes)?;
     file.sync_data()?;
     drop(file);
-    fs::rename(&temporary, dir.join(LEDGER_FILE))?;
+    fs::rename(&temporary, dir.join(name))?;
     // The rename itself must survive a crash.
     fs::File::open(dir)?.sync_all()?;
     Ok(())
