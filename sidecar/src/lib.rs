@@ -7,10 +7,12 @@
 //! - [`inbox`]: the tail of a JSON-lines file, the other way in.
 //! - [`ship`]: the Ingest stream to the server, acks, reconnects.
 //! - [`status`]: `lore.v1.SidecarService`, the sidecar's figures.
+//! - [`metrics`]: the same figures over OTLP.
 
 pub mod api;
 pub mod entry;
 pub mod inbox;
+pub mod metrics;
 pub mod ship;
 pub mod spool;
 pub mod status;
@@ -65,6 +67,13 @@ pub struct SidecarConfig {
     /// Batches on the wire without an ack.
     #[arg(long, env = "LORE_SIDECAR_MAX_IN_FLIGHT", default_value_t = 4)]
     pub max_in_flight: usize,
+    /// OTLP/gRPC endpoint to export the sidecar's figures to as metrics
+    /// (e.g. http://collector:4317). Nothing is exported when not given.
+    #[arg(long, env = "LORE_SIDECAR_OTLP_ENDPOINT")]
+    pub otlp_endpoint: Option<String>,
+    /// Seconds between two metric exports.
+    #[arg(long, env = "LORE_SIDECAR_METRICS_INTERVAL_SECS", default_value_t = 60)]
+    pub metrics_interval_secs: u64,
     /// After SIGTERM, how long to keep shipping before exiting.
     #[arg(long, env = "LORE_SIDECAR_SHUTDOWN_GRACE_SECS", default_value_t = 5)]
     pub shutdown_grace_secs: u64,
@@ -144,6 +153,14 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
         inbox: inbox_stats,
         server: config.server.clone(),
     });
+    let metrics = match &config.otlp_endpoint {
+        Some(endpoint) => Some(metrics::export(
+            endpoint,
+            Duration::from_secs(config.metrics_interval_secs.max(1)),
+            Arc::clone(&figures),
+        )?),
+        None => None,
+    };
     let status = status::StatusApi { figures };
     let server_channel = Endpoint::from_shared(config.server.clone())?.connect_lazy();
     let local = api::LocalApi::new(Arc::clone(&spool), sanitizer, server_channel);
@@ -167,6 +184,10 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
     }
     let spool_for_close = Arc::clone(&spool);
     tokio::task::spawn_blocking(move || spool_for_close.close()).await?;
+    if let Some(metrics) = metrics {
+        // Exports the last figures, after the final shipping; blocks.
+        tokio::task::spawn_blocking(move || drop(metrics)).await?;
+    }
     tracing::info!(stats = ?spool.stats(), "lore-sidecar stopped");
     Ok(())
 }

@@ -27,24 +27,53 @@ impl Figures {
     /// from disk.
     pub fn snapshot(&self) -> proto::SidecarStatus {
         let spool = self.spool.stats();
-        let oldest = self.spool.oldest_unacked_appended_at();
-        let now_micros = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |since| since.as_micros() as i64);
         proto::SidecarStatus {
-            connected: self.ship.connected.load(Ordering::Relaxed),
+            connected: self.connected(),
             server: self.server.clone(),
             spooled_records: spool.unacked_records,
             spooled_bytes: spool.disk_bytes,
-            oldest_unacked_age_seconds: oldest
-                .map_or(0.0, |appended_at| (now_micros - appended_at).max(0) as f64 / 1e6),
-            shipped: self.ship.shipped.load(Ordering::Relaxed),
-            duplicates: self.ship.duplicates.load(Ordering::Relaxed),
-            rejected: self.ship.rejected.load(Ordering::Relaxed),
+            oldest_unacked_age_seconds: self.oldest_unacked_age_seconds(),
+            shipped: self.shipped(),
+            duplicates: self.duplicates(),
+            rejected: self.rejected(),
             dropped: spool.dropped_records,
-            inbox_accepted: self.inbox.accepted.load(Ordering::Relaxed),
-            inbox_rejected: self.inbox.rejected.load(Ordering::Relaxed),
+            inbox_accepted: self.inbox_accepted(),
+            inbox_rejected: self.inbox_rejected(),
         }
+    }
+
+    pub fn connected(&self) -> bool {
+        self.ship.connected.load(Ordering::Relaxed)
+    }
+
+    /// Reads the oldest unacknowledged record from disk.
+    pub fn oldest_unacked_age_seconds(&self) -> f64 {
+        let now_micros = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_micros() as i64);
+        self.spool
+            .oldest_unacked_appended_at()
+            .map_or(0.0, |appended_at| (now_micros - appended_at).max(0) as f64 / 1e6)
+    }
+
+    pub fn shipped(&self) -> u64 {
+        self.ship.shipped.load(Ordering::Relaxed)
+    }
+
+    pub fn duplicates(&self) -> u64 {
+        self.ship.duplicates.load(Ordering::Relaxed)
+    }
+
+    pub fn rejected(&self) -> u64 {
+        self.ship.rejected.load(Ordering::Relaxed)
+    }
+
+    pub fn inbox_accepted(&self) -> u64 {
+        self.inbox.accepted.load(Ordering::Relaxed)
+    }
+
+    pub fn inbox_rejected(&self) -> u64 {
+        self.inbox.rejected.load(Ordering::Relaxed)
     }
 }
 
