@@ -13,7 +13,6 @@ use hdrhistogram::Histogram;
 use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
 use lore_server::testing::TestServer;
-use prost_types::value::Kind;
 use sqlx::PgPool;
 use tonic::transport::Channel;
 use uuid::Uuid;
@@ -25,40 +24,8 @@ const RESUME_TABLE_ROWS: usize = 1_000_000;
 const RESUME_RUNS: usize = 50;
 const EXPORT_ROWS: usize = 200_000;
 
-fn timestamp(at: chrono::DateTime<Utc>) -> prost_types::Timestamp {
-    prost_types::Timestamp { seconds: at.timestamp(), nanos: at.timestamp_subsec_nanos() as i32 }
-}
-
-fn text(value: &str) -> prost_types::Value {
-    prost_types::Value { kind: Some(Kind::StringValue(value.to_owned())) }
-}
-
-/// A realistic small context: a command, a file, a count.
-fn context(index: usize) -> prost_types::Struct {
-    prost_types::Struct {
-        fields: [
-            ("command".to_owned(), text(&format!("cargo test -p lore-server store::actions::tests::case_{index}"))),
-            ("file".to_owned(), text("server/src/store/actions.rs")),
-            ("exit_code".to_owned(), prost_types::Value { kind: Some(Kind::NumberValue((index % 3) as f64)) }),
-        ]
-        .into_iter()
-        .collect(),
-    }
-}
-
 fn action(session: &proto::Session, index: usize) -> proto::Action {
-    proto::Action {
-        action_id: Uuid::now_v7().to_string(),
-        session_id: session.session_id.clone(),
-        project: session.project.clone(),
-        action_type: ["tool_call", "commit", "validate", "plan"][index % 4].into(),
-        category: "bench".into(),
-        context: Some(context(index)),
-        outcome: proto::Outcome::Success as i32,
-        duration_ms: 42,
-        occurred_at: Some(timestamp(Utc::now())),
-        ..Default::default()
-    }
+    lore_server::testing::bench_action(session, index)
 }
 
 async fn client(server: &TestServer) -> ActionServiceClient<Channel> {

@@ -71,3 +71,35 @@ impl Drop for TestServer {
         }
     }
 }
+
+/// The action the benchmarks write: a realistic small context (a command, a
+/// file, an exit code), one of four types, stamped now.
+pub fn bench_action(session: &lore_proto::v1::Session, index: usize) -> lore_proto::v1::Action {
+    use prost_types::value::Kind;
+    let text = |value: String| prost_types::Value { kind: Some(Kind::StringValue(value)) };
+    let context = prost_types::Struct {
+        fields: [
+            ("command".to_owned(), text(format!("cargo test -p lore-server store::actions::tests::case_{index}"))),
+            ("file".to_owned(), text("server/src/store/actions.rs".to_owned())),
+            ("exit_code".to_owned(), prost_types::Value { kind: Some(Kind::NumberValue((index % 3) as f64)) }),
+        ]
+        .into_iter()
+        .collect(),
+    };
+    let now = chrono::Utc::now();
+    lore_proto::v1::Action {
+        action_id: uuid::Uuid::now_v7().to_string(),
+        session_id: session.session_id.clone(),
+        project: session.project.clone(),
+        action_type: ["tool_call", "commit", "validate", "plan"][index % 4].into(),
+        category: "bench".into(),
+        context: Some(context),
+        outcome: lore_proto::v1::Outcome::Success as i32,
+        duration_ms: 42,
+        occurred_at: Some(prost_types::Timestamp {
+            seconds: now.timestamp(),
+            nanos: now.timestamp_subsec_nanos() as i32,
+        }),
+        ..Default::default()
+    }
+}

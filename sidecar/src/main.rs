@@ -15,7 +15,9 @@ struct Cli {
     log_json: bool,
 }
 
-#[tokio::main]
+// Two workers whatever the machine: the sidecar is meant to stay small
+// beside the agent (each worker thread adds an allocator arena).
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());

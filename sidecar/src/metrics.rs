@@ -42,22 +42,30 @@ pub fn export(endpoint: &str, interval: Duration, figures: Arc<Figures>) -> anyh
     let meter = provider.meter("lore-sidecar");
     let server = [KeyValue::new("server.address", figures.server.clone())];
 
-    // Gauges: where the sidecar stands now.
-    let gauges: [(&str, &str, &str, fn(&Figures) -> u64); 3] = [
-        ("lore.sidecar.connected", "1 while an Ingest stream to the server is open", "1", |f| f.connected() as u64),
-        ("lore.sidecar.spool.records", "records spooled and not yet acknowledged", "{record}", |f| {
-            f.spool.stats().unacked_records
-        }),
-        ("lore.sidecar.spool.size", "bytes of the spool's segment files", "By", |f| f.spool.stats().disk_bytes),
-    ];
-    for (name, description, unit, read) in gauges {
+    for figure in FIGURES {
         let (figures, server) = (Arc::clone(&figures), server.clone());
-        meter
-            .u64_observable_gauge(name)
-            .with_description(description)
-            .with_unit(unit)
-            .with_callback(move |observer| observer.observe(read(&figures), &server))
-            .build();
+        let read = figure.read;
+        let callback = move |observer: &dyn opentelemetry::metrics::AsyncInstrument<u64>| {
+            observer.observe(read(&figures), &server)
+        };
+        match figure.kind {
+            Kind::Gauge => {
+                meter
+                    .u64_observable_gauge(figure.name)
+                    .with_description(figure.description)
+                    .with_unit(figure.unit)
+                    .with_callback(callback)
+                    .build();
+            }
+            Kind::Counter => {
+                meter
+                    .u64_observable_counter(figure.name)
+                    .with_description(figure.description)
+                    .with_unit(figure.unit)
+                    .with_callback(callback)
+                    .build();
+            }
+        }
     }
     {
         let (figures, server) = (Arc::clone(&figures), server.clone());
@@ -68,23 +76,87 @@ pub fn export(endpoint: &str, interval: Duration, figures: Arc<Figures>) -> anyh
             .with_callback(move |observer| observer.observe(figures.oldest_unacked_age_seconds(), &server))
             .build();
     }
-
-    // Counters: totals since the sidecar started.
-    let counters: [(&str, &str, fn(&Figures) -> u64); 6] = [
-        ("lore.sidecar.shipped", "actions the server stored", |f| f.shipped()),
-        ("lore.sidecar.duplicates", "actions the server already had (replays)", |f| f.duplicates()),
-        ("lore.sidecar.rejected", "writes the server refused for good", |f| f.rejected()),
-        ("lore.sidecar.dropped", "records deleted unshipped by drop_oldest", |f| f.spool.stats().dropped_records),
-        ("lore.sidecar.inbox.accepted", "inbox lines spooled", |f| f.inbox_accepted()),
-        ("lore.sidecar.inbox.rejected", "inbox lines refused", |f| f.inbox_rejected()),
-    ];
-    for (name, description, read) in counters {
-        let (figures, server) = (Arc::clone(&figures), server.clone());
-        meter
-            .u64_observable_counter(name)
-            .with_description(description)
-            .with_callback(move |observer| observer.observe(read(&figures), &server))
-            .build();
-    }
     Ok(MetricsGuard { provider })
 }
+
+enum Kind {
+    /// Where the sidecar stands now.
+    Gauge,
+    /// A total since the sidecar started.
+    Counter,
+}
+
+/// One figure of [`Figures`] as an instrument.
+struct Figure {
+    name: &'static str,
+    description: &'static str,
+    unit: &'static str,
+    kind: Kind,
+    read: fn(&Figures) -> u64,
+}
+
+const FIGURES: [Figure; 9] = [
+    Figure {
+        name: "lore.sidecar.connected",
+        description: "1 while an Ingest stream to the server is open",
+        unit: "1",
+        kind: Kind::Gauge,
+        read: |figures| figures.connected() as u64,
+    },
+    Figure {
+        name: "lore.sidecar.spool.records",
+        description: "records spooled and not yet acknowledged",
+        unit: "{record}",
+        kind: Kind::Gauge,
+        read: |figures| figures.spool.stats().unacked_records,
+    },
+    Figure {
+        name: "lore.sidecar.spool.size",
+        description: "bytes of the spool's segment files",
+        unit: "By",
+        kind: Kind::Gauge,
+        read: |figures| figures.spool.stats().disk_bytes,
+    },
+    Figure {
+        name: "lore.sidecar.shipped",
+        description: "actions the server stored",
+        unit: "{action}",
+        kind: Kind::Counter,
+        read: Figures::shipped,
+    },
+    Figure {
+        name: "lore.sidecar.duplicates",
+        description: "actions the server already had (replays)",
+        unit: "{action}",
+        kind: Kind::Counter,
+        read: Figures::duplicates,
+    },
+    Figure {
+        name: "lore.sidecar.rejected",
+        description: "writes the server refused for good",
+        unit: "{write}",
+        kind: Kind::Counter,
+        read: Figures::rejected,
+    },
+    Figure {
+        name: "lore.sidecar.dropped",
+        description: "records deleted unshipped by drop_oldest",
+        unit: "{record}",
+        kind: Kind::Counter,
+        read: |figures| figures.spool.stats().dropped_records,
+    },
+    Figure {
+        name: "lore.sidecar.inbox.accepted",
+        description: "inbox lines spooled",
+        unit: "{line}",
+        kind: Kind::Counter,
+        read: Figures::inbox_accepted,
+    },
+    Figure {
+        name: "lore.sidecar.inbox.rejected",
+        description: "inbox lines refused",
+        unit: "{line}",
+        kind: Kind::Counter,
+        read: Figures::inbox_rejected,
+    },
+];

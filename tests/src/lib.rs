@@ -182,6 +182,18 @@ impl ServerProcess {
         Ok(Self { child, addr, log, log_reader: Some(log_reader) })
     }
 
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Resident memory of the process now (VmRSS), in bytes.
+    pub fn rss_bytes(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()?)).ok()?;
+        let kib = status.lines().find_map(|line| line.strip_prefix("VmRSS:"))?.trim().strip_suffix("kB")?.trim();
+        Some(kib.parse::<u64>().ok()? * 1024)
+    }
+
     /// `host:port` the server listens on.
     pub fn addr(&self) -> &str {
         &self.addr

@@ -6,7 +6,9 @@ use std::time::Duration;
 use lore_e2e::{ServerOptions, ServerProcess, TestDatabase};
 use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
-use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_server::{MetricsService, MetricsServiceServer};
+use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_server::{
+    MetricsService, MetricsServiceServer,
+};
 use opentelemetry_proto::tonic::collector::metrics::v1::{ExportMetricsServiceRequest, ExportMetricsServiceResponse};
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{TraceService, TraceServiceServer};
 use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse};
@@ -108,7 +110,8 @@ fn metric_values(export: &ExportMetricsServiceRequest) -> std::collections::BTre
     use opentelemetry_proto::tonic::metrics::v1::metric::Data;
     use opentelemetry_proto::tonic::metrics::v1::number_data_point::Value as Number;
     let mut values = std::collections::BTreeMap::new();
-    for metric in export.resource_metrics.iter().flat_map(|resource| &resource.scope_metrics).flat_map(|scope| &scope.metrics)
+    for metric in
+        export.resource_metrics.iter().flat_map(|resource| &resource.scope_metrics).flat_map(|scope| &scope.metrics)
     {
         let points = match &metric.data {
             Some(Data::Gauge(gauge)) => &gauge.data_points,
@@ -170,7 +173,8 @@ async fn the_sidecar_exports_its_status_figures_as_otlp_metrics() {
     assert_eq!(values["lore.sidecar.connected"], 0.0, "{values:?}");
     assert!(values["lore.sidecar.spool.size"] > 0.0, "{values:?}");
     assert!(values["lore.sidecar.spool.oldest_unacked_age"] >= 0.0, "{values:?}");
-    for counter in ["lore.sidecar.shipped", "lore.sidecar.duplicates", "lore.sidecar.rejected", "lore.sidecar.dropped"] {
+    for counter in ["lore.sidecar.shipped", "lore.sidecar.duplicates", "lore.sidecar.rejected", "lore.sidecar.dropped"]
+    {
         assert_eq!(values[counter], 0.0, "{counter}: {values:?}");
     }
     assert_eq!(values["lore.sidecar.inbox.accepted"], 0.0, "{values:?}");
