@@ -428,3 +428,92 @@ async fn the_inbox_reaches_the_server_once_through_bad_lines_partial_lines_rotat
     assert!(status.inbox_accepted >= 600, "{status:?}");
     drop((sidecar, server));
 }
+
+/// The segment files of a spool, oldest first.
+fn segments(spool: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(spool)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "seg"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Start offsets of the records of a segment (the framing of
+/// sidecar/src/spool/record.rs: a 24-byte header that starts with the
+/// payload length).
+fn record_offsets(bytes: &[u8]) -> Vec<usize> {
+    let mut offsets = Vec::new();
+    let mut offset = 0;
+    while offset + 24 <= bytes.len() {
+        offsets.push(offset);
+        offset += 24 + u32::from_le_bytes(bytes[offset..offset + 4].try_into().unwrap()) as usize;
+    }
+    offsets
+}
+
+#[tokio::test]
+async fn a_spool_with_a_torn_tail_and_a_damaged_record_keeps_and_ships_every_good_record() {
+    let database = TestDatabase::new().await.unwrap();
+    let port = free_port();
+    let spool = tempfile::tempdir_in(default_cache_dir()).unwrap();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    // No server: the actions stay in the spool.
+    let mut sidecar =
+        ServerProcess::start_sidecar(&endpoint, spool.path(), &["--shutdown-grace-secs", "0"]).await.unwrap();
+    let mut agent = ActionServiceClient::new(sidecar.channel().await);
+    let mut acked = Vec::new();
+    for index in 0..20 {
+        let action = proto::Action { project: "damaged".into(), ..action(&proto::Session::default(), index) };
+        acked.push(agent.log_action(proto::LogActionRequest { action: Some(action) }).await.unwrap().into_inner());
+    }
+    sidecar.stop().await;
+
+    // The disk damages record 10 of the segment, and a crash tears a record
+    // at its end.
+    let files = segments(spool.path());
+    assert_eq!(files.len(), 1, "{files:?}");
+    let mut bytes = std::fs::read(&files[0]).unwrap();
+    let offsets = record_offsets(&bytes);
+    assert_eq!(offsets.len(), 20);
+    bytes[offsets[10] + 24 + 5] ^= 0xff;
+    let torn = bytes[offsets[3]..offsets[4]].to_vec();
+    bytes.extend_from_slice(&torn[..torn.len() / 2]);
+    std::fs::write(&files[0], &bytes).unwrap();
+
+    let server = ServerProcess::start(
+        ServerOptions::with_database(&database.url).env("LORE_LISTEN_ADDR", &format!("127.0.0.1:{port}")),
+    )
+    .await
+    .unwrap();
+    let sidecar = ServerProcess::start_sidecar(&endpoint, spool.path(), &[]).await.unwrap();
+    let log = sidecar.log();
+    assert!(log.contains("spool: damaged record moved aside"), "{log}");
+    assert!(log.contains("spool: cut a torn last record"), "{log}");
+    assert!(log.contains("corrupt_records: 1"), "{log}");
+    assert_eq!(std::fs::read_dir(spool.path().join("corrupt")).unwrap().count(), 1, "the damaged bytes are kept");
+
+    let expected: std::collections::BTreeSet<String> = acked
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| *index != 10)
+        .map(|(_, response)| response.ack.as_ref().unwrap().id.clone())
+        .collect();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let stored = loop {
+        let stored: std::collections::BTreeSet<String> =
+            sqlx::query_scalar("SELECT action_id::text FROM actions WHERE project = 'damaged'")
+                .fetch_all(&database.pool)
+                .await
+                .unwrap()
+                .into_iter()
+                .collect();
+        if stored.len() >= expected.len() || tokio::time::Instant::now() > deadline {
+            break stored;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(stored, expected, "every record but the damaged one reaches the server");
+    drop((sidecar, server));
+}
