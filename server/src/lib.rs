@@ -20,6 +20,7 @@ pub mod embedded_postgres;
 pub mod error;
 pub mod grpc;
 pub mod jobs;
+pub mod knowledge;
 pub mod scope;
 pub mod store;
 pub mod telemetry;

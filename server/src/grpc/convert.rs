@@ -39,7 +39,7 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
+    pub(crate) fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
         Self { field: field.into(), reason: reason.into() }
     }
 
@@ -55,7 +55,7 @@ impl From<FieldError> for Error {
     }
 }
 
-type FieldResult<T> = Result<T, FieldError>;
+pub(crate) type FieldResult<T> = Result<T, FieldError>;
 
 pub fn required_uuid(field: &str, value: &str) -> FieldResult<Uuid> {
     if value.is_empty() {
@@ -196,7 +196,7 @@ pub fn to_struct(value: &Value) -> prost_types::Struct {
     lore_proto::json::to_struct(value)
 }
 
-fn enum_value<E: TryFrom<i32>>(field: &str, value: i32) -> FieldResult<E> {
+pub(crate) fn enum_value<E: TryFrom<i32>>(field: &str, value: i32) -> FieldResult<E> {
     E::try_from(value).map_err(|_| FieldError::new(field, format!("unknown value {value}")))
 }
 

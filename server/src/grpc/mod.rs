@@ -34,6 +34,7 @@ use crate::scope::ProjectScope;
 #[derive(Debug, Clone)]
 pub struct Services {
     pub actions: ActionLog,
+    pub knowledge: crate::knowledge::KnowledgeBase,
     pub max_message_bytes: usize,
 }
 
@@ -50,7 +51,11 @@ impl Services {
                 drop_after_days: config.retention.drop_after_days,
             },
         };
-        Self { actions: ActionLog::new(pool, sanitizer, limits), max_message_bytes: config.grpc.max_message_bytes }
+        Self {
+            knowledge: crate::knowledge::KnowledgeBase::new(pool.clone()),
+            actions: ActionLog::new(pool, sanitizer, limits),
+            max_message_bytes: config.grpc.max_message_bytes,
+        }
     }
 }
 
@@ -130,7 +135,11 @@ pub async fn serve(
                 .max_decoding_message_size(services.max_message_bytes)
                 .max_encoding_message_size(services.max_message_bytes),
         )
-        .add_service(KnowledgeServiceServer::new(KnowledgeApi::new(services.actions.pool().clone())))
+        .add_service(
+            KnowledgeServiceServer::new(KnowledgeApi::new(services.knowledge.clone()))
+                .max_decoding_message_size(services.max_message_bytes)
+                .max_encoding_message_size(services.max_message_bytes),
+        )
         .add_service(QaLearningServiceServer::new(QaLearningApi::new(services.actions.pool().clone())))
         .serve_with_incoming_shutdown(incoming, signal);
 

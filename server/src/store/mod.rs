@@ -11,6 +11,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use crate::config::Config;
 
 pub mod actions;
+pub mod knowledge;
 pub mod retention;
 pub mod sessions;
 

@@ -3,4 +3,5 @@
 //! service.
 
 mod actions;
+mod knowledge;
 mod scope;

@@ -84,3 +84,62 @@ async fn a_scope_of_project_a_can_neither_read_nor_write_project_b() {
         sqlx::query_scalar("SELECT count(*) FROM actions WHERE project = 'b'").fetch_one(pool).await.unwrap();
     assert_eq!(count_b, 1, "nothing was written into b");
 }
+
+#[tokio::test]
+async fn a_scope_of_project_a_sees_and_changes_no_knowledge_of_project_b() {
+    use lore_server::knowledge::KnowledgeBase;
+    use lore_server::knowledge::model::{EntryFilter, EntryKind, EntryStatus, NewEntry, NewOccurrence};
+    let database = TestDatabase::new().await.unwrap();
+    let knowledge = KnowledgeBase::new(database.pool.clone());
+    let only_a = ProjectScope::only(["a"]);
+    let entry = |project: &str| NewEntry {
+        entry_id: None,
+        key: Some("PAT-1".into()),
+        project: project.into(),
+        kind: EntryKind::IssuePattern,
+        title: "Secret of b".into(),
+        category: String::new(),
+        summary: String::new(),
+        body: String::new(),
+        tags: Vec::new(),
+        status: EntryStatus::Active,
+        severity: None,
+        prevention_checklist: Vec::new(),
+        solutions: Vec::new(),
+        details: serde_json::json!({}),
+        source_path: None,
+        front_matter: None,
+    };
+    let (of_b, _) = knowledge.upsert(&ProjectScope::All, &entry("b")).await.unwrap();
+
+    let refused = knowledge.upsert(&only_a, &entry("b")).await.unwrap_err();
+    assert!(matches!(refused, lore_server::Error::PermissionDenied(_)), "{refused:?}");
+    for result in [
+        knowledge.get(&only_a, of_b.entry_id, 10).await.map(drop),
+        knowledge.get_by_key(&only_a, "b", "PAT-1", 10).await.map(drop),
+        knowledge.delete(&only_a, of_b.entry_id, true).await.map(drop),
+        knowledge
+            .record_occurrence(
+                &only_a,
+                &NewOccurrence {
+                    occurrence_id: Uuid::now_v7(),
+                    entry_id: of_b.entry_id,
+                    session_id: None,
+                    solution_id: None,
+                    success: true,
+                    resolution_minutes: 1.0,
+                    occurred_at: Utc::now(),
+                    note: String::new(),
+                },
+            )
+            .await
+            .map(drop),
+    ] {
+        assert!(matches!(result, Err(lore_server::Error::NotFound(_))), "{result:?}");
+    }
+    let filter =
+        EntryFilter { project: "b".into(), kinds: Vec::new(), category: None, status: EntryStatus::Active, tag: None };
+    assert!(knowledge.list(&only_a, &filter, 10, None).await.unwrap().is_empty());
+    let untouched = knowledge.get(&ProjectScope::All, of_b.entry_id, 10).await.unwrap();
+    assert_eq!(untouched.entry.occurrence_count, 0);
+}

@@ -1,0 +1,455 @@
+//! proto <-> domain conversions of KnowledgeService, with every check on
+//! client input naming the offending field.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use uuid::Uuid;
+
+use lore_proto::v1 as proto;
+
+use crate::grpc::convert::{
+    self as common, FieldError, FieldResult, enum_value, optional_timestamp, optional_uuid, project, required_uuid,
+    to_timestamp,
+};
+use crate::knowledge::EntryReport;
+use crate::knowledge::model::{
+    Application, Effectiveness, Entry, EntryFilter, EntryKind, EntryStatus, GotchaDetails, NewEntry, NewOccurrence,
+    NewSolution, RetrospectiveDetails, Severity, Solution, Trend,
+};
+
+const MAX_TITLE_CHARS: usize = 512;
+const MAX_CATEGORY_CHARS: usize = 128;
+const MAX_KEY_CHARS: usize = 128;
+const MAX_SUMMARY_CHARS: usize = 4096;
+/// Bodies are markdown documents; larger ones are refused, not truncated.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+const MAX_TAGS: usize = 64;
+const MAX_TAG_CHARS: usize = 64;
+const MAX_LIST_ITEMS: usize = 100;
+const MAX_ITEM_CHARS: usize = 2000;
+const MAX_SOLUTIONS: usize = 50;
+const MAX_SOLUTION_CHARS: usize = 10_000;
+const MAX_NOTE_CHARS: usize = 4096;
+/// A resolution longer than a year is a unit mistake.
+const MAX_RESOLUTION_MINUTES: f64 = 525_600.0;
+const DEFAULT_HISTORY: u32 = 20;
+const MAX_HISTORY: u32 = 500;
+
+/// Free text (markdown allowed): bounded, and no NUL, which PostgreSQL
+/// cannot store in text.
+pub fn text(field: &str, value: &str, max_chars: usize, required: bool) -> FieldResult<String> {
+    if required && value.trim().is_empty() {
+        return Err(FieldError::new(field, "required"));
+    }
+    if value.contains('\0') {
+        return Err(FieldError::new(field, "must not contain NUL bytes"));
+    }
+    if value.len() > max_chars && value.chars().count() > max_chars {
+        return Err(FieldError::new(field, format!("longer than {max_chars} characters")));
+    }
+    Ok(value.to_owned())
+}
+
+/// A one-line name (title, category, tag, key): bounded, no control
+/// characters.
+fn name(field: &str, value: &str, max_chars: usize, required: bool) -> FieldResult<String> {
+    let value = value.trim();
+    if required && value.is_empty() {
+        return Err(FieldError::new(field, "required"));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(FieldError::new(field, "must not contain control characters (NUL, newline, ...)"));
+    }
+    if value.chars().count() > max_chars {
+        return Err(FieldError::new(field, format!("longer than {max_chars} characters")));
+    }
+    Ok(value.to_owned())
+}
+
+fn optional_name(field: &str, value: &str, max_chars: usize) -> FieldResult<Option<String>> {
+    let value = name(field, value, max_chars, false)?;
+    Ok((!value.is_empty()).then_some(value))
+}
+
+fn list(field: &str, values: &[String], max_items: usize, max_chars: usize) -> FieldResult<Vec<String>> {
+    if values.len() > max_items {
+        return Err(FieldError::new(field, format!("{} items, over the limit of {max_items}", values.len())));
+    }
+    values.iter().enumerate().map(|(index, value)| text(&format!("{field}[{index}]"), value, max_chars, true)).collect()
+}
+
+pub fn tags(field: &str, values: &[String]) -> FieldResult<Vec<String>> {
+    if values.len() > MAX_TAGS {
+        return Err(FieldError::new(field, format!("{} tags, over the limit of {MAX_TAGS}", values.len())));
+    }
+    let mut tags = Vec::with_capacity(values.len());
+    for (index, value) in values.iter().enumerate() {
+        let tag = name(&format!("{field}[{index}]"), value, MAX_TAG_CHARS, true)?.to_lowercase();
+        if !tags.contains(&tag) {
+            tags.push(tag);
+        }
+    }
+    Ok(tags)
+}
+
+pub fn entry_kind(field: &str, value: i32) -> FieldResult<EntryKind> {
+    Ok(match enum_value::<proto::EntryKind>(field, value)? {
+        proto::EntryKind::Unspecified => return Err(FieldError::new(field, "required")),
+        proto::EntryKind::IssuePattern => EntryKind::IssuePattern,
+        proto::EntryKind::Learning => EntryKind::Learning,
+        proto::EntryKind::Retrospective => EntryKind::Retrospective,
+        proto::EntryKind::Gotcha => EntryKind::Gotcha,
+    })
+}
+
+pub fn entry_kinds(field: &str, values: &[i32]) -> FieldResult<Vec<EntryKind>> {
+    values.iter().enumerate().map(|(index, value)| entry_kind(&format!("{field}[{index}]"), *value)).collect()
+}
+
+fn entry_kind_to_proto(kind: EntryKind) -> proto::EntryKind {
+    match kind {
+        EntryKind::IssuePattern => proto::EntryKind::IssuePattern,
+        EntryKind::Learning => proto::EntryKind::Learning,
+        EntryKind::Retrospective => proto::EntryKind::Retrospective,
+        EntryKind::Gotcha => proto::EntryKind::Gotcha,
+    }
+}
+
+/// Unspecified is active.
+pub fn entry_status(field: &str, value: i32) -> FieldResult<EntryStatus> {
+    Ok(match enum_value::<proto::EntryStatus>(field, value)? {
+        proto::EntryStatus::Unspecified | proto::EntryStatus::Active => EntryStatus::Active,
+        proto::EntryStatus::Obsolete => EntryStatus::Obsolete,
+    })
+}
+
+fn entry_status_to_proto(status: EntryStatus) -> proto::EntryStatus {
+    match status {
+        EntryStatus::Active => proto::EntryStatus::Active,
+        EntryStatus::Obsolete => proto::EntryStatus::Obsolete,
+    }
+}
+
+fn severity(field: &str, value: i32) -> FieldResult<Option<Severity>> {
+    Ok(match enum_value::<proto::Severity>(field, value)? {
+        proto::Severity::Unspecified => None,
+        proto::Severity::Low => Some(Severity::Low),
+        proto::Severity::Medium => Some(Severity::Medium),
+        proto::Severity::High => Some(Severity::High),
+        proto::Severity::Critical => Some(Severity::Critical),
+    })
+}
+
+fn severity_to_proto(severity: Option<Severity>) -> proto::Severity {
+    match severity {
+        None => proto::Severity::Unspecified,
+        Some(Severity::Low) => proto::Severity::Low,
+        Some(Severity::Medium) => proto::Severity::Medium,
+        Some(Severity::High) => proto::Severity::High,
+        Some(Severity::Critical) => proto::Severity::Critical,
+    }
+}
+
+fn trend_to_proto(trend: Option<Trend>) -> proto::Trend {
+    match trend {
+        None => proto::Trend::Unspecified,
+        Some(Trend::Increasing) => proto::Trend::Increasing,
+        Some(Trend::Stable) => proto::Trend::Stable,
+        Some(Trend::Decreasing) => proto::Trend::Decreasing,
+    }
+}
+
+fn score(field: &str, value: f64, max: f64) -> FieldResult<f64> {
+    if !value.is_finite() || !(0.0..=max).contains(&value) {
+        return Err(FieldError::new(field, format!("{value} is outside 0..={max}")));
+    }
+    Ok(value)
+}
+
+pub fn resolution_minutes(field: &str, value: f64) -> FieldResult<f64> {
+    score(field, value, MAX_RESOLUTION_MINUTES)
+}
+
+/// An UpsertEntry request's entry.
+pub fn new_entry(entry: &proto::Entry) -> FieldResult<NewEntry> {
+    let kind = entry_kind("kind", entry.kind)?;
+    let mut new = NewEntry {
+        entry_id: optional_uuid("entry_id", &entry.entry_id)?,
+        key: optional_name("key", &entry.key, MAX_KEY_CHARS)?,
+        project: project("project", &entry.project)?,
+        kind,
+        title: name("title", &entry.title, MAX_TITLE_CHARS, true)?,
+        category: name("category", &entry.category, MAX_CATEGORY_CHARS, false)?.to_lowercase(),
+        summary: text("summary", &entry.summary, MAX_SUMMARY_CHARS, false)?,
+        body: text("body", &entry.body, usize::MAX, false)?,
+        tags: tags("tags", &entry.tags)?,
+        status: entry_status("status", entry.status)?,
+        severity: None,
+        prevention_checklist: Vec::new(),
+        solutions: Vec::new(),
+        details: Value::Object(Default::default()),
+        source_path: None,
+        front_matter: None,
+    };
+    if new.body.len() > MAX_BODY_BYTES {
+        return Err(FieldError::new("body", format!("{} bytes, over the limit of {MAX_BODY_BYTES}", new.body.len())));
+    }
+    use proto::entry::Details;
+    let details_kind = match &entry.details {
+        None => kind,
+        Some(Details::IssuePattern(_)) => EntryKind::IssuePattern,
+        Some(Details::Learning(_)) => EntryKind::Learning,
+        Some(Details::Retrospective(_)) => EntryKind::Retrospective,
+        Some(Details::Gotcha(_)) => EntryKind::Gotcha,
+    };
+    if details_kind != kind {
+        return Err(FieldError::new("details", format!("{details_kind:?} details on a {kind:?} entry")));
+    }
+    match &entry.details {
+        None => {}
+        Some(Details::IssuePattern(pattern)) => {
+            let field = "issue_pattern";
+            new.severity = severity(&format!("{field}.severity"), pattern.severity)?;
+            new.prevention_checklist = list(
+                &format!("{field}.prevention_checklist"),
+                &pattern.prevention_checklist,
+                MAX_LIST_ITEMS,
+                MAX_ITEM_CHARS,
+            )?;
+            if pattern.solutions.len() > MAX_SOLUTIONS {
+                return Err(FieldError::new(
+                    format!("{field}.solutions"),
+                    format!("{} solutions, over the limit of {MAX_SOLUTIONS}", pattern.solutions.len()),
+                ));
+            }
+            for (index, solution) in pattern.solutions.iter().enumerate() {
+                let field = format!("{field}.solutions[{index}]");
+                let solution_id = optional_uuid(&format!("{field}.solution_id"), &solution.solution_id)?;
+                if solution_id.is_some()
+                    && new.solutions.iter().any(|known: &NewSolution| known.solution_id == solution_id)
+                {
+                    return Err(FieldError::new(format!("{field}.solution_id"), "given twice"));
+                }
+                new.solutions.push(NewSolution {
+                    solution_id,
+                    description: text(
+                        &format!("{field}.description"),
+                        &solution.description,
+                        MAX_SOLUTION_CHARS,
+                        true,
+                    )?,
+                });
+            }
+        }
+        Some(Details::Learning(learning)) => {
+            if !learning.source_path.is_empty() {
+                new.source_path = Some(name("learning.source_path", &learning.source_path, 4096, true)?);
+            }
+            if learning.front_matter.is_some() {
+                new.front_matter = Some(common::json_object("learning.front_matter", learning.front_matter.as_ref())?);
+            }
+        }
+        Some(Details::Retrospective(retrospective)) => {
+            let field = "retrospective";
+            let details = RetrospectiveDetails {
+                learning_category: name(
+                    &format!("{field}.learning_category"),
+                    &retrospective.learning_category,
+                    MAX_CATEGORY_CHARS,
+                    false,
+                )?,
+                key_learnings: list(
+                    &format!("{field}.key_learnings"),
+                    &retrospective.key_learnings,
+                    MAX_LIST_ITEMS,
+                    MAX_ITEM_CHARS,
+                )?,
+                success_patterns: list(
+                    &format!("{field}.success_patterns"),
+                    &retrospective.success_patterns,
+                    MAX_LIST_ITEMS,
+                    MAX_ITEM_CHARS,
+                )?,
+                failure_patterns: list(
+                    &format!("{field}.failure_patterns"),
+                    &retrospective.failure_patterns,
+                    MAX_LIST_ITEMS,
+                    MAX_ITEM_CHARS,
+                )?,
+                quality_score: score(&format!("{field}.quality_score"), retrospective.quality_score, 10.0)?,
+                held_at: optional_timestamp(&format!("{field}.held_at"), retrospective.held_at.as_ref())?,
+            };
+            new.details = serde_json::to_value(details).expect("plain data serializes");
+        }
+        Some(Details::Gotcha(gotcha)) => {
+            let details = GotchaDetails {
+                problem: text("gotcha.problem", &gotcha.problem, MAX_SUMMARY_CHARS, false)?,
+                solution: text("gotcha.solution", &gotcha.solution, MAX_SOLUTION_CHARS, false)?,
+                confidence: score("gotcha.confidence", gotcha.confidence, 1.0)?,
+                qa_pattern_id: name("gotcha.qa_pattern_id", &gotcha.qa_pattern_id, MAX_KEY_CHARS, false)?,
+            };
+            new.details = serde_json::to_value(details).expect("plain data serializes");
+        }
+    }
+    Ok(new)
+}
+
+fn solution_to_proto(solution: &Solution) -> proto::Solution {
+    proto::Solution {
+        solution_id: solution.solution_id.to_string(),
+        description: solution.description.clone(),
+        times_applied: solution.times_applied.max(0) as u64,
+        times_successful: solution.times_successful.max(0) as u64,
+        success_rate: solution.success_rate(),
+        avg_resolution_minutes: solution.avg_resolution_minutes(),
+    }
+}
+
+pub fn entry_to_proto(entry: &Entry) -> proto::Entry {
+    use proto::entry::Details;
+    let details = match entry.kind {
+        EntryKind::IssuePattern => Details::IssuePattern(proto::IssuePatternDetails {
+            severity: severity_to_proto(entry.severity) as i32,
+            trend: trend_to_proto(entry.trend) as i32,
+            occurrence_count: entry.occurrence_count.max(0) as u64,
+            last_seen_at: entry.last_seen_at.map(to_timestamp),
+            solutions: entry.solutions.iter().map(solution_to_proto).collect(),
+            prevention_checklist: entry.prevention_checklist.clone(),
+        }),
+        EntryKind::Learning => Details::Learning(proto::LearningDetails {
+            source_path: entry.source_path.clone().unwrap_or_default(),
+            front_matter: entry.front_matter.as_ref().map(common::to_struct),
+        }),
+        EntryKind::Retrospective => {
+            let details: RetrospectiveDetails = serde_json::from_value(entry.details.clone()).unwrap_or_default();
+            Details::Retrospective(proto::RetrospectiveDetails {
+                learning_category: details.learning_category,
+                key_learnings: details.key_learnings,
+                success_patterns: details.success_patterns,
+                failure_patterns: details.failure_patterns,
+                quality_score: details.quality_score,
+                held_at: details.held_at.map(to_timestamp),
+            })
+        }
+        EntryKind::Gotcha => {
+            let details: GotchaDetails = serde_json::from_value(entry.details.clone()).unwrap_or_default();
+            Details::Gotcha(proto::GotchaDetails {
+                problem: details.problem,
+                solution: details.solution,
+                confidence: details.confidence,
+                qa_pattern_id: details.qa_pattern_id,
+            })
+        }
+    };
+    proto::Entry {
+        entry_id: entry.entry_id.to_string(),
+        key: entry.key.clone().unwrap_or_default(),
+        project: entry.project.clone(),
+        kind: entry_kind_to_proto(entry.kind) as i32,
+        title: entry.title.clone(),
+        category: entry.category.clone(),
+        summary: entry.summary.clone(),
+        body: entry.body.clone(),
+        tags: entry.tags.clone(),
+        status: entry_status_to_proto(entry.status) as i32,
+        details: Some(details),
+        created_at: Some(to_timestamp(entry.created_at)),
+        updated_at: Some(to_timestamp(entry.updated_at)),
+    }
+}
+
+pub fn application_to_proto(application: &Application) -> proto::Application {
+    proto::Application {
+        application_id: application.application_id.to_string(),
+        session_id: application.session_id.to_string(),
+        solution_id: application.solution_id.map(|id| id.to_string()).unwrap_or_default(),
+        success: application.success,
+        resolution_minutes: application.resolution_minutes,
+        found_via_search: application.found_via_search,
+        note: application.note.clone(),
+        applied_at: Some(to_timestamp(application.applied_at)),
+    }
+}
+
+pub fn effectiveness_to_proto(effectiveness: &Effectiveness) -> proto::Effectiveness {
+    proto::Effectiveness {
+        applications: effectiveness.applications.max(0) as u64,
+        successes: effectiveness.successes.max(0) as u64,
+        success_rate: effectiveness.success_rate(),
+        avg_resolution_minutes: effectiveness.avg_resolution_minutes,
+        found_via_search_rate: effectiveness.found_via_search_rate(),
+    }
+}
+
+pub fn entry_report_to_proto(report: &EntryReport) -> proto::GetEntryResponse {
+    proto::GetEntryResponse {
+        entry: Some(entry_to_proto(&report.entry)),
+        history: report.history.iter().map(application_to_proto).collect(),
+        effectiveness: Some(effectiveness_to_proto(&report.effectiveness)),
+    }
+}
+
+/// How a GetEntry names its entry.
+pub enum EntryRef {
+    Id(Uuid),
+    Key { project: String, key: String },
+}
+
+pub fn entry_ref(request: &proto::GetEntryRequest) -> FieldResult<(EntryRef, i64)> {
+    let history = match request.history_limit {
+        0 => DEFAULT_HISTORY,
+        limit => limit.min(MAX_HISTORY),
+    };
+    let reference = if !request.entry_id.is_empty() {
+        EntryRef::Id(required_uuid("entry_id", &request.entry_id)?)
+    } else if !request.key.is_empty() {
+        EntryRef::Key {
+            project: project("project", &request.project)?,
+            key: name("key", &request.key, MAX_KEY_CHARS, true)?,
+        }
+    } else {
+        return Err(FieldError::new("entry_id", "required (or project and key)"));
+    };
+    Ok((reference, i64::from(history)))
+}
+
+pub fn entry_filter(request: &proto::ListEntriesRequest) -> FieldResult<EntryFilter> {
+    Ok(EntryFilter {
+        project: project("project", &request.project)?,
+        kinds: entry_kinds("kinds", &request.kinds)?,
+        category: optional_name("category", &request.category, MAX_CATEGORY_CHARS)?.map(|value| value.to_lowercase()),
+        status: entry_status("status", request.status)?,
+        tag: optional_name("tag", &request.tag, MAX_TAG_CHARS)?.map(|value| value.to_lowercase()),
+    })
+}
+
+fn idempotency_id(field: &str, value: &str) -> FieldResult<Uuid> {
+    Ok(optional_uuid(field, value)?.unwrap_or_else(Uuid::now_v7))
+}
+
+pub fn new_occurrence(request: &proto::RecordOccurrenceRequest, now: DateTime<Utc>) -> FieldResult<NewOccurrence> {
+    Ok(NewOccurrence {
+        occurrence_id: idempotency_id("occurrence_id", &request.occurrence_id)?,
+        entry_id: required_uuid("entry_id", &request.entry_id)?,
+        session_id: optional_uuid("session_id", &request.session_id)?,
+        solution_id: optional_uuid("solution_id", &request.solution_id)?,
+        success: request.success,
+        resolution_minutes: resolution_minutes("resolution_minutes", request.resolution_minutes)?,
+        occurred_at: optional_timestamp("occurred_at", request.occurred_at.as_ref())?.unwrap_or(now),
+        note: text("note", &request.note, MAX_NOTE_CHARS, false)?,
+    })
+}
+
+pub fn new_application(request: &proto::RecordApplicationRequest, now: DateTime<Utc>) -> FieldResult<Application> {
+    Ok(Application {
+        application_id: idempotency_id("application_id", &request.application_id)?,
+        entry_id: required_uuid("entry_id", &request.entry_id)?,
+        session_id: required_uuid("session_id", &request.session_id)?,
+        solution_id: optional_uuid("solution_id", &request.solution_id)?,
+        success: request.success,
+        resolution_minutes: resolution_minutes("resolution_minutes", request.resolution_minutes)?,
+        found_via_search: request.found_via_search,
+        note: text("note", &request.note, MAX_NOTE_CHARS, false)?,
+        applied_at: now,
+    })
+}

@@ -1,0 +1,114 @@
+//! KnowledgeService handlers: validate and convert the request, call the
+//! knowledge base, convert the answer. RPCs not built yet answer
+//! UNIMPLEMENTED (the generated default).
+
+pub mod convert;
+
+use chrono::Utc;
+use tonic::{Request, Response, Status};
+
+use lore_proto::v1 as proto;
+use lore_proto::v1::knowledge_service_server::KnowledgeService;
+
+use super::request_scope;
+use crate::Error;
+use crate::actions::query::Position;
+use crate::knowledge::KnowledgeBase;
+use convert::EntryRef;
+
+/// Handlers of `lore.v1.KnowledgeService`.
+#[derive(Debug, Clone)]
+pub struct KnowledgeApi {
+    knowledge: KnowledgeBase,
+}
+
+impl KnowledgeApi {
+    pub fn new(knowledge: KnowledgeBase) -> Self {
+        Self { knowledge }
+    }
+}
+
+#[tonic::async_trait]
+impl KnowledgeService for KnowledgeApi {
+    async fn upsert_entry(
+        &self,
+        request: Request<proto::UpsertEntryRequest>,
+    ) -> Result<Response<proto::UpsertEntryResponse>, Status> {
+        let scope = request_scope(&request);
+        let entry = request.get_ref().entry.as_ref().ok_or_else(|| Error::invalid("entry", "required"))?;
+        let entry = convert::new_entry(entry).map_err(|error| Error::from(error.within("entry")))?;
+        let (stored, created) = self.knowledge.upsert(&scope, &entry).await?;
+        Ok(Response::new(proto::UpsertEntryResponse { entry: Some(convert::entry_to_proto(&stored)), created }))
+    }
+
+    async fn get_entry(
+        &self,
+        request: Request<proto::GetEntryRequest>,
+    ) -> Result<Response<proto::GetEntryResponse>, Status> {
+        let scope = request_scope(&request);
+        let (reference, history_limit) = convert::entry_ref(request.get_ref()).map_err(Error::from)?;
+        let report = match reference {
+            EntryRef::Id(entry_id) => self.knowledge.get(&scope, entry_id, history_limit).await?,
+            EntryRef::Key { project, key } => self.knowledge.get_by_key(&scope, &project, &key, history_limit).await?,
+        };
+        Ok(Response::new(convert::entry_report_to_proto(&report)))
+    }
+
+    async fn list_entries(
+        &self,
+        request: Request<proto::ListEntriesRequest>,
+    ) -> Result<Response<proto::ListEntriesResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let filter = convert::entry_filter(message).map_err(Error::from)?;
+        let (limit, after) = super::convert::page("page", message.page.as_ref()).map_err(Error::from)?;
+        let entries = self.knowledge.list(&scope, &filter, limit, after).await?;
+        let next_cursor = match entries.last() {
+            Some(last) if entries.len() as i64 == limit => {
+                Position { occurred_at: last.updated_at, action_id: last.entry_id }.encode()
+            }
+            _ => String::new(),
+        };
+        Ok(Response::new(proto::ListEntriesResponse {
+            entries: entries.iter().map(convert::entry_to_proto).collect(),
+            next_cursor,
+        }))
+    }
+
+    async fn delete_entry(
+        &self,
+        request: Request<proto::DeleteEntryRequest>,
+    ) -> Result<Response<proto::DeleteEntryResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let entry_id = super::convert::required_uuid("entry_id", &message.entry_id).map_err(Error::from)?;
+        let entry = self.knowledge.delete(&scope, entry_id, message.purge).await?;
+        Ok(Response::new(proto::DeleteEntryResponse { entry: entry.as_ref().map(convert::entry_to_proto) }))
+    }
+
+    async fn record_occurrence(
+        &self,
+        request: Request<proto::RecordOccurrenceRequest>,
+    ) -> Result<Response<proto::RecordOccurrenceResponse>, Status> {
+        let scope = request_scope(&request);
+        let occurrence = convert::new_occurrence(request.get_ref(), Utc::now()).map_err(Error::from)?;
+        let (entry, duplicate) = self.knowledge.record_occurrence(&scope, &occurrence).await?;
+        Ok(Response::new(proto::RecordOccurrenceResponse {
+            ack: Some(proto::WriteAck { id: occurrence.occurrence_id.to_string(), duplicate }),
+            entry: Some(convert::entry_to_proto(&entry)),
+        }))
+    }
+
+    async fn record_application(
+        &self,
+        request: Request<proto::RecordApplicationRequest>,
+    ) -> Result<Response<proto::RecordApplicationResponse>, Status> {
+        let scope = request_scope(&request);
+        let application = convert::new_application(request.get_ref(), Utc::now()).map_err(Error::from)?;
+        let (effectiveness, duplicate) = self.knowledge.record_application(&scope, &application).await?;
+        Ok(Response::new(proto::RecordApplicationResponse {
+            ack: Some(proto::WriteAck { id: application.application_id.to_string(), duplicate }),
+            effectiveness: Some(convert::effectiveness_to_proto(&effectiveness)),
+        }))
+    }
+}

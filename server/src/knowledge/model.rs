@@ -1,0 +1,212 @@
+//! Knowledge entries as the domain sees them.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::actions::model::StoredName;
+
+/// What kind of knowledge an entry holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
+pub enum EntryKind {
+    IssuePattern,
+    Learning,
+    Retrospective,
+    Gotcha,
+}
+
+impl StoredName for EntryKind {}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
+pub enum Severity {
+    Low,
+    Medium,
+    High,
+    Critical,
+}
+
+impl StoredName for Severity {}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
+pub enum EntryStatus {
+    Active,
+    Obsolete,
+}
+
+impl StoredName for EntryStatus {}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
+pub enum Trend {
+    Increasing,
+    Stable,
+    Decreasing,
+}
+
+impl StoredName for Trend {}
+
+/// The kind-specific fields that are never filtered on, stored as one JSON
+/// object in `knowledge_entries.details`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RetrospectiveDetails {
+    pub learning_category: String,
+    pub key_learnings: Vec<String>,
+    pub success_patterns: Vec<String>,
+    pub failure_patterns: Vec<String>,
+    pub quality_score: f64,
+    pub held_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GotchaDetails {
+    pub problem: String,
+    pub solution: String,
+    pub confidence: f64,
+    pub qa_pattern_id: String,
+}
+
+/// An entry to create or replace. Output-only fields (counts, trend, stats)
+/// are never taken from the client.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEntry {
+    /// Replace this entry (or create it with this id); `None` matches by
+    /// `key` or creates.
+    pub entry_id: Option<Uuid>,
+    pub key: Option<String>,
+    pub project: String,
+    pub kind: EntryKind,
+    pub title: String,
+    pub category: String,
+    pub summary: String,
+    pub body: String,
+    pub tags: Vec<String>,
+    pub status: EntryStatus,
+    pub severity: Option<Severity>,
+    pub prevention_checklist: Vec<String>,
+    /// In the order given; a known `solution_id` keeps its statistics.
+    pub solutions: Vec<NewSolution>,
+    /// Retrospective or gotcha fields, as a JSON object.
+    pub details: Value,
+    pub source_path: Option<String>,
+    pub front_matter: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewSolution {
+    pub solution_id: Option<Uuid>,
+    pub description: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Solution {
+    pub solution_id: Uuid,
+    pub description: String,
+    pub times_applied: i64,
+    pub times_successful: i64,
+    pub total_resolution_minutes: f64,
+}
+
+impl Solution {
+    pub fn success_rate(&self) -> f64 {
+        if self.times_applied == 0 { 0.0 } else { self.times_successful as f64 / self.times_applied as f64 }
+    }
+
+    pub fn avg_resolution_minutes(&self) -> f64 {
+        if self.times_successful == 0 { 0.0 } else { self.total_resolution_minutes / self.times_successful as f64 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub entry_id: Uuid,
+    pub key: Option<String>,
+    pub project: String,
+    pub kind: EntryKind,
+    pub title: String,
+    pub category: String,
+    pub summary: String,
+    pub body: String,
+    pub tags: Vec<String>,
+    pub status: EntryStatus,
+    pub severity: Option<Severity>,
+    pub trend: Option<Trend>,
+    pub occurrence_count: i64,
+    pub last_seen_at: Option<DateTime<Utc>>,
+    pub prevention_checklist: Vec<String>,
+    pub details: Value,
+    pub source_path: Option<String>,
+    pub front_matter: Option<Value>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    /// Best success rate first.
+    pub solutions: Vec<Solution>,
+}
+
+impl Entry {
+    /// The solution with the best success rate (the most applied on a tie).
+    pub fn best_solution(&self) -> Option<&Solution> {
+        self.solutions.first()
+    }
+}
+
+/// A pattern seen again (RecordOccurrence).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewOccurrence {
+    pub occurrence_id: Uuid,
+    pub entry_id: Uuid,
+    pub session_id: Option<Uuid>,
+    pub solution_id: Option<Uuid>,
+    pub success: bool,
+    pub resolution_minutes: f64,
+    pub occurred_at: DateTime<Utc>,
+    pub note: String,
+}
+
+/// An entry applied in a session (RecordApplication).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Application {
+    pub application_id: Uuid,
+    pub entry_id: Uuid,
+    pub session_id: Uuid,
+    pub solution_id: Option<Uuid>,
+    pub success: bool,
+    pub resolution_minutes: f64,
+    pub found_via_search: bool,
+    pub note: String,
+    pub applied_at: DateTime<Utc>,
+}
+
+/// How well an entry works when applied.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Effectiveness {
+    pub applications: i64,
+    pub successes: i64,
+    pub avg_resolution_minutes: f64,
+    pub found_via_search: i64,
+}
+
+impl Effectiveness {
+    pub fn success_rate(&self) -> f64 {
+        if self.applications == 0 { 0.0 } else { self.successes as f64 / self.applications as f64 }
+    }
+
+    pub fn found_via_search_rate(&self) -> f64 {
+        if self.applications == 0 { 0.0 } else { self.found_via_search as f64 / self.applications as f64 }
+    }
+}
+
+/// Filters of ListEntries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryFilter {
+    pub project: String,
+    pub kinds: Vec<EntryKind>,
+    pub category: Option<String>,
+    pub status: EntryStatus,
+    pub tag: Option<String>,
+}

@@ -1,0 +1,554 @@
+//! Knowledge entries, their solutions, occurrences and applications.
+
+use std::collections::HashMap;
+
+use sqlx::postgres::PgRow;
+use sqlx::types::Json;
+use sqlx::{PgConnection, PgPool, Row as _};
+use uuid::Uuid;
+
+use crate::Error;
+use crate::actions::model::StoredName as _;
+use crate::actions::query::Position;
+use crate::knowledge::model::{
+    Application, Effectiveness, Entry, EntryFilter, EntryKind, EntryStatus, NewEntry, NewOccurrence, Severity,
+    Solution, Trend,
+};
+use crate::scope::ProjectScope;
+use crate::store::sqlstate;
+
+pub(crate) const ENTRY_COLUMNS: &str = "e.entry_id, e.key, e.project, e.kind, e.title, e.category, e.summary, \
+     e.body, e.tags, e.status, e.severity, e.trend, e.occurrence_count, e.last_seen_at, e.prevention_checklist, \
+     e.details, e.source_path, e.front_matter, e.created_at, e.updated_at";
+
+/// Best success rate first, then the most applied, then the order given.
+const SOLUTION_ORDER: &str = "CASE WHEN times_applied = 0 THEN 0 ELSE times_successful::float8 / times_applied END \
+     DESC, times_applied DESC, position";
+
+fn decode_error(column: &str, value: &str) -> sqlx::Error {
+    sqlx::Error::ColumnDecode { index: column.to_owned(), source: format!("unexpected value {value:?}").into() }
+}
+
+fn parse<T: crate::actions::model::StoredName>(column: &str, value: &str) -> Result<T, sqlx::Error> {
+    T::parse(value).ok_or_else(|| decode_error(column, value))
+}
+
+/// An entry row without its solutions.
+pub(crate) fn entry_from_row(row: &PgRow) -> Result<Entry, sqlx::Error> {
+    let kind: String = row.try_get("kind")?;
+    let status: String = row.try_get("status")?;
+    let severity: Option<String> = row.try_get("severity")?;
+    let trend: Option<String> = row.try_get("trend")?;
+    Ok(Entry {
+        entry_id: row.try_get("entry_id")?,
+        key: row.try_get("key")?,
+        project: row.try_get("project")?,
+        kind: parse::<EntryKind>("kind", &kind)?,
+        title: row.try_get("title")?,
+        category: row.try_get("category")?,
+        summary: row.try_get("summary")?,
+        body: row.try_get("body")?,
+        tags: row.try_get("tags")?,
+        status: parse::<EntryStatus>("status", &status)?,
+        severity: severity.map(|value| parse::<Severity>("severity", &value)).transpose()?,
+        trend: trend.map(|value| parse::<Trend>("trend", &value)).transpose()?,
+        occurrence_count: row.try_get("occurrence_count")?,
+        last_seen_at: row.try_get("last_seen_at")?,
+        prevention_checklist: row.try_get("prevention_checklist")?,
+        details: row.try_get::<Json<serde_json::Value>, _>("details")?.0,
+        source_path: row.try_get("source_path")?,
+        front_matter: row.try_get::<Option<Json<serde_json::Value>>, _>("front_matter")?.map(|json| json.0),
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        solutions: Vec::new(),
+    })
+}
+
+/// Fills in the solutions of `entries` (one query for all of them).
+pub(crate) async fn attach_solutions(connection: &mut PgConnection, entries: &mut [Entry]) -> Result<(), sqlx::Error> {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<Uuid> = entries.iter().map(|entry| entry.entry_id).collect();
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT entry_id, solution_id, description, times_applied, times_successful, total_resolution_minutes
+         FROM knowledge_solutions WHERE entry_id = ANY($1) ORDER BY entry_id, {SOLUTION_ORDER}"
+    )))
+    .bind(&ids)
+    .fetch_all(&mut *connection)
+    .await?;
+    let mut by_entry: HashMap<Uuid, Vec<Solution>> = HashMap::new();
+    for row in rows {
+        by_entry.entry(row.try_get("entry_id")?).or_default().push(Solution {
+            solution_id: row.try_get("solution_id")?,
+            description: row.try_get("description")?,
+            times_applied: row.try_get("times_applied")?,
+            times_successful: row.try_get("times_successful")?,
+            total_resolution_minutes: row.try_get("total_resolution_minutes")?,
+        });
+    }
+    for entry in entries {
+        entry.solutions = by_entry.remove(&entry.entry_id).unwrap_or_default();
+    }
+    Ok(())
+}
+
+async fn fetch_entry(connection: &mut PgConnection, scope: &ProjectScope, entry_id: Uuid) -> Result<Entry, Error> {
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {ENTRY_COLUMNS} FROM knowledge_entries e
+         WHERE e.entry_id = $1 AND ($2::text[] IS NULL OR e.project = ANY($2))"
+    )))
+    .bind(entry_id)
+    .bind(scope.sql_filter())
+    .fetch_optional(&mut *connection)
+    .await?
+    .ok_or_else(|| Error::NotFound(format!("entry {entry_id}")))?;
+    let mut entries = [entry_from_row(&row)?];
+    attach_solutions(connection, &mut entries).await?;
+    let [entry] = entries;
+    Ok(entry)
+}
+
+/// Creates or replaces an entry and its solutions in one transaction.
+/// Returns the stored entry and whether it was created.
+pub async fn upsert(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    entry: &NewEntry,
+    content_hash: &[u8],
+) -> Result<(Entry, bool), Error> {
+    if !scope.allows(&entry.project) {
+        return Err(Error::PermissionDenied(format!("project {} is outside your scope", entry.project)));
+    }
+    let mut transaction = pool.begin().await?;
+    sqlx::query("INSERT INTO projects (name) VALUES ($1) ON CONFLICT DO NOTHING")
+        .bind(&entry.project)
+        .execute(&mut *transaction)
+        .await?;
+    // With an id: that entry. Without: the one with the same key, if any.
+    let conflict_target = if entry.entry_id.is_some() || entry.key.is_none() {
+        "(entry_id)"
+    } else {
+        "(project, key) WHERE key IS NOT NULL"
+    };
+    let upserted = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO knowledge_entries AS e (entry_id, key, project, kind, title, category, summary, body, tags,
+             status, severity, prevention_checklist, details, source_path, front_matter, content_hash)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+         ON CONFLICT {conflict_target} DO UPDATE SET
+             key = EXCLUDED.key, kind = EXCLUDED.kind, title = EXCLUDED.title, category = EXCLUDED.category,
+             summary = EXCLUDED.summary, body = EXCLUDED.body, tags = EXCLUDED.tags, status = EXCLUDED.status,
+             severity = EXCLUDED.severity, prevention_checklist = EXCLUDED.prevention_checklist,
+             details = EXCLUDED.details, source_path = EXCLUDED.source_path, front_matter = EXCLUDED.front_matter,
+             content_hash = EXCLUDED.content_hash, updated_at = now()
+         WHERE e.project = EXCLUDED.project
+         RETURNING e.entry_id, (xmax = 0) AS created"
+    )))
+    .bind(entry.entry_id.unwrap_or_else(Uuid::now_v7))
+    .bind(&entry.key)
+    .bind(&entry.project)
+    .bind(entry.kind.as_str())
+    .bind(&entry.title)
+    .bind(&entry.category)
+    .bind(&entry.summary)
+    .bind(&entry.body)
+    .bind(&entry.tags)
+    .bind(entry.status.as_str())
+    .bind(entry.severity.map(|severity| severity.as_str()))
+    .bind(&entry.prevention_checklist)
+    .bind(Json(&entry.details))
+    .bind(&entry.source_path)
+    .bind(entry.front_matter.as_ref().map(Json))
+    .bind(content_hash)
+    .fetch_optional(&mut *transaction)
+    .await
+    .map_err(|error| unique_violation_to_conflict(error, entry))?;
+    let Some(row) = upserted else {
+        return Err(Error::AlreadyExists(match entry.entry_id {
+            Some(id) => format!("entry_id {id} is already used by another entry"),
+            None => "key is already used by another entry".into(),
+        }));
+    };
+    let entry_id: Uuid = row.try_get("entry_id")?;
+    let created: bool = row.try_get("created")?;
+    replace_solutions(&mut transaction, entry_id, entry).await?;
+    let stored = fetch_entry(&mut transaction, scope, entry_id).await?;
+    transaction.commit().await?;
+    Ok((stored, created))
+}
+
+fn unique_violation_to_conflict(error: sqlx::Error, entry: &NewEntry) -> Error {
+    if let sqlx::Error::Database(database) = &error
+        && database.code().as_deref() == Some(sqlstate::UNIQUE_VIOLATION)
+    {
+        return match database.constraint() {
+            Some("knowledge_entries_project_key_idx") => Error::AlreadyExists(format!(
+                "key {:?} is already used by another entry of project {}",
+                entry.key.as_deref().unwrap_or_default(),
+                entry.project
+            )),
+            Some("knowledge_entries_project_source_idx") => Error::AlreadyExists(format!(
+                "source_path {:?} is already indexed as another entry",
+                entry.source_path.as_deref().unwrap_or_default()
+            )),
+            _ => Error::Database(error),
+        };
+    }
+    Error::Database(error)
+}
+
+/// Makes the entry's solutions exactly `entry.solutions`, in order; a known
+/// `solution_id` keeps its statistics.
+async fn replace_solutions(connection: &mut PgConnection, entry_id: Uuid, entry: &NewEntry) -> Result<(), Error> {
+    let ids: Vec<Uuid> =
+        entry.solutions.iter().map(|solution| solution.solution_id.unwrap_or_else(Uuid::now_v7)).collect();
+    let descriptions: Vec<&str> = entry.solutions.iter().map(|solution| solution.description.as_str()).collect();
+    sqlx::query("DELETE FROM knowledge_solutions WHERE entry_id = $1 AND solution_id <> ALL($2)")
+        .bind(entry_id)
+        .bind(&ids)
+        .execute(&mut *connection)
+        .await?;
+    let stored = sqlx::query(
+        "INSERT INTO knowledge_solutions AS s (solution_id, entry_id, project, description, position)
+         SELECT id, $1, $2, description, position::int - 1
+         FROM unnest($3::uuid[], $4::text[]) WITH ORDINALITY AS given (id, description, position)
+         ON CONFLICT (solution_id) DO UPDATE SET description = EXCLUDED.description, position = EXCLUDED.position
+         WHERE s.entry_id = EXCLUDED.entry_id",
+    )
+    .bind(entry_id)
+    .bind(&entry.project)
+    .bind(&ids)
+    .bind(&descriptions)
+    .execute(&mut *connection)
+    .await?
+    .rows_affected();
+    if stored as usize != ids.len() {
+        return Err(Error::invalid("entry.issue_pattern.solutions", "a solution_id belongs to another entry"));
+    }
+    Ok(())
+}
+
+pub async fn get(pool: &PgPool, scope: &ProjectScope, entry_id: Uuid) -> Result<Entry, Error> {
+    let mut connection = pool.acquire().await?;
+    fetch_entry(&mut connection, scope, entry_id).await
+}
+
+pub async fn get_by_key(pool: &PgPool, scope: &ProjectScope, project: &str, key: &str) -> Result<Entry, Error> {
+    let entry_id: Uuid = sqlx::query_scalar(
+        "SELECT entry_id FROM knowledge_entries
+         WHERE project = $1 AND key = $2 AND ($3::text[] IS NULL OR project = ANY($3))",
+    )
+    .bind(project)
+    .bind(key)
+    .bind(scope.sql_filter())
+    .fetch_optional(pool)
+    .await?
+    .ok_or_else(|| Error::NotFound(format!("entry {key} in project {project}")))?;
+    get(pool, scope, entry_id).await
+}
+
+/// A page of entries, most recently updated first.
+pub async fn list(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    filter: &EntryFilter,
+    limit: i64,
+    after: Option<Position>,
+) -> Result<Vec<Entry>, Error> {
+    let kinds: Vec<&str> = filter.kinds.iter().map(|kind| kind.as_str()).collect();
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {ENTRY_COLUMNS} FROM knowledge_entries e
+         WHERE e.project = $1 AND ($2::text[] IS NULL OR e.project = ANY($2))
+           AND e.status = $3
+           AND (cardinality($4::text[]) = 0 OR e.kind = ANY($4))
+           AND ($5::text IS NULL OR e.category = $5)
+           AND ($6::text IS NULL OR e.tags @> ARRAY[$6])
+           AND ($7::timestamptz IS NULL OR (e.updated_at, e.entry_id) < ($7, $8))
+         ORDER BY e.updated_at DESC, e.entry_id DESC
+         LIMIT $9"
+    )))
+    .bind(&filter.project)
+    .bind(scope.sql_filter())
+    .bind(filter.status.as_str())
+    .bind(&kinds)
+    .bind(&filter.category)
+    .bind(&filter.tag)
+    .bind(after.map(|position| position.occurred_at))
+    .bind(after.map(|position| position.action_id))
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    let mut entries = rows.iter().map(entry_from_row).collect::<Result<Vec<_>, _>>()?;
+    let mut connection = pool.acquire().await?;
+    attach_solutions(&mut connection, &mut entries).await?;
+    Ok(entries)
+}
+
+/// Marks an entry obsolete, or removes it with everything attached when
+/// `purge`. Returns the entry as it stands after (None when purged).
+pub async fn delete(pool: &PgPool, scope: &ProjectScope, entry_id: Uuid, purge: bool) -> Result<Option<Entry>, Error> {
+    if purge {
+        let deleted = sqlx::query(
+            "DELETE FROM knowledge_entries WHERE entry_id = $1 AND ($2::text[] IS NULL OR project = ANY($2))",
+        )
+        .bind(entry_id)
+        .bind(scope.sql_filter())
+        .execute(pool)
+        .await?;
+        if deleted.rows_affected() == 0 {
+            return Err(Error::NotFound(format!("entry {entry_id}")));
+        }
+        return Ok(None);
+    }
+    let updated = sqlx::query(
+        "UPDATE knowledge_entries SET status = 'obsolete', updated_at = now()
+         WHERE entry_id = $1 AND ($2::text[] IS NULL OR project = ANY($2))",
+    )
+    .bind(entry_id)
+    .bind(scope.sql_filter())
+    .execute(pool)
+    .await?;
+    if updated.rows_affected() == 0 {
+        return Err(Error::NotFound(format!("entry {entry_id}")));
+    }
+    get(pool, scope, entry_id).await.map(Some)
+}
+
+/// Locks the entry for the rest of the transaction and returns its project
+/// and kind.
+async fn lock_entry(
+    connection: &mut PgConnection,
+    scope: &ProjectScope,
+    entry_id: Uuid,
+) -> Result<(String, EntryKind), Error> {
+    let row = sqlx::query(
+        "SELECT project, kind FROM knowledge_entries
+         WHERE entry_id = $1 AND ($2::text[] IS NULL OR project = ANY($2)) FOR UPDATE",
+    )
+    .bind(entry_id)
+    .bind(scope.sql_filter())
+    .fetch_optional(&mut *connection)
+    .await?
+    .ok_or_else(|| Error::NotFound(format!("entry {entry_id}")))?;
+    let kind: String = row.try_get("kind")?;
+    Ok((row.try_get("project")?, parse::<EntryKind>("kind", &kind)?))
+}
+
+/// Counts one use of a solution of the entry.
+async fn count_solution_use(
+    connection: &mut PgConnection,
+    entry_id: Uuid,
+    solution_id: Uuid,
+    success: bool,
+    resolution_minutes: f64,
+) -> Result<(), Error> {
+    let updated = sqlx::query(
+        "UPDATE knowledge_solutions
+         SET times_applied = times_applied + 1,
+             times_successful = times_successful + $3::int,
+             total_resolution_minutes = total_resolution_minutes + CASE WHEN $3 THEN $4 ELSE 0 END
+         WHERE solution_id = $1 AND entry_id = $2",
+    )
+    .bind(solution_id)
+    .bind(entry_id)
+    .bind(success)
+    .bind(resolution_minutes)
+    .execute(&mut *connection)
+    .await?;
+    if updated.rows_affected() == 0 {
+        return Err(Error::invalid("solution_id", format!("{solution_id} is not a solution of entry {entry_id}")));
+    }
+    Ok(())
+}
+
+/// The idempotent records of an entry's use.
+#[derive(Debug, Clone, Copy)]
+enum Record {
+    Occurrence,
+    Application,
+}
+
+/// An id that was already stored is a replay only if it was stored for the
+/// same entry; otherwise the client reused an id.
+async fn check_replay(connection: &mut PgConnection, record: Record, id: Uuid, entry_id: Uuid) -> Result<(), Error> {
+    let (query, name) = match record {
+        Record::Occurrence => ("SELECT entry_id FROM knowledge_occurrences WHERE occurrence_id = $1", "occurrence"),
+        Record::Application => ("SELECT entry_id FROM knowledge_applications WHERE application_id = $1", "application"),
+    };
+    let owner: Option<Uuid> = sqlx::query_scalar(query).bind(id).fetch_optional(&mut *connection).await?;
+    if owner != Some(entry_id) {
+        return Err(Error::AlreadyExists(format!("{name}_id {id} is already used by another {name}")));
+    }
+    Ok(())
+}
+
+/// Records an issue pattern seen again: the occurrence, the solution's
+/// statistics, the count, last seen and the trend, in one transaction.
+/// Returns the entry after and whether the occurrence was a replay.
+pub async fn record_occurrence(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    occurrence: &NewOccurrence,
+) -> Result<(Entry, bool), Error> {
+    let mut transaction = pool.begin().await?;
+    let (project, kind) = lock_entry(&mut transaction, scope, occurrence.entry_id).await?;
+    if kind != EntryKind::IssuePattern {
+        return Err(Error::FailedPrecondition(format!(
+            "entry {} is a {}, occurrences are recorded on issue patterns",
+            occurrence.entry_id,
+            kind.as_str()
+        )));
+    }
+    let inserted = sqlx::query(
+        "INSERT INTO knowledge_occurrences (occurrence_id, project, entry_id, session_id, solution_id, success,
+             resolution_minutes, note, occurred_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT (occurrence_id) DO NOTHING",
+    )
+    .bind(occurrence.occurrence_id)
+    .bind(&project)
+    .bind(occurrence.entry_id)
+    .bind(occurrence.session_id)
+    .bind(occurrence.solution_id)
+    .bind(occurrence.success)
+    .bind(occurrence.resolution_minutes)
+    .bind(&occurrence.note)
+    .bind(occurrence.occurred_at)
+    .execute(&mut *transaction)
+    .await?
+    .rows_affected()
+        == 1;
+    if !inserted {
+        check_replay(&mut transaction, Record::Occurrence, occurrence.occurrence_id, occurrence.entry_id).await?;
+        let entry = fetch_entry(&mut transaction, scope, occurrence.entry_id).await?;
+        return Ok((entry, true));
+    }
+    if let Some(solution_id) = occurrence.solution_id {
+        count_solution_use(
+            &mut transaction,
+            occurrence.entry_id,
+            solution_id,
+            occurrence.success,
+            occurrence.resolution_minutes,
+        )
+        .await?;
+    }
+    // Trend: occurrences of the last two weeks against the two before,
+    // smoothed by one so that a single sighting does not swing it alone.
+    sqlx::query(
+        "UPDATE knowledge_entries e
+         SET occurrence_count = occurrence_count + 1,
+             last_seen_at = greatest(last_seen_at, $2),
+             trend = CASE WHEN (counts.recent + 1.0) / (counts.previous + 1.0) >= 1.5 THEN 'increasing'
+                          WHEN (counts.recent + 1.0) / (counts.previous + 1.0) <= 0.67 THEN 'decreasing'
+                          ELSE 'stable' END
+         FROM (SELECT count(*) FILTER (WHERE occurred_at >= now() - interval '14 days') AS recent,
+                      count(*) FILTER (WHERE occurred_at < now() - interval '14 days'
+                                         AND occurred_at >= now() - interval '28 days') AS previous
+               FROM knowledge_occurrences WHERE entry_id = $1) AS counts
+         WHERE e.entry_id = $1",
+    )
+    .bind(occurrence.entry_id)
+    .bind(occurrence.occurred_at)
+    .execute(&mut *transaction)
+    .await?;
+    let entry = fetch_entry(&mut transaction, scope, occurrence.entry_id).await?;
+    transaction.commit().await?;
+    Ok((entry, false))
+}
+
+/// Records an entry applied in a session (and the solution's statistics)
+/// in one transaction. Returns whether it was a replay.
+pub async fn record_application(pool: &PgPool, scope: &ProjectScope, application: &Application) -> Result<bool, Error> {
+    let mut transaction = pool.begin().await?;
+    let (project, _) = lock_entry(&mut transaction, scope, application.entry_id).await?;
+    let inserted = sqlx::query(
+        "INSERT INTO knowledge_applications (application_id, project, entry_id, session_id, solution_id, success,
+             resolution_minutes, found_via_search, note, applied_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+         ON CONFLICT (application_id) DO NOTHING",
+    )
+    .bind(application.application_id)
+    .bind(&project)
+    .bind(application.entry_id)
+    .bind(application.session_id)
+    .bind(application.solution_id)
+    .bind(application.success)
+    .bind(application.resolution_minutes)
+    .bind(application.found_via_search)
+    .bind(&application.note)
+    .bind(application.applied_at)
+    .execute(&mut *transaction)
+    .await?
+    .rows_affected()
+        == 1;
+    if !inserted {
+        check_replay(&mut transaction, Record::Application, application.application_id, application.entry_id).await?;
+        return Ok(true);
+    }
+    if let Some(solution_id) = application.solution_id {
+        count_solution_use(
+            &mut transaction,
+            application.entry_id,
+            solution_id,
+            application.success,
+            application.resolution_minutes,
+        )
+        .await?;
+    }
+    sqlx::query("UPDATE knowledge_entries SET last_seen_at = greatest(last_seen_at, $2) WHERE entry_id = $1")
+        .bind(application.entry_id)
+        .bind(application.applied_at)
+        .execute(&mut *transaction)
+        .await?;
+    transaction.commit().await?;
+    Ok(false)
+}
+
+/// The entry's applications, newest first.
+pub async fn history(pool: &PgPool, entry_id: Uuid, limit: i64) -> Result<Vec<Application>, Error> {
+    let rows = sqlx::query(
+        "SELECT application_id, entry_id, session_id, solution_id, success, resolution_minutes, found_via_search,
+                note, applied_at
+         FROM knowledge_applications WHERE entry_id = $1 ORDER BY applied_at DESC, application_id DESC LIMIT $2",
+    )
+    .bind(entry_id)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(Application {
+                application_id: row.try_get("application_id")?,
+                entry_id: row.try_get("entry_id")?,
+                session_id: row.try_get("session_id")?,
+                solution_id: row.try_get("solution_id")?,
+                success: row.try_get("success")?,
+                resolution_minutes: row.try_get("resolution_minutes")?,
+                found_via_search: row.try_get("found_via_search")?,
+                note: row.try_get("note")?,
+                applied_at: row.try_get("applied_at")?,
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(Error::from)
+}
+
+pub async fn effectiveness(pool: &PgPool, entry_id: Uuid) -> Result<Effectiveness, Error> {
+    let row = sqlx::query(
+        "SELECT count(*) AS applications,
+                count(*) FILTER (WHERE success) AS successes,
+                coalesce(avg(resolution_minutes) FILTER (WHERE success), 0) AS avg_minutes,
+                count(*) FILTER (WHERE found_via_search) AS found_via_search
+         FROM knowledge_applications WHERE entry_id = $1",
+    )
+    .bind(entry_id)
+    .fetch_one(pool)
+    .await?;
+    Ok(Effectiveness {
+        applications: row.try_get("applications")?,
+        successes: row.try_get("successes")?,
+        avg_resolution_minutes: row.try_get("avg_minutes")?,
+        found_via_search: row.try_get("found_via_search")?,
+    })
+}
