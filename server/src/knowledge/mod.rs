@@ -5,6 +5,7 @@
 //! - [`model`]: the domain types.
 //! - The SQL is in [`crate::store::knowledge`].
 
+pub mod embed;
 pub mod model;
 
 use sqlx::PgPool;

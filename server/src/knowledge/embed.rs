@@ -1,0 +1,482 @@
+//! Text embeddings behind one trait, with three providers:
+//! - `local`: all-MiniLM-L6-v2 in process with candle, from the model files
+//!   `make` fetches into the cache (384 dimensions; CPU; batched; texts over
+//!   one window are embedded in chunks whose vectors are averaged);
+//! - `openai`: any OpenAI-compatible `/v1/embeddings` endpoint, with retries
+//!   and exponential backoff;
+//! - `hash`: deterministic feature hashing of words, for tests only (it
+//!   knows no meaning, only shared words).
+//!
+//! Every provider returns L2-normalized vectors, so cosine distance is what
+//! pgvector's `<=>` computes.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Which provider to use, with its settings (`[knowledge.embedding]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EmbeddingConfig {
+    /// `local` (default), `openai` or `hash`.
+    pub provider: ProviderKind,
+    /// `local`: the directory with model.safetensors, config.json and
+    /// tokenizer.json; default `<cache_dir>/models/all-MiniLM-L6-v2`.
+    pub model_dir: Option<PathBuf>,
+    /// `openai`: the API base URL (the request goes to `<url>/embeddings`).
+    pub url: String,
+    /// `openai`: the model name.
+    pub model: String,
+    /// `openai` and `hash`: vector dimensions.
+    pub dimensions: usize,
+    /// `openai`: the API key (also read from `LORE_KNOWLEDGE__EMBEDDING__API_KEY`).
+    pub api_key: Option<String>,
+    /// `openai`: per-request timeout.
+    pub timeout_ms: u64,
+    /// `openai`: attempts after the first one fails with a retriable error.
+    pub max_retries: u32,
+    /// Texts per provider call.
+    pub batch_size: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    Local,
+    Openai,
+    Hash,
+}
+
+impl Default for EmbeddingConfig {
+    fn default() -> Self {
+        Self {
+            provider: ProviderKind::Local,
+            model_dir: None,
+            url: "https://api.openai.com/v1".into(),
+            model: "text-embedding-3-small".into(),
+            dimensions: 384,
+            api_key: None,
+            timeout_ms: 10_000,
+            max_retries: 3,
+            batch_size: 32,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("cannot load the embedding model from {path}: {reason}")]
+    Load { path: String, reason: String },
+    #[error("embedding failed: {0}")]
+    Inference(String),
+    #[error("embedding provider unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// A text embedding model.
+#[tonic::async_trait]
+pub trait Embedder: Send + Sync + std::fmt::Debug {
+    /// The name embeddings are stored under, e.g. `local/all-MiniLM-L6-v2`.
+    fn model(&self) -> &str;
+    fn provider(&self) -> ProviderKind;
+    fn dimensions(&self) -> usize;
+    /// One L2-normalized vector per text, in order.
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+/// Builds the configured provider.
+pub fn from_config(config: &EmbeddingConfig, cache_dir: &Path) -> Result<Arc<dyn Embedder>, EmbedError> {
+    Ok(match config.provider {
+        ProviderKind::Local => {
+            let directory =
+                config.model_dir.clone().unwrap_or_else(|| cache_dir.join("models").join("all-MiniLM-L6-v2"));
+            Arc::new(LocalEmbedder::load(&directory, config.batch_size)?)
+        }
+        ProviderKind::Openai => Arc::new(OpenAiEmbedder::new(config)?),
+        ProviderKind::Hash => Arc::new(HashEmbedder::new(config.dimensions)),
+    })
+}
+
+fn normalize(vector: &mut [f32]) {
+    let norm = vector.iter().map(|value| value * value).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        vector.iter_mut().for_each(|value| *value /= norm);
+    }
+}
+
+/// Deterministic feature hashing: each lowercased word adds 1 to the
+/// dimension its BLAKE3 hash picks (with a sign, to spread collisions).
+#[derive(Debug)]
+pub struct HashEmbedder {
+    dimensions: usize,
+    model: String,
+}
+
+impl HashEmbedder {
+    pub fn new(dimensions: usize) -> Self {
+        Self { dimensions: dimensions.max(1), model: format!("hash/{}", dimensions.max(1)) }
+    }
+
+    pub fn embed_one(&self, text: &str) -> Vec<f32> {
+        let mut vector = vec![0.0; self.dimensions];
+        for word in text.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()) {
+            let hash = blake3::hash(word.to_lowercase().as_bytes());
+            let bytes = hash.as_bytes();
+            let index = u64::from_le_bytes(bytes[0..8].try_into().expect("8 bytes")) as usize % self.dimensions;
+            vector[index] += if bytes[8] & 1 == 0 { 1.0 } else { -1.0 };
+        }
+        normalize(&mut vector);
+        vector
+    }
+}
+
+#[tonic::async_trait]
+impl Embedder for HashEmbedder {
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn provider(&self) -> ProviderKind {
+        ProviderKind::Hash
+    }
+
+    fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(texts.iter().map(|text| self.embed_one(text)).collect())
+    }
+}
+
+/// Tokens per model window, special tokens included (what the model was
+/// trained with in sentence-transformers).
+const WINDOW_TOKENS: usize = 256;
+
+/// all-MiniLM-L6-v2 on the CPU with candle.
+pub struct LocalEmbedder {
+    inner: Arc<LocalModel>,
+    batch_size: usize,
+}
+
+struct LocalModel {
+    model: candle_transformers::models::bert::BertModel,
+    tokenizer: tokenizers::Tokenizer,
+    cls: u32,
+    sep: u32,
+}
+
+impl std::fmt::Debug for LocalEmbedder {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("LocalEmbedder").field("batch_size", &self.batch_size).finish_non_exhaustive()
+    }
+}
+
+impl LocalEmbedder {
+    pub const MODEL: &'static str = "local/all-MiniLM-L6-v2";
+
+    pub fn load(directory: &Path, batch_size: usize) -> Result<Self, EmbedError> {
+        let load_error = |reason: String| EmbedError::Load { path: directory.display().to_string(), reason };
+        let config: candle_transformers::models::bert::Config = serde_json::from_slice(
+            &std::fs::read(directory.join("config.json")).map_err(|error| load_error(error.to_string()))?,
+        )
+        .map_err(|error| load_error(format!("config.json: {error}")))?;
+        let weights =
+            std::fs::read(directory.join("model.safetensors")).map_err(|error| load_error(error.to_string()))?;
+        let device = candle_core::Device::Cpu;
+        let variables = candle_nn::VarBuilder::from_buffered_safetensors(
+            weights,
+            candle_transformers::models::bert::DTYPE,
+            &device,
+        )
+        .map_err(|error| load_error(error.to_string()))?;
+        let model = candle_transformers::models::bert::BertModel::load(variables, &config)
+            .map_err(|error| load_error(error.to_string()))?;
+        let mut tokenizer = tokenizers::Tokenizer::from_file(directory.join("tokenizer.json"))
+            .map_err(|error| load_error(format!("tokenizer.json: {error}")))?;
+        // Windows are cut and padded here, not by the tokenizer's defaults.
+        tokenizer.with_padding(None);
+        tokenizer.with_truncation(None).map_err(|error| load_error(error.to_string()))?;
+        let token = |name: &str| tokenizer.token_to_id(name).ok_or_else(|| load_error(format!("no {name} token")));
+        let (cls, sep) = (token("[CLS]")?, token("[SEP]")?);
+        Ok(Self { inner: Arc::new(LocalModel { model, tokenizer, cls, sep }), batch_size: batch_size.max(1) })
+    }
+}
+
+impl LocalModel {
+    /// Token windows of each text: `[CLS] up to 254 tokens [SEP]`.
+    fn windows(&self, text: &str) -> Result<Vec<Vec<u32>>, EmbedError> {
+        let encoding = self.tokenizer.encode(text, false).map_err(|error| EmbedError::Inference(error.to_string()))?;
+        let ids = encoding.get_ids();
+        let content = WINDOW_TOKENS - 2;
+        let chunks: Vec<&[u32]> = if ids.is_empty() { vec![&[]] } else { ids.chunks(content).collect() };
+        Ok(chunks
+            .into_iter()
+            .map(|chunk| {
+                let mut window = Vec::with_capacity(chunk.len() + 2);
+                window.push(self.cls);
+                window.extend_from_slice(chunk);
+                window.push(self.sep);
+                window
+            })
+            .collect())
+    }
+
+    /// Mean-pooled, normalized vectors of token windows, one forward pass.
+    fn forward(&self, windows: &[Vec<u32>]) -> candle_core::Result<Vec<Vec<f32>>> {
+        use candle_core::{DType, Tensor};
+        let device = &self.model.device;
+        let longest = windows.iter().map(Vec::len).max().unwrap_or(0);
+        let mut ids = Vec::with_capacity(windows.len() * longest);
+        let mut mask = Vec::with_capacity(windows.len() * longest);
+        for window in windows {
+            ids.extend(window.iter().copied().chain(std::iter::repeat_n(0, longest - window.len())));
+            mask.extend(std::iter::repeat_n(1u32, window.len()).chain(std::iter::repeat_n(0, longest - window.len())));
+        }
+        let shape = (windows.len(), longest);
+        let ids = Tensor::from_vec(ids, shape, device)?;
+        let mask = Tensor::from_vec(mask, shape, device)?;
+        let types = ids.zeros_like()?;
+        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+        // Mean over the real tokens only.
+        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
+        let counts = mask.sum(1)?;
+        let pooled = summed.broadcast_div(&counts)?;
+        let mut vectors: Vec<Vec<f32>> = pooled.to_vec2()?;
+        vectors.iter_mut().for_each(|vector| normalize(vector));
+        Ok(vectors)
+    }
+
+    fn embed(&self, texts: &[String], batch_size: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut windows = Vec::new();
+        let mut owner = Vec::new();
+        for (index, text) in texts.iter().enumerate() {
+            for window in self.windows(text)? {
+                windows.push(window);
+                owner.push(index);
+            }
+        }
+        // Similar lengths together: less padding per batch.
+        let mut order: Vec<usize> = (0..windows.len()).collect();
+        order.sort_by_key(|&index| windows[index].len());
+        let mut window_vectors = vec![Vec::new(); windows.len()];
+        for batch in order.chunks(batch_size) {
+            let batch_windows: Vec<Vec<u32>> = batch.iter().map(|&index| windows[index].clone()).collect();
+            let vectors = self.forward(&batch_windows).map_err(|error| EmbedError::Inference(error.to_string()))?;
+            for (&index, vector) in batch.iter().zip(vectors) {
+                window_vectors[index] = vector;
+            }
+        }
+        // A text of several windows: the average of its windows' vectors.
+        let mut vectors = vec![vec![0.0f32; 0]; texts.len()];
+        for (window, vector) in owner.into_iter().zip(window_vectors) {
+            let sum = &mut vectors[window];
+            if sum.is_empty() {
+                *sum = vector;
+            } else {
+                sum.iter_mut().zip(vector).for_each(|(total, value)| *total += value);
+            }
+        }
+        vectors.iter_mut().for_each(|vector| normalize(vector));
+        Ok(vectors)
+    }
+}
+
+#[tonic::async_trait]
+impl Embedder for LocalEmbedder {
+    fn model(&self) -> &str {
+        Self::MODEL
+    }
+
+    fn provider(&self) -> ProviderKind {
+        ProviderKind::Local
+    }
+
+    fn dimensions(&self) -> usize {
+        384
+    }
+
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let (model, texts, batch_size) = (Arc::clone(&self.inner), texts.to_vec(), self.batch_size);
+        // CPU-bound: off the async workers.
+        tokio::task::spawn_blocking(move || model.embed(&texts, batch_size))
+            .await
+            .map_err(|error| EmbedError::Inference(error.to_string()))?
+    }
+}
+
+/// An OpenAI-compatible `/embeddings` endpoint.
+#[derive(Debug)]
+pub struct OpenAiEmbedder {
+    client: reqwest::Client,
+    url: String,
+    /// The provider's model name, sent in requests.
+    remote_model: String,
+    stored_as: String,
+    dimensions: usize,
+    api_key: Option<String>,
+    max_retries: u32,
+}
+
+#[derive(Serialize)]
+struct EmbeddingsRequest<'a> {
+    model: &'a str,
+    input: &'a [String],
+    dimensions: usize,
+}
+
+#[derive(Deserialize)]
+struct EmbeddingsResponse {
+    data: Vec<EmbeddingData>,
+}
+
+#[derive(Deserialize)]
+struct EmbeddingData {
+    index: usize,
+    embedding: Vec<f32>,
+}
+
+impl OpenAiEmbedder {
+    pub fn new(config: &EmbeddingConfig) -> Result<Self, EmbedError> {
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_millis(config.timeout_ms))
+            .build()
+            .map_err(|error| EmbedError::Load { path: config.url.clone(), reason: error.to_string() })?;
+        Ok(Self {
+            client,
+            url: format!("{}/embeddings", config.url.trim_end_matches('/')),
+            remote_model: config.model.clone(),
+            stored_as: format!("openai/{}/{}", config.model, config.dimensions),
+            dimensions: config.dimensions,
+            api_key: config.api_key.clone(),
+            max_retries: config.max_retries,
+        })
+    }
+
+    async fn call(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, (bool, String)> {
+        let mut request = self.client.post(&self.url).json(&EmbeddingsRequest {
+            model: &self.remote_model,
+            input: texts,
+            dimensions: self.dimensions,
+        });
+        if let Some(key) = &self.api_key {
+            request = request.bearer_auth(key);
+        }
+        let response = request.send().await.map_err(|error| (true, error.to_string()))?;
+        let status = response.status();
+        if !status.is_success() {
+            let retriable = status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS;
+            return Err((retriable, format!("{} answered {status}", self.url)));
+        }
+        let mut body: EmbeddingsResponse = response.json().await.map_err(|error| (false, error.to_string()))?;
+        body.data.sort_by_key(|data| data.index);
+        if body.data.len() != texts.len() || body.data.iter().any(|data| data.embedding.len() != self.dimensions) {
+            return Err((false, "the answer does not match the request (count or dimensions)".into()));
+        }
+        Ok(body
+            .data
+            .into_iter()
+            .map(|data| {
+                let mut vector = data.embedding;
+                normalize(&mut vector);
+                vector
+            })
+            .collect())
+    }
+}
+
+#[tonic::async_trait]
+impl Embedder for OpenAiEmbedder {
+    fn model(&self) -> &str {
+        &self.stored_as
+    }
+
+    fn provider(&self) -> ProviderKind {
+        ProviderKind::Openai
+    }
+
+    fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut backoff = Duration::from_millis(200);
+        let mut attempt = 0;
+        loop {
+            match self.call(texts).await {
+                Ok(vectors) => return Ok(vectors),
+                Err((true, reason)) if attempt < self.max_retries => {
+                    tracing::warn!(attempt, reason, "embedding call failed; retrying");
+                    tokio::time::sleep(backoff + Duration::from_millis(fastrand::u64(0..100))).await;
+                    backoff *= 2;
+                    attempt += 1;
+                }
+                Err((_, reason)) => return Err(EmbedError::Unavailable(reason)),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cosine(a: &[f32], b: &[f32]) -> f32 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    /// The real model, from the files `make` fetches into the cache.
+    pub(crate) fn local_model() -> LocalEmbedder {
+        let directory = crate::embedded_postgres::default_cache_dir().join("models/all-MiniLM-L6-v2");
+        LocalEmbedder::load(&directory, 16)
+            .unwrap_or_else(|error| panic!("{error} (run `make tools` or `bash scripts/fetch-tools.sh` first)"))
+    }
+
+    #[tokio::test]
+    async fn the_local_model_places_related_texts_near_and_unrelated_ones_far() {
+        let model = local_model();
+        let texts: Vec<String> = [
+            "authentication fails with an expired token",
+            "login error: the auth token has expired",
+            "the CSS grid collapses on small screens",
+        ]
+        .map(String::from)
+        .to_vec();
+        let vectors = model.embed(&texts).await.unwrap();
+        assert_eq!(vectors[0].len(), 384);
+        let norm: f32 = vectors[0].iter().map(|value| value * value).sum();
+        assert!((norm - 1.0).abs() < 1e-4, "{norm}");
+        let related = cosine(&vectors[0], &vectors[1]);
+        let unrelated = cosine(&vectors[0], &vectors[2]);
+        assert!(related > 0.5 && unrelated < 0.2, "related {related}, unrelated {unrelated}");
+        // Batching and padding do not change a text's vector.
+        let alone = model.embed(&texts[2..]).await.unwrap();
+        assert!(cosine(&alone[0], &vectors[2]) > 0.9999);
+    }
+
+    #[tokio::test]
+    async fn a_text_longer_than_one_window_is_embedded_in_chunks() {
+        let model = local_model();
+        let long = "PostgreSQL row level security policies need a WITH CHECK clause for inserts. ".repeat(60);
+        let vectors = model.embed(&[long.clone(), "row level security blocks inserts".to_owned()]).await.unwrap();
+        let windows = model.inner.windows(&long).unwrap();
+        assert!(windows.len() > 2, "{} windows", windows.len());
+        assert!(windows.iter().all(|window| window.len() <= WINDOW_TOKENS));
+        assert!(cosine(&vectors[0], &vectors[1]) > 0.5);
+    }
+
+    #[tokio::test]
+    async fn hash_vectors_are_deterministic_normalized_and_share_words() {
+        let embedder = HashEmbedder::new(64);
+        let texts = vec!["RLS blocks INSERT".to_owned(), "rls blocks insert".to_owned(), "cache miss".to_owned()];
+        let vectors = embedder.embed(&texts).await.unwrap();
+        assert_eq!(vectors[0], vectors[1], "case does not matter");
+        let norm: f32 = vectors[0].iter().map(|value| value * value).sum();
+        assert!((norm - 1.0).abs() < 1e-5);
+        let cosine: f32 = vectors[0].iter().zip(&vectors[2]).map(|(a, b)| a * b).sum();
+        assert!(cosine.abs() < 0.5, "different words are far apart: {cosine}");
+    }
+}
