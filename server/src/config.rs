@@ -71,6 +71,7 @@ pub struct Config {
     pub grpc: GrpcConfig,
     pub actions: ActionsConfig,
     pub retention: RetentionConfig,
+    pub knowledge: crate::knowledge::KnowledgeConfig,
     /// How long in-flight calls may take to finish after SIGTERM/SIGINT
     /// before their connections are closed.
     pub shutdown_grace_secs: u64,
@@ -198,6 +199,7 @@ impl Default for Config {
             log: LogConfig::default(),
             telemetry: TelemetryConfig::default(),
             grpc: GrpcConfig::default(),
+            knowledge: crate::knowledge::KnowledgeConfig::default(),
             actions: ActionsConfig::default(),
             retention: RetentionConfig::default(),
             shutdown_grace_secs: DEFAULT_SHUTDOWN_GRACE_SECS,

@@ -9,6 +9,7 @@ use sqlx::PgPool;
 use tokio::task::JoinHandle;
 
 use crate::actions::ActionLog;
+use crate::knowledge::KnowledgeBase;
 use crate::store;
 
 /// Every `interval`, marks sessions silent for longer than `timeout` as
@@ -44,6 +45,24 @@ pub fn spawn_retention(log: ActionLog, interval: Duration) -> JoinHandle<()> {
                     "retention applied"
                 ),
                 Err(error) => tracing::warn!(%error, "retention failed"),
+            }
+        }
+    })
+}
+
+/// Every `interval`, embeds the entries waiting for a vector (new text, a
+/// model change, or a provider failure whose backoff has passed). Jobs are
+/// claimed with SKIP LOCKED, so replicas share the work.
+pub fn spawn_embedding_worker(knowledge: KnowledgeBase, interval: Duration) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut ticker = tokio::time::interval(interval);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticker.tick().await;
+            match knowledge.index_pending().await {
+                Ok(0) => {}
+                Ok(count) => tracing::info!(count, "entries embedded"),
+                Err(error) => tracing::warn!(%error, "embedding queued entries failed; retrying later"),
             }
         }
     })

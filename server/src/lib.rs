@@ -93,7 +93,10 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
     if config.database.migrate_on_start {
         store::migrate(&database.pool).await.context("cannot apply migrations")?;
     }
-    let services = grpc::Services::new(&config, database.pool.clone());
+    let services =
+        grpc::Services::new(&config, database.pool.clone()).context("cannot start the embedding provider")?;
+    services.knowledge.prepare().await.context("cannot register the embedding model")?;
+    let indexer = jobs::spawn_embedding_worker(services.knowledge.clone(), std::time::Duration::from_secs(5));
     let sweep = jobs::spawn_session_sweep(
         database.pool.clone(),
         std::time::Duration::from_secs(config.actions.session_timeout_secs),
@@ -105,6 +108,7 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
     let served = grpc::serve(services, listener, config.shutdown_grace(), shutdown).await;
     sweep.abort();
     retention.abort();
+    indexer.abort();
     database.close().await;
     tracing::info!("lore-server stopped");
     Ok(served?)

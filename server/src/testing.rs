@@ -24,7 +24,12 @@ impl TestServer {
         Self::start_with(Config::default()).await
     }
 
-    pub async fn start_with(config: Config) -> Self {
+    /// A relative default cache directory is the harness's (the model and
+    /// PostgreSQL live there), whatever directory the test runs in.
+    pub async fn start_with(mut config: Config) -> Self {
+        if config.cache_dir == Config::default().cache_dir {
+            config.cache_dir = crate::embedded_postgres::default_cache_dir();
+        }
         let database = TestDatabase::new().await.expect("test database");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("local addr");
@@ -34,7 +39,8 @@ impl TestServer {
             .connect(&database.url)
             .await
             .expect("server pool");
-        let services = Services::new(&config, pool);
+        let services = Services::new(&config, pool).expect("services (is the model fetched? `make tools`)");
+        services.knowledge.prepare().await.expect("register the embedding model");
         let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let shutdown = async {

@@ -39,7 +39,9 @@ pub struct Services {
 }
 
 impl Services {
-    pub fn new(config: &Config, pool: sqlx::PgPool) -> Self {
+    /// Fails when the configured embedding provider cannot be built (e.g.
+    /// the local model's files are missing).
+    pub fn new(config: &Config, pool: sqlx::PgPool) -> Result<Self, crate::knowledge::embed::EmbedError> {
         let sanitizer = lore_sanitize::Sanitizer::new(lore_sanitize::SanitizeConfig {
             max_string_chars: config.actions.max_string_chars,
         });
@@ -51,11 +53,16 @@ impl Services {
                 drop_after_days: config.retention.drop_after_days,
             },
         };
-        Self {
-            knowledge: crate::knowledge::KnowledgeBase::new(pool.clone()),
+        let embedder = crate::knowledge::embed::from_config(&config.knowledge.embedding, &config.cache_dir)?;
+        Ok(Self {
+            knowledge: crate::knowledge::KnowledgeBase::new(
+                pool.clone(),
+                Some(embedder),
+                config.knowledge.search.clone(),
+            ),
             actions: ActionLog::new(pool, sanitizer, limits),
             max_message_bytes: config.grpc.max_message_bytes,
-        }
+        })
     }
 }
 

@@ -92,11 +92,25 @@ pub fn from_config(config: &EmbeddingConfig, cache_dir: &Path) -> Result<Arc<dyn
         ProviderKind::Local => {
             let directory =
                 config.model_dir.clone().unwrap_or_else(|| cache_dir.join("models").join("all-MiniLM-L6-v2"));
-            Arc::new(LocalEmbedder::load(&directory, config.batch_size)?)
+            shared_local_model(&directory, config.batch_size)?
         }
         ProviderKind::Openai => Arc::new(OpenAiEmbedder::new(config)?),
         ProviderKind::Hash => Arc::new(HashEmbedder::new(config.dimensions)),
     })
+}
+
+/// One copy of the local model per directory and process: it is 90 MB of
+/// weights, and tests start many servers.
+fn shared_local_model(directory: &Path, batch_size: usize) -> Result<Arc<dyn Embedder>, EmbedError> {
+    static LOADED: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<PathBuf, Arc<LocalEmbedder>>>> =
+        std::sync::OnceLock::new();
+    let mut loaded = LOADED.get_or_init(Default::default).lock().expect("model cache lock");
+    if let Some(model) = loaded.get(directory) {
+        return Ok(Arc::clone(model) as Arc<dyn Embedder>);
+    }
+    let model = Arc::new(LocalEmbedder::load(directory, batch_size)?);
+    loaded.insert(directory.to_owned(), Arc::clone(&model));
+    Ok(model)
 }
 
 fn normalize(vector: &mut [f32]) {

@@ -3,19 +3,49 @@
 //!
 //! # Layout
 //! - [`model`]: the domain types.
-//! - The SQL is in [`crate::store::knowledge`].
+//! - [`embed`]: the embedding providers.
+//! - [`search`]: hybrid search; [`rank`]: its fusion and scoring.
+//! - The SQL is in [`crate::store::knowledge`], [`crate::store::knowledge_search`]
+//!   and [`crate::store::embeddings`].
+//!
+//! Indexing is parse, embed, store: an upsert queues the entry for
+//! embedding in its own transaction when the text changed, then embeds what
+//! is queued right away; what fails stays queued and the background worker
+//! retries it with backoff. Writing never calls an LLM.
 
 pub mod embed;
 pub mod model;
+pub mod rank;
+pub mod search;
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::Error;
 use crate::actions::query::Position;
 use crate::scope::ProjectScope;
+use crate::store::embeddings;
 use crate::store::knowledge as store;
+use embed::{Embedder, EmbeddingConfig};
 use model::{Application, Effectiveness, Entry, EntryFilter, NewEntry, NewOccurrence};
+use rank::RankingConfig;
+
+/// `[knowledge]` configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct KnowledgeConfig {
+    pub embedding: EmbeddingConfig,
+    pub search: RankingConfig,
+}
+
+/// How long a query waits for its embedding before searching without it.
+const QUERY_EMBEDDING_TIMEOUT: Duration = Duration::from_secs(2);
+/// Entries embedded per provider call when indexing.
+const INDEX_BATCH: i64 = 32;
 
 /// An entry with what GetEntry adds to it.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,16 +60,78 @@ pub struct EntryReport {
 #[derive(Debug, Clone)]
 pub struct KnowledgeBase {
     pool: PgPool,
+    embedder: Option<Arc<dyn Embedder>>,
+    ranking: RankingConfig,
+    query_embedding_timeout: Duration,
 }
 
 impl KnowledgeBase {
-    pub fn new(pool: PgPool) -> Self {
-        Self { pool }
+    /// Without an embedder search is keyword-only (and says so).
+    pub fn new(pool: PgPool, embedder: Option<Arc<dyn Embedder>>, ranking: RankingConfig) -> Self {
+        Self { pool, embedder, ranking, query_embedding_timeout: QUERY_EMBEDDING_TIMEOUT }
+    }
+
+    pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
+        self.embedder.as_ref()
+    }
+
+    /// Registers the embedding model and queues the entries it has no
+    /// current vector for (all of them after a model change).
+    pub async fn prepare(&self) -> Result<u64, Error> {
+        let Some(embedder) = &self.embedder else { return Ok(0) };
+        let provider = format!("{:?}", embedder.provider()).to_lowercase();
+        let queued = embeddings::register_model(&self.pool, embedder.model(), &provider, embedder.dimensions()).await?;
+        if queued > 0 {
+            tracing::info!(queued, model = embedder.model(), "entries queued for embedding");
+        }
+        Ok(queued)
     }
 
     /// Creates or replaces an entry; returns it and whether it was created.
+    /// Its vector is computed right after; if that fails, the background
+    /// worker retries.
     pub async fn upsert(&self, scope: &ProjectScope, entry: &NewEntry) -> Result<(Entry, bool), Error> {
-        store::upsert(&self.pool, scope, entry, &content_hash(entry)).await
+        let model = self.embedder.as_ref().map(|embedder| embedder.model().to_owned());
+        let stored = store::upsert(&self.pool, scope, entry, &content_hash(entry), model.as_deref()).await?;
+        if let Err(error) = self.index_pending().await {
+            tracing::warn!(%error, "embedding after upsert failed; the background worker retries");
+        }
+        Ok(stored)
+    }
+
+    /// Embeds every due queued entry; returns how many were embedded.
+    pub async fn index_pending(&self) -> Result<usize, Error> {
+        let Some(embedder) = &self.embedder else { return Ok(0) };
+        let mut embedded = 0;
+        loop {
+            let mut transaction = self.pool.begin().await?;
+            let jobs = embeddings::claim(&mut transaction, embedder.model(), INDEX_BATCH).await?;
+            if jobs.is_empty() {
+                transaction.commit().await?;
+                return Ok(embedded);
+            }
+            let texts: Vec<String> = jobs.iter().map(|job| job.text.clone()).collect();
+            match embedder.embed(&texts).await {
+                Ok(vectors) => {
+                    embeddings::store(&mut transaction, embedder.model(), &jobs, &vectors).await?;
+                    transaction.commit().await?;
+                    embedded += jobs.len();
+                }
+                Err(error) => {
+                    embeddings::fail(&mut transaction, embedder.model(), &jobs, &error.to_string()).await?;
+                    transaction.commit().await?;
+                    return Err(Error::Unavailable(error.to_string()));
+                }
+            }
+        }
+    }
+
+    /// Entries waiting for a vector of the current model.
+    pub async fn pending_embeddings(&self) -> Result<i64, Error> {
+        match &self.embedder {
+            Some(embedder) => embeddings::pending(&self.pool, embedder.model()).await,
+            None => Ok(0),
+        }
     }
 
     pub async fn get(&self, scope: &ProjectScope, entry_id: Uuid, history_limit: i64) -> Result<EntryReport, Error> {

@@ -116,6 +116,7 @@ pub async fn upsert(
     scope: &ProjectScope,
     entry: &NewEntry,
     content_hash: &[u8],
+    embedding_model: Option<&str>,
 ) -> Result<(Entry, bool), Error> {
     if !scope.allows(&entry.project) {
         return Err(Error::PermissionDenied(format!("project {} is outside your scope", entry.project)));
@@ -172,6 +173,9 @@ pub async fn upsert(
     let entry_id: Uuid = row.try_get("entry_id")?;
     let created: bool = row.try_get("created")?;
     replace_solutions(&mut transaction, entry_id, entry).await?;
+    if let Some(model) = embedding_model {
+        crate::store::embeddings::queue(&mut transaction, entry_id, model).await?;
+    }
     let stored = fetch_entry(&mut transaction, scope, entry_id).await?;
     transaction.commit().await?;
     Ok((stored, created))

@@ -11,7 +11,9 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use crate::config::Config;
 
 pub mod actions;
+pub mod embeddings;
 pub mod knowledge;
+pub mod knowledge_search;
 pub mod retention;
 pub mod sessions;
 

@@ -5,3 +5,4 @@
 mod actions;
 mod knowledge;
 mod scope;
+mod search;

@@ -90,7 +90,7 @@ async fn a_scope_of_project_a_sees_and_changes_no_knowledge_of_project_b() {
     use lore_server::knowledge::KnowledgeBase;
     use lore_server::knowledge::model::{EntryFilter, EntryKind, EntryStatus, NewEntry, NewOccurrence};
     let database = TestDatabase::new().await.unwrap();
-    let knowledge = KnowledgeBase::new(database.pool.clone());
+    let knowledge = KnowledgeBase::new(database.pool.clone(), None, Default::default());
     let only_a = ProjectScope::only(["a"]);
     let entry = |project: &str| NewEntry {
         entry_id: None,

@@ -16,6 +16,9 @@ use crate::knowledge::model::{
     Application, Effectiveness, Entry, EntryFilter, EntryKind, EntryStatus, GotchaDetails, NewEntry, NewOccurrence,
     NewSolution, RetrospectiveDetails, Severity, Solution, Trend,
 };
+use crate::knowledge::rank::{Relevance, Signal};
+use crate::knowledge::search::{Hit, SearchMode, SearchQuery};
+use crate::store::knowledge_search::SearchFilter;
 
 const MAX_TITLE_CHARS: usize = 512;
 const MAX_CATEGORY_CHARS: usize = 128;
@@ -452,4 +455,109 @@ pub fn new_application(request: &proto::RecordApplicationRequest, now: DateTime<
         note: text("note", &request.note, MAX_NOTE_CHARS, false)?,
         applied_at: now,
     })
+}
+
+const MAX_QUERY_CHARS: usize = 4096;
+const MAX_SEARCH_LIMIT: u32 = 100;
+
+fn search_mode(field: &str, value: i32) -> FieldResult<SearchMode> {
+    Ok(match enum_value::<proto::SearchMode>(field, value)? {
+        proto::SearchMode::Unspecified | proto::SearchMode::Hybrid => SearchMode::Hybrid,
+        proto::SearchMode::Keyword => SearchMode::Keyword,
+        proto::SearchMode::Semantic => SearchMode::Semantic,
+    })
+}
+
+fn severities(field: &str, values: &[i32]) -> FieldResult<Vec<Severity>> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(index, value)| {
+            let field = format!("{field}[{index}]");
+            severity(&field, *value)?.ok_or_else(|| FieldError::new(field, "unspecified is not a severity"))
+        })
+        .collect()
+}
+
+/// One query of Search (`default_limit` None: the limit is required) or of
+/// SearchMany (the per-query cap fills in and bounds it).
+pub fn search_query(
+    project_name: &str,
+    query: &proto::SearchQuery,
+    default_limit: Option<u32>,
+) -> FieldResult<SearchQuery> {
+    let text = text("text", &query.text, MAX_QUERY_CHARS, true)?;
+    let limit = match (query.limit, default_limit) {
+        (0, None) => return Err(FieldError::new("limit", format!("required, 1 to {MAX_SEARCH_LIMIT}"))),
+        (0, Some(cap)) => cap,
+        (limit, Some(cap)) => limit.min(cap),
+        (limit, None) => limit,
+    };
+    if limit > MAX_SEARCH_LIMIT {
+        return Err(FieldError::new("limit", format!("{limit} is over the maximum of {MAX_SEARCH_LIMIT}")));
+    }
+    let min_similarity = match query.min_score {
+        0.0 => None,
+        value => Some(score("min_score", value, 1.0)?),
+    };
+    Ok(SearchQuery {
+        filter: SearchFilter {
+            project: project_name.to_owned(),
+            kinds: entry_kinds("kinds", &query.kinds)?,
+            category: optional_name("category", &query.category, MAX_CATEGORY_CHARS)?.map(|value| value.to_lowercase()),
+            severities: severities("severities", &query.severities)?,
+            tags: tags("tags", &query.tags)?,
+            include_obsolete: query.include_obsolete,
+        },
+        text,
+        limit: limit as usize,
+        min_similarity,
+        mode: search_mode("mode", query.mode)?,
+    })
+}
+
+fn signal_to_proto(signal: Signal) -> proto::MatchSignal {
+    match signal {
+        Signal::Keyword => proto::MatchSignal::Keyword,
+        Signal::Fuzzy => proto::MatchSignal::Fuzzy,
+        Signal::Semantic => proto::MatchSignal::Semantic,
+    }
+}
+
+fn relevance_to_proto(relevance: Relevance) -> proto::Relevance {
+    match relevance {
+        Relevance::High => proto::Relevance::High,
+        Relevance::Medium => proto::Relevance::Medium,
+        Relevance::Low => proto::Relevance::Low,
+        Relevance::Weak => proto::Relevance::Unspecified,
+    }
+}
+
+pub fn hit_to_proto(hit: &Hit) -> proto::SearchHit {
+    proto::SearchHit {
+        entry: Some(entry_to_proto(&hit.entry)),
+        score: hit.score,
+        relevance: relevance_to_proto(hit.relevance) as i32,
+        reasons: hit
+            .reasons
+            .iter()
+            .map(|reason| proto::MatchReason {
+                signal: signal_to_proto(reason.signal) as i32,
+                score: reason.score,
+                rank: reason.rank,
+                matched_terms: reason.matched_terms.clone(),
+            })
+            .collect(),
+        parts: Some(proto::ScoreParts {
+            similarity: hit.parts.similarity,
+            success_rate: hit.parts.success_rate,
+            recency: hit.parts.recency,
+            specificity: hit.parts.specificity,
+        }),
+        applied_before: hit.applied_before.iter().map(application_to_proto).collect(),
+        snippet: hit.snippet.clone(),
+        recommendation: hit.recommendation.clone(),
+        line: hit.line.clone(),
+        best_solution: hit.best_solution().map(solution_to_proto),
+    }
 }

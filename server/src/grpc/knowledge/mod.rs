@@ -111,4 +111,94 @@ impl KnowledgeService for KnowledgeApi {
             effectiveness: Some(convert::effectiveness_to_proto(&effectiveness)),
         }))
     }
+
+    async fn search(&self, request: Request<proto::SearchRequest>) -> Result<Response<proto::SearchResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let project = super::convert::project("project", &message.project).map_err(Error::from)?;
+        let query = message.query.as_ref().ok_or_else(|| Error::invalid("query", "required"))?;
+        let query = convert::search_query(&project, query, None).map_err(|error| Error::from(error.within("query")))?;
+        let outcome = self.knowledge.search(&scope, &query).await.map_err(|error| within("query", error))?;
+        Ok(Response::new(proto::SearchResponse {
+            hits: outcome.hits.iter().map(convert::hit_to_proto).collect(),
+            degraded: outcome.degraded.is_some(),
+            degraded_reason: outcome.degraded.unwrap_or_default(),
+        }))
+    }
+
+    async fn search_many(
+        &self,
+        request: Request<proto::SearchManyRequest>,
+    ) -> Result<Response<proto::SearchManyResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let project = super::convert::project("project", &message.project).map_err(Error::from)?;
+        if message.queries.is_empty() || message.queries.len() > MAX_QUERIES {
+            return Err(Error::invalid(
+                "queries",
+                format!("1 to {MAX_QUERIES} queries, got {}", message.queries.len()),
+            )
+            .into());
+        }
+        let per_query = match message.per_query_limit {
+            0 => DEFAULT_PER_QUERY,
+            limit => limit.min(100),
+        };
+        let total = match message.total_limit {
+            0 => DEFAULT_TOTAL,
+            limit => limit.min(500),
+        } as usize;
+        let mut results = Vec::with_capacity(message.queries.len());
+        let mut degraded = None;
+        for (index, query) in message.queries.iter().enumerate() {
+            let field = format!("queries[{index}]");
+            let parsed = convert::search_query(&project, query, Some(per_query))
+                .map_err(|error| Error::from(error.within(&field)))?;
+            let outcome = self.knowledge.search(&scope, &parsed).await.map_err(|error| within(&field, error))?;
+            degraded = degraded.or(outcome.degraded);
+            results.push((query.query_id.clone(), outcome.hits));
+        }
+        // The total cap keeps the best-scoring hits across all queries.
+        let mut scores: Vec<f64> = results.iter().flat_map(|(_, hits)| hits.iter().map(|hit| hit.score)).collect();
+        let truncated = scores.len() > total;
+        if truncated {
+            scores.sort_by(|a, b| b.total_cmp(a));
+            let cutoff = scores[total - 1];
+            let mut kept = 0;
+            for (_, hits) in &mut results {
+                hits.retain(|hit| {
+                    let keep = hit.score >= cutoff && kept < total;
+                    kept += usize::from(keep);
+                    keep
+                });
+            }
+        }
+        Ok(Response::new(proto::SearchManyResponse {
+            results: results
+                .into_iter()
+                .map(|(query_id, hits)| proto::SearchManyResult {
+                    query_id,
+                    hits: hits.iter().map(convert::hit_to_proto).collect(),
+                })
+                .collect(),
+            truncated,
+            degraded: degraded.is_some(),
+            degraded_reason: degraded.unwrap_or_default(),
+        }))
+    }
+}
+
+/// Queries per SearchMany, and its default caps.
+const MAX_QUERIES: usize = 50;
+const DEFAULT_PER_QUERY: u32 = 2;
+const DEFAULT_TOTAL: u32 = 6;
+
+/// A domain error about a query field, named under the request's field.
+fn within(parent: &str, error: Error) -> Error {
+    match error {
+        Error::InvalidArgument { field, reason } => {
+            Error::InvalidArgument { field: format!("{parent}.{field}"), reason }
+        }
+        other => other,
+    }
 }

@@ -1,0 +1,212 @@
+//! How search ranks: reciprocal rank fusion of the signals, then the blend
+//! of similarity, proven success, recency and specificity. Pure functions,
+//! so the arithmetic is tested on its own.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// A retrieval signal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Signal {
+    /// PostgreSQL full-text search, stemmed, with synonyms.
+    Keyword,
+    /// Trigram word similarity (typos, partial words).
+    Fuzzy,
+    /// Embedding cosine similarity.
+    Semantic,
+}
+
+/// One entry found by one signal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub entry_id: Uuid,
+    /// The signal's own score (ts_rank_cd, word similarity, cosine).
+    pub score: f64,
+    /// Query terms (after synonym expansion) that matched.
+    pub matched_terms: Vec<String>,
+}
+
+/// Why an entry matched, per signal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reason {
+    pub signal: Signal,
+    pub score: f64,
+    /// 1-based rank in the signal's list.
+    pub rank: u32,
+    pub matched_terms: Vec<String>,
+}
+
+/// The ranking weights and constants (`[knowledge.search]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RankingConfig {
+    pub similarity_weight: f64,
+    pub success_weight: f64,
+    pub recency_weight: f64,
+    pub specificity_weight: f64,
+    /// Recency is exp(-days / recency_days).
+    pub recency_days: f64,
+    /// The k of reciprocal rank fusion, 1 / (k + rank).
+    pub rrf_k: f64,
+    /// Hits whose fused similarity is below this are dropped (a query may
+    /// ask for more).
+    pub min_similarity: f64,
+}
+
+impl Default for RankingConfig {
+    fn default() -> Self {
+        Self {
+            similarity_weight: 0.4,
+            success_weight: 0.3,
+            recency_weight: 0.2,
+            specificity_weight: 0.1,
+            recency_days: 30.0,
+            rrf_k: 60.0,
+            min_similarity: 0.0,
+        }
+    }
+}
+
+/// The parts of a hit's score, each in 0..=1.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ScoreParts {
+    pub similarity: f64,
+    pub success_rate: f64,
+    pub recency: f64,
+    pub specificity: f64,
+}
+
+impl ScoreParts {
+    /// The weighted blend, with the weights normalized to sum to 1 so the
+    /// score stays in 0..=1 whatever the configuration says.
+    pub fn score(&self, config: &RankingConfig) -> f64 {
+        let weights =
+            [config.similarity_weight, config.success_weight, config.recency_weight, config.specificity_weight];
+        let total: f64 = weights.iter().map(|weight| weight.max(0.0)).sum();
+        if total <= 0.0 {
+            return self.similarity;
+        }
+        let parts = [self.similarity, self.success_rate, self.recency, self.specificity];
+        weights.iter().zip(parts).map(|(weight, part)| weight.max(0.0) * part).sum::<f64>() / total
+    }
+}
+
+/// Reciprocal rank fusion of the signals' lists (each best first). The
+/// fused similarity is normalized by what rank 1 in every signal that ran
+/// would give, so it is 1.0 only when all of them put the entry first.
+pub fn fuse(lists: &[(Signal, Vec<Candidate>)], k: f64) -> Vec<(Uuid, f64, Vec<Reason>)> {
+    let best = lists.len() as f64 / (k + 1.0);
+    let mut fused: HashMap<Uuid, (f64, Vec<Reason>)> = HashMap::new();
+    let mut order = Vec::new();
+    for (signal, candidates) in lists {
+        for (index, candidate) in candidates.iter().enumerate() {
+            let rank = index as u32 + 1;
+            let slot = fused.entry(candidate.entry_id).or_insert_with(|| {
+                order.push(candidate.entry_id);
+                (0.0, Vec::new())
+            });
+            slot.0 += 1.0 / (k + f64::from(rank));
+            slot.1.push(Reason {
+                signal: *signal,
+                score: candidate.score,
+                rank,
+                matched_terms: candidate.matched_terms.clone(),
+            });
+        }
+    }
+    order
+        .into_iter()
+        .map(|entry_id| {
+            let (rrf, reasons) = fused.remove(&entry_id).expect("inserted above");
+            (entry_id, if best > 0.0 { (rrf / best).min(1.0) } else { 0.0 }, reasons)
+        })
+        .collect()
+}
+
+/// exp(-days / recency_days) since `at`.
+pub fn recency(at: DateTime<Utc>, now: DateTime<Utc>, recency_days: f64) -> f64 {
+    let days = (now - at).num_seconds().max(0) as f64 / 86_400.0;
+    (-days / recency_days.max(f64::MIN_POSITIVE)).exp()
+}
+
+/// 1 / occurrences: a pattern that is everywhere says little about this
+/// case. Never-seen entries count as one.
+pub fn specificity(occurrences: i64) -> f64 {
+    1.0 / occurrences.max(1) as f64
+}
+
+/// The relevance class of a fused similarity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relevance {
+    High,
+    Medium,
+    Low,
+    /// Under 0.5: one signal alone.
+    Weak,
+}
+
+pub fn relevance(similarity: f64) -> Relevance {
+    match similarity {
+        s if s >= 0.8 => Relevance::High,
+        s if s >= 0.6 => Relevance::Medium,
+        s if s >= 0.5 => Relevance::Low,
+        _ => Relevance::Weak,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate(entry_id: Uuid) -> Candidate {
+        Candidate { entry_id, score: 0.5, matched_terms: Vec::new() }
+    }
+
+    #[test]
+    fn the_blend_is_point_four_three_two_one() {
+        let parts = ScoreParts { similarity: 0.9, success_rate: 0.5, recency: 0.25, specificity: 1.0 };
+        let expected = 0.4 * 0.9 + 0.3 * 0.5 + 0.2 * 0.25 + 0.1 * 1.0;
+        assert!((parts.score(&RankingConfig::default()) - expected).abs() < 1e-12);
+        // Weights that do not sum to one are normalized.
+        let doubled = RankingConfig {
+            similarity_weight: 0.8,
+            success_weight: 0.6,
+            recency_weight: 0.4,
+            specificity_weight: 0.2,
+            ..RankingConfig::default()
+        };
+        assert!((parts.score(&doubled) - expected).abs() < 1e-12);
+    }
+
+    #[test]
+    fn fusion_rewards_agreement_and_rank() {
+        let (a, b, c) = (Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7());
+        let lists = vec![
+            (Signal::Keyword, vec![candidate(a), candidate(b)]),
+            (Signal::Fuzzy, vec![candidate(a)]),
+            (Signal::Semantic, vec![candidate(a), candidate(c), candidate(b)]),
+        ];
+        let fused: HashMap<Uuid, f64> =
+            fuse(&lists, 60.0).into_iter().map(|(id, similarity, _)| (id, similarity)).collect();
+        assert!((fused[&a] - 1.0).abs() < 1e-12, "first everywhere is 1.0");
+        let expected_b = (1.0 / 62.0 + 1.0 / 63.0) / (3.0 / 61.0);
+        assert!((fused[&b] - expected_b).abs() < 1e-12);
+        assert!(fused[&b] > fused[&c], "two signals beat one");
+        assert_eq!(relevance(fused[&a]), Relevance::High);
+        assert_eq!(relevance(fused[&b]), Relevance::Medium, "two signals near the top");
+        assert_eq!(relevance(fused[&c]), Relevance::Weak);
+    }
+
+    #[test]
+    fn recency_halves_in_about_three_weeks_and_specificity_is_one_over_occurrences() {
+        let now = Utc::now();
+        assert!((recency(now, now, 30.0) - 1.0).abs() < 1e-9);
+        let month = recency(now - chrono::Duration::days(30), now, 30.0);
+        assert!((month - (-1.0f64).exp()).abs() < 1e-6);
+        assert_eq!(specificity(0), 1.0);
+        assert_eq!(specificity(4), 0.25);
+    }
+}

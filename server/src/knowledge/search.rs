@@ -1,0 +1,347 @@
+//! Hybrid search: synonym-expanded full text, trigram similarity and
+//! embedding similarity, fused by reciprocal rank fusion and ranked by the
+//! blend of [`super::rank`].
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+
+use super::KnowledgeBase;
+use super::model::{Application, Entry, EntryKind, Solution};
+use super::rank::{self, Candidate, Reason, Relevance, ScoreParts, Signal};
+use crate::Error;
+use crate::scope::ProjectScope;
+use crate::store::knowledge_search::{self as store, SearchFilter, VectorScan};
+
+/// Which signals a query uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchMode {
+    Keyword,
+    Semantic,
+    Hybrid,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchQuery {
+    pub filter: SearchFilter,
+    pub text: String,
+    pub limit: usize,
+    /// Overrides the configured minimum fused similarity.
+    pub min_similarity: Option<f64>,
+    pub mode: SearchMode,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub entry: Entry,
+    pub score: f64,
+    pub parts: ScoreParts,
+    pub relevance: Relevance,
+    pub reasons: Vec<Reason>,
+    pub applied_before: Vec<Application>,
+    pub snippet: String,
+    pub recommendation: String,
+    pub line: String,
+}
+
+impl Hit {
+    pub fn best_solution(&self) -> Option<&Solution> {
+        self.entry.best_solution()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchOutcome {
+    pub hits: Vec<Hit>,
+    /// Why the semantic signal was left out, when the provider failed.
+    pub degraded: Option<String>,
+    /// Time spent embedding the query.
+    pub embedding_time: Duration,
+}
+
+/// Trigram word similarity a fuzzy match needs.
+const FUZZY_THRESHOLD: f64 = 0.4;
+/// Applications shown per hit.
+const APPLIED_BEFORE: i64 = 3;
+const SNIPPET_CHARS: usize = 240;
+/// A solution recommended preemptively has worked this often, this many times.
+const PREEMPTIVE_RATE: f64 = 0.8;
+const PREEMPTIVE_APPLICATIONS: i64 = 3;
+
+/// The query's words and the synonym phrases they bring in.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Expansion {
+    /// Lowercased alphanumeric words of the query, deduplicated.
+    pub words: Vec<String>,
+    /// Synonyms and expansions added (each a phrase of such words).
+    pub phrases: Vec<String>,
+}
+
+impl Expansion {
+    /// A `to_tsquery` expression: any word or phrase. Operands are plain
+    /// alphanumeric words, so nothing in the query is syntax.
+    pub fn tsquery(&self) -> String {
+        let words = self.words.iter().cloned();
+        let phrases = self.phrases.iter().map(|phrase| {
+            let parts: Vec<&str> = phrase.split(' ').collect();
+            if parts.len() == 1 { phrase.clone() } else { format!("({})", parts.join(" <-> ")) }
+        });
+        words.chain(phrases).collect::<Vec<_>>().join(" | ")
+    }
+
+    /// Words and phrases, as reported in matched terms.
+    pub fn terms(&self) -> Vec<String> {
+        self.words.iter().chain(&self.phrases).cloned().collect()
+    }
+}
+
+fn words_of(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()).map(str::to_lowercase).collect()
+}
+
+/// Expands the query with synonyms both ways: a term brings its expansion
+/// ("rls" -> "row level security") and an expansion its term.
+pub fn expand(text: &str, synonyms: &[(String, String)]) -> Expansion {
+    let all_words = words_of(text);
+    let mut words: Vec<String> = Vec::new();
+    for word in &all_words {
+        if !words.contains(word) && words.len() < 64 {
+            words.push(word.clone());
+        }
+    }
+    let mut phrases: Vec<String> = Vec::new();
+    let mut add = |phrase: String| {
+        if !phrase.is_empty() && !words.contains(&phrase) && !phrases.contains(&phrase) {
+            phrases.push(phrase);
+        }
+    };
+    for (term, expansion) in synonyms {
+        let term_words = words_of(term);
+        let expansion_words = words_of(expansion);
+        let contains =
+            |needle: &[String]| !needle.is_empty() && all_words.windows(needle.len()).any(|window| window == needle);
+        if contains(&term_words) {
+            add(expansion_words.join(" "));
+        }
+        if contains(&expansion_words) {
+            add(term_words.join(" "));
+        }
+    }
+    Expansion { words, phrases }
+}
+
+fn first_line(text: &str, max_chars: usize) -> String {
+    let line = text.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or_default();
+    if line.chars().count() <= max_chars {
+        line.to_owned()
+    } else {
+        format!("{}...", line.chars().take(max_chars).collect::<String>())
+    }
+}
+
+fn recommendation(entry: &Entry) -> String {
+    match entry.best_solution() {
+        Some(best) if best.times_applied >= PREEMPTIVE_APPLICATIONS && best.success_rate() >= PREEMPTIVE_RATE => {
+            format!(
+                "apply preemptively: {} (succeeded {} of {} times, ~{:.0} min)",
+                first_line(&best.description, 120),
+                best.times_successful,
+                best.times_applied,
+                best.avg_resolution_minutes()
+            )
+        }
+        Some(best) if best.times_applied > 0 => format!(
+            "consider: {} (succeeded {} of {} times)",
+            first_line(&best.description, 120),
+            best.times_successful,
+            best.times_applied
+        ),
+        Some(best) => format!("untested fix: {}", first_line(&best.description, 120)),
+        None if entry.kind == EntryKind::Gotcha => "watch out before acting".into(),
+        None => "read before acting".into(),
+    }
+}
+
+fn line(entry: &Entry) -> String {
+    let name = entry.key.clone().unwrap_or_else(|| format!("{:?}", entry.kind).to_lowercase());
+    match entry.best_solution() {
+        Some(best) if best.times_applied > 0 => format!(
+            "{name}: {} -> {} ({:.0}% of {}, ~{:.0} min)",
+            entry.title,
+            first_line(&best.description, 80),
+            best.success_rate() * 100.0,
+            best.times_applied,
+            best.avg_resolution_minutes()
+        ),
+        Some(best) => format!("{name}: {} -> {}", entry.title, first_line(&best.description, 80)),
+        None => format!("{name}: {}", entry.title),
+    }
+}
+
+fn snippet(entry: &Entry) -> String {
+    let source = if entry.summary.trim().is_empty() { &entry.body } else { &entry.summary };
+    first_line(source, SNIPPET_CHARS)
+}
+
+impl KnowledgeBase {
+    /// One query. Bad filters are refused with the field they name
+    /// (`category`); a failing embedding provider degrades to keyword search.
+    pub async fn search(&self, scope: &ProjectScope, query: &SearchQuery) -> Result<SearchOutcome, Error> {
+        if let Some(category) = &query.filter.category {
+            let known = store::categories(&self.pool, scope, &query.filter.project).await?;
+            if !known.contains(category) {
+                return Err(Error::invalid(
+                    "category",
+                    format!("{category:?} is not a category of project {} (known: {known:?})", query.filter.project),
+                ));
+            }
+        }
+        let candidates = (query.limit * 4).max(40) as i64;
+        let mut lists: Vec<(Signal, Vec<Candidate>)> = Vec::new();
+        let mut degraded = None;
+        let mut embedding_time = Duration::ZERO;
+        let mut keyword_too = query.mode != SearchMode::Semantic;
+        if query.mode != SearchMode::Keyword {
+            let started = Instant::now();
+            match self.embed_query(&query.text).await {
+                Ok(vector) => {
+                    embedding_time = started.elapsed();
+                    let embedder = self.embedder.as_ref().expect("embedded above");
+                    let found = store::semantic(
+                        &self.pool,
+                        scope,
+                        &query.filter,
+                        embedder.model(),
+                        embedder.dimensions(),
+                        &vector,
+                        candidates,
+                        VectorScan::Index,
+                    )
+                    .await?;
+                    lists.push((Signal::Semantic, found));
+                }
+                Err(reason) => {
+                    tracing::warn!(reason, "query embedding failed; searching by keyword only");
+                    degraded = Some(reason);
+                    keyword_too = true;
+                }
+            }
+        }
+        if keyword_too {
+            let synonyms = store::synonyms(&self.pool, &query.filter.project).await?;
+            let expansion = expand(&query.text, &synonyms);
+            let keyword =
+                store::keyword(&self.pool, scope, &query.filter, &expansion.tsquery(), &expansion.terms(), candidates)
+                    .await?;
+            let fuzzy = store::fuzzy(
+                &self.pool,
+                scope,
+                &query.filter,
+                &query.text,
+                &expansion.words,
+                FUZZY_THRESHOLD,
+                candidates,
+            )
+            .await?;
+            lists.insert(0, (Signal::Fuzzy, fuzzy));
+            lists.insert(0, (Signal::Keyword, keyword));
+        }
+        let hits = self.rank(scope, query, &lists).await?;
+        Ok(SearchOutcome { hits, degraded, embedding_time })
+    }
+
+    async fn embed_query(&self, text: &str) -> Result<Vec<f32>, String> {
+        let embedder = self.embedder.as_ref().ok_or("no embedding provider is configured")?;
+        let texts = [text.to_owned()];
+        match tokio::time::timeout(self.query_embedding_timeout, embedder.embed(&texts)).await {
+            Ok(Ok(mut vectors)) if vectors.len() == 1 => Ok(vectors.remove(0)),
+            Ok(Ok(_)) => Err("the provider returned no vector".into()),
+            Ok(Err(error)) => Err(error.to_string()),
+            Err(_) => Err(format!("the provider did not answer within {:?}", self.query_embedding_timeout)),
+        }
+    }
+
+    async fn rank(
+        &self,
+        scope: &ProjectScope,
+        query: &SearchQuery,
+        lists: &[(Signal, Vec<Candidate>)],
+    ) -> Result<Vec<Hit>, Error> {
+        let fused = rank::fuse(lists, self.ranking.rrf_k);
+        let min_similarity = query.min_similarity.unwrap_or(self.ranking.min_similarity);
+        let fused: Vec<_> = fused.into_iter().filter(|(_, similarity, _)| *similarity >= min_similarity).collect();
+        let ids: Vec<uuid::Uuid> = fused.iter().map(|(id, _, _)| *id).collect();
+        let mut entries: HashMap<uuid::Uuid, Entry> =
+            store::entries(&self.pool, scope, &ids).await?.into_iter().map(|entry| (entry.entry_id, entry)).collect();
+        let applications = store::application_counts(&self.pool, &ids).await?;
+        let now = Utc::now();
+        let mut hits: Vec<Hit> = fused
+            .into_iter()
+            .filter_map(|(entry_id, similarity, reasons)| {
+                let entry = entries.remove(&entry_id)?;
+                let success_rate = match entry.best_solution() {
+                    Some(best) if best.times_applied > 0 => best.success_rate(),
+                    _ => match applications.get(&entry_id) {
+                        Some(&(applied, succeeded)) if applied > 0 => succeeded as f64 / applied as f64,
+                        _ => 0.0,
+                    },
+                };
+                let last_touched = entry.last_seen_at.map_or(entry.updated_at, |seen| seen.max(entry.updated_at));
+                let parts = ScoreParts {
+                    similarity,
+                    success_rate,
+                    recency: rank::recency(last_touched, now, self.ranking.recency_days),
+                    specificity: rank::specificity(entry.occurrence_count),
+                };
+                Some(Hit {
+                    score: parts.score(&self.ranking),
+                    parts,
+                    relevance: rank::relevance(similarity),
+                    reasons,
+                    applied_before: Vec::new(),
+                    snippet: snippet(&entry),
+                    recommendation: recommendation(&entry),
+                    line: line(&entry),
+                    entry,
+                })
+            })
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.entry.entry_id.cmp(&b.entry.entry_id)));
+        hits.truncate(query.limit);
+        let shown: Vec<uuid::Uuid> = hits.iter().map(|hit| hit.entry.entry_id).collect();
+        let mut recent = store::recent_applications(&self.pool, &shown, APPLIED_BEFORE).await?;
+        for hit in &mut hits {
+            hit.applied_before = recent.remove(&hit.entry.entry_id).unwrap_or_default();
+        }
+        Ok(hits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn synonyms() -> Vec<(String, String)> {
+        [("rls", "row level security"), ("auth", "authentication"), ("db", "database")]
+            .map(|(term, expansion)| (term.to_owned(), expansion.to_owned()))
+            .to_vec()
+    }
+
+    #[test]
+    fn synonyms_expand_both_ways() {
+        let expansion = expand("Row level security blocks INSERT", &synonyms());
+        assert_eq!(expansion.words, ["row", "level", "security", "blocks", "insert"]);
+        assert_eq!(expansion.phrases, ["rls"]);
+        let expansion = expand("RLS policy; auth fails", &synonyms());
+        assert_eq!(expansion.phrases, ["row level security", "authentication"]);
+        assert_eq!(expansion.tsquery(), "rls | policy | auth | fails | (row <-> level <-> security) | authentication");
+    }
+
+    #[test]
+    fn query_syntax_is_never_passed_through() {
+        let expansion = expand("a & b | !c <-> (d):* 'e'", &[]);
+        assert_eq!(expansion.tsquery(), "a | b | c | d | e");
+        assert_eq!(expand("   ", &[]).tsquery(), "");
+    }
+}

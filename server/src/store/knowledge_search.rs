@@ -1,0 +1,268 @@
+//! The candidate lists of hybrid search, one query per signal, each with the
+//! same filters applied in SQL (tenancy included).
+
+use std::collections::HashMap;
+
+use sqlx::{PgPool, Row as _};
+use uuid::Uuid;
+
+use crate::Error;
+use crate::actions::model::StoredName as _;
+use crate::knowledge::model::{Application, Entry, EntryKind, Severity};
+use crate::knowledge::rank::Candidate;
+use crate::scope::ProjectScope;
+use crate::store::embeddings::vector_literal;
+use crate::store::knowledge::{ENTRY_COLUMNS, attach_solutions, entry_from_row};
+
+/// What every signal's list is restricted to.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SearchFilter {
+    pub project: String,
+    pub kinds: Vec<EntryKind>,
+    pub category: Option<String>,
+    pub severities: Vec<Severity>,
+    pub tags: Vec<String>,
+    pub include_obsolete: bool,
+}
+
+/// The filter as SQL over `e` (knowledge_entries), binding $1..$7.
+const FILTER: &str = "e.project = $1 AND ($2::text[] IS NULL OR e.project = ANY($2))
+     AND ($3 OR e.status = 'active')
+     AND (cardinality($4::text[]) = 0 OR e.kind = ANY($4))
+     AND ($5::text IS NULL OR e.category = $5)
+     AND (cardinality($6::text[]) = 0 OR e.severity = ANY($6))
+     AND e.tags @> $7::text[]";
+
+fn bind_filter<'q>(
+    query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
+    scope: &ProjectScope,
+    filter: &'q SearchFilter,
+) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    let kinds: Vec<&'static str> = filter.kinds.iter().map(|kind| kind.as_str()).collect();
+    let severities: Vec<&'static str> = filter.severities.iter().map(|severity| severity.as_str()).collect();
+    query
+        .bind(&filter.project)
+        .bind(scope.sql_filter())
+        .bind(filter.include_obsolete)
+        .bind(kinds)
+        .bind(&filter.category)
+        .bind(severities)
+        .bind(&filter.tags)
+}
+
+fn candidates(rows: Vec<sqlx::postgres::PgRow>) -> Result<Vec<Candidate>, Error> {
+    rows.iter()
+        .map(|row| {
+            Ok(Candidate {
+                entry_id: row.try_get("entry_id")?,
+                score: row.try_get::<f64, _>("score")?,
+                matched_terms: row.try_get::<Option<Vec<String>>, _>("matched")?.unwrap_or_default(),
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(Error::from)
+}
+
+/// Full-text matches of `tsquery` (to_tsquery syntax over sanitized
+/// words), best ts_rank_cd first; `terms` are reported when they match.
+pub async fn keyword(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    filter: &SearchFilter,
+    tsquery: &str,
+    terms: &[String],
+    limit: i64,
+) -> Result<Vec<Candidate>, Error> {
+    let query = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT e.entry_id, ts_rank_cd(e.search_document, q, 32)::float8 AS score,
+                array(SELECT t FROM unnest($9::text[]) AS t
+                      WHERE e.search_document @@ plainto_tsquery('english', t)) AS matched
+         FROM knowledge_entries e, to_tsquery('english', $8) AS q
+         WHERE {FILTER} AND e.search_document @@ q
+         ORDER BY score DESC, e.entry_id
+         LIMIT $10"
+    )));
+    let rows = bind_filter(query, scope, filter).bind(tsquery).bind(terms).bind(limit).fetch_all(pool).await?;
+    candidates(rows)
+}
+
+/// Trigram word similarity of the query to the title and summary (typos,
+/// partial identifiers), best first.
+pub async fn fuzzy(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    filter: &SearchFilter,
+    text: &str,
+    words: &[String],
+    threshold: f64,
+    limit: i64,
+) -> Result<Vec<Candidate>, Error> {
+    let mut transaction = pool.begin().await?;
+    sqlx::query("SELECT set_config('pg_trgm.word_similarity_threshold', $1, true)")
+        .bind(threshold.to_string())
+        .execute(&mut *transaction)
+        .await?;
+    let query = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT e.entry_id, word_similarity($8, e.title || ' ' || e.summary)::float8 AS score,
+                array(SELECT w FROM unnest($9::text[]) AS w
+                      WHERE word_similarity(w, e.title || ' ' || e.summary) >= $10) AS matched
+         FROM knowledge_entries e
+         WHERE {FILTER} AND $8 <% (e.title || ' ' || e.summary)
+         ORDER BY score DESC, e.entry_id
+         LIMIT $11"
+    )));
+    let rows = bind_filter(query, scope, filter)
+        .bind(text)
+        .bind(words)
+        .bind(threshold)
+        .bind(limit)
+        .fetch_all(&mut *transaction)
+        .await?;
+    transaction.commit().await?;
+    candidates(rows)
+}
+
+/// How the nearest vectors are found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VectorScan {
+    /// The HNSW index with pgvector's iterative scan, which keeps scanning
+    /// until enough rows pass the filters.
+    Index,
+    /// Every vector of the project compared (the recall reference).
+    Exact,
+}
+
+/// Nearest entries by cosine similarity to `vector`, best first.
+#[allow(clippy::too_many_arguments)]
+pub async fn semantic(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    filter: &SearchFilter,
+    model: &str,
+    dimensions: usize,
+    vector: &[f32],
+    limit: i64,
+    scan: VectorScan,
+) -> Result<Vec<Candidate>, Error> {
+    let mut transaction = pool.begin().await?;
+    let settings: &[&str] = match scan {
+        VectorScan::Index => &["SET LOCAL hnsw.iterative_scan = relaxed_order", "SET LOCAL hnsw.ef_search = 100"],
+        VectorScan::Exact => &["SET LOCAL enable_indexscan = off", "SET LOCAL enable_bitmapscan = off"],
+    };
+    for setting in settings {
+        sqlx::query(sqlx::AssertSqlSafe(*setting)).execute(&mut *transaction).await?;
+    }
+    // The dimension is part of the cast that the model's partial index is
+    // built on, so it is written into the statement (a trusted integer).
+    let query = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT k.entry_id, (1 - (k.embedding::vector({dimensions}) <=> $9::vector({dimensions})))::float8 AS score,
+                NULL::text[] AS matched
+         FROM knowledge_embeddings k JOIN knowledge_entries e USING (entry_id)
+         WHERE k.model = $8 AND k.chunk = 0 AND k.project = $1 AND {FILTER}
+         ORDER BY k.embedding::vector({dimensions}) <=> $9::vector({dimensions})
+         LIMIT $10"
+    )));
+    let rows = bind_filter(query, scope, filter)
+        .bind(model)
+        .bind(vector_literal(vector))
+        .bind(limit)
+        .fetch_all(&mut *transaction)
+        .await?;
+    transaction.commit().await?;
+    let mut found = candidates(rows)?;
+    // relaxed_order may return neighbours slightly out of order.
+    found.sort_by(|a, b| b.score.total_cmp(&a.score));
+    Ok(found)
+}
+
+/// The entries (with solutions) of `ids`, in scope.
+pub async fn entries(pool: &PgPool, scope: &ProjectScope, ids: &[Uuid]) -> Result<Vec<Entry>, Error> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {ENTRY_COLUMNS} FROM knowledge_entries e
+         WHERE e.entry_id = ANY($1) AND ($2::text[] IS NULL OR e.project = ANY($2))"
+    )))
+    .bind(ids)
+    .bind(scope.sql_filter())
+    .fetch_all(pool)
+    .await?;
+    let mut entries = rows.iter().map(entry_from_row).collect::<Result<Vec<_>, _>>()?;
+    let mut connection = pool.acquire().await?;
+    attach_solutions(&mut connection, &mut entries).await?;
+    Ok(entries)
+}
+
+/// (applications, successes) per entry.
+pub async fn application_counts(pool: &PgPool, ids: &[Uuid]) -> Result<HashMap<Uuid, (i64, i64)>, Error> {
+    let rows = sqlx::query(
+        "SELECT entry_id, count(*) AS applications, count(*) FILTER (WHERE success) AS successes
+         FROM knowledge_applications WHERE entry_id = ANY($1) GROUP BY entry_id",
+    )
+    .bind(ids)
+    .fetch_all(pool)
+    .await?;
+    rows.iter()
+        .map(|row| Ok((row.try_get("entry_id")?, (row.try_get("applications")?, row.try_get("successes")?))))
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(Error::from)
+}
+
+/// The latest `per_entry` applications of each entry, newest first.
+pub async fn recent_applications(
+    pool: &PgPool,
+    ids: &[Uuid],
+    per_entry: i64,
+) -> Result<HashMap<Uuid, Vec<Application>>, Error> {
+    let rows = sqlx::query(
+        "SELECT * FROM (
+             SELECT application_id, entry_id, session_id, solution_id, success, resolution_minutes,
+                    found_via_search, note, applied_at,
+                    row_number() OVER (PARTITION BY entry_id ORDER BY applied_at DESC, application_id DESC) AS n
+             FROM knowledge_applications WHERE entry_id = ANY($1)) AS ranked
+         WHERE n <= $2 ORDER BY entry_id, n",
+    )
+    .bind(ids)
+    .bind(per_entry)
+    .fetch_all(pool)
+    .await?;
+    let mut by_entry: HashMap<Uuid, Vec<Application>> = HashMap::new();
+    for row in rows {
+        let application = Application {
+            application_id: row.try_get("application_id")?,
+            entry_id: row.try_get("entry_id")?,
+            session_id: row.try_get("session_id")?,
+            solution_id: row.try_get("solution_id")?,
+            success: row.try_get("success")?,
+            resolution_minutes: row.try_get("resolution_minutes")?,
+            found_via_search: row.try_get("found_via_search")?,
+            note: row.try_get("note")?,
+            applied_at: row.try_get("applied_at")?,
+        };
+        by_entry.entry(application.entry_id).or_default().push(application);
+    }
+    Ok(by_entry)
+}
+
+/// Synonym pairs (term, expansion) of the project and global ones.
+pub async fn synonyms(pool: &PgPool, project: &str) -> Result<Vec<(String, String)>, Error> {
+    let rows = sqlx::query("SELECT term, expansion FROM knowledge_synonyms WHERE project IS NULL OR project = $1")
+        .bind(project)
+        .fetch_all(pool)
+        .await?;
+    rows.iter()
+        .map(|row| Ok((row.try_get("term")?, row.try_get("expansion")?)))
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(Error::from)
+}
+
+/// The categories the project's entries use.
+pub async fn categories(pool: &PgPool, scope: &ProjectScope, project: &str) -> Result<Vec<String>, Error> {
+    Ok(sqlx::query_scalar(
+        "SELECT DISTINCT category FROM knowledge_entries
+         WHERE project = $1 AND ($2::text[] IS NULL OR project = ANY($2)) AND category <> ''
+         ORDER BY category",
+    )
+    .bind(project)
+    .bind(scope.sql_filter())
+    .fetch_all(pool)
+    .await?)
+}
