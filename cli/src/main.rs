@@ -68,6 +68,9 @@ enum ActionsCommand {
 enum EvalCommand {
     /// Redaction recall and false-positive rate, through the real LogAction.
     Redaction(commands::eval::Args),
+    /// nDCG@10, Recall@10 and MRR@10 of knowledge search on a BEIR-format
+    /// set, per mode, through the real RPCs.
+    Retrieval(commands::retrieval::Args),
 }
 
 #[tokio::main]
@@ -94,6 +97,7 @@ async fn main() -> ExitCode {
             Command::Report(args) => commands::report::run(channel, args).await,
             Command::Export(args) => commands::export::run(channel, args).await,
             Command::Eval(EvalCommand::Redaction(args)) => commands::eval::run(channel, args).await,
+            Command::Eval(EvalCommand::Retrieval(args)) => commands::retrieval::run(channel, args).await,
             Command::Sidecar(_) => unreachable!("handled above: the sidecar needs no server to start"),
         }
     }

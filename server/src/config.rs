@@ -50,6 +50,7 @@ const ENV_TOP_LEVEL_KEYS: &[&str] = &[
     "grpc",
     "actions",
     "retention",
+    "knowledge",
     "shutdown_grace_secs",
 ];
 

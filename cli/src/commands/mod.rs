@@ -5,6 +5,7 @@ pub mod export;
 pub mod log;
 pub mod report;
 pub mod resume;
+pub mod retrieval;
 pub mod search;
 pub mod sidecar_status;
 
@@ -12,6 +13,7 @@ use anyhow::Context as _;
 use tonic::transport::Channel;
 
 use lore_proto::v1::action_service_client::ActionServiceClient;
+use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 
 /// Messages up to this size in either direction (exports and resumes can be
 /// large).
@@ -27,6 +29,12 @@ pub async fn connect(server: &str) -> anyhow::Result<Channel> {
 
 pub fn actions_client(channel: Channel) -> ActionServiceClient<Channel> {
     ActionServiceClient::new(channel)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_MESSAGE_BYTES)
+}
+
+pub fn knowledge_client(channel: Channel) -> KnowledgeServiceClient<Channel> {
+    KnowledgeServiceClient::new(channel)
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES)
 }

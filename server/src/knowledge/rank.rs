@@ -49,8 +49,12 @@ pub struct RankingConfig {
     pub specificity_weight: f64,
     /// Recency is exp(-days / recency_days).
     pub recency_days: f64,
-    /// The k of reciprocal rank fusion, 1 / (k + rank).
+    /// The k of reciprocal rank fusion, weight / (k + rank).
     pub rrf_k: f64,
+    /// Weight of each signal in the fusion.
+    pub keyword_signal_weight: f64,
+    pub fuzzy_signal_weight: f64,
+    pub semantic_signal_weight: f64,
     /// Hits whose fused similarity is below this are dropped (a query may
     /// ask for more).
     pub min_similarity: f64,
@@ -65,6 +69,9 @@ impl Default for RankingConfig {
             specificity_weight: 0.1,
             recency_days: 30.0,
             rrf_k: 60.0,
+            keyword_signal_weight: 1.0,
+            fuzzy_signal_weight: 0.5,
+            semantic_signal_weight: 1.0,
             min_similarity: 0.0,
         }
     }
@@ -94,11 +101,24 @@ impl ScoreParts {
     }
 }
 
-/// Reciprocal rank fusion of the signals' lists (each best first). The
-/// fused similarity is normalized by what rank 1 in every signal that ran
-/// would give, so it is 1.0 only when all of them put the entry first.
-pub fn fuse(lists: &[(Signal, Vec<Candidate>)], k: f64) -> Vec<(Uuid, f64, Vec<Reason>)> {
-    let best = lists.len() as f64 / (k + 1.0);
+impl RankingConfig {
+    pub fn signal_weight(&self, signal: Signal) -> f64 {
+        match signal {
+            Signal::Keyword => self.keyword_signal_weight,
+            Signal::Fuzzy => self.fuzzy_signal_weight,
+            Signal::Semantic => self.semantic_signal_weight,
+        }
+        .max(0.0)
+    }
+}
+
+/// Weighted reciprocal rank fusion of the signals' lists (each best
+/// first). The fused similarity is normalized by what rank 1 in every signal
+/// that ran would give, so it is 1.0 only when all of them put the entry
+/// first.
+pub fn fuse(lists: &[(Signal, Vec<Candidate>)], config: &RankingConfig) -> Vec<(Uuid, f64, Vec<Reason>)> {
+    let k = config.rrf_k;
+    let best: f64 = lists.iter().map(|(signal, _)| config.signal_weight(*signal)).sum::<f64>() / (k + 1.0);
     let mut fused: HashMap<Uuid, (f64, Vec<Reason>)> = HashMap::new();
     let mut order = Vec::new();
     for (signal, candidates) in lists {
@@ -108,7 +128,7 @@ pub fn fuse(lists: &[(Signal, Vec<Candidate>)], k: f64) -> Vec<(Uuid, f64, Vec<R
                 order.push(candidate.entry_id);
                 (0.0, Vec::new())
             });
-            slot.0 += 1.0 / (k + f64::from(rank));
+            slot.0 += config.signal_weight(*signal) / (k + f64::from(rank));
             slot.1.push(Reason {
                 signal: *signal,
                 score: candidate.score,
@@ -189,8 +209,9 @@ mod tests {
             (Signal::Fuzzy, vec![candidate(a)]),
             (Signal::Semantic, vec![candidate(a), candidate(c), candidate(b)]),
         ];
+        let equal = RankingConfig { fuzzy_signal_weight: 1.0, ..RankingConfig::default() };
         let fused: HashMap<Uuid, f64> =
-            fuse(&lists, 60.0).into_iter().map(|(id, similarity, _)| (id, similarity)).collect();
+            fuse(&lists, &equal).into_iter().map(|(id, similarity, _)| (id, similarity)).collect();
         assert!((fused[&a] - 1.0).abs() < 1e-12, "first everywhere is 1.0");
         let expected_b = (1.0 / 62.0 + 1.0 / 63.0) / (3.0 / 61.0);
         assert!((fused[&b] - expected_b).abs() < 1e-12);

@@ -78,24 +78,6 @@ pub struct Expansion {
     pub phrases: Vec<String>,
 }
 
-impl Expansion {
-    /// A `to_tsquery` expression: any word or phrase. Operands are plain
-    /// alphanumeric words, so nothing in the query is syntax.
-    pub fn tsquery(&self) -> String {
-        let words = self.words.iter().cloned();
-        let phrases = self.phrases.iter().map(|phrase| {
-            let parts: Vec<&str> = phrase.split(' ').collect();
-            if parts.len() == 1 { phrase.clone() } else { format!("({})", parts.join(" <-> ")) }
-        });
-        words.chain(phrases).collect::<Vec<_>>().join(" | ")
-    }
-
-    /// Words and phrases, as reported in matched terms.
-    pub fn terms(&self) -> Vec<String> {
-        self.words.iter().chain(&self.phrases).cloned().collect()
-    }
-}
-
 fn words_of(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()).map(str::to_lowercase).collect()
 }
@@ -232,7 +214,7 @@ impl KnowledgeBase {
             let synonyms = store::synonyms(&self.pool, &query.filter.project).await?;
             let expansion = expand(&query.text, &synonyms);
             let keyword =
-                store::keyword(&self.pool, scope, &query.filter, &expansion.tsquery(), &expansion.terms(), candidates)
+                store::keyword(&self.pool, scope, &query.filter, &expansion.words, &expansion.phrases, candidates)
                     .await?;
             let fuzzy = store::fuzzy(
                 &self.pool,
@@ -268,7 +250,7 @@ impl KnowledgeBase {
         query: &SearchQuery,
         lists: &[(Signal, Vec<Candidate>)],
     ) -> Result<Vec<Hit>, Error> {
-        let fused = rank::fuse(lists, self.ranking.rrf_k);
+        let fused = rank::fuse(lists, &self.ranking);
         let min_similarity = query.min_similarity.unwrap_or(self.ranking.min_similarity);
         let fused: Vec<_> = fused.into_iter().filter(|(_, similarity, _)| *similarity >= min_similarity).collect();
         let ids: Vec<uuid::Uuid> = fused.iter().map(|(id, _, _)| *id).collect();
@@ -335,13 +317,12 @@ mod tests {
         assert_eq!(expansion.phrases, ["rls"]);
         let expansion = expand("RLS policy; auth fails", &synonyms());
         assert_eq!(expansion.phrases, ["row level security", "authentication"]);
-        assert_eq!(expansion.tsquery(), "rls | policy | auth | fails | (row <-> level <-> security) | authentication");
     }
 
     #[test]
-    fn query_syntax_is_never_passed_through() {
-        let expansion = expand("a & b | !c <-> (d):* 'e'", &[]);
-        assert_eq!(expansion.tsquery(), "a | b | c | d | e");
-        assert_eq!(expand("   ", &[]).tsquery(), "");
+    fn words_are_plain_lowercase_alphanumerics() {
+        let expansion = expand("a & b | !C <-> (d):* 'e' a", &[]);
+        assert_eq!(expansion.words, ["a", "b", "c", "d", "e"]);
+        assert!(expand("   ", &[]).words.is_empty());
     }
 }
