@@ -91,3 +91,24 @@ fn bad_values_are_rejected_with_the_option_path() {
         Ok(())
     });
 }
+
+#[test]
+fn every_section_can_be_set_from_the_environment() {
+    figment::Jail::expect_with(|jail| {
+        jail.set_env("LORE_KNOWLEDGE__EMBEDDING__PROVIDER", "openai");
+        jail.set_env("LORE_KNOWLEDGE__EMBEDDING__API_KEY", "sk-test");
+        jail.set_env("LORE_KNOWLEDGE__SEARCH__SEMANTIC_SIGNAL_WEIGHT", "2.5");
+        let config = Config::load(None).expect("config loads");
+        assert_eq!(config.knowledge.embedding.provider, crate::knowledge::embed::ProviderKind::Openai);
+        assert_eq!(config.knowledge.embedding.api_key.as_deref(), Some("sk-test"));
+        assert_eq!(config.knowledge.search.semantic_signal_weight, 2.5);
+        Ok(())
+    });
+    // Every top-level section is reachable: a section missing from the
+    // allow-list is silently ignored, which is how the knowledge settings
+    // once were.
+    let sections = serde_json::to_value(Config::default()).unwrap();
+    for key in sections.as_object().unwrap().keys() {
+        assert!(super::ENV_TOP_LEVEL_KEYS.contains(&key.as_str()), "{key} cannot be set from the environment");
+    }
+}
