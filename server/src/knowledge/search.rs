@@ -292,7 +292,7 @@ impl KnowledgeBase {
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.entry.entry_id.cmp(&b.entry.entry_id)));
         hits.truncate(query.limit);
         let shown: Vec<uuid::Uuid> = hits.iter().map(|hit| hit.entry.entry_id).collect();
-        let mut recent = store::recent_applications(&self.pool, &shown, APPLIED_BEFORE).await?;
+        let mut recent = crate::store::knowledge::recent_applications(&self.pool, &shown, APPLIED_BEFORE).await?;
         for hit in &mut hits {
             hit.applied_before = recent.remove(&hit.entry.entry_id).unwrap_or_default();
         }

@@ -511,31 +511,43 @@ pub async fn record_application(pool: &PgPool, scope: &ProjectScope, application
 
 /// The entry's applications, newest first.
 pub async fn history(pool: &PgPool, entry_id: Uuid, limit: i64) -> Result<Vec<Application>, Error> {
+    Ok(recent_applications(pool, &[entry_id], limit).await?.remove(&entry_id).unwrap_or_default())
+}
+
+/// The latest `per_entry` applications of each entry, newest first.
+pub async fn recent_applications(
+    pool: &PgPool,
+    ids: &[Uuid],
+    per_entry: i64,
+) -> Result<HashMap<Uuid, Vec<Application>>, Error> {
     let rows = sqlx::query(
-        "SELECT application_id, entry_id, session_id, solution_id, success, resolution_minutes, found_via_search,
-                note, applied_at
-         FROM knowledge_applications WHERE entry_id = $1 ORDER BY applied_at DESC, application_id DESC LIMIT $2",
+        "SELECT * FROM (
+             SELECT application_id, entry_id, session_id, solution_id, success, resolution_minutes,
+                    found_via_search, note, applied_at,
+                    row_number() OVER (PARTITION BY entry_id ORDER BY applied_at DESC, application_id DESC) AS n
+             FROM knowledge_applications WHERE entry_id = ANY($1)) AS ranked
+         WHERE n <= $2 ORDER BY entry_id, n",
     )
-    .bind(entry_id)
-    .bind(limit)
+    .bind(ids)
+    .bind(per_entry)
     .fetch_all(pool)
     .await?;
-    rows.iter()
-        .map(|row| {
-            Ok(Application {
-                application_id: row.try_get("application_id")?,
-                entry_id: row.try_get("entry_id")?,
-                session_id: row.try_get("session_id")?,
-                solution_id: row.try_get("solution_id")?,
-                success: row.try_get("success")?,
-                resolution_minutes: row.try_get("resolution_minutes")?,
-                found_via_search: row.try_get("found_via_search")?,
-                note: row.try_get("note")?,
-                applied_at: row.try_get("applied_at")?,
-            })
-        })
-        .collect::<Result<_, sqlx::Error>>()
-        .map_err(Error::from)
+    let mut by_entry: HashMap<Uuid, Vec<Application>> = HashMap::new();
+    for row in rows {
+        let application = Application {
+            application_id: row.try_get("application_id")?,
+            entry_id: row.try_get("entry_id")?,
+            session_id: row.try_get("session_id")?,
+            solution_id: row.try_get("solution_id")?,
+            success: row.try_get("success")?,
+            resolution_minutes: row.try_get("resolution_minutes")?,
+            found_via_search: row.try_get("found_via_search")?,
+            note: row.try_get("note")?,
+            applied_at: row.try_get("applied_at")?,
+        };
+        by_entry.entry(application.entry_id).or_default().push(application);
+    }
+    Ok(by_entry)
 }
 
 pub async fn effectiveness(pool: &PgPool, entry_id: Uuid) -> Result<Effectiveness, Error> {

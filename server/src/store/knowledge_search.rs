@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use crate::Error;
 use crate::actions::model::StoredName as _;
-use crate::knowledge::model::{Application, Entry, EntryKind, Severity};
+use crate::knowledge::model::{Entry, EntryKind, Severity};
 use crate::knowledge::rank::Candidate;
 use crate::scope::ProjectScope;
 use crate::store::embeddings::vector_literal;
@@ -226,42 +226,6 @@ pub async fn application_counts(pool: &PgPool, ids: &[Uuid]) -> Result<HashMap<U
         .map(|row| Ok((row.try_get("entry_id")?, (row.try_get("applications")?, row.try_get("successes")?))))
         .collect::<Result<_, sqlx::Error>>()
         .map_err(Error::from)
-}
-
-/// The latest `per_entry` applications of each entry, newest first.
-pub async fn recent_applications(
-    pool: &PgPool,
-    ids: &[Uuid],
-    per_entry: i64,
-) -> Result<HashMap<Uuid, Vec<Application>>, Error> {
-    let rows = sqlx::query(
-        "SELECT * FROM (
-             SELECT application_id, entry_id, session_id, solution_id, success, resolution_minutes,
-                    found_via_search, note, applied_at,
-                    row_number() OVER (PARTITION BY entry_id ORDER BY applied_at DESC, application_id DESC) AS n
-             FROM knowledge_applications WHERE entry_id = ANY($1)) AS ranked
-         WHERE n <= $2 ORDER BY entry_id, n",
-    )
-    .bind(ids)
-    .bind(per_entry)
-    .fetch_all(pool)
-    .await?;
-    let mut by_entry: HashMap<Uuid, Vec<Application>> = HashMap::new();
-    for row in rows {
-        let application = Application {
-            application_id: row.try_get("application_id")?,
-            entry_id: row.try_get("entry_id")?,
-            session_id: row.try_get("session_id")?,
-            solution_id: row.try_get("solution_id")?,
-            success: row.try_get("success")?,
-            resolution_minutes: row.try_get("resolution_minutes")?,
-            found_via_search: row.try_get("found_via_search")?,
-            note: row.try_get("note")?,
-            applied_at: row.try_get("applied_at")?,
-        };
-        by_entry.entry(application.entry_id).or_default().push(application);
-    }
-    Ok(by_entry)
 }
 
 /// Synonym pairs (term, expansion) of the project and global ones.
