@@ -9,8 +9,8 @@
 //!   and [`crate::store::embeddings`].
 //!
 //! Indexing is parse, embed, store: an upsert queues the entry for
-//! embedding in its own transaction when the text changed, then embeds what
-//! is queued right away; what fails stays queued and the background worker
+//! embedding in its own transaction when the text changed, then embeds that
+//! entry right away; what fails stays queued and the background worker
 //! retries it with backoff. Writing never calls an LLM.
 
 pub mod embed;
@@ -93,7 +93,9 @@ impl KnowledgeBase {
     pub async fn upsert(&self, scope: &ProjectScope, entry: &NewEntry) -> Result<(Entry, bool), Error> {
         let model = self.embedder.as_ref().map(|embedder| embedder.model().to_owned());
         let stored = store::upsert(&self.pool, scope, entry, &content_hash(entry), model.as_deref()).await?;
-        if let Err(error) = self.index_pending().await {
+        // Only this entry: a backlog (a model change) is the worker's, not
+        // this call's latency.
+        if let Err(error) = self.index_batch(Some(stored.0.entry_id)).await {
             tracing::warn!(%error, "embedding after upsert failed; the background worker retries");
         }
         Ok(stored)
@@ -101,27 +103,37 @@ impl KnowledgeBase {
 
     /// Embeds every due queued entry; returns how many were embedded.
     pub async fn index_pending(&self) -> Result<usize, Error> {
-        let Some(embedder) = &self.embedder else { return Ok(0) };
         let mut embedded = 0;
         loop {
-            let mut transaction = self.pool.begin().await?;
-            let jobs = embeddings::claim(&mut transaction, embedder.model(), INDEX_BATCH).await?;
-            if jobs.is_empty() {
-                transaction.commit().await?;
-                return Ok(embedded);
+            match self.index_batch(None).await? {
+                0 => return Ok(embedded),
+                count => embedded += count,
             }
-            let texts: Vec<String> = jobs.iter().map(|job| job.text.clone()).collect();
-            match embedder.embed(&texts).await {
-                Ok(vectors) => {
-                    embeddings::store(&mut transaction, embedder.model(), &jobs, &vectors).await?;
-                    transaction.commit().await?;
-                    embedded += jobs.len();
-                }
-                Err(error) => {
-                    embeddings::fail(&mut transaction, embedder.model(), &jobs, &error.to_string()).await?;
-                    transaction.commit().await?;
-                    return Err(Error::Unavailable(error.to_string()));
-                }
+        }
+    }
+
+    /// Embeds one batch of due jobs (only `entry_id`'s when given); returns
+    /// how many were embedded. A provider failure puts the batch back with
+    /// a delay.
+    async fn index_batch(&self, entry_id: Option<Uuid>) -> Result<usize, Error> {
+        let Some(embedder) = &self.embedder else { return Ok(0) };
+        let mut transaction = self.pool.begin().await?;
+        let jobs = embeddings::claim(&mut transaction, embedder.model(), entry_id, INDEX_BATCH).await?;
+        if jobs.is_empty() {
+            transaction.commit().await?;
+            return Ok(0);
+        }
+        let texts: Vec<String> = jobs.iter().map(|job| job.text.clone()).collect();
+        match embedder.embed(&texts).await {
+            Ok(vectors) => {
+                embeddings::store(&mut transaction, embedder.model(), &jobs, &vectors).await?;
+                transaction.commit().await?;
+                Ok(jobs.len())
+            }
+            Err(error) => {
+                embeddings::fail(&mut transaction, embedder.model(), &jobs, &error.to_string()).await?;
+                transaction.commit().await?;
+                Err(Error::Unavailable(error.to_string()))
             }
         }
     }

@@ -89,20 +89,26 @@ pub struct Job {
     pub text: String,
 }
 
-/// Due jobs of `model`, locked for this transaction (other replicas skip
-/// them).
-pub async fn claim(connection: &mut sqlx::PgConnection, model: &str, limit: i64) -> Result<Vec<Job>, Error> {
+/// Due jobs of `model` (only the one of `entry_id` when given), locked for
+/// this transaction (other replicas skip them).
+pub async fn claim(
+    connection: &mut sqlx::PgConnection,
+    model: &str,
+    entry_id: Option<Uuid>,
+    limit: i64,
+) -> Result<Vec<Job>, Error> {
     let rows = sqlx::query(
         "SELECT j.entry_id, e.project, e.content_hash,
                 concat_ws(E'\\n', e.title, e.summary, array_to_string(e.tags, ', '), e.category, e.body) AS text
          FROM knowledge_embedding_jobs j JOIN knowledge_entries e USING (entry_id)
-         WHERE j.model = $1 AND j.not_before <= now()
+         WHERE j.model = $1 AND j.not_before <= now() AND ($3::uuid IS NULL OR j.entry_id = $3)
          ORDER BY j.not_before
          LIMIT $2
          FOR UPDATE OF j SKIP LOCKED",
     )
     .bind(model)
     .bind(limit)
+    .bind(entry_id)
     .fetch_all(&mut *connection)
     .await?;
     rows.iter()

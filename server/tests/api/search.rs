@@ -346,3 +346,34 @@ async fn filtered_vector_search_keeps_recall_at_ten_against_an_exact_scan() {
     println!("filtered recall@10 = {recall:.3}");
     assert!(recall >= 0.95, "filtered recall@10 {recall:.3} is under 0.95");
 }
+
+#[tokio::test]
+async fn an_upsert_embeds_its_own_entry_and_leaves_a_backlog_to_the_worker() {
+    let server = TestServer::start().await;
+    let mut client = client(&server).await;
+    seed(&mut client).await;
+    // A backlog, as after a model change: one entry waits for its vector.
+    sqlx::query(
+        "WITH waiting AS (SELECT entry_id, project FROM knowledge_entries WHERE key = 'PAT-003')
+         INSERT INTO knowledge_embedding_jobs (entry_id, model, project)
+         SELECT entry_id, 'local/all-MiniLM-L6-v2', project FROM waiting",
+    )
+    .execute(server.pool())
+    .await
+    .unwrap();
+    let added =
+        upsert(&mut client, entry("PAT-006", "Migrations lock the table", "ALTER TABLE waits", "database")).await;
+    let embedded: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM knowledge_embeddings WHERE entry_id = $1::uuid)")
+            .bind(&added.entry_id)
+            .fetch_one(server.pool())
+            .await
+            .unwrap();
+    assert!(embedded, "the upserted entry is searchable by meaning right away");
+    let waiting: Vec<String> =
+        sqlx::query_scalar("SELECT e.key FROM knowledge_embedding_jobs j JOIN knowledge_entries e USING (entry_id)")
+            .fetch_all(server.pool())
+            .await
+            .unwrap();
+    assert_eq!(waiting, ["PAT-003"], "the backlog is left to the background worker");
+}
