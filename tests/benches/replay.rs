@@ -81,7 +81,7 @@ impl RssSampler {
         let (max_in, stop_in) = (Arc::clone(&max), Arc::clone(&stop));
         std::thread::spawn(move || {
             while !stop_in.load(Ordering::Relaxed) {
-                if let Some(rss) = rss_of(pid) {
+                if let Some(rss) = lore_e2e::rss_bytes(pid) {
                     max_in.fetch_max(rss, Ordering::Relaxed);
                 }
                 std::thread::sleep(Duration::from_millis(50));
@@ -99,12 +99,6 @@ impl Drop for RssSampler {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
     }
-}
-
-fn rss_of(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kib = status.lines().find_map(|line| line.strip_prefix("VmRSS:"))?.trim().strip_suffix("kB")?.trim();
-    Some(kib.parse::<u64>().ok()? * 1024)
 }
 
 fn mib(bytes: u64) -> String {

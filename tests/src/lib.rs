@@ -187,13 +187,6 @@ impl ServerProcess {
         self.child.id()
     }
 
-    /// Resident memory of the process now (VmRSS), in bytes.
-    pub fn rss_bytes(&self) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()?)).ok()?;
-        let kib = status.lines().find_map(|line| line.strip_prefix("VmRSS:"))?.trim().strip_suffix("kB")?.trim();
-        Some(kib.parse::<u64>().ok()? * 1024)
-    }
-
     /// `host:port` the server listens on.
     pub fn addr(&self) -> &str {
         &self.addr
@@ -272,4 +265,11 @@ pub async fn start_session(
 /// the same address after a restart.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Resident memory (VmRSS) of process `pid` now, in bytes.
+pub fn rss_bytes(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib = status.lines().find_map(|line| line.strip_prefix("VmRSS:"))?.trim().strip_suffix("kB")?.trim();
+    Some(kib.parse::<u64>().ok()? * 1024)
 }
