@@ -17,6 +17,9 @@
 //! is replaced after the append. At start the later of the two wins (the
 //! file names the last spool record it knows of), so a crash between the
 //! append and the position write neither reads a line twice nor skips one.
+//! Rejected lines are written (and synced) before the append: a spool record
+//! after a rejected line moves the position past it, so a crash in between
+//! may repeat a reject but never lose one.
 //! The one window left: the spool deletes the segment holding the last inbox
 //! record (after a rollover and the server's ack) before the position file
 //! is written, and the process dies right then.
@@ -256,6 +259,9 @@ struct Tail {
     runtime: tokio::runtime::Handle,
     /// Set while the spool refuses appends, to log that once.
     spool_full: bool,
+    /// The file and offset up to which rejects are written, so a commit cut
+    /// short by a full spool does not write them again when it retries.
+    rejects_written: Option<InboxPosition>,
 }
 
 impl Tail {
@@ -267,7 +273,7 @@ impl Tail {
         stats: Arc<InboxStats>,
         runtime: tokio::runtime::Handle,
     ) -> Self {
-        Self { config, saved, open: None, spool, sanitizer, stats, runtime, spool_full: false }
+        Self { config, saved, open: None, spool, sanitizer, stats, runtime, spool_full: false, rejects_written: None }
     }
 
     fn run(&mut self, woken: &mpsc::Receiver<Wake>) {
@@ -334,6 +340,7 @@ impl Tail {
                 open.offset = 0;
                 open.skipping = false;
                 open.unchanged = None;
+                self.rejects_written = None;
             }
             let rotated = match fs::metadata(&self.config.path) {
                 Ok(metadata) => FileId::of(&metadata) != open.id,
@@ -382,7 +389,7 @@ impl Tail {
         Ok(true)
     }
 
-    /// Spools the accepted lines, writes the rejected ones and moves the
+    /// Writes the rejected lines, spools the accepted ones and moves the
     /// position to `end`, in that order. Returns how far it got: when the
     /// spool is full it commits the first lines that fit, or nothing (the
     /// rest is read again later).
@@ -402,6 +409,7 @@ impl Tail {
             }
         }
         let accepted = entries.len() as u64;
+        self.write_rejects(id, &rejects)?;
         let mut record_id = self.saved.map_or(0, |saved| saved.record_id);
         if !entries.is_empty() {
             match self.runtime.block_on(self.spool.append(entries)) {
@@ -421,9 +429,7 @@ impl Tail {
             }
         }
         self.spool_full = false;
-        self.write_rejects(&rejects)?;
         self.stats.accepted.fetch_add(accepted, Ordering::Relaxed);
-        self.stats.rejected.fetch_add(rejects.len() as u64, Ordering::Relaxed);
         let saved = SavedPosition { position: id.at(end), record_id };
         if self.saved != Some(saved) {
             let bytes = serde_json::to_vec(&saved).map_err(io::Error::other)?;
@@ -434,12 +440,19 @@ impl Tail {
         Ok(Some(end))
     }
 
-    fn write_rejects(&self, rejects: &[(u64, &String, &String)]) -> io::Result<()> {
-        if rejects.is_empty() {
+    /// Appends the rejects not written yet to the rejects file, syncs it and
+    /// counts them.
+    fn write_rejects(&mut self, id: FileId, rejects: &[(u64, &String, &String)]) -> io::Result<()> {
+        let written_to = self
+            .rejects_written
+            .filter(|written| written.device == id.device && written.inode == id.inode)
+            .map_or(0, |written| written.offset);
+        let fresh: Vec<_> = rejects.iter().filter(|(line_end, ..)| *line_end > written_to).collect();
+        let Some((last_end, ..)) = fresh.last() else {
             return Ok(());
-        }
+        };
         let mut out = Vec::new();
-        for (line_end, reason, text) in rejects {
+        for (line_end, reason, text) in &fresh {
             tracing::warn!(reason, "inbox line rejected");
             let record = serde_json::json!({
                 "rejected_at": chrono::Utc::now().to_rfc3339(),
@@ -454,7 +467,10 @@ impl Tail {
         let mut file =
             crate::spool::open_options().create(true).append(true).open(self.config.state_dir.join(REJECTS_FILE))?;
         file.write_all(&out)?;
-        file.sync_data()
+        file.sync_data()?;
+        self.rejects_written = Some(id.at(*last_end));
+        self.stats.rejected.fetch_add(fresh.len() as u64, Ordering::Relaxed);
+        Ok(())
     }
 }
 

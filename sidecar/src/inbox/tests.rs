@@ -298,3 +298,39 @@ async fn a_full_spool_holds_the_tail_back_without_losing_lines() {
     }
     assert_eq!(spool.stats().written_id, 200, "every line spooled once room was made");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_retried_on_a_full_spool_writes_its_reject_once() {
+    let directory = tempfile::tempdir().unwrap();
+    let spool_config =
+        SpoolConfig { disk_budget_bytes: 8 * 1024, max_segment_bytes: 1024, ..SpoolConfig::new(directory.path()) };
+    let (spool, _) = Spool::open(spool_config).unwrap();
+    let spool = Arc::new(spool);
+    let inbox = directory.path().join("inbox.jsonl");
+    let config = InboxConfig { poll_interval: Duration::from_millis(20), ..InboxConfig::new(&inbox, directory.path()) };
+    let stats = Arc::new(InboxStats::default());
+    let _tail = InboxTail::start(config, Arc::clone(&spool), Sanitizer::default(), Arc::clone(&stats)).unwrap();
+    fs::write(&inbox, lines(0..200)).unwrap();
+    settle().await;
+    let held = spool.stats().written_id;
+    assert!(held < 200, "the spool is full, got {held}");
+    // A malformed line with good lines behind it that cannot be spooled yet:
+    // the reject is written before each append attempt, and the attempts
+    // repeat while the spool makes room.
+    let mut file = OpenOptions::new().append(true).open(&inbox).unwrap();
+    file.write_all(format!("{{\"broken\": 1\n{}", lines(200..210)).as_bytes()).unwrap();
+    drop(file);
+    settle().await;
+    let rejects = || fs::read_to_string(directory.path().join(REJECTS_FILE)).unwrap_or_default();
+    for _ in 0..100 {
+        let written = spool.stats().written_id;
+        spool.ack(written).unwrap();
+        if written == 210 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    assert_eq!(spool.stats().written_id, 210, "every good line spooled once room was made");
+    assert_eq!(rejects().lines().count(), 1, "the full spool's retries write the reject once: {}", rejects());
+    assert_eq!(stats.rejected.load(Ordering::Relaxed), 1);
+}
