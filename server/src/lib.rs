@@ -7,6 +7,7 @@
 //!   proto <-> domain types and call domain modules.
 //! - [`store`]: the pool, the embedded migrations and the repositories.
 //! - [`error`]: the crate's `Error` and its one mapping to `tonic::Status`.
+//! - [`validate`]: checks on input that name the offending field.
 //! - [`embedded_postgres`]: a throwaway PostgreSQL for dev mode, tests and
 //!   benchmarks.
 //! - [`telemetry`]: logs and OTLP traces.
@@ -25,6 +26,7 @@ pub mod scope;
 pub mod store;
 pub mod telemetry;
 pub mod testing;
+pub mod validate;
 
 use std::future::Future;
 

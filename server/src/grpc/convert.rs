@@ -9,7 +9,6 @@ use uuid::Uuid;
 
 use lore_proto::v1 as proto;
 
-use crate::Error;
 use crate::actions::export::{ExportCursor, ExportFormat};
 use crate::actions::model::{
     Action, EndReason, NewAction, NewSession, Outcome, Rejection, RejectionKind, Session, SessionKind, SessionStatus,
@@ -31,31 +30,8 @@ const MAX_IDENTIFIER_CHARS: usize = 256;
 /// integers, which is what clients mean by `3`.
 const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
 
-/// A problem with one field of the request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldError {
-    pub field: String,
-    pub reason: String,
-}
-
-impl FieldError {
-    pub(crate) fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self { field: field.into(), reason: reason.into() }
-    }
-
-    /// The same error under a parent field: `occurred_at` -> `action.occurred_at`.
-    pub fn within(self, parent: &str) -> Self {
-        Self { field: format!("{parent}.{}", self.field), reason: self.reason }
-    }
-}
-
-impl From<FieldError> for Error {
-    fn from(error: FieldError) -> Self {
-        Error::invalid(error.field, error.reason)
-    }
-}
-
-pub(crate) type FieldResult<T> = Result<T, FieldError>;
+pub use crate::validate::FieldError;
+pub(crate) use crate::validate::FieldResult;
 
 pub fn required_uuid(field: &str, value: &str) -> FieldResult<Uuid> {
     if value.is_empty() {

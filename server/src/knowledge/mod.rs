@@ -4,6 +4,8 @@
 //! # Layout
 //! - [`model`]: the domain types.
 //! - [`embed`]: the embedding providers.
+//! - [`document`]: markdown documents parsed; `indexing`: stored as
+//!   entries (IndexDocument, RemoveDocument, the folder watcher).
 //! - [`search`]: hybrid search; [`rank`]: its fusion and scoring.
 //! - The SQL is in [`crate::store::knowledge`], [`crate::store::knowledge_search`]
 //!   and [`crate::store::embeddings`].
@@ -13,7 +15,9 @@
 //! entry right away; what fails stays queued and the background worker
 //! retries it with backoff. Writing never calls an LLM.
 
+pub mod document;
 pub mod embed;
+mod indexing;
 pub mod model;
 pub mod rank;
 pub mod search;
@@ -93,12 +97,17 @@ impl KnowledgeBase {
     pub async fn upsert(&self, scope: &ProjectScope, entry: &NewEntry) -> Result<(Entry, bool), Error> {
         let model = self.embedder.as_ref().map(|embedder| embedder.model().to_owned());
         let stored = store::upsert(&self.pool, scope, entry, &content_hash(entry), model.as_deref()).await?;
-        // Only this entry: a backlog (a model change) is the worker's, not
-        // this call's latency.
-        if let Err(error) = self.index_batch(Some(stored.0.entry_id)).await {
-            tracing::warn!(%error, "embedding after upsert failed; the background worker retries");
-        }
+        self.embed_now(stored.0.entry_id).await;
         Ok(stored)
+    }
+
+    /// Embeds a just-written entry. Only this entry: a backlog (a model
+    /// change) is the worker's, not this call's latency. A failure is left
+    /// queued for the worker to retry.
+    async fn embed_now(&self, entry_id: Uuid) {
+        if let Err(error) = self.index_batch(Some(entry_id)).await {
+            tracing::warn!(%error, %entry_id, "embedding after a write failed; the background worker retries");
+        }
     }
 
     /// Embeds every due queued entry; returns how many were embedded.

@@ -7,6 +7,23 @@ use uuid::Uuid;
 
 use crate::actions::model::StoredName;
 
+/// Bounds on an entry's fields, the same for UpsertEntry and for indexed
+/// documents.
+pub mod limits {
+    pub const MAX_TITLE_CHARS: usize = 512;
+    pub const MAX_CATEGORY_CHARS: usize = 128;
+    pub const MAX_KEY_CHARS: usize = 128;
+    pub const MAX_SUMMARY_CHARS: usize = 4096;
+    /// Bodies are markdown documents; larger ones are refused, not truncated.
+    pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+    pub const MAX_TAGS: usize = 64;
+    pub const MAX_TAG_CHARS: usize = 64;
+    pub const MAX_LIST_ITEMS: usize = 100;
+    pub const MAX_ITEM_CHARS: usize = 2000;
+    pub const MAX_SOLUTIONS: usize = 50;
+    pub const MAX_SOLUTION_CHARS: usize = 10_000;
+}
+
 /// What kind of knowledge an entry holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::EnumString)]
 #[strum(serialize_all = "snake_case")]
@@ -95,6 +112,26 @@ pub struct NewEntry {
     pub details: Value,
     pub source_path: Option<String>,
     pub front_matter: Option<Value>,
+    /// Set when the entry is a markdown document being indexed.
+    pub document: Option<DocumentOrigin>,
+}
+
+/// What an indexed document's entry records of where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocumentOrigin {
+    /// BLAKE3 of the document as given.
+    pub hash: Vec<u8>,
+    /// The watched folder it was read from; `None` through IndexDocument.
+    pub root: Option<String>,
+}
+
+/// A document's place: its project and its path (relative, `/`-separated),
+/// and the watched folder when it came from one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentSource {
+    pub project: String,
+    pub path: String,
+    pub root: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -118,10 +118,23 @@ pub async fn upsert(
     content_hash: &[u8],
     embedding_model: Option<&str>,
 ) -> Result<(Entry, bool), Error> {
+    let mut transaction = pool.begin().await?;
+    let stored = upsert_in(&mut transaction, scope, entry, content_hash, embedding_model).await?;
+    transaction.commit().await?;
+    Ok(stored)
+}
+
+/// [`upsert`] inside the caller's transaction.
+pub async fn upsert_in(
+    transaction: &mut PgConnection,
+    scope: &ProjectScope,
+    entry: &NewEntry,
+    content_hash: &[u8],
+    embedding_model: Option<&str>,
+) -> Result<(Entry, bool), Error> {
     if !scope.allows(&entry.project) {
         return Err(Error::PermissionDenied(format!("project {} is outside your scope", entry.project)));
     }
-    let mut transaction = pool.begin().await?;
     sqlx::query("INSERT INTO projects (name) VALUES ($1) ON CONFLICT DO NOTHING")
         .bind(&entry.project)
         .execute(&mut *transaction)
@@ -134,14 +147,16 @@ pub async fn upsert(
     };
     let upserted = sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO knowledge_entries AS e (entry_id, key, project, kind, title, category, summary, body, tags,
-             status, severity, prevention_checklist, details, source_path, front_matter, content_hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+             status, severity, prevention_checklist, details, source_path, front_matter, content_hash,
+             document_hash, source_root)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
          ON CONFLICT {conflict_target} DO UPDATE SET
              key = EXCLUDED.key, kind = EXCLUDED.kind, title = EXCLUDED.title, category = EXCLUDED.category,
              summary = EXCLUDED.summary, body = EXCLUDED.body, tags = EXCLUDED.tags, status = EXCLUDED.status,
              severity = EXCLUDED.severity, prevention_checklist = EXCLUDED.prevention_checklist,
              details = EXCLUDED.details, source_path = EXCLUDED.source_path, front_matter = EXCLUDED.front_matter,
-             content_hash = EXCLUDED.content_hash, updated_at = now()
+             content_hash = EXCLUDED.content_hash, document_hash = EXCLUDED.document_hash,
+             source_root = EXCLUDED.source_root, updated_at = now()
          WHERE e.project = EXCLUDED.project
          RETURNING e.entry_id, (xmax = 0) AS created"
     )))
@@ -161,6 +176,8 @@ pub async fn upsert(
     .bind(&entry.source_path)
     .bind(entry.front_matter.as_ref().map(Json))
     .bind(content_hash)
+    .bind(entry.document.as_ref().map(|document| &document.hash))
+    .bind(entry.document.as_ref().and_then(|document| document.root.as_ref()))
     .fetch_optional(&mut *transaction)
     .await
     .map_err(|error| unique_violation_to_conflict(error, entry))?;
@@ -172,12 +189,11 @@ pub async fn upsert(
     };
     let entry_id: Uuid = row.try_get("entry_id")?;
     let created: bool = row.try_get("created")?;
-    replace_solutions(&mut transaction, entry_id, entry).await?;
+    replace_solutions(&mut *transaction, entry_id, entry).await?;
     if let Some(model) = embedding_model {
-        crate::store::embeddings::queue(&mut transaction, entry_id, model).await?;
+        crate::store::embeddings::queue(&mut *transaction, entry_id, model).await?;
     }
-    let stored = fetch_entry(&mut transaction, scope, entry_id).await?;
-    transaction.commit().await?;
+    let stored = fetch_entry(&mut *transaction, scope, entry_id).await?;
     Ok((stored, created))
 }
 
@@ -567,4 +583,118 @@ pub async fn effectiveness(pool: &PgPool, entry_id: Uuid) -> Result<Effectivenes
         avg_resolution_minutes: row.try_get("avg_minutes")?,
         found_via_search: row.try_get("found_via_search")?,
     })
+}
+
+/// An indexed document's entry, with what tells whether indexing the
+/// document again changes anything.
+#[derive(Debug, Clone)]
+pub struct StoredDocument {
+    pub entry: Entry,
+    /// `None` once the document was removed.
+    pub document_hash: Option<Vec<u8>>,
+    pub source_root: Option<String>,
+}
+
+/// Serializes document indexing within a project until the transaction
+/// ends, so two indexers of one path (or of one id) cannot both create it.
+pub async fn lock_documents(connection: &mut PgConnection, project: &str) -> Result<(), Error> {
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('lore.documents:' || $1, 0))")
+        .bind(project)
+        .execute(connection)
+        .await?;
+    Ok(())
+}
+
+/// The entry a document is indexed into: the one with its key when it has
+/// one, else the one at its path, unless that one belongs to another key.
+pub async fn find_document(
+    connection: &mut PgConnection,
+    scope: &ProjectScope,
+    project: &str,
+    key: Option<&str>,
+    path: &str,
+) -> Result<Option<StoredDocument>, Error> {
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {ENTRY_COLUMNS}, e.document_hash, e.source_root FROM knowledge_entries e
+         WHERE e.project = $1 AND ($4::text[] IS NULL OR e.project = ANY($4))
+           AND (e.key = $2 OR (e.source_path = $3 AND (e.key IS NULL OR $2::text IS NULL)))
+         ORDER BY (e.key = $2) DESC NULLS LAST
+         LIMIT 1"
+    )))
+    .bind(project)
+    .bind(key)
+    .bind(path)
+    .bind(scope.sql_filter())
+    .fetch_optional(&mut *connection)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let mut entries = [entry_from_row(&row)?];
+    attach_solutions(&mut *connection, &mut entries).await?;
+    let [entry] = entries;
+    Ok(Some(StoredDocument {
+        entry,
+        document_hash: row.try_get("document_hash")?,
+        source_root: row.try_get("source_root")?,
+    }))
+}
+
+/// Another entry still at `path` (its document now says another id) loses
+/// the path and leaves search.
+pub async fn detach_document(
+    connection: &mut PgConnection,
+    project: &str,
+    path: &str,
+    keep: Option<Uuid>,
+) -> Result<(), Error> {
+    sqlx::query(
+        "UPDATE knowledge_entries
+         SET source_path = NULL, source_root = NULL, document_hash = NULL, status = 'obsolete', updated_at = now()
+         WHERE project = $1 AND source_path = $2 AND entry_id IS DISTINCT FROM $3",
+    )
+    .bind(project)
+    .bind(path)
+    .bind(keep)
+    .execute(connection)
+    .await?;
+    Ok(())
+}
+
+/// The document at `path` (or every document under it, as a folder) leaves
+/// search: it becomes obsolete and keeps its history and its path, so the
+/// same file coming back is the same entry. With `root`, only documents of
+/// that watched folder. Returns how many were removed.
+pub async fn remove_documents(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    project: &str,
+    root: Option<&str>,
+    path: &str,
+) -> Result<u64, Error> {
+    let removed = sqlx::query(
+        "UPDATE knowledge_entries
+         SET status = 'obsolete', document_hash = NULL, updated_at = now()
+         WHERE project = $1 AND ($2::text[] IS NULL OR project = ANY($2))
+           AND document_hash IS NOT NULL AND ($3::text IS NULL OR source_root = $3)
+           AND (source_path = $4 OR starts_with(source_path, $4 || '/'))",
+    )
+    .bind(project)
+    .bind(scope.sql_filter())
+    .bind(root)
+    .bind(path)
+    .execute(pool)
+    .await?
+    .rows_affected();
+    Ok(removed)
+}
+
+/// Paths of the documents indexed from a watched folder.
+pub async fn document_paths(pool: &PgPool, project: &str, root: &str) -> Result<Vec<String>, Error> {
+    Ok(sqlx::query_scalar(
+        "SELECT source_path FROM knowledge_entries
+         WHERE project = $1 AND source_root = $2 AND document_hash IS NOT NULL",
+    )
+    .bind(project)
+    .bind(root)
+    .fetch_all(pool)
+    .await?)
 }

@@ -3,6 +3,7 @@
 //! service.
 
 mod actions;
+mod documents;
 mod knowledge;
 mod scope;
 mod search;

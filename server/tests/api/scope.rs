@@ -109,6 +109,7 @@ async fn a_scope_of_project_a_sees_and_changes_no_knowledge_of_project_b() {
         details: serde_json::json!({}),
         source_path: None,
         front_matter: None,
+        document: None,
     };
     let (of_b, _) = knowledge.upsert(&ProjectScope::All, &entry("b")).await.unwrap();
 

@@ -12,87 +12,45 @@ use crate::grpc::convert::{
     to_timestamp,
 };
 use crate::knowledge::EntryReport;
+use crate::knowledge::model::limits::{
+    MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_ITEM_CHARS, MAX_KEY_CHARS, MAX_LIST_ITEMS, MAX_SOLUTION_CHARS,
+    MAX_SOLUTIONS, MAX_SUMMARY_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS,
+};
 use crate::knowledge::model::{
-    Application, Effectiveness, Entry, EntryFilter, EntryKind, EntryStatus, GotchaDetails, NewEntry, NewOccurrence,
-    NewSolution, RetrospectiveDetails, Severity, Solution, Trend,
+    Application, DocumentSource, Effectiveness, Entry, EntryFilter, EntryKind, EntryStatus, GotchaDetails, NewEntry,
+    NewOccurrence, NewSolution, RetrospectiveDetails, Severity, Solution, Trend,
 };
 use crate::knowledge::rank::{Relevance, Signal};
 use crate::knowledge::search::{Hit, SearchMode, SearchQuery};
 use crate::store::knowledge_search::SearchFilter;
+use crate::validate::{list, name, optional_name, text};
 
-const MAX_TITLE_CHARS: usize = 512;
-const MAX_CATEGORY_CHARS: usize = 128;
-const MAX_KEY_CHARS: usize = 128;
-const MAX_SUMMARY_CHARS: usize = 4096;
-/// Bodies are markdown documents; larger ones are refused, not truncated.
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
-const MAX_TAGS: usize = 64;
-const MAX_TAG_CHARS: usize = 64;
-const MAX_LIST_ITEMS: usize = 100;
-const MAX_ITEM_CHARS: usize = 2000;
-const MAX_SOLUTIONS: usize = 50;
-const MAX_SOLUTION_CHARS: usize = 10_000;
+/// As the `source_path` column allows.
+const MAX_PATH_CHARS: usize = 4096;
 const MAX_NOTE_CHARS: usize = 4096;
 /// A resolution longer than a year is a unit mistake.
 const MAX_RESOLUTION_MINUTES: f64 = 525_600.0;
 const DEFAULT_HISTORY: u32 = 20;
 const MAX_HISTORY: u32 = 500;
 
-/// Free text (markdown allowed): bounded, and no NUL, which PostgreSQL
-/// cannot store in text.
-pub fn text(field: &str, value: &str, max_chars: usize, required: bool) -> FieldResult<String> {
-    if required && value.trim().is_empty() {
-        return Err(FieldError::new(field, "required"));
+/// A document's path: relative, `/`-separated, without `.` or `..` parts.
+pub fn document_path(field: &str, value: &str) -> FieldResult<String> {
+    let path = name(field, value, MAX_PATH_CHARS, true)?;
+    if path.starts_with('/') || path.contains('\\') {
+        return Err(FieldError::new(field, "must be a relative path with '/' separators"));
     }
-    if value.contains('\0') {
-        return Err(FieldError::new(field, "must not contain NUL bytes"));
+    if path.split('/').any(|part| part.is_empty() || part == "." || part == "..") {
+        return Err(FieldError::new(field, "must not have empty, '.' or '..' parts"));
     }
-    if value.len() > max_chars && value.chars().count() > max_chars {
-        return Err(FieldError::new(field, format!("longer than {max_chars} characters")));
-    }
-    Ok(value.to_owned())
+    Ok(path)
 }
 
-/// A one-line name (title, category, tag, key): bounded, no control
-/// characters.
-fn name(field: &str, value: &str, max_chars: usize, required: bool) -> FieldResult<String> {
-    let value = value.trim();
-    if required && value.is_empty() {
-        return Err(FieldError::new(field, "required"));
-    }
-    if value.chars().any(char::is_control) {
-        return Err(FieldError::new(field, "must not contain control characters (NUL, newline, ...)"));
-    }
-    if value.chars().count() > max_chars {
-        return Err(FieldError::new(field, format!("longer than {max_chars} characters")));
-    }
-    Ok(value.to_owned())
-}
-
-fn optional_name(field: &str, value: &str, max_chars: usize) -> FieldResult<Option<String>> {
-    let value = name(field, value, max_chars, false)?;
-    Ok((!value.is_empty()).then_some(value))
-}
-
-fn list(field: &str, values: &[String], max_items: usize, max_chars: usize) -> FieldResult<Vec<String>> {
-    if values.len() > max_items {
-        return Err(FieldError::new(field, format!("{} items, over the limit of {max_items}", values.len())));
-    }
-    values.iter().enumerate().map(|(index, value)| text(&format!("{field}[{index}]"), value, max_chars, true)).collect()
+pub fn document_source(project_value: &str, path: &str) -> FieldResult<DocumentSource> {
+    Ok(DocumentSource { project: project("project", project_value)?, path: document_path("path", path)?, root: None })
 }
 
 pub fn tags(field: &str, values: &[String]) -> FieldResult<Vec<String>> {
-    if values.len() > MAX_TAGS {
-        return Err(FieldError::new(field, format!("{} tags, over the limit of {MAX_TAGS}", values.len())));
-    }
-    let mut tags = Vec::with_capacity(values.len());
-    for (index, value) in values.iter().enumerate() {
-        let tag = name(&format!("{field}[{index}]"), value, MAX_TAG_CHARS, true)?.to_lowercase();
-        if !tags.contains(&tag) {
-            tags.push(tag);
-        }
-    }
-    Ok(tags)
+    crate::validate::tags(field, values, MAX_TAGS, MAX_TAG_CHARS)
 }
 
 pub fn entry_kind(field: &str, value: i32) -> FieldResult<EntryKind> {
@@ -193,6 +151,7 @@ pub fn new_entry(entry: &proto::Entry) -> FieldResult<NewEntry> {
         details: Value::Object(Default::default()),
         source_path: None,
         front_matter: None,
+        document: None,
     };
     if new.body.len() > MAX_BODY_BYTES {
         return Err(FieldError::new("body", format!("{} bytes, over the limit of {MAX_BODY_BYTES}", new.body.len())));
@@ -219,32 +178,10 @@ pub fn new_entry(entry: &proto::Entry) -> FieldResult<NewEntry> {
                 MAX_LIST_ITEMS,
                 MAX_ITEM_CHARS,
             )?;
-            if pattern.solutions.len() > MAX_SOLUTIONS {
-                return Err(FieldError::new(
-                    format!("{field}.solutions"),
-                    format!("{} solutions, over the limit of {MAX_SOLUTIONS}", pattern.solutions.len()),
-                ));
-            }
-            for (index, solution) in pattern.solutions.iter().enumerate() {
-                let field = format!("{field}.solutions[{index}]");
-                let solution_id = optional_uuid(&format!("{field}.solution_id"), &solution.solution_id)?;
-                if solution_id.is_some()
-                    && new.solutions.iter().any(|known: &NewSolution| known.solution_id == solution_id)
-                {
-                    return Err(FieldError::new(format!("{field}.solution_id"), "given twice"));
-                }
-                new.solutions.push(NewSolution {
-                    solution_id,
-                    description: text(
-                        &format!("{field}.description"),
-                        &solution.description,
-                        MAX_SOLUTION_CHARS,
-                        true,
-                    )?,
-                });
-            }
+            new.solutions = solutions(&format!("{field}.solutions"), &pattern.solutions)?;
         }
         Some(Details::Learning(learning)) => {
+            new.solutions = solutions("learning.solutions", &learning.solutions)?;
             if !learning.source_path.is_empty() {
                 new.source_path = Some(name("learning.source_path", &learning.source_path, 4096, true)?);
             }
@@ -297,6 +234,26 @@ pub fn new_entry(entry: &proto::Entry) -> FieldResult<NewEntry> {
     Ok(new)
 }
 
+/// Solutions in the order given; an id given twice is refused.
+fn solutions(field: &str, given: &[proto::Solution]) -> FieldResult<Vec<NewSolution>> {
+    if given.len() > MAX_SOLUTIONS {
+        return Err(FieldError::new(field, format!("{} solutions, over the limit of {MAX_SOLUTIONS}", given.len())));
+    }
+    let mut solutions: Vec<NewSolution> = Vec::with_capacity(given.len());
+    for (index, solution) in given.iter().enumerate() {
+        let field = format!("{field}[{index}]");
+        let solution_id = optional_uuid(&format!("{field}.solution_id"), &solution.solution_id)?;
+        if solution_id.is_some() && solutions.iter().any(|known| known.solution_id == solution_id) {
+            return Err(FieldError::new(format!("{field}.solution_id"), "given twice"));
+        }
+        solutions.push(NewSolution {
+            solution_id,
+            description: text(&format!("{field}.description"), &solution.description, MAX_SOLUTION_CHARS, true)?,
+        });
+    }
+    Ok(solutions)
+}
+
 fn solution_to_proto(solution: &Solution) -> proto::Solution {
     proto::Solution {
         solution_id: solution.solution_id.to_string(),
@@ -322,6 +279,7 @@ pub fn entry_to_proto(entry: &Entry) -> proto::Entry {
         EntryKind::Learning => Details::Learning(proto::LearningDetails {
             source_path: entry.source_path.clone().unwrap_or_default(),
             front_matter: entry.front_matter.as_ref().map(common::to_struct),
+            solutions: entry.solutions.iter().map(solution_to_proto).collect(),
         }),
         EntryKind::Retrospective => {
             let details: RetrospectiveDetails = serde_json::from_value(entry.details.clone()).unwrap_or_default();

@@ -186,6 +186,28 @@ impl KnowledgeService for KnowledgeApi {
             degraded_reason: degraded.unwrap_or_default(),
         }))
     }
+
+    async fn index_document(
+        &self,
+        request: Request<proto::IndexDocumentRequest>,
+    ) -> Result<Response<proto::IndexDocumentResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let source = convert::document_source(&message.project, &message.path).map_err(Error::from)?;
+        let (entry, changed) = self.knowledge.index_document(&scope, &source, &message.content).await?;
+        Ok(Response::new(proto::IndexDocumentResponse { entry: Some(convert::entry_to_proto(&entry)), changed }))
+    }
+
+    async fn remove_document(
+        &self,
+        request: Request<proto::RemoveDocumentRequest>,
+    ) -> Result<Response<proto::RemoveDocumentResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let source = convert::document_source(&message.project, &message.path).map_err(Error::from)?;
+        let removed = self.knowledge.remove_documents(&scope, &source.project, None, &source.path).await?;
+        Ok(Response::new(proto::RemoveDocumentResponse { removed: removed > 0 }))
+    }
 }
 
 /// Queries per SearchMany, and its default caps.

@@ -1,0 +1,336 @@
+//! Markdown documents as knowledge entries: YAML front matter, title,
+//! summary and body.
+//!
+//! # Front matter
+//! YAML between a first line `---` and the next line `---` (or `...`). Keys
+//! read, all optional:
+//! - `id` (string or number): the entry's key, which keeps its identity when
+//!   the file is renamed or moved;
+//! - `title`, `category`, `summary` (or `description`);
+//! - `tags` and `keywords`: a list of strings or one comma-separated string;
+//! - `status`: `active` or `obsolete`;
+//! - `severity`: `low`, `medium`, `high` or `critical`;
+//! - `solutions`: a list of strings or of `{description: ...}`; when the key
+//!   is absent, the entry's solutions stay as they are.
+//!
+//! Other keys are kept as the entry's front matter. Without a title in the
+//! front matter, the first heading is the title, and failing that the file
+//! name. Without a summary, the first paragraph is.
+//!
+//! Nothing here calls a model: indexing is parse, chunk, embed, store.
+
+use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
+use serde_json::{Map, Value};
+
+use super::model::limits::{
+    MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_KEY_CHARS, MAX_SOLUTION_CHARS, MAX_SOLUTIONS, MAX_SUMMARY_CHARS,
+    MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS,
+};
+use super::model::{EntryStatus, Severity};
+use crate::actions::model::StoredName as _;
+use crate::validate::{self, FieldError};
+
+/// A summary taken from the first paragraph is cut near this many characters.
+const DERIVED_SUMMARY_CHARS: usize = 500;
+
+/// A markdown document, parsed and checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    pub key: Option<String>,
+    pub title: String,
+    pub category: String,
+    pub tags: Vec<String>,
+    pub status: EntryStatus,
+    pub severity: Option<Severity>,
+    pub summary: String,
+    /// The markdown after the front matter.
+    pub body: String,
+    /// `None` when the front matter has no `solutions` key.
+    pub solutions: Option<Vec<String>>,
+    /// The whole front matter, as JSON.
+    pub front_matter: Map<String, Value>,
+    /// BLAKE3 of the document as given: unchanged documents are not
+    /// indexed again.
+    pub hash: Vec<u8>,
+}
+
+/// Why a document cannot be indexed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DocumentError {
+    #[error("{bytes} bytes, over the limit of {limit}")]
+    TooLarge { bytes: usize, limit: usize },
+    #[error("a binary file (NUL byte at offset {0})")]
+    Binary(usize),
+    #[error("not UTF-8 text (invalid byte at offset {0})")]
+    NotUtf8(usize),
+    #[error("front matter: {0}")]
+    FrontMatter(String),
+    #[error("front matter {}: {}", .0.field, .0.reason)]
+    Field(FieldError),
+}
+
+impl From<FieldError> for DocumentError {
+    fn from(error: FieldError) -> Self {
+        Self::Field(error)
+    }
+}
+
+/// A document read from a file: checks size, NUL bytes and UTF-8 before
+/// parsing. `max_bytes` is capped at the body limit.
+pub fn parse_bytes(file_name: &str, bytes: &[u8], max_bytes: usize) -> Result<Document, DocumentError> {
+    let limit = max_bytes.min(MAX_BODY_BYTES);
+    if bytes.len() > limit {
+        return Err(DocumentError::TooLarge { bytes: bytes.len(), limit });
+    }
+    if let Some(offset) = bytes.iter().position(|&byte| byte == 0) {
+        return Err(DocumentError::Binary(offset));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|error| DocumentError::NotUtf8(error.valid_up_to()))?;
+    parse(file_name, text)
+}
+
+/// A document given as text (IndexDocument, or a file already read).
+/// `file_name` is the fallback title.
+pub fn parse(file_name: &str, text: &str) -> Result<Document, DocumentError> {
+    if text.len() > MAX_BODY_BYTES {
+        return Err(DocumentError::TooLarge { bytes: text.len(), limit: MAX_BODY_BYTES });
+    }
+    if let Some(offset) = text.find('\0') {
+        return Err(DocumentError::Binary(offset));
+    }
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let (front_matter, body) = split_front_matter(text)?;
+    let fields = FrontMatter(&front_matter);
+    let (heading, first_paragraph) = outline(body);
+
+    let title = match fields.string("title")? {
+        Some(title) => title,
+        None => heading.unwrap_or_else(|| title_from_file_name(file_name)),
+    };
+    let summary = match fields.string("summary")?.or(fields.string("description")?) {
+        Some(summary) => summary,
+        None => cut(&first_paragraph.unwrap_or_default(), DERIVED_SUMMARY_CHARS),
+    };
+    let mut tags = fields.strings("tags")?.unwrap_or_default();
+    tags.extend(fields.strings("keywords")?.unwrap_or_default());
+    let key = match front_matter.get("id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => validate::optional_name("id", id, MAX_KEY_CHARS)?,
+        Some(Value::Number(id)) => Some(id.to_string()),
+        Some(_) => return Err(DocumentError::FrontMatter("id must be a string or a number".into())),
+    };
+    let status = match fields.string("status")? {
+        None => EntryStatus::Active,
+        Some(status) => EntryStatus::parse(&status.to_lowercase())
+            .ok_or_else(|| DocumentError::FrontMatter(format!("status {status:?} is not one of active, obsolete")))?,
+    };
+    let severity = match fields.string("severity")? {
+        None => None,
+        Some(severity) => Some(Severity::parse(&severity.to_lowercase()).ok_or_else(|| {
+            DocumentError::FrontMatter(format!("severity {severity:?} is not one of low, medium, high, critical"))
+        })?),
+    };
+    Ok(Document {
+        key,
+        title: validate::name("title", &single_line(&title), MAX_TITLE_CHARS, true)?,
+        category: validate::name(
+            "category",
+            &fields.string("category")?.unwrap_or_default(),
+            MAX_CATEGORY_CHARS,
+            false,
+        )?
+        .to_lowercase(),
+        tags: validate::tags("tags", &tags, MAX_TAGS, MAX_TAG_CHARS)?,
+        status,
+        severity,
+        summary: validate::text("summary", &summary, MAX_SUMMARY_CHARS, false)?,
+        body: body.to_owned(),
+        solutions: fields.solutions()?,
+        hash: blake3::hash(text.as_bytes()).as_bytes().to_vec(),
+        front_matter,
+    })
+}
+
+/// The front matter as a JSON object, and the rest of the text.
+fn split_front_matter(text: &str) -> Result<(Map<String, Value>, &str), DocumentError> {
+    let mut lines = text.split_inclusive('\n');
+    let Some(first) = lines.next() else { return Ok((Map::new(), text)) };
+    if first.trim_end() != "---" {
+        return Ok((Map::new(), text));
+    }
+    let mut offset = first.len();
+    for line in lines {
+        if matches!(line.trim_end(), "---" | "...") {
+            let yaml = &text[first.len()..offset];
+            let body = &text[offset + line.len()..];
+            return Ok((parse_yaml(yaml)?, body));
+        }
+        offset += line.len();
+    }
+    Err(DocumentError::FrontMatter("no closing '---' line".into()))
+}
+
+fn parse_yaml(yaml: &str) -> Result<Map<String, Value>, DocumentError> {
+    if yaml.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_saphyr::from_str::<Value>(yaml) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(Value::Null) => Ok(Map::new()),
+        Ok(_) => Err(DocumentError::FrontMatter("must be a mapping of keys to values".into())),
+        Err(error) => Err(DocumentError::FrontMatter(first_line(&error.to_string()))),
+    }
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or_default().trim().to_owned()
+}
+
+/// Typed reads of front matter keys, with errors that name the key.
+struct FrontMatter<'a>(&'a Map<String, Value>);
+
+impl FrontMatter<'_> {
+    fn string(&self, key: &str) -> Result<Option<String>, DocumentError> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(value)) => Ok(Some(value.clone())),
+            Some(Value::Number(value)) => Ok(Some(value.to_string())),
+            Some(Value::Bool(value)) => Ok(Some(value.to_string())),
+            Some(_) => Err(DocumentError::FrontMatter(format!("{key} must be a string"))),
+        }
+    }
+
+    /// A list of strings, or one comma-separated string.
+    fn strings(&self, key: &str) -> Result<Option<Vec<String>>, DocumentError> {
+        let invalid =
+            || DocumentError::FrontMatter(format!("{key} must be a list of strings or a comma-separated string"));
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(value)) => {
+                Ok(Some(value.split(',').map(str::trim).filter(|item| !item.is_empty()).map(str::to_owned).collect()))
+            }
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| match item {
+                    Value::String(value) => Ok(value.clone()),
+                    Value::Number(value) => Ok(value.to_string()),
+                    _ => Err(invalid()),
+                })
+                .collect::<Result<_, _>>()
+                .map(Some),
+            Some(_) => Err(invalid()),
+        }
+    }
+
+    fn solutions(&self) -> Result<Option<Vec<String>>, DocumentError> {
+        let Some(value) = self.0.get("solutions") else { return Ok(None) };
+        let invalid =
+            || DocumentError::FrontMatter("solutions must be a list of strings or of {description: ...}".into());
+        let items = match value {
+            Value::Null => return Ok(Some(Vec::new())),
+            Value::Array(items) => items,
+            _ => return Err(invalid()),
+        };
+        if items.len() > MAX_SOLUTIONS {
+            return Err(FieldError::new(
+                "solutions",
+                format!("{} solutions, over the limit of {MAX_SOLUTIONS}", items.len()),
+            )
+            .into());
+        }
+        let mut solutions = Vec::with_capacity(items.len());
+        for (index, item) in items.iter().enumerate() {
+            let description = match item {
+                Value::String(description) => description,
+                Value::Object(fields) => match fields.get("description") {
+                    Some(Value::String(description)) => description,
+                    _ => return Err(invalid()),
+                },
+                _ => return Err(invalid()),
+            };
+            let description =
+                validate::text(&format!("solutions[{index}]"), description.trim(), MAX_SOLUTION_CHARS, true)?;
+            if !solutions.contains(&description) {
+                solutions.push(description);
+            }
+        }
+        Ok(Some(solutions))
+    }
+}
+
+/// The text of the first heading (the first level-1 heading when there is
+/// one) and of the first paragraph.
+fn outline(markdown: &str) -> (Option<String>, Option<String>) {
+    let mut first_heading: Option<(HeadingLevel, String)> = None;
+    let mut first_paragraph: Option<String> = None;
+    let mut current: Option<String> = None;
+    let mut in_heading = None;
+    for event in Parser::new(markdown) {
+        match event {
+            Event::Start(Tag::Heading { level, .. }) => {
+                in_heading = Some(level);
+                current = Some(String::new());
+            }
+            Event::Start(Tag::Paragraph) if first_paragraph.is_none() => current = Some(String::new()),
+            Event::Text(text) | Event::Code(text) => {
+                if let Some(current) = &mut current {
+                    current.push_str(&text);
+                }
+            }
+            Event::SoftBreak | Event::HardBreak => {
+                if let Some(current) = &mut current {
+                    current.push(' ');
+                }
+            }
+            Event::End(TagEnd::Heading(level)) => {
+                let text = current.take().unwrap_or_default().trim().to_owned();
+                in_heading = None;
+                let better = match &first_heading {
+                    None => true,
+                    Some((known, _)) => level == HeadingLevel::H1 && *known != HeadingLevel::H1,
+                };
+                if better && !text.is_empty() {
+                    first_heading = Some((level, text));
+                }
+            }
+            Event::End(TagEnd::Paragraph) if in_heading.is_none() => {
+                if let Some(text) = current.take() {
+                    let text = text.trim().to_owned();
+                    if first_paragraph.is_none() && !text.is_empty() {
+                        first_paragraph = Some(text);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    (first_heading.map(|(_, text)| text), first_paragraph)
+}
+
+/// `deploy-keys_rotation.md` -> `deploy keys rotation`.
+fn title_from_file_name(file_name: &str) -> String {
+    let stem = std::path::Path::new(file_name).file_stem().and_then(|stem| stem.to_str()).unwrap_or(file_name);
+    let title = stem.replace(['-', '_'], " ");
+    if title.trim().is_empty() { "untitled".into() } else { title.trim().to_owned() }
+}
+
+/// Control characters (newlines in a YAML block scalar) become spaces.
+fn single_line(text: &str) -> String {
+    text.split(char::is_control).filter(|part| !part.trim().is_empty()).map(str::trim).collect::<Vec<_>>().join(" ")
+}
+
+/// At most about `max` characters, cut at a word boundary, marked with `...`.
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let head: String = text.chars().take(max).collect();
+    let head = match head.rfind(char::is_whitespace) {
+        Some(space) if space > max / 2 => &head[..space],
+        _ => &head,
+    };
+    format!("{}...", head.trim_end())
+}
+
+#[cfg(test)]
+mod tests;

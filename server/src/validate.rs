@@ -1,0 +1,90 @@
+//! Checks on input that name the offending field. The gRPC conversions use
+//! them for requests, and document indexing for what it reads from files, so
+//! a document on disk meets the same limits as an UpsertEntry.
+
+use crate::Error;
+
+/// A problem with one field of the input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: String,
+    pub reason: String,
+}
+
+impl FieldError {
+    pub(crate) fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self { field: field.into(), reason: reason.into() }
+    }
+
+    /// The same error under a parent field: `occurred_at` -> `action.occurred_at`.
+    pub fn within(self, parent: &str) -> Self {
+        Self { field: format!("{parent}.{}", self.field), reason: self.reason }
+    }
+}
+
+impl From<FieldError> for Error {
+    fn from(error: FieldError) -> Self {
+        Error::invalid(error.field, error.reason)
+    }
+}
+
+pub(crate) type FieldResult<T> = Result<T, FieldError>;
+
+/// Free text (markdown allowed): bounded, and no NUL, which PostgreSQL
+/// cannot store in text.
+pub fn text(field: &str, value: &str, max_chars: usize, required: bool) -> FieldResult<String> {
+    if required && value.trim().is_empty() {
+        return Err(FieldError::new(field, "required"));
+    }
+    if value.contains('\0') {
+        return Err(FieldError::new(field, "must not contain NUL bytes"));
+    }
+    if value.len() > max_chars && value.chars().count() > max_chars {
+        return Err(FieldError::new(field, format!("longer than {max_chars} characters")));
+    }
+    Ok(value.to_owned())
+}
+
+/// A one-line name (title, category, tag, key): bounded, no control
+/// characters.
+pub fn name(field: &str, value: &str, max_chars: usize, required: bool) -> FieldResult<String> {
+    let value = value.trim();
+    if required && value.is_empty() {
+        return Err(FieldError::new(field, "required"));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(FieldError::new(field, "must not contain control characters (NUL, newline, ...)"));
+    }
+    if value.chars().count() > max_chars {
+        return Err(FieldError::new(field, format!("longer than {max_chars} characters")));
+    }
+    Ok(value.to_owned())
+}
+
+pub fn optional_name(field: &str, value: &str, max_chars: usize) -> FieldResult<Option<String>> {
+    let value = name(field, value, max_chars, false)?;
+    Ok((!value.is_empty()).then_some(value))
+}
+
+/// A list of free-text items.
+pub fn list(field: &str, values: &[String], max_items: usize, max_chars: usize) -> FieldResult<Vec<String>> {
+    if values.len() > max_items {
+        return Err(FieldError::new(field, format!("{} items, over the limit of {max_items}", values.len())));
+    }
+    values.iter().enumerate().map(|(index, value)| text(&format!("{field}[{index}]"), value, max_chars, true)).collect()
+}
+
+/// Tags: names, lowercased, duplicates dropped.
+pub fn tags(field: &str, values: &[String], max_tags: usize, max_chars: usize) -> FieldResult<Vec<String>> {
+    if values.len() > max_tags {
+        return Err(FieldError::new(field, format!("{} tags, over the limit of {max_tags}", values.len())));
+    }
+    let mut tags = Vec::with_capacity(values.len());
+    for (index, value) in values.iter().enumerate() {
+        let tag = name(&format!("{field}[{index}]"), value, max_chars, true)?.to_lowercase();
+        if !tags.contains(&tag) {
+            tags.push(tag);
+        }
+    }
+    Ok(tags)
+}
