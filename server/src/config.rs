@@ -300,6 +300,20 @@ impl Config {
                     .into(),
             ));
         }
+        let watch = &self.knowledge.watch;
+        for (index, folder) in watch.folders.iter().enumerate() {
+            let field = format!("knowledge.watch.folders[{index}]");
+            crate::validate::project(&format!("{field}.project"), &folder.project)
+                .map_err(|error| ConfigError::Invalid(format!("{}: {}", error.field, error.reason)))?;
+            if folder.path.as_os_str().is_empty() {
+                return Err(ConfigError::Invalid(format!("{field}.path: required")));
+            }
+        }
+        if watch.debounce_ms == 0 || watch.rescan_secs == 0 || watch.max_file_bytes == 0 {
+            return Err(ConfigError::Invalid(
+                "knowledge.watch: debounce_ms, rescan_secs and max_file_bytes must be at least 1".into(),
+            ));
+        }
         if let Some(url) = &self.database_url
             && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
         {

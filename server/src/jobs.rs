@@ -1,69 +1,242 @@
-//! Background jobs of the server. For now they run on every replica; their
-//! statements are idempotent, so that is safe. (The platform issue elects one
-//! leader for them with an advisory lock.)
+//! Background jobs of the server, run by one replica at a time: the one
+//! that holds a PostgreSQL advisory lock (see [`lead`]). When that replica
+//! dies, its connection closes, PostgreSQL releases the lock, and another
+//! replica takes over within one check interval.
 
+use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use sqlx::PgPool;
-use tokio::task::JoinHandle;
+use sqlx::{Connection as _, PgConnection, PgPool};
 
 use crate::actions::ActionLog;
 use crate::knowledge::KnowledgeBase;
+use crate::knowledge::watch::{self, WatchConfig, WatchStats};
 use crate::store;
+
+/// The lock every replica tries to take; its holder runs the jobs.
+pub const JOBS_LOCK: &str = "lore.jobs";
+/// How often a replica tries to become leader, and the leader checks that
+/// its lock connection is alive.
+pub const LEADER_CHECK: Duration = Duration::from_secs(5);
+
+/// Runs `job` whenever this process holds the session-level advisory lock
+/// `lock`, taken on a connection of its own (not the pool's, which would
+/// hand it to other work). Never returns: the job is restarted after a
+/// lost lock and retaken lock; it is cancelled (dropped) as soon as the lock
+/// connection fails, since another replica may lead from then on.
+pub async fn lead<F, Fut>(pool: PgPool, lock: &str, check_every: Duration, mut job: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    loop {
+        match try_lock(&pool, lock).await {
+            Ok(Some(mut connection)) => {
+                tracing::info!(lock, "leading: this replica runs the background jobs");
+                let running = job();
+                tokio::pin!(running);
+                let mut check = tokio::time::interval(check_every);
+                loop {
+                    tokio::select! {
+                        () = &mut running => {
+                            tracing::warn!(lock, "background jobs ended; restarting them");
+                            break;
+                        }
+                        _ = check.tick() => {
+                            if let Err(error) = sqlx::query("SELECT 1").execute(&mut connection).await {
+                                tracing::warn!(%error, lock, "lost the leader lock connection; stopping the jobs");
+                                break;
+                            }
+                        }
+                    }
+                }
+                // Dropping the connection releases the lock (if PostgreSQL
+                // has not already).
+                drop(connection);
+            }
+            Ok(None) => {}
+            Err(error) => tracing::warn!(%error, lock, "cannot try the leader lock; retrying"),
+        }
+        tokio::time::sleep(check_every).await;
+    }
+}
+
+/// The lock's connection when this process got the lock.
+async fn try_lock(pool: &PgPool, lock: &str) -> Result<Option<PgConnection>, sqlx::Error> {
+    let mut connection = PgConnection::connect_with(&pool.connect_options()).await?;
+    let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock(hashtextextended($1, 0))")
+        .bind(lock)
+        .fetch_one(&mut connection)
+        .await?;
+    if locked {
+        Ok(Some(connection))
+    } else {
+        let _ = connection.close().await;
+        Ok(None)
+    }
+}
+
+/// Everything the background jobs need.
+#[derive(Debug, Clone)]
+pub struct Jobs {
+    pub pool: PgPool,
+    pub actions: ActionLog,
+    pub knowledge: KnowledgeBase,
+    pub session_timeout: Duration,
+    pub sweep_interval: Duration,
+    pub retention_interval: Duration,
+    pub embedding_interval: Duration,
+    pub watch: WatchConfig,
+    pub watch_stats: Arc<WatchStats>,
+}
+
+impl Jobs {
+    /// Runs every job until the future is dropped.
+    pub async fn run(&self) {
+        tokio::join!(
+            session_sweep(&self.pool, self.session_timeout, self.sweep_interval),
+            retention(&self.actions, self.retention_interval),
+            embedding_worker(&self.knowledge, self.embedding_interval),
+            watch_folders(&self.knowledge, &self.watch, &self.watch_stats),
+        );
+    }
+}
 
 /// Every `interval`, marks sessions silent for longer than `timeout` as
 /// disconnected.
-pub fn spawn_session_sweep(pool: PgPool, timeout: Duration, interval: Duration) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut ticker = tokio::time::interval(interval);
-        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            ticker.tick().await;
-            let silent_since = Utc::now() - timeout;
-            match store::sessions::mark_silent_sessions_disconnected(&pool, silent_since).await {
-                Ok(0) => {}
-                Ok(count) => tracing::info!(count, "marked silent sessions disconnected"),
-                Err(error) => tracing::warn!(%error, "session sweep failed"),
-            }
+async fn session_sweep(pool: &PgPool, timeout: Duration, interval: Duration) {
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        let silent_since = Utc::now() - timeout;
+        match store::sessions::mark_silent_sessions_disconnected(pool, silent_since).await {
+            Ok(0) => {}
+            Ok(count) => tracing::info!(count, "marked silent sessions disconnected"),
+            Err(error) => tracing::warn!(%error, "session sweep failed"),
         }
-    })
+    }
 }
 
 /// Every `interval` (first right away), applies the retention policy.
-pub fn spawn_retention(log: ActionLog, interval: Duration) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut ticker = tokio::time::interval(interval);
-        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            ticker.tick().await;
-            match log.run_retention(false).await {
-                Ok(report) if report.outcome.archived.is_empty() && report.outcome.dropped.is_empty() => {}
-                Ok(report) => tracing::info!(
-                    archived = ?report.outcome.archived,
-                    dropped = ?report.outcome.dropped,
-                    "retention applied"
-                ),
-                Err(error) => tracing::warn!(%error, "retention failed"),
-            }
+async fn retention(log: &ActionLog, interval: Duration) {
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        match log.run_retention(false).await {
+            Ok(report) if report.outcome.archived.is_empty() && report.outcome.dropped.is_empty() => {}
+            Ok(report) => tracing::info!(
+                archived = ?report.outcome.archived,
+                dropped = ?report.outcome.dropped,
+                "retention applied"
+            ),
+            Err(error) => tracing::warn!(%error, "retention failed"),
         }
-    })
+    }
 }
 
 /// Every `interval`, embeds the entries waiting for a vector (new text, a
-/// model change, or a provider failure whose backoff has passed). Jobs are
-/// claimed with SKIP LOCKED, so replicas share the work.
-pub fn spawn_embedding_worker(knowledge: KnowledgeBase, interval: Duration) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut ticker = tokio::time::interval(interval);
-        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            ticker.tick().await;
-            match knowledge.index_pending().await {
-                Ok(0) => {}
-                Ok(count) => tracing::info!(count, "entries embedded"),
-                Err(error) => tracing::warn!(%error, "embedding queued entries failed; retrying later"),
-            }
+/// model change, or a provider failure whose backoff has passed). Writes
+/// embed their own entry right away; this is the backlog and the retries.
+async fn embedding_worker(knowledge: &KnowledgeBase, interval: Duration) {
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        match knowledge.index_pending().await {
+            Ok(0) => {}
+            Ok(count) => tracing::info!(count, "entries embedded"),
+            Err(error) => tracing::warn!(%error, "embedding queued entries failed; retrying later"),
         }
-    })
+    }
+}
+
+/// Keeps the watched folders indexed; a failure to start watching (a
+/// folder that cannot be created) is retried every minute.
+async fn watch_folders(knowledge: &KnowledgeBase, config: &WatchConfig, stats: &Arc<WatchStats>) {
+    if config.folders.is_empty() {
+        return std::future::pending().await;
+    }
+    loop {
+        if let Err(error) = watch::watch(knowledge.clone(), config.clone(), Arc::clone(stats)).await {
+            tracing::error!(%error, "watching folders failed; retrying in a minute");
+        }
+        tokio::time::sleep(Duration::from_secs(60)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::embedded_postgres::TestDatabase;
+
+    const CHECK: Duration = Duration::from_millis(100);
+
+    /// A replica: a `lead` loop whose job marks the replica as running
+    /// while it runs.
+    fn replica(
+        pool: &PgPool,
+        name: &'static str,
+        running: &Arc<Mutex<Vec<&'static str>>>,
+    ) -> tokio::task::JoinHandle<()> {
+        let (pool, running) = (pool.clone(), Arc::clone(running));
+        tokio::spawn(async move {
+            lead(pool, "lore.test.jobs", CHECK, || {
+                let running = Arc::clone(&running);
+                async move {
+                    struct Running(Arc<Mutex<Vec<&'static str>>>, &'static str);
+                    impl Drop for Running {
+                        fn drop(&mut self) {
+                            self.0.lock().unwrap().retain(|name| *name != self.1);
+                        }
+                    }
+                    running.lock().unwrap().push(name);
+                    let _running = Running(running, name);
+                    std::future::pending::<()>().await
+                }
+            })
+            .await
+        })
+    }
+
+    async fn wait_until_running(running: &Arc<Mutex<Vec<&'static str>>>, expected: &[&str]) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        while running.lock().unwrap().as_slice() != expected {
+            assert!(tokio::time::Instant::now() < deadline, "running {:?}, expected {expected:?}", running.lock());
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn one_replica_leads_and_another_takes_over_when_its_lock_connection_dies() {
+        let database = TestDatabase::new().await.unwrap();
+        let running = Arc::new(Mutex::new(Vec::new()));
+        let first = replica(&database.pool, "first", &running);
+        wait_until_running(&running, &["first"]).await;
+        let second = replica(&database.pool, "second", &running);
+        tokio::time::sleep(CHECK * 10).await;
+        assert_eq!(running.lock().unwrap().as_slice(), ["first"], "the second replica waits");
+
+        // The leader's lock connection is cut (the replica lives on): it
+        // stops its jobs, and the other replica leads.
+        sqlx::query(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks
+             WHERE locktype = 'advisory' AND objid = (hashtextextended('lore.test.jobs', 0) & 4294967295)::oid",
+        )
+        .execute(&database.pool)
+        .await
+        .unwrap();
+        wait_until_running(&running, &["second"]).await;
+
+        // The new leader dies: the first replica takes over again.
+        second.abort();
+        let _ = second.await;
+        wait_until_running(&running, &["first"]).await;
+        first.abort();
+    }
 }

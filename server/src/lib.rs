@@ -98,19 +98,26 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
     let services =
         grpc::Services::new(&config, database.pool.clone()).context("cannot start the embedding provider")?;
     services.knowledge.prepare().await.context("cannot register the embedding model")?;
-    let indexer = jobs::spawn_embedding_worker(services.knowledge.clone(), std::time::Duration::from_secs(5));
-    let sweep = jobs::spawn_session_sweep(
-        database.pool.clone(),
-        std::time::Duration::from_secs(config.actions.session_timeout_secs),
-        std::time::Duration::from_secs(config.actions.sweep_interval_secs),
-    );
-    let retention =
-        jobs::spawn_retention(services.actions.clone(), std::time::Duration::from_secs(config.retention.interval_secs));
+    let jobs = jobs::Jobs {
+        pool: database.pool.clone(),
+        actions: services.actions.clone(),
+        knowledge: services.knowledge.clone(),
+        session_timeout: std::time::Duration::from_secs(config.actions.session_timeout_secs),
+        sweep_interval: std::time::Duration::from_secs(config.actions.sweep_interval_secs),
+        retention_interval: std::time::Duration::from_secs(config.retention.interval_secs),
+        embedding_interval: std::time::Duration::from_secs(5),
+        watch: config.knowledge.watch.clone(),
+        watch_stats: Default::default(),
+    };
+    let background =
+        tokio::spawn(
+            async move { jobs::lead(jobs.pool.clone(), jobs::JOBS_LOCK, jobs::LEADER_CHECK, || jobs.run()).await },
+        );
     tracing::info!(addr = %listener.local_addr()?, "lore-server serving");
     let served = grpc::serve(services, listener, config.shutdown_grace(), shutdown).await;
-    sweep.abort();
-    retention.abort();
-    indexer.abort();
+    // The lock connection closes with the task, before the database does.
+    background.abort();
+    let _ = background.await;
     database.close().await;
     tracing::info!("lore-server stopped");
     Ok(served?)

@@ -30,6 +30,19 @@ impl From<FieldError> for Error {
 
 pub(crate) type FieldResult<T> = Result<T, FieldError>;
 
+/// A project name: 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' or '-'.
+pub fn project(field: &str, value: &str) -> FieldResult<String> {
+    if value.is_empty() {
+        return Err(FieldError::new(field, "required"));
+    }
+    let valid = value.len() <= 128
+        && value.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-'));
+    if !valid {
+        return Err(FieldError::new(field, "must be 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' or '-'"));
+    }
+    Ok(value.to_owned())
+}
+
 /// Free text (markdown allowed): bounded, and no NUL, which PostgreSQL
 /// cannot store in text.
 pub fn text(field: &str, value: &str, max_chars: usize, required: bool) -> FieldResult<String> {

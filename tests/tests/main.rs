@@ -3,6 +3,7 @@
 
 mod cli;
 mod grpc_surface;
+mod knowledge;
 mod lifecycle;
 mod sidecar;
 mod telemetry;

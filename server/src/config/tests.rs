@@ -112,3 +112,37 @@ fn every_section_can_be_set_from_the_environment() {
         assert!(super::ENV_TOP_LEVEL_KEYS.contains(&key.as_str()), "{key} cannot be set from the environment");
     }
 }
+
+#[test]
+fn watched_folders_come_from_the_file_or_the_environment_and_are_checked() {
+    figment::Jail::expect_with(|jail| {
+        jail.create_file(
+            "lore.toml",
+            r#"
+            [knowledge.watch]
+            debounce_ms = 100
+            [[knowledge.watch.folders]]
+            path = "docs/learnings"
+            project = "lore"
+            "#,
+        )?;
+        let config = Config::load(Some(Path::new("lore.toml"))).expect("config loads");
+        assert_eq!(config.knowledge.watch.debounce_ms, 100);
+        assert_eq!(config.knowledge.watch.folders[0].path, Path::new("docs/learnings"));
+        assert_eq!(config.knowledge.watch.folders[0].project, "lore");
+
+        jail.set_env("LORE_KNOWLEDGE__WATCH__FOLDERS", r#"[{path="/srv/notes", project="ops"}]"#);
+        let config = Config::load(None).expect("config loads");
+        assert_eq!(config.knowledge.watch.folders[0].path, Path::new("/srv/notes"));
+        assert_eq!(config.knowledge.watch.folders[0].project, "ops");
+
+        jail.set_env("LORE_KNOWLEDGE__WATCH__FOLDERS", r#"[{path="/srv/notes", project="no spaces"}]"#);
+        let error = Config::load(None).unwrap_err().to_string();
+        assert!(error.contains("knowledge.watch.folders[0].project: must be"), "{error}");
+        jail.set_env("LORE_KNOWLEDGE__WATCH__FOLDERS", "[]");
+        jail.set_env("LORE_KNOWLEDGE__WATCH__DEBOUNCE_MS", "0");
+        let error = Config::load(None).unwrap_err().to_string();
+        assert!(error.contains("knowledge.watch: debounce_ms"), "{error}");
+        Ok(())
+    });
+}

@@ -30,8 +30,8 @@ const MAX_IDENTIFIER_CHARS: usize = 256;
 /// integers, which is what clients mean by `3`.
 const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
 
-pub use crate::validate::FieldError;
 pub(crate) use crate::validate::FieldResult;
+pub use crate::validate::{FieldError, project};
 
 pub fn required_uuid(field: &str, value: &str) -> FieldResult<Uuid> {
     if value.is_empty() {
@@ -45,18 +45,6 @@ pub fn optional_uuid(field: &str, value: &str) -> FieldResult<Option<Uuid>> {
 }
 
 /// A project name: 1..=128 characters of `[A-Za-z0-9._-]`.
-pub fn project(field: &str, value: &str) -> FieldResult<String> {
-    if value.is_empty() {
-        return Err(FieldError::new(field, "required"));
-    }
-    let valid = value.len() <= 128
-        && value.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-'));
-    if !valid {
-        return Err(FieldError::new(field, "must be 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' or '-'"));
-    }
-    Ok(value.to_owned())
-}
-
 /// A free identifier: no NUL or other control characters, bounded length.
 pub fn identifier(field: &str, value: &str, required: bool) -> FieldResult<String> {
     if required && value.is_empty() {

@@ -7,6 +7,7 @@
 //! - [`document`]: markdown documents parsed; `indexing`: stored as
 //!   entries (IndexDocument, RemoveDocument, the folder watcher).
 //! - [`search`]: hybrid search; [`rank`]: its fusion and scoring.
+//! - [`watch`]: watched folders of markdown, kept indexed.
 //! - The SQL is in [`crate::store::knowledge`], [`crate::store::knowledge_search`]
 //!   and [`crate::store::embeddings`].
 //!
@@ -21,6 +22,7 @@ mod indexing;
 pub mod model;
 pub mod rank;
 pub mod search;
+pub mod watch;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,6 +46,7 @@ use rank::RankingConfig;
 pub struct KnowledgeConfig {
     pub embedding: EmbeddingConfig,
     pub search: RankingConfig,
+    pub watch: watch::WatchConfig,
 }
 
 /// How long a query waits for its embedding before searching without it.

@@ -7,3 +7,4 @@ mod documents;
 mod knowledge;
 mod scope;
 mod search;
+mod watch;
