@@ -309,6 +309,16 @@ impl Config {
                 return Err(ConfigError::Invalid(format!("{field}.path: required")));
             }
         }
+        let mut publishing: Vec<&str> = Vec::new();
+        for folder in watch.folders.iter().filter(|folder| folder.publish) {
+            if publishing.contains(&folder.project.as_str()) {
+                return Err(ConfigError::Invalid(format!(
+                    "knowledge.watch.folders: project {} has more than one publish folder",
+                    folder.project
+                )));
+            }
+            publishing.push(&folder.project);
+        }
         if watch.debounce_ms == 0 || watch.rescan_secs == 0 || watch.max_file_bytes == 0 {
             return Err(ConfigError::Invalid(
                 "knowledge.watch: debounce_ms, rescan_secs and max_file_bytes must be at least 1".into(),

@@ -44,7 +44,6 @@ pub fn optional_uuid(field: &str, value: &str) -> FieldResult<Option<Uuid>> {
     if value.is_empty() { Ok(None) } else { required_uuid(field, value).map(Some) }
 }
 
-/// A project name: 1..=128 characters of `[A-Za-z0-9._-]`.
 /// A free identifier: no NUL or other control characters, bounded length.
 pub fn identifier(field: &str, value: &str, required: bool) -> FieldResult<String> {
     if required && value.is_empty() {

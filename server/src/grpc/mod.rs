@@ -59,7 +59,8 @@ impl Services {
                 pool.clone(),
                 Some(embedder),
                 config.knowledge.search.clone(),
-            ),
+            )
+            .with_watch_config(&config.knowledge.watch),
             actions: ActionLog::new(pool, sanitizer, limits),
             max_message_bytes: config.grpc.max_message_bytes,
         })

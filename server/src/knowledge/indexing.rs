@@ -44,27 +44,42 @@ impl KnowledgeBase {
         source: &DocumentSource,
         parsed: Document,
     ) -> Result<(Entry, bool), Error> {
+        let mut transaction = self.pool.begin().await?;
+        let (entry, changed) = self.store_document_in(&mut transaction, scope, source, parsed).await?;
+        transaction.commit().await?;
+        if changed {
+            self.embed_now(entry.entry_id).await;
+        }
+        Ok((entry, changed))
+    }
+
+    /// [`Self::store_document`] inside the caller's transaction; the caller
+    /// embeds the entry after committing.
+    pub(super) async fn store_document_in(
+        &self,
+        transaction: &mut sqlx::PgConnection,
+        scope: &ProjectScope,
+        source: &DocumentSource,
+        parsed: Document,
+    ) -> Result<(Entry, bool), Error> {
         if !scope.allows(&source.project) {
             return Err(Error::PermissionDenied(format!("project {} is outside your scope", source.project)));
         }
-        let mut transaction = self.pool.begin().await?;
-        store::lock_documents(&mut transaction, &source.project).await?;
+        store::lock_documents(&mut *transaction, &source.project).await?;
         let stored =
-            store::find_document(&mut transaction, scope, &source.project, parsed.key.as_deref(), &source.path).await?;
+            store::find_document(&mut *transaction, scope, &source.project, parsed.key.as_deref(), &source.path)
+                .await?;
         if let Some(stored) = &stored
             && unchanged(stored, source, &parsed)
         {
-            transaction.commit().await?;
             return Ok((stored.entry.clone(), false));
         }
         let keep = stored.as_ref().map(|stored| stored.entry.entry_id);
-        store::detach_document(&mut transaction, &source.project, &source.path, keep).await?;
+        store::detach_document(&mut *transaction, &source.project, &source.path, keep).await?;
         let entry = entry_from_document(stored.map(|stored| stored.entry), source, parsed);
         let model = self.embedder.as_ref().map(|embedder| embedder.model().to_owned());
         let (entry, _) =
-            store::upsert_in(&mut transaction, scope, &entry, &super::content_hash(&entry), model.as_deref()).await?;
-        transaction.commit().await?;
-        self.embed_now(entry.entry_id).await;
+            store::upsert_in(&mut *transaction, scope, &entry, &super::content_hash(&entry), model.as_deref()).await?;
         Ok((entry, true))
     }
 

@@ -6,6 +6,7 @@
 //! - [`embed`]: the embedding providers.
 //! - [`document`]: markdown documents parsed; `indexing`: stored as
 //!   entries (IndexDocument, RemoveDocument, the folder watcher).
+//! - [`drafts`]: learnings drafted from the action log, and their review.
 //! - [`search`]: hybrid search; [`rank`]: its fusion and scoring.
 //! - [`watch`]: watched folders of markdown, kept indexed.
 //! - The SQL is in [`crate::store::knowledge`], [`crate::store::knowledge_search`]
@@ -17,6 +18,7 @@
 //! retries it with backoff. Writing never calls an LLM.
 
 pub mod document;
+pub mod drafts;
 pub mod embed;
 mod indexing;
 pub mod model;
@@ -70,12 +72,27 @@ pub struct KnowledgeBase {
     embedder: Option<Arc<dyn Embedder>>,
     ranking: RankingConfig,
     query_embedding_timeout: Duration,
+    /// Watched folders that receive approved drafts.
+    publish_folders: Arc<Vec<watch::WatchedFolder>>,
 }
 
 impl KnowledgeBase {
     /// Without an embedder search is keyword-only (and says so).
     pub fn new(pool: PgPool, embedder: Option<Arc<dyn Embedder>>, ranking: RankingConfig) -> Self {
-        Self { pool, embedder, ranking, query_embedding_timeout: QUERY_EMBEDDING_TIMEOUT }
+        Self {
+            pool,
+            embedder,
+            ranking,
+            query_embedding_timeout: QUERY_EMBEDDING_TIMEOUT,
+            publish_folders: Arc::default(),
+        }
+    }
+
+    /// Approved drafts of a folder's project are written into the folders
+    /// marked `publish`.
+    pub fn with_watch_config(mut self, watch: &watch::WatchConfig) -> Self {
+        self.publish_folders = Arc::new(watch.folders.iter().filter(|folder| folder.publish).cloned().collect());
+        self
     }
 
     pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {

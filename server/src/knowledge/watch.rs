@@ -60,6 +60,23 @@ impl Default for WatchConfig {
 pub struct WatchedFolder {
     pub path: PathBuf,
     pub project: String,
+    /// Approved drafts of the project are written here as `<key>.md` (at
+    /// most one such folder per project).
+    #[serde(default)]
+    pub publish: bool,
+}
+
+/// A folder's canonical path (created when missing) and the name its
+/// documents record as their `source_root`.
+pub fn resolve_folder(path: &Path) -> Result<(PathBuf, String), Error> {
+    let root = std::fs::create_dir_all(path)
+        .and_then(|()| path.canonicalize())
+        .map_err(|error| Error::Unavailable(format!("cannot use {}: {error}", path.display())))?;
+    let name = root
+        .to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| Error::Unavailable(format!("{} is not a UTF-8 path", path.display())))?;
+    Ok((root, name))
 }
 
 /// What the watcher has done since it started.
@@ -151,26 +168,16 @@ pub async fn watch(knowledge: KnowledgeBase, config: WatchConfig, stats: Arc<Wat
 fn resolve(configured: &[WatchedFolder]) -> Result<Vec<Folder>, Error> {
     let mut folders: Vec<Folder> = Vec::with_capacity(configured.len());
     for folder in configured {
-        std::fs::create_dir_all(&folder.path)
-            .and_then(|()| folder.path.canonicalize())
-            .map_err(|error| Error::Unavailable(format!("cannot use {}: {error}", folder.path.display())))
-            .and_then(|root| {
-                let name = root
-                    .to_str()
-                    .map(str::to_owned)
-                    .ok_or_else(|| Error::Unavailable(format!("{} is not a UTF-8 path", folder.path.display())))?;
-                if let Some(other) =
-                    folders.iter().find(|other| other.root.starts_with(&root) || root.starts_with(&other.root))
-                {
-                    return Err(Error::Unavailable(format!(
-                        "watched folders {} and {} overlap",
-                        other.root.display(),
-                        root.display()
-                    )));
-                }
-                folders.push(Folder { root, name, project: folder.project.clone() });
-                Ok(())
-            })?;
+        let (root, name) = resolve_folder(&folder.path)?;
+        if let Some(other) = folders.iter().find(|other| other.root.starts_with(&root) || root.starts_with(&other.root))
+        {
+            return Err(Error::Unavailable(format!(
+                "watched folders {} and {} overlap",
+                other.root.display(),
+                root.display()
+            )));
+        }
+        folders.push(Folder { root, name, project: folder.project.clone() });
     }
     Ok(folders)
 }

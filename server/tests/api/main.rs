@@ -4,6 +4,7 @@
 
 mod actions;
 mod documents;
+mod drafts;
 mod knowledge;
 mod scope;
 mod search;

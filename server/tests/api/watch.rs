@@ -43,7 +43,11 @@ impl Fixture {
         let embedder = embed::from_config(&Config::default().knowledge.embedding, &cache_dir).unwrap();
         let knowledge = KnowledgeBase::new(self.server.pool().clone(), Some(embedder), Default::default());
         let config = WatchConfig {
-            folders: vec![WatchedFolder { path: self.folder.path().to_owned(), project: "lore".into() }],
+            folders: vec![WatchedFolder {
+                path: self.folder.path().to_owned(),
+                project: "lore".into(),
+                publish: false,
+            }],
             debounce_ms: 50,
             ..WatchConfig::default()
         };

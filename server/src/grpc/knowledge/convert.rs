@@ -12,6 +12,7 @@ use crate::grpc::convert::{
     to_timestamp,
 };
 use crate::knowledge::EntryReport;
+use crate::knowledge::drafts::{Decision, Draft, DraftEdits, DraftSource, DraftStatus, Review};
 use crate::knowledge::model::limits::{
     MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_ITEM_CHARS, MAX_KEY_CHARS, MAX_LIST_ITEMS, MAX_SOLUTION_CHARS,
     MAX_SOLUTIONS, MAX_SUMMARY_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS,
@@ -517,5 +518,83 @@ pub fn hit_to_proto(hit: &Hit) -> proto::SearchHit {
         recommendation: hit.recommendation.clone(),
         line: hit.line.clone(),
         best_solution: hit.best_solution().map(solution_to_proto),
+    }
+}
+
+/// A CreateDraft request: its id, project and source.
+pub fn new_draft(request: &proto::CreateDraftRequest) -> FieldResult<(Uuid, String, DraftSource)> {
+    let draft_id = idempotency_id("draft_id", &request.draft_id)?;
+    let project = project("project", &request.project)?;
+    let source = match (request.epic_id.is_empty(), request.session_id.is_empty()) {
+        (false, true) => DraftSource::Epic(common::identifier("epic_id", &request.epic_id, true)?),
+        (true, false) => DraftSource::Session(required_uuid("session_id", &request.session_id)?),
+        _ => return Err(FieldError::new("epic_id", "give exactly one of epic_id and session_id")),
+    };
+    Ok((draft_id, project, source))
+}
+
+/// Unspecified is pending.
+pub fn draft_status(field: &str, value: i32) -> FieldResult<DraftStatus> {
+    Ok(match enum_value::<proto::DraftStatus>(field, value)? {
+        proto::DraftStatus::Unspecified | proto::DraftStatus::Pending => DraftStatus::Pending,
+        proto::DraftStatus::Approved => DraftStatus::Approved,
+        proto::DraftStatus::Rejected => DraftStatus::Rejected,
+    })
+}
+
+/// A ReviewDraft request. Edits are checked as UpsertEntry checks an
+/// entry's fields; they only go with an approval.
+pub fn review(request: &proto::ReviewDraftRequest) -> FieldResult<Review> {
+    let draft_id = required_uuid("draft_id", &request.draft_id)?;
+    let reviewer = name("reviewer", &request.reviewer, MAX_KEY_CHARS, true)?;
+    let note = text("note", &request.note, MAX_NOTE_CHARS, false)?;
+    let edits = DraftEdits {
+        title: optional_name("title", &request.title, MAX_TITLE_CHARS)?,
+        category: optional_name("category", &request.category, MAX_CATEGORY_CHARS)?.map(|value| value.to_lowercase()),
+        body: Some(text("body", &request.body, usize::MAX, false)?).filter(|body| !body.trim().is_empty()),
+        tags: Some(tags("tags", &request.tags)?).filter(|tags| !tags.is_empty()),
+    };
+    if let Some(body) = &edits.body
+        && body.len() > MAX_BODY_BYTES
+    {
+        return Err(FieldError::new("body", format!("{} bytes, over the limit of {MAX_BODY_BYTES}", body.len())));
+    }
+    let decision = match enum_value::<proto::ReviewDecision>("decision", request.decision)? {
+        proto::ReviewDecision::Unspecified => return Err(FieldError::new("decision", "required")),
+        proto::ReviewDecision::Approve => Decision::Approve(edits),
+        proto::ReviewDecision::Reject => {
+            if edits != DraftEdits::default() {
+                return Err(FieldError::new("decision", "edits (title, category, body, tags) only go with APPROVE"));
+            }
+            Decision::Reject
+        }
+    };
+    Ok(Review { draft_id, decision, reviewer, note })
+}
+
+pub fn draft_to_proto(draft: &Draft) -> proto::Draft {
+    let (epic_id, session_id) = match &draft.source {
+        DraftSource::Epic(epic) => (epic.clone(), String::new()),
+        DraftSource::Session(session) => (String::new(), session.to_string()),
+    };
+    proto::Draft {
+        draft_id: draft.draft_id.to_string(),
+        project: draft.project.clone(),
+        epic_id,
+        session_id,
+        title: draft.title.clone(),
+        category: draft.category.clone(),
+        body: draft.body.clone(),
+        tags: draft.tags.clone(),
+        status: match draft.status {
+            DraftStatus::Pending => proto::DraftStatus::Pending,
+            DraftStatus::Approved => proto::DraftStatus::Approved,
+            DraftStatus::Rejected => proto::DraftStatus::Rejected,
+        } as i32,
+        reviewer: draft.reviewer.clone().unwrap_or_default(),
+        review_note: draft.review_note.clone(),
+        entry_id: draft.entry_id.map(|id| id.to_string()).unwrap_or_default(),
+        created_at: Some(to_timestamp(draft.created_at)),
+        reviewed_at: draft.reviewed_at.map(to_timestamp),
     }
 }

@@ -208,6 +208,58 @@ impl KnowledgeService for KnowledgeApi {
         let removed = self.knowledge.remove_documents(&scope, &source.project, None, &source.path).await?;
         Ok(Response::new(proto::RemoveDocumentResponse { removed: removed > 0 }))
     }
+
+    async fn create_draft(
+        &self,
+        request: Request<proto::CreateDraftRequest>,
+    ) -> Result<Response<proto::Draft>, Status> {
+        let scope = request_scope(&request);
+        let (draft_id, project, source) = convert::new_draft(request.get_ref()).map_err(Error::from)?;
+        let (draft, _) = self.knowledge.create_draft(&scope, draft_id, &project, source).await?;
+        Ok(Response::new(convert::draft_to_proto(&draft)))
+    }
+
+    async fn get_draft(&self, request: Request<proto::GetDraftRequest>) -> Result<Response<proto::Draft>, Status> {
+        let scope = request_scope(&request);
+        let draft_id = super::convert::required_uuid("draft_id", &request.get_ref().draft_id).map_err(Error::from)?;
+        let draft = self.knowledge.draft(&scope, draft_id).await?;
+        Ok(Response::new(convert::draft_to_proto(&draft)))
+    }
+
+    async fn list_drafts(
+        &self,
+        request: Request<proto::ListDraftsRequest>,
+    ) -> Result<Response<proto::ListDraftsResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let project = super::convert::project("project", &message.project).map_err(Error::from)?;
+        let status = convert::draft_status("status", message.status).map_err(Error::from)?;
+        let (limit, after) = super::convert::page("page", message.page.as_ref()).map_err(Error::from)?;
+        let drafts = self.knowledge.list_drafts(&scope, &project, status, limit, after).await?;
+        let next_cursor = match drafts.last() {
+            Some(last) if drafts.len() as i64 == limit => {
+                Position { occurred_at: last.created_at, action_id: last.draft_id }.encode()
+            }
+            _ => String::new(),
+        };
+        Ok(Response::new(proto::ListDraftsResponse {
+            drafts: drafts.iter().map(convert::draft_to_proto).collect(),
+            next_cursor,
+        }))
+    }
+
+    async fn review_draft(
+        &self,
+        request: Request<proto::ReviewDraftRequest>,
+    ) -> Result<Response<proto::ReviewDraftResponse>, Status> {
+        let scope = request_scope(&request);
+        let review = convert::review(request.get_ref()).map_err(Error::from)?;
+        let (draft, entry) = self.knowledge.review_draft(&scope, &review).await?;
+        Ok(Response::new(proto::ReviewDraftResponse {
+            draft: Some(convert::draft_to_proto(&draft)),
+            entry: entry.as_ref().map(convert::entry_to_proto),
+        }))
+    }
 }
 
 /// Queries per SearchMany, and its default caps.
