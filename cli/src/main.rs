@@ -35,6 +35,16 @@ enum Command {
     Report(commands::report::Args),
     /// Export actions to a file (resumable).
     Export(commands::export::Args),
+    /// Search the knowledge base for the lesson a problem needs.
+    Search(commands::knowledge_search::Args),
+    /// Knowledge entries.
+    #[command(subcommand)]
+    Entry(EntryCommand),
+    /// Index markdown files (one, or every one under a folder).
+    Index(commands::index::Args),
+    /// Learnings drafted from the action log, and their review.
+    #[command(subcommand)]
+    Drafts(commands::drafts::Command),
     /// Measure things against a running server.
     #[command(subcommand)]
     Eval(EvalCommand),
@@ -61,7 +71,13 @@ enum SidecarAction {
 #[derive(Subcommand)]
 enum ActionsCommand {
     /// Search actions by type, outcome, agent, epic, time, context.
-    Search(commands::search::Args),
+    Search(commands::actions_search::Args),
+}
+
+#[derive(Subcommand)]
+enum EntryCommand {
+    /// One entry: solutions, checklist, body, where it was applied.
+    Show(commands::entry::ShowArgs),
 }
 
 #[derive(Subcommand)]
@@ -92,10 +108,14 @@ async fn main() -> ExitCode {
         let channel = commands::connect(&cli.server).await?;
         match cli.command {
             Command::Log(args) => commands::log::run(channel, args).await,
-            Command::Actions(ActionsCommand::Search(args)) => commands::search::run(channel, args).await,
+            Command::Actions(ActionsCommand::Search(args)) => commands::actions_search::run(channel, args).await,
             Command::Resume(args) => commands::resume::run(channel, args).await,
             Command::Report(args) => commands::report::run(channel, args).await,
             Command::Export(args) => commands::export::run(channel, args).await,
+            Command::Search(args) => commands::knowledge_search::run(channel, args).await,
+            Command::Entry(EntryCommand::Show(args)) => commands::entry::show(channel, args).await,
+            Command::Index(args) => commands::index::run(channel, args).await,
+            Command::Drafts(command) => commands::drafts::run(channel, command).await,
             Command::Eval(EvalCommand::Redaction(args)) => commands::eval::run(channel, args).await,
             Command::Eval(EvalCommand::Retrieval(args)) => commands::retrieval::run(channel, args).await,
             Command::Sidecar(_) => unreachable!("handled above: the sidecar needs no server to start"),

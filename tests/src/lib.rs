@@ -273,3 +273,9 @@ pub fn rss_bytes(pid: u32) -> Option<u64> {
     let kib = status.lines().find_map(|line| line.strip_prefix("VmRSS:"))?.trim().strip_suffix("kB")?.trim();
     Some(kib.parse::<u64>().ok()? * 1024)
 }
+
+/// The current instant as a proto timestamp.
+pub fn now() -> prost_types::Timestamp {
+    let now = chrono::Utc::now();
+    prost_types::Timestamp { seconds: now.timestamp(), nanos: now.timestamp_subsec_nanos() as i32 }
+}

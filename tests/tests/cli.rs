@@ -193,3 +193,83 @@ async fn lore_eval_redaction_catches_every_shared_secret_and_alters_no_negative(
     assert_eq!(stdout.lines().last().unwrap(), "redaction_recall=1.000 false_positive_rate=0.000", "{stdout}");
     assert!(stdout.contains("positives=25 "), "{stdout}");
 }
+
+#[tokio::test]
+async fn lore_indexes_a_folder_searches_shows_an_entry_and_reviews_a_draft() {
+    let (_database, server) = server().await;
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(
+        folder.path().join("rls.md"),
+        "---\nid: PAT-004\ncategory: database\nsolutions:\n  - Add a WITH CHECK clause to the policy\n---\n\
+         # RLS policy blocks INSERT\n\nRow level security refuses inserts by the app role.\n",
+    )
+    .unwrap();
+    std::fs::create_dir(folder.path().join("ci")).unwrap();
+    std::fs::write(folder.path().join("ci/cache.md"), "# Cache keys\n\nKey caches by the lock file hash.\n").unwrap();
+    std::fs::write(folder.path().join("broken.md"), "---\ntitle: [\n---\n").unwrap();
+    std::fs::write(folder.path().join("latin1.md"), b"# caf\xe9\n").unwrap();
+    let dir = folder.path().to_str().unwrap();
+
+    let (ok, stdout, stderr) = lore(&server, &["index", dir, "--project", "kb"]).await;
+    assert!(!ok, "two files could not be indexed: the exit status says so");
+    assert!(stdout.contains("4 documents: 2 indexed, 0 unchanged, 2 failed"), "{stdout}");
+    assert!(stderr.contains("failed broken.md: content: front matter: "), "{stderr}");
+    assert!(stderr.contains("failed latin1.md: not UTF-8 text (invalid byte at offset 5)"), "{stderr}");
+    let rls = folder.path().join("rls.md");
+    let (ok, stdout, stderr) = lore(&server, &["index", rls.to_str().unwrap(), "--project", "kb"]).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("1 documents: 0 indexed, 1 unchanged, 0 failed"), "{stdout}");
+
+    let (ok, stdout, stderr) =
+        lore(&server, &["search", "row level security stops inserting", "--project", "kb"]).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.starts_with("1. PAT-004  RLS policy blocks INSERT  ("), "{stdout}");
+    assert!(stdout.contains("best fix: Add a WITH CHECK clause to the policy (not applied yet)"), "{stdout}");
+    assert!(stdout.contains("matched by keyword #1"), "{stdout}");
+    let (ok, stdout, stderr) = lore(&server, &["search", "lock file cache", "--project", "kb", "--json"]).await;
+    assert!(ok, "{stderr}");
+    let response: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(response["hits"][0]["entry"]["title"], "Cache keys", "{response}");
+    assert_eq!(response["hits"][0]["entry"]["source_path"], "ci/cache.md");
+    assert_eq!(response["degraded"], false);
+
+    let (ok, stdout, stderr) = lore(&server, &["entry", "show", "PAT-004", "--project", "kb"]).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.starts_with("PAT-004  RLS policy blocks INSERT\nlearning · active · database"), "{stdout}");
+    assert!(stdout.contains("Solutions, best first:\n- Add a WITH CHECK clause to the policy"), "{stdout}");
+    let (ok, _, stderr) = lore(&server, &["entry", "show", "PAT-999", "--project", "kb"]).await;
+    assert!(!ok);
+    assert!(stderr.contains("entry PAT-999 in project kb not found"), "{stderr}");
+
+    // A draft from an epic's actions, reviewed from the command line.
+    let mut client = ActionServiceClient::new(server.channel().await);
+    let session = lore_e2e::start_session(&mut client, "kb", "agent-1").await;
+    for (action_type, outcome, error) in
+        [("validate", proto::Outcome::Failure, "lint: unused import"), ("validate", proto::Outcome::Success, "")]
+    {
+        let action = proto::Action {
+            action_id: uuid::Uuid::now_v7().to_string(),
+            session_id: session.session_id.clone(),
+            project: "kb".into(),
+            action_type: action_type.into(),
+            outcome: outcome as i32,
+            error: error.into(),
+            epic_id: "E-1".into(),
+            occurred_at: Some(lore_e2e::now()),
+            ..Default::default()
+        };
+        client.log_action(proto::LogActionRequest { action: Some(action) }).await.unwrap();
+    }
+    let (ok, stdout, stderr) = lore(&server, &["drafts", "create", "--project", "kb", "--epic", "E-1"]).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("# Epic E-1: `lint: unused import`"), "{stdout}");
+    let draft_id = stdout.split_whitespace().nth(1).unwrap().to_owned();
+    let (ok, stdout, _) = lore(&server, &["drafts", "list", "--project", "kb"]).await;
+    assert!(ok && stdout.contains(&draft_id), "{stdout}");
+    let args = ["drafts", "approve", &draft_id, "--reviewer", "ada", "--title", "Unused imports fail lint"];
+    let (ok, stdout, stderr) = lore(&server, &args).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.starts_with("approved: learning LRN-"), "{stdout}");
+    let (ok, stdout, _) = lore(&server, &["drafts", "show", &draft_id]).await;
+    assert!(ok && stdout.contains("(approved, from epic E-1") && stdout.contains("reviewed by ada"), "{stdout}");
+}

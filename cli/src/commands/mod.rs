@@ -1,12 +1,17 @@
 //! One module per subcommand; each has `Args` (clap) and `run`.
 
+pub mod actions_search;
+pub mod drafts;
+pub mod entry;
 pub mod eval;
 pub mod export;
+pub mod index;
+pub mod knowledge_display;
+pub mod knowledge_search;
 pub mod log;
 pub mod report;
 pub mod resume;
 pub mod retrieval;
-pub mod search;
 pub mod sidecar_status;
 
 use anyhow::Context as _;

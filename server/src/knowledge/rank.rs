@@ -49,9 +49,12 @@ pub struct RankingConfig {
     pub specificity_weight: f64,
     /// Recency is exp(-days / recency_days).
     pub recency_days: f64,
-    /// The k of reciprocal rank fusion, weight / (k + rank).
+    /// The k of reciprocal rank fusion, weight / (k + rank). Small: the
+    /// first few places of each signal decide (measured on CoSQA, see
+    /// docs/BENCHMARKS.md).
     pub rrf_k: f64,
-    /// Weight of each signal in the fusion.
+    /// Weight of each signal in the fusion; the keyword signal's is scaled
+    /// per query by how much of the query its best hit matched.
     pub keyword_signal_weight: f64,
     pub fuzzy_signal_weight: f64,
     pub semantic_signal_weight: f64,
@@ -68,10 +71,10 @@ impl Default for RankingConfig {
             recency_weight: 0.2,
             specificity_weight: 0.1,
             recency_days: 30.0,
-            rrf_k: 60.0,
+            rrf_k: 5.0,
             keyword_signal_weight: 1.0,
-            fuzzy_signal_weight: 0.5,
-            semantic_signal_weight: 1.0,
+            fuzzy_signal_weight: 0.25,
+            semantic_signal_weight: 2.0,
             min_similarity: 0.0,
         }
     }
@@ -102,6 +105,8 @@ impl ScoreParts {
 }
 
 impl RankingConfig {
+    /// The configured weight of a signal (the keyword signal's is scaled
+    /// per query by [`keyword_confidence`]).
     pub fn signal_weight(&self, signal: Signal) -> f64 {
         match signal {
             Signal::Keyword => self.keyword_signal_weight,
@@ -112,25 +117,43 @@ impl RankingConfig {
     }
 }
 
+/// One signal's candidates, best first, with the weight it has in the
+/// fusion for this query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SignalList {
+    pub signal: Signal,
+    pub weight: f64,
+    pub candidates: Vec<Candidate>,
+}
+
+/// How far the keyword signal can be trusted for a query: the share of the
+/// query's information (the summed IDF of its words, what a document
+/// matching every word would score) that its best hit matched, in 0..=1.
+/// An exact error message matches most of it; a loose description in other
+/// words matches a little, and semantic similarity should lead.
+pub fn keyword_confidence(top_score: f64, information: f64) -> f64 {
+    if information > 0.0 && top_score.is_finite() { (top_score / information).clamp(0.0, 1.0) } else { 0.0 }
+}
+
 /// Weighted reciprocal rank fusion of the signals' lists (each best
 /// first). The fused similarity is normalized by what rank 1 in every signal
 /// that ran would give, so it is 1.0 only when all of them put the entry
 /// first.
-pub fn fuse(lists: &[(Signal, Vec<Candidate>)], config: &RankingConfig) -> Vec<(Uuid, f64, Vec<Reason>)> {
-    let k = config.rrf_k;
-    let best: f64 = lists.iter().map(|(signal, _)| config.signal_weight(*signal)).sum::<f64>() / (k + 1.0);
+pub fn fuse(lists: &[SignalList], rrf_k: f64) -> Vec<(Uuid, f64, Vec<Reason>)> {
+    let weight = |list: &SignalList| list.weight.max(0.0);
+    let best: f64 = lists.iter().map(weight).sum::<f64>() / (rrf_k + 1.0);
     let mut fused: HashMap<Uuid, (f64, Vec<Reason>)> = HashMap::new();
     let mut order = Vec::new();
-    for (signal, candidates) in lists {
-        for (index, candidate) in candidates.iter().enumerate() {
+    for list in lists {
+        for (index, candidate) in list.candidates.iter().enumerate() {
             let rank = index as u32 + 1;
             let slot = fused.entry(candidate.entry_id).or_insert_with(|| {
                 order.push(candidate.entry_id);
                 (0.0, Vec::new())
             });
-            slot.0 += config.signal_weight(*signal) / (k + f64::from(rank));
+            slot.0 += weight(list) / (rrf_k + f64::from(rank));
             slot.1.push(Reason {
-                signal: *signal,
+                signal: list.signal,
                 score: candidate.score,
                 rank,
                 matched_terms: candidate.matched_terms.clone(),
@@ -201,17 +224,20 @@ mod tests {
         assert!((parts.score(&doubled) - expected).abs() < 1e-12);
     }
 
+    fn list(signal: Signal, weight: f64, ids: &[Uuid]) -> SignalList {
+        SignalList { signal, weight, candidates: ids.iter().copied().map(candidate).collect() }
+    }
+
     #[test]
     fn fusion_rewards_agreement_and_rank() {
         let (a, b, c) = (Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7());
         let lists = vec![
-            (Signal::Keyword, vec![candidate(a), candidate(b)]),
-            (Signal::Fuzzy, vec![candidate(a)]),
-            (Signal::Semantic, vec![candidate(a), candidate(c), candidate(b)]),
+            list(Signal::Keyword, 1.0, &[a, b]),
+            list(Signal::Fuzzy, 1.0, &[a]),
+            list(Signal::Semantic, 1.0, &[a, c, b]),
         ];
-        let equal = RankingConfig { fuzzy_signal_weight: 1.0, ..RankingConfig::default() };
         let fused: HashMap<Uuid, f64> =
-            fuse(&lists, &equal).into_iter().map(|(id, similarity, _)| (id, similarity)).collect();
+            fuse(&lists, 60.0).into_iter().map(|(id, similarity, _)| (id, similarity)).collect();
         assert!((fused[&a] - 1.0).abs() < 1e-12, "first everywhere is 1.0");
         let expected_b = (1.0 / 62.0 + 1.0 / 63.0) / (3.0 / 61.0);
         assert!((fused[&b] - expected_b).abs() < 1e-12);
@@ -219,6 +245,27 @@ mod tests {
         assert_eq!(relevance(fused[&a]), Relevance::High);
         assert_eq!(relevance(fused[&b]), Relevance::Medium, "two signals near the top");
         assert_eq!(relevance(fused[&c]), Relevance::Weak);
+    }
+
+    #[test]
+    fn a_weighted_signal_counts_by_its_weight() {
+        let (a, b) = (Uuid::now_v7(), Uuid::now_v7());
+        // Semantic twice the keyword weight: semantic's first wins even
+        // though keyword put it second.
+        let lists = vec![list(Signal::Keyword, 1.0, &[b, a]), list(Signal::Semantic, 2.0, &[a, b])];
+        let fused = fuse(&lists, 5.0);
+        let similarity = |id: Uuid| fused.iter().find(|(entry, _, _)| *entry == id).unwrap().1;
+        assert!((similarity(a) - (1.0 / 7.0 + 2.0 / 6.0) / (3.0 / 6.0)).abs() < 1e-12);
+        assert!((similarity(b) - (1.0 / 6.0 + 2.0 / 7.0) / (3.0 / 6.0)).abs() < 1e-12);
+        assert!(similarity(a) > similarity(b));
+    }
+
+    #[test]
+    fn keyword_confidence_is_the_share_of_the_query_the_best_hit_matched() {
+        assert_eq!(keyword_confidence(3.0, 4.0), 0.75);
+        assert_eq!(keyword_confidence(5.0, 4.0), 1.0, "synonym phrases can add more than the words hold");
+        assert_eq!(keyword_confidence(1.0, 0.0), 0.0);
+        assert_eq!(keyword_confidence(f64::NAN, 1.0), 0.0);
     }
 
     #[test]

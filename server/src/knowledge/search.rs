@@ -9,7 +9,7 @@ use chrono::Utc;
 
 use super::KnowledgeBase;
 use super::model::{Application, Entry, EntryKind, Solution};
-use super::rank::{self, Candidate, Reason, Relevance, ScoreParts, Signal};
+use super::rank::{self, Reason, Relevance, ScoreParts, Signal, SignalList};
 use crate::Error;
 use crate::scope::ProjectScope;
 use crate::store::knowledge_search::{self as store, SearchFilter, VectorScan};
@@ -78,8 +78,27 @@ pub struct Expansion {
     pub phrases: Vec<String>,
 }
 
+/// Lowercased alphanumeric words, with camelCase split as the search
+/// document splits it (`lore_code_words`): `readFileLines` -> read, file,
+/// lines; `HTTPServer` -> http, server.
 fn words_of(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()).map(str::to_lowercase).collect()
+    let mut words = Vec::new();
+    for run in text.split(|c: char| !c.is_alphanumeric()).filter(|run| !run.is_empty()) {
+        let chars: Vec<char> = run.chars().collect();
+        let mut start = 0;
+        for index in 1..chars.len() {
+            let (before, here) = (chars[index - 1], chars[index]);
+            let next_is_lower = chars.get(index + 1).is_some_and(|next| next.is_lowercase());
+            let boundary = here.is_uppercase()
+                && ((before.is_lowercase() || before.is_ascii_digit()) || (before.is_uppercase() && next_is_lower));
+            if boundary {
+                words.push(chars[start..index].iter().collect::<String>().to_lowercase());
+                start = index;
+            }
+        }
+        words.push(chars[start..].iter().collect::<String>().to_lowercase());
+    }
+    words
 }
 
 /// Expands the query with synonyms both ways: a term brings its expansion
@@ -180,7 +199,7 @@ impl KnowledgeBase {
             }
         }
         let candidates = (query.limit * 4).max(40) as i64;
-        let mut lists: Vec<(Signal, Vec<Candidate>)> = Vec::new();
+        let mut lists: Vec<SignalList> = Vec::new();
         let mut degraded = None;
         let mut embedding_time = Duration::ZERO;
         let mut keyword_too = query.mode != SearchMode::Semantic;
@@ -201,7 +220,8 @@ impl KnowledgeBase {
                         VectorScan::Index,
                     )
                     .await?;
-                    lists.push((Signal::Semantic, found));
+                    let weight = self.ranking.signal_weight(Signal::Semantic);
+                    lists.push(SignalList { signal: Signal::Semantic, weight, candidates: found });
                 }
                 Err(reason) => {
                     tracing::warn!(reason, "query embedding failed; searching by keyword only");
@@ -226,8 +246,27 @@ impl KnowledgeBase {
                 candidates,
             )
             .await?;
-            lists.insert(0, (Signal::Fuzzy, fuzzy));
-            lists.insert(0, (Signal::Keyword, keyword));
+            // Beside the semantic signal, keyword counts as much as its best
+            // hit matched the query; alone, it leads whatever it matched.
+            let confidence = if lists.is_empty() {
+                1.0
+            } else {
+                let top = keyword.candidates.first().map_or(0.0, |best| best.score);
+                rank::keyword_confidence(top, keyword.information)
+            };
+            let keyword_weight = self.ranking.signal_weight(Signal::Keyword) * confidence;
+            lists.insert(
+                0,
+                SignalList {
+                    signal: Signal::Fuzzy,
+                    weight: self.ranking.signal_weight(Signal::Fuzzy),
+                    candidates: fuzzy,
+                },
+            );
+            lists.insert(
+                0,
+                SignalList { signal: Signal::Keyword, weight: keyword_weight, candidates: keyword.candidates },
+            );
         }
         let hits = self.rank(scope, query, &lists).await?;
         Ok(SearchOutcome { hits, degraded, embedding_time })
@@ -244,13 +283,8 @@ impl KnowledgeBase {
         }
     }
 
-    async fn rank(
-        &self,
-        scope: &ProjectScope,
-        query: &SearchQuery,
-        lists: &[(Signal, Vec<Candidate>)],
-    ) -> Result<Vec<Hit>, Error> {
-        let fused = rank::fuse(lists, &self.ranking);
+    async fn rank(&self, scope: &ProjectScope, query: &SearchQuery, lists: &[SignalList]) -> Result<Vec<Hit>, Error> {
+        let fused = rank::fuse(lists, self.ranking.rrf_k);
         let min_similarity = query.min_similarity.unwrap_or(self.ranking.min_similarity);
         let fused: Vec<_> = fused.into_iter().filter(|(_, similarity, _)| *similarity >= min_similarity).collect();
         let ids: Vec<uuid::Uuid> = fused.iter().map(|(id, _, _)| *id).collect();
@@ -317,6 +351,15 @@ mod tests {
         assert_eq!(expansion.phrases, ["rls"]);
         let expansion = expand("RLS policy; auth fails", &synonyms());
         assert_eq!(expansion.phrases, ["row level security", "authentication"]);
+    }
+
+    #[test]
+    fn code_words_are_split_as_the_search_document_splits_them() {
+        let expansion = expand("os.path.isfile readFileLines HTTPServer snake_case v2Beta", &[]);
+        assert_eq!(
+            expansion.words,
+            ["os", "path", "isfile", "read", "file", "lines", "http", "server", "snake", "case", "v2", "beta"]
+        );
     }
 
     #[test]

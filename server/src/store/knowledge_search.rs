@@ -68,6 +68,14 @@ fn candidates(rows: Vec<sqlx::postgres::PgRow>) -> Result<Vec<Candidate>, Error>
         .map_err(Error::from)
 }
 
+/// The keyword signal's list, and the query's information: the summed IDF
+/// of its words, what a document matching every word strongly would score.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct KeywordMatches {
+    pub candidates: Vec<Candidate>,
+    pub information: f64,
+}
+
 /// Full-text matches of the query's words (each stemmed on its own) and
 /// synonym phrases, scored like BM25: each matching term adds its inverse
 /// document frequency in the filtered set, saturated by how strongly it
@@ -81,7 +89,7 @@ pub async fn keyword(
     words: &[String],
     phrases: &[String],
     limit: i64,
-) -> Result<Vec<Candidate>, Error> {
+) -> Result<KeywordMatches, Error> {
     let query = sqlx::query(sqlx::AssertSqlSafe(format!(
         "WITH terms AS (
                   SELECT term, q FROM unnest($8::text[]) AS term, plainto_tsquery('english', term) AS q
@@ -97,7 +105,8 @@ pub async fn keyword(
          SELECT e.entry_id,
                 sum(w.idf * ts_rank(e.search_document, w.q, 1) / (ts_rank(e.search_document, w.q, 1) + 0.05))::float8
                     AS score,
-                array_agg(w.term) AS matched
+                array_agg(w.term) AS matched,
+                (SELECT coalesce(sum(idf), 0) FROM weighted WHERE term = ANY($8))::float8 AS information
          FROM knowledge_entries e JOIN weighted w ON e.search_document @@ w.q
          WHERE {FILTER}
          GROUP BY e.entry_id
@@ -105,7 +114,11 @@ pub async fn keyword(
          LIMIT $10"
     )));
     let rows = bind_filter(query, scope, filter).bind(words).bind(phrases).bind(limit).fetch_all(pool).await?;
-    candidates(rows)
+    let information = match rows.first() {
+        Some(row) => row.try_get::<f64, _>("information")?,
+        None => 0.0,
+    };
+    Ok(KeywordMatches { candidates: candidates(rows)?, information })
 }
 
 /// Trigram word similarity of the query to the title and summary (typos,

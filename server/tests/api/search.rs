@@ -377,3 +377,18 @@ async fn an_upsert_embeds_its_own_entry_and_leaves_a_backlog_to_the_worker() {
             .unwrap();
     assert_eq!(waiting, ["PAT-003"], "the backlog is left to the background worker");
 }
+
+#[tokio::test]
+async fn identifiers_in_code_are_found_by_their_parts() {
+    let server = TestServer::start().await;
+    let mut client = client(&server).await;
+    let mut code = entry("GOT-1", "Check before reading", "", "python");
+    code.body = "if not os.path.isfile(configPath): raise MissingConfig(configPath)".into();
+    upsert(&mut client, code).await;
+    upsert(&mut client, entry("GOT-2", "Unrelated", "Tabs versus spaces in the editor", "misc")).await;
+    for text in ["isfile", "config path missing", "configPath", "MissingConfig"] {
+        let response =
+            search(&mut client, proto::SearchQuery { mode: proto::SearchMode::Keyword as i32, ..query(text) }).await;
+        assert_eq!(keys(&response).first().map(String::as_str), Some("GOT-1"), "{text:?}: {:?}", keys(&response));
+    }
+}

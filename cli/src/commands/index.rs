@@ -1,0 +1,113 @@
+//! `lore index PATH`: index a markdown file or every markdown file under a
+//! folder through IndexDocument, with a progress bar. Unchanged documents
+//! are no-ops on the server, so running it again is cheap. Files that
+//! cannot be indexed are listed with the reason at the end, and the exit
+//! status says some failed.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+use futures_util::{StreamExt as _, stream};
+use indicatif::{ProgressBar, ProgressStyle};
+use lore_proto::v1 as proto;
+use tonic::transport::Channel;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A markdown file, or a folder to index every `.md` file under.
+    path: PathBuf,
+    #[arg(long, env = "LORE_PROJECT")]
+    project: String,
+    /// Put the documents under this path in the project (e.g. to index two
+    /// folders into one project without their paths colliding).
+    #[arg(long)]
+    prefix: Option<String>,
+    /// Documents in flight at once.
+    #[arg(long, default_value_t = 4)]
+    concurrency: usize,
+}
+
+/// The markdown files to index with their document paths, sorted.
+fn documents(root: &Path, prefix: Option<&str>) -> anyhow::Result<Vec<(PathBuf, String)>> {
+    let metadata = std::fs::metadata(root).with_context(|| format!("cannot read {}", root.display()))?;
+    let with_prefix = |relative: String| match prefix {
+        Some(prefix) => format!("{}/{relative}", prefix.trim_matches('/')),
+        None => relative,
+    };
+    if metadata.is_file() {
+        let name = root.file_name().and_then(|name| name.to_str()).context("not a UTF-8 file name")?;
+        return Ok(vec![(root.to_owned(), with_prefix(name.to_owned()))]);
+    }
+    let mut files = Vec::new();
+    let walk = walkdir::WalkDir::new(root)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|entry| entry.depth() == 0 || !entry.file_name().to_string_lossy().starts_with('.'));
+    for entry in walk {
+        let entry = entry?;
+        let is_markdown = entry.path().extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md"));
+        if !entry.file_type().is_file() || !is_markdown {
+            continue;
+        }
+        let relative = entry.path().strip_prefix(root).expect("walked under root");
+        let parts: Option<Vec<&str>> = relative.components().map(|part| part.as_os_str().to_str()).collect();
+        let Some(parts) = parts else {
+            eprintln!("skipped {}: not a UTF-8 file name", entry.path().display());
+            continue;
+        };
+        files.push((entry.path().to_owned(), with_prefix(parts.join("/"))));
+    }
+    Ok(files)
+}
+
+pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
+    let files = documents(&args.path, args.prefix.as_deref())?;
+    if files.is_empty() {
+        bail!("no markdown files under {}", args.path.display());
+    }
+    let client = super::knowledge_client(channel);
+    let bar = ProgressBar::new(files.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{msg:>8} [{bar:40}] {pos}/{len} {per_sec} eta {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_message("indexing");
+    let project = args.project.clone();
+    let results: Vec<(String, Result<bool, String>)> = stream::iter(files)
+        .map(|(file, path)| {
+            let (mut client, project, bar) = (client.clone(), project.clone(), bar.clone());
+            async move {
+                let result = async {
+                    let bytes = tokio::fs::read(&file).await.map_err(|error| format!("cannot read: {error}"))?;
+                    let content = String::from_utf8(bytes).map_err(|error| {
+                        format!("not UTF-8 text (invalid byte at offset {})", error.utf8_error().valid_up_to())
+                    })?;
+                    let request = proto::IndexDocumentRequest { project, path: path.clone(), content };
+                    let response =
+                        client.index_document(request).await.map_err(|status| status.message().to_owned())?;
+                    Ok(response.into_inner().changed)
+                }
+                .await;
+                bar.inc(1);
+                (path, result)
+            }
+        })
+        .buffer_unordered(args.concurrency.max(1))
+        .collect()
+        .await;
+    bar.finish_and_clear();
+    let changed = results.iter().filter(|(_, result)| matches!(result, Ok(true))).count();
+    let unchanged = results.iter().filter(|(_, result)| matches!(result, Ok(false))).count();
+    let mut failed: Vec<(&String, &String)> =
+        results.iter().filter_map(|(path, result)| result.as_ref().err().map(|error| (path, error))).collect();
+    failed.sort();
+    println!("{} documents: {changed} indexed, {unchanged} unchanged, {} failed", results.len(), failed.len());
+    for (path, error) in &failed {
+        eprintln!("failed {path}: {error}");
+    }
+    if !failed.is_empty() {
+        bail!("{} documents could not be indexed", failed.len());
+    }
+    Ok(())
+}
