@@ -113,7 +113,7 @@ fn a_draft_of_work_without_failures_says_so_and_parses_as_a_document() {
     let mut log = Log::new();
     log.push("commit", "docs", Outcome::Success, "", json!({"message": "docs"}));
     let draft = compose(&DraftSource::Session(log.session), &log.actions);
-    assert_eq!(draft.title, format!("Session {}: 1 actions without a failure", short_id(&log.session)));
+    assert_eq!(draft.title, format!("Session {}: 1 action without a failure", short_id(&log.session)));
     assert_eq!(draft.category, "docs");
     assert!(!draft.body.contains("## What failed"));
     let stored = Draft {
