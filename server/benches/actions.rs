@@ -5,11 +5,13 @@
 //! The server runs in this process on a throwaway PostgreSQL (fsync off), as
 //! do the baselines; client, server and database share the machine's cores.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
+use common::{histogram, latencies, millis, record};
 use futures_util::StreamExt as _;
-use hdrhistogram::Histogram;
 use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
 use lore_server::testing::TestServer;
@@ -37,39 +39,6 @@ async fn client(server: &TestServer) -> ActionServiceClient<Channel> {
 async fn session(client: &mut ActionServiceClient<Channel>, project: &str, agent: &str) -> proto::Session {
     let request = proto::StartSessionRequest { project: project.into(), agent_id: agent.into(), ..Default::default() };
     client.start_session(request).await.unwrap().into_inner().session.unwrap()
-}
-
-/// A quantile of a histogram of microseconds, in milliseconds.
-fn millis(histogram: &Histogram<u64>, quantile: f64) -> f64 {
-    histogram.value_at_quantile(quantile) as f64 / 1000.0
-}
-
-/// Runs `calls` timed calls of `call` over `clients` concurrent tasks.
-async fn latencies<F, Fut>(clients: usize, calls: usize, call: F) -> (Histogram<u64>, Duration)
-where
-    F: Fn(usize, usize) -> Fut + Clone + Send + 'static,
-    Fut: std::future::Future<Output = ()> + Send,
-{
-    let started = Instant::now();
-    let tasks: Vec<_> = (0..clients)
-        .map(|client| {
-            let call = call.clone();
-            tokio::spawn(async move {
-                let mut histogram = Histogram::<u64>::new(3).unwrap();
-                for index in 0..calls / clients {
-                    let begin = Instant::now();
-                    call(client, index).await;
-                    histogram.record(begin.elapsed().as_micros() as u64).unwrap();
-                }
-                histogram
-            })
-        })
-        .collect();
-    let mut total = Histogram::<u64>::new(3).unwrap();
-    for task in tasks {
-        total.add(task.await.unwrap()).unwrap();
-    }
-    (total, started.elapsed())
 }
 
 async fn bench_log_action(server: &TestServer) {
@@ -226,8 +195,8 @@ async fn bench_resume(server: &TestServer) {
         client.ingest(tokio_stream::iter([proto::IngestRequest { sequence: 1, actions }])).await.unwrap().into_inner();
     acks.message().await.unwrap();
 
-    let mut first_event = Histogram::<u64>::new(3).unwrap();
-    let mut caught_up = Histogram::<u64>::new(3).unwrap();
+    let mut first_event = histogram();
+    let mut caught_up = histogram();
     for _ in 0..RESUME_RUNS {
         let request = proto::ResumeRequest {
             project: "bench-resume".into(),
@@ -238,10 +207,10 @@ async fn bench_resume(server: &TestServer) {
         let mut events = client.resume(request).await.unwrap().into_inner();
         let first = events.message().await.unwrap().unwrap();
         assert!(matches!(first.event, Some(proto::resume_event::Event::Summary(_))));
-        first_event.record(begin.elapsed().as_micros() as u64).unwrap();
+        record(&mut first_event, begin);
         while let Some(event) = events.message().await.unwrap() {
             if matches!(event.event, Some(proto::resume_event::Event::CaughtUp(_))) {
-                caught_up.record(begin.elapsed().as_micros() as u64).unwrap();
+                record(&mut caught_up, begin);
             }
         }
     }
@@ -329,14 +298,9 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     runtime.block_on(async {
         let server = TestServer::start().await;
-        println!(
-            "# ActionService benchmarks ({} cores)",
-            std::thread::available_parallelism().map_or(0, |cores| cores.get())
-        );
-        // `cargo bench --bench actions -- log ingest` runs only those
-        // sections; no names runs them all.
-        let wanted: Vec<String> = std::env::args().skip(1).filter(|arg| !arg.starts_with('-')).collect();
-        let run = |section: &str| wanted.is_empty() || wanted.iter().any(|name| name == section);
+        println!("# ActionService benchmarks ({} cores)", common::cores());
+        // `cargo bench --bench actions -- log ingest` runs only those sections.
+        let run = common::wanted_sections();
         if run("log") {
             bench_log_action(&server).await;
         }

@@ -9,10 +9,10 @@ use chrono::Utc;
 
 use super::KnowledgeBase;
 use super::model::{Application, Entry, EntryKind, Solution};
-use super::rank::{self, Reason, Relevance, ScoreParts, Signal, SignalList};
+use super::rank::{self, Candidate, Reason, Relevance, ScoreParts, Signal, SignalList};
 use crate::Error;
 use crate::scope::ProjectScope;
-use crate::store::knowledge_search::{self as store, SearchFilter, VectorScan};
+use crate::store::knowledge_search::{self as store, KeywordMatches, SearchFilter, VectorScan};
 
 /// Which signals a query uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,77 +199,102 @@ impl KnowledgeBase {
             }
         }
         let candidates = (query.limit * 4).max(40) as i64;
-        let mut lists: Vec<SignalList> = Vec::new();
-        let mut degraded = None;
-        let mut embedding_time = Duration::ZERO;
-        let mut keyword_too = query.mode != SearchMode::Semantic;
-        if query.mode != SearchMode::Keyword {
-            let started = Instant::now();
-            match self.embed_query(&query.text).await {
-                Ok(vector) => {
-                    embedding_time = started.elapsed();
-                    let embedder = self.embedder.as_ref().expect("embedded above");
-                    let found = store::semantic(
-                        &self.pool,
-                        scope,
-                        &query.filter,
-                        embedder.model(),
-                        embedder.dimensions(),
-                        &vector,
-                        candidates,
-                        VectorScan::Index,
-                    )
-                    .await?;
-                    let weight = self.ranking.signal_weight(Signal::Semantic);
-                    lists.push(SignalList { signal: Signal::Semantic, weight, candidates: found });
+        // The signals are independent queries: run side by side, a search
+        // costs its slowest signal rather than their sum.
+        let (semantic, keyword) = tokio::join!(
+            async {
+                match query.mode {
+                    SearchMode::Keyword => Ok(None),
+                    _ => self.semantic_signal(scope, query, candidates).await.map(Some),
                 }
-                Err(reason) => {
-                    tracing::warn!(reason, "query embedding failed; searching by keyword only");
-                    degraded = Some(reason);
-                    keyword_too = true;
+            },
+            async {
+                match query.mode {
+                    SearchMode::Semantic => Ok(None),
+                    _ => self.keyword_signals(scope, query, candidates).await.map(Some),
                 }
+            },
+        );
+        let (mut degraded, mut embedding_time, mut semantic_list) = (None, Duration::ZERO, None);
+        match semantic? {
+            Some(Ok((list, took))) => (semantic_list, embedding_time) = (Some(list), took),
+            Some(Err(reason)) => {
+                tracing::warn!(reason, "query embedding failed; searching by keyword only");
+                degraded = Some(reason);
             }
+            None => {}
         }
-        if keyword_too {
-            let synonyms = store::synonyms(&self.pool, &query.filter.project).await?;
-            let expansion = expand(&query.text, &synonyms);
-            let keyword =
-                store::keyword(&self.pool, scope, &query.filter, &expansion.words, &expansion.phrases, candidates)
-                    .await?;
-            let fuzzy = store::fuzzy(
-                &self.pool,
-                scope,
-                &query.filter,
-                &query.text,
-                &expansion.words,
-                FUZZY_THRESHOLD,
-                candidates,
-            )
-            .await?;
+        let keyword = match keyword? {
+            Some(keyword) => Some(keyword),
+            None if degraded.is_some() => Some(self.keyword_signals(scope, query, candidates).await?),
+            None => None,
+        };
+        let mut lists: Vec<SignalList> = Vec::new();
+        if let Some((keyword, fuzzy)) = keyword {
             // Beside the semantic signal, keyword counts as much as its best
             // hit matched the query; alone, it leads whatever it matched.
-            let confidence = if lists.is_empty() {
+            let confidence = if semantic_list.is_none() {
                 1.0
             } else {
                 let top = keyword.candidates.first().map_or(0.0, |best| best.score);
                 rank::keyword_confidence(top, keyword.information)
             };
             let keyword_weight = self.ranking.signal_weight(Signal::Keyword) * confidence;
-            lists.insert(
-                0,
-                SignalList {
-                    signal: Signal::Fuzzy,
-                    weight: self.ranking.signal_weight(Signal::Fuzzy),
-                    candidates: fuzzy,
-                },
-            );
-            lists.insert(
-                0,
-                SignalList { signal: Signal::Keyword, weight: keyword_weight, candidates: keyword.candidates },
-            );
+            lists.push(SignalList { signal: Signal::Keyword, weight: keyword_weight, candidates: keyword.candidates });
+            lists.push(SignalList {
+                signal: Signal::Fuzzy,
+                weight: self.ranking.signal_weight(Signal::Fuzzy),
+                candidates: fuzzy,
+            });
         }
+        lists.extend(semantic_list);
         let hits = self.rank(scope, query, &lists).await?;
         Ok(SearchOutcome { hits, degraded, embedding_time })
+    }
+
+    /// The semantic list and the time the query embedding took, or why the
+    /// provider could not embed the query.
+    async fn semantic_signal(
+        &self,
+        scope: &ProjectScope,
+        query: &SearchQuery,
+        candidates: i64,
+    ) -> Result<Result<(SignalList, Duration), String>, Error> {
+        let started = Instant::now();
+        let vector = match self.embed_query(&query.text).await {
+            Ok(vector) => vector,
+            Err(reason) => return Ok(Err(reason)),
+        };
+        let embedding_time = started.elapsed();
+        let embedder = self.embedder.as_ref().expect("embedded above");
+        let found = store::semantic(
+            &self.pool,
+            scope,
+            &query.filter,
+            embedder.model(),
+            embedder.dimensions(),
+            &vector,
+            candidates,
+            VectorScan::Index,
+        )
+        .await?;
+        let weight = self.ranking.signal_weight(Signal::Semantic);
+        Ok(Ok((SignalList { signal: Signal::Semantic, weight, candidates: found }, embedding_time)))
+    }
+
+    /// The full-text matches (synonyms expanded) and the trigram matches.
+    async fn keyword_signals(
+        &self,
+        scope: &ProjectScope,
+        query: &SearchQuery,
+        candidates: i64,
+    ) -> Result<(KeywordMatches, Vec<Candidate>), Error> {
+        let synonyms = store::synonyms(&self.pool, &query.filter.project).await?;
+        let expansion = expand(&query.text, &synonyms);
+        tokio::try_join!(
+            store::keyword(&self.pool, scope, &query.filter, &expansion.words, &expansion.phrases, candidates),
+            store::fuzzy(&self.pool, scope, &query.filter, &query.text, &expansion.words, FUZZY_THRESHOLD, candidates),
+        )
     }
 
     async fn embed_query(&self, text: &str) -> Result<Vec<f32>, String> {

@@ -1,0 +1,408 @@
+//! KnowledgeService benchmarks (`make bench`): search latency at 10,000 and
+//! 100,000 entries per mode with the query embedding timed on its own,
+//! indexing throughput with the local model, and how long a saved markdown
+//! file takes to become searchable through the folder watcher. Baselines are
+//! measured in the same run on the same database: a bare HNSW kNN query and a
+//! bare full-text query for search, the embedder alone for indexing.
+//!
+//! The entries are real texts: the CoSQA corpus (Python functions; the
+//! first line is the title, the code the body) with a real question of the
+//! set as summary. Embedding 100,000 texts with the local model would take
+//! over an hour here, so the first 1,000 bodies are embedded for real and
+//! entry i gets the vector of body i mod 1,000 plus a little noise: real
+//! clusters for HNSW, at a cost of minutes.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{histogram, millis, record};
+use hdrhistogram::Histogram;
+use lore_proto::v1 as proto;
+use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
+use lore_server::config::Config;
+use lore_server::knowledge::KnowledgeBase;
+use lore_server::knowledge::embed::{self, Embedder};
+use lore_server::knowledge::watch::{self, WatchConfig, WatchStats, WatchedFolder};
+use lore_server::testing::TestServer;
+use sqlx::PgPool;
+use tonic::transport::Channel;
+use uuid::Uuid;
+
+/// The project searched: exactly the entries of [`SIZES`].
+const PROJECT: &str = "bench-knowledge";
+/// The project of the indexing and watcher sections.
+const INDEXING_PROJECT: &str = "bench-indexing";
+const SIZES: [usize; 2] = [10_000, 100_000];
+/// Bodies embedded for real; the rest reuse their vectors with noise.
+const BASE_VECTORS: usize = 1000;
+/// Standard deviation of the noise added to each component of a reused
+/// vector (before normalizing): neighbours stay neighbours, ties are broken.
+const NOISE: f32 = 0.02;
+const SEARCHES: usize = 300;
+const WARMUP: usize = 30;
+const INDEXED_DOCUMENTS: usize = 200;
+const SAVES: usize = 40;
+
+type Client = KnowledgeServiceClient<Channel>;
+
+struct Corpus {
+    /// Function source texts.
+    documents: Vec<String>,
+    /// Real questions of the set.
+    questions: Vec<String>,
+}
+
+fn read_jsonl_texts(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    text.lines()
+        .map(|line| {
+            let value: serde_json::Value = serde_json::from_str(line).expect("JSON line");
+            value["text"].as_str().expect("text").to_owned()
+        })
+        .collect()
+}
+
+impl Corpus {
+    fn load() -> Self {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/retrieval/cosqa");
+        Self {
+            documents: read_jsonl_texts(&root.join("corpus.jsonl")),
+            questions: read_jsonl_texts(&root.join("queries.jsonl")),
+        }
+    }
+
+    fn title(&self, index: usize) -> String {
+        let first = self.documents[index % self.documents.len()].lines().next().unwrap_or("function").trim();
+        first.chars().take(200).collect()
+    }
+}
+
+/// Escapes a value for COPY's text format.
+fn copy_text(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('\t', "\\t").replace('\n', "\\n").replace('\r', "\\r")
+}
+
+fn vector_text(vector: &[f32]) -> String {
+    let parts: Vec<String> = vector.iter().map(|value| format!("{value:.6}")).collect();
+    format!("[{}]", parts.join(","))
+}
+
+fn noisy(base: &[f32], rng: &mut fastrand::Rng) -> Vec<f32> {
+    let mut vector: Vec<f32> = base.iter().map(|value| value + NOISE * (rng.f32() * 2.0 - 1.0)).collect();
+    let norm = vector.iter().map(|value| value * value).sum::<f32>().sqrt();
+    vector.iter_mut().for_each(|value| *value /= norm);
+    vector
+}
+
+async fn copy(pool: &PgPool, statement: &str, data: &[u8]) {
+    let mut connection = pool.acquire().await.unwrap();
+    let mut copy = connection.copy_in_raw(statement).await.unwrap();
+    copy.send(data).await.unwrap();
+    copy.finish().await.unwrap();
+}
+
+/// Grows the project to `target` entries (and their vectors) with COPY. The
+/// model's HNSW index is dropped for the load and built again afterwards,
+/// as one would for any bulk load.
+async fn fill(pool: &PgPool, corpus: &Corpus, model: &str, bases: &[Vec<f32>], from: usize, target: usize) {
+    let started = Instant::now();
+    let index: String =
+        sqlx::query_scalar("SELECT lore_ensure_embedding_index($1)").bind(model).fetch_one(pool).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!("DROP INDEX {index}"))).execute(pool).await.unwrap();
+    let mut rng = fastrand::Rng::with_seed(from as u64);
+    for chunk_start in (from..target).step_by(10_000) {
+        let chunk = chunk_start..(chunk_start + 10_000).min(target);
+        let mut entries = Vec::new();
+        let mut vectors = Vec::new();
+        for index in chunk {
+            let entry_id = Uuid::now_v7();
+            let body = &corpus.documents[index % BASE_VECTORS];
+            let summary = &corpus.questions[index % corpus.questions.len()];
+            let category = ["python", "io", "strings", "data", "web"][index % 5];
+            entries.extend_from_slice(
+                format!(
+                    "{entry_id}\t{PROJECT}\tlearning\t{}\t{category}\t{}\t{}\t{{bench,t{}}}\n",
+                    copy_text(&corpus.title(index % BASE_VECTORS)),
+                    copy_text(summary),
+                    copy_text(body),
+                    index % 50,
+                )
+                .as_bytes(),
+            );
+            let vector = noisy(&bases[index % BASE_VECTORS], &mut rng);
+            vectors.extend_from_slice(
+                format!("{entry_id}\t{model}\t0\t{PROJECT}\t\\\\x00\t{}\n", vector_text(&vector)).as_bytes(),
+            );
+        }
+        copy(
+            pool,
+            "COPY knowledge_entries (entry_id, project, kind, title, category, summary, body, tags) FROM STDIN",
+            &entries,
+        )
+        .await;
+        copy(
+            pool,
+            "COPY knowledge_embeddings (entry_id, model, chunk, project, content_hash, embedding) FROM STDIN",
+            &vectors,
+        )
+        .await;
+    }
+    let loaded = started.elapsed();
+    let started = Instant::now();
+    let mut connection = pool.acquire().await.unwrap();
+    sqlx::query("SET maintenance_work_mem = '1GB'").execute(&mut *connection).await.unwrap();
+    sqlx::query("SELECT lore_ensure_embedding_index($1)").bind(model).execute(&mut *connection).await.unwrap();
+    sqlx::query("ANALYZE knowledge_entries").execute(&mut *connection).await.unwrap();
+    sqlx::query("ANALYZE knowledge_embeddings").execute(&mut *connection).await.unwrap();
+    eprintln!(
+        "filled to {target} entries: COPY {:.1} s, HNSW build + ANALYZE {:.1} s",
+        loaded.as_secs_f64(),
+        started.elapsed().as_secs_f64()
+    );
+}
+
+fn search_request(project: &str, text: &str, mode: proto::SearchMode) -> proto::SearchRequest {
+    proto::SearchRequest {
+        project: project.into(),
+        query: Some(proto::SearchQuery { text: text.into(), limit: 10, mode: mode as i32, ..Default::default() }),
+    }
+}
+
+async fn timed_searches(client: &mut Client, questions: &[String], mode: proto::SearchMode) -> Histogram<u64> {
+    for question in questions.iter().take(WARMUP) {
+        client.search(search_request(PROJECT, question, mode)).await.unwrap();
+    }
+    let mut latencies = histogram();
+    for question in questions.iter().cycle().take(SEARCHES) {
+        let begin = Instant::now();
+        let response = client.search(search_request(PROJECT, question, mode)).await.unwrap().into_inner();
+        record(&mut latencies, begin);
+        assert!(!response.degraded, "{}", response.degraded_reason);
+    }
+    latencies
+}
+
+async fn timed_sql(pool: &PgPool, statements: &[(String, Option<String>)]) -> Histogram<u64> {
+    let mut latencies = histogram();
+    let mut connection = pool.acquire().await.unwrap();
+    sqlx::query("SET hnsw.ef_search = 100").execute(&mut *connection).await.unwrap();
+    for (round, (sql, parameter)) in statements.iter().cycle().take(SEARCHES + WARMUP).enumerate() {
+        let begin = Instant::now();
+        let query = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()));
+        let query = match parameter {
+            Some(parameter) => query.bind(parameter),
+            None => query,
+        };
+        query.fetch_all(&mut *connection).await.unwrap();
+        if round >= WARMUP {
+            record(&mut latencies, begin);
+        }
+    }
+    latencies
+}
+
+/// The question's words OR-ed, as a bare full-text query would take them.
+fn or_query(question: &str) -> String {
+    let words: Vec<&str> = question.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()).collect();
+    words.join(" | ")
+}
+
+async fn bench_search(server: &TestServer, corpus: &Corpus, embedder: &Arc<dyn Embedder>) {
+    let started = Instant::now();
+    let bases = embedder.embed(&corpus.documents[..BASE_VECTORS]).await.unwrap();
+    eprintln!("embedded {BASE_VECTORS} base texts in {:.1} s", started.elapsed().as_secs_f64());
+    let mut embedding = histogram();
+    let mut query_vectors = Vec::new();
+    for question in &corpus.questions {
+        let begin = Instant::now();
+        let vector = embedder.embed(std::slice::from_ref(question)).await.unwrap();
+        record(&mut embedding, begin);
+        query_vectors.push(vector_text(&vector[0]));
+    }
+    let pool = server.pool();
+    sqlx::query("INSERT INTO projects (name) VALUES ($1) ON CONFLICT DO NOTHING")
+        .bind(PROJECT)
+        .execute(pool)
+        .await
+        .unwrap();
+    let mut client = KnowledgeServiceClient::new(server.channel().await);
+    println!("\n## Search latency over gRPC, 10 hits, {SEARCHES} real questions per row, one client\n");
+    println!(
+        "Query embedding alone (local model, in process): p50 {:.2} ms, p99 {:.2} ms; hybrid and semantic include it.\n",
+        millis(&embedding, 0.5),
+        millis(&embedding, 0.99)
+    );
+    println!("| entries | measure | p50 | p99 |\n|---:|---|---:|---:|");
+    let mut filled = 0;
+    for size in SIZES {
+        fill(pool, corpus, embedder.model(), &bases, filled, size).await;
+        filled = size;
+        for (name, mode) in [
+            ("Search hybrid", proto::SearchMode::Hybrid),
+            ("Search keyword", proto::SearchMode::Keyword),
+            ("Search semantic", proto::SearchMode::Semantic),
+        ] {
+            let latencies = timed_searches(&mut client, &corpus.questions, mode).await;
+            println!("| {size} | {name} | {:.2} ms | {:.2} ms |", millis(&latencies, 0.5), millis(&latencies, 0.99));
+        }
+        let dimensions = embedder.dimensions();
+        let knn: Vec<(String, Option<String>)> = query_vectors
+            .iter()
+            .map(|vector| {
+                let sql = format!(
+                    "SELECT entry_id FROM knowledge_embeddings WHERE model = '{}'
+                     ORDER BY embedding::vector({dimensions}) <=> '{vector}'::vector({dimensions}) LIMIT 10",
+                    embedder.model()
+                );
+                (sql, None)
+            })
+            .collect();
+        let latencies = timed_sql(pool, &knn).await;
+        println!(
+            "| {size} | baseline: bare HNSW kNN (SQL, vector given) | {:.2} ms | {:.2} ms |",
+            millis(&latencies, 0.5),
+            millis(&latencies, 0.99)
+        );
+        let full_text: Vec<(String, Option<String>)> = corpus
+            .questions
+            .iter()
+            .map(|question| {
+                let sql = format!(
+                    "SELECT entry_id FROM knowledge_entries, to_tsquery('english', $1) AS q
+                     WHERE project = '{PROJECT}' AND search_document @@ q
+                     ORDER BY ts_rank(search_document, q) DESC LIMIT 10"
+                );
+                (sql, Some(or_query(question)))
+            })
+            .collect();
+        let latencies = timed_sql(pool, &full_text).await;
+        println!(
+            "| {size} | baseline: bare full text, words OR-ed, ts_rank (SQL) | {:.2} ms | {:.2} ms |",
+            millis(&latencies, 0.5),
+            millis(&latencies, 0.99)
+        );
+    }
+}
+
+fn markdown(title: &str, body: &str) -> String {
+    format!("---\ncategory: python\ntags: [bench]\n---\n# {title}\n\n```python\n{body}\n```\n")
+}
+
+async fn bench_indexing(server: &TestServer, corpus: &Corpus, embedder: &Arc<dyn Embedder>) {
+    let mut client = KnowledgeServiceClient::new(server.channel().await);
+    let documents: Vec<(String, String)> = (0..INDEXED_DOCUMENTS)
+        .map(|index| {
+            let index = 2000 + index;
+            (corpus.title(index), corpus.documents[index].clone())
+        })
+        .collect();
+    let started = Instant::now();
+    for (index, (title, body)) in documents.iter().enumerate() {
+        let request = proto::IndexDocumentRequest {
+            project: INDEXING_PROJECT.into(),
+            path: format!("bench/indexed-{index}.md"),
+            content: markdown(title, body),
+        };
+        let response = client.index_document(request).await.unwrap().into_inner();
+        assert!(response.changed);
+    }
+    let indexed = started.elapsed();
+    // What the model alone needs for the same texts, one call per text as
+    // IndexDocument makes it.
+    let texts: Vec<String> = documents.iter().map(|(title, body)| format!("{title}\n\n{body}")).collect();
+    let started = Instant::now();
+    for text in &texts {
+        embedder.embed(std::slice::from_ref(text)).await.unwrap();
+    }
+    let alone = started.elapsed();
+    let started = Instant::now();
+    for batch in texts.chunks(32) {
+        embedder.embed(batch).await.unwrap();
+    }
+    let batched = started.elapsed();
+    let rate = |elapsed: Duration| INDEXED_DOCUMENTS as f64 / elapsed.as_secs_f64();
+    println!("\n## Indexing throughput, {INDEXED_DOCUMENTS} markdown documents (CoSQA functions), one client\n");
+    println!("| measure | docs/s |\n|---|---:|");
+    println!("| IndexDocument over gRPC (parse, embed, store) | {:.1} |", rate(indexed));
+    println!("| baseline: the local model alone, one text per call | {:.1} |", rate(alone));
+    println!("| baseline: the local model alone, batches of 32 | {:.1} |", rate(batched));
+}
+
+async fn bench_watcher(server: &TestServer, corpus: &Corpus, embedder: &Arc<dyn Embedder>) {
+    let folder = tempfile::tempdir().unwrap();
+    let knowledge = KnowledgeBase::new(server.pool().clone(), Some(Arc::clone(embedder)), Default::default());
+    let config = WatchConfig {
+        folders: vec![WatchedFolder {
+            path: folder.path().to_owned(),
+            project: INDEXING_PROJECT.into(),
+            publish: false,
+        }],
+        ..WatchConfig::default()
+    };
+    let debounce = config.debounce_ms;
+    let stats = Arc::new(WatchStats::default());
+    let watcher = {
+        let stats = Arc::clone(&stats);
+        tokio::spawn(async move { watch::watch(knowledge, config, stats).await.unwrap() })
+    };
+    while stats.reconciled.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut client = KnowledgeServiceClient::new(server.channel().await);
+    let mut searchable = histogram();
+    for save in 0..SAVES {
+        let marker = format!("zebrafinch{save}");
+        let content = markdown(&format!("{} {marker}", corpus.title(3000 + save)), &corpus.documents[3000 + save]);
+        let begin = Instant::now();
+        std::fs::write(folder.path().join(format!("saved-{save}.md")), content).unwrap();
+        loop {
+            let request = search_request(INDEXING_PROJECT, &marker, proto::SearchMode::Keyword);
+            let hits = client.search(request).await.unwrap().into_inner().hits;
+            // Only this save's entry counts: trigram similarity also finds
+            // the earlier saves' near-identical markers.
+            if hits.iter().any(|hit| hit.entry.as_ref().is_some_and(|entry| entry.title.ends_with(&marker))) {
+                break;
+            }
+            assert!(begin.elapsed() < Duration::from_secs(30), "save {save} never became searchable");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        record(&mut searchable, begin);
+    }
+    watcher.abort();
+    println!("\n## File save to searchable through the folder watcher ({SAVES} saves, debounce {debounce} ms)\n");
+    println!("| measure | p50 | p95 |\n|---|---:|---:|");
+    println!(
+        "| write() to the first Search that finds it | {:.0} ms | {:.0} ms |",
+        millis(&searchable, 0.5),
+        millis(&searchable, 0.95)
+    );
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let server = TestServer::start().await;
+        let embedder = embed::from_config(
+            &Config::default().knowledge.embedding,
+            &lore_server::embedded_postgres::default_cache_dir(),
+        )
+        .expect("the local model (`make tools`)");
+        let corpus = Corpus::load();
+        println!("# KnowledgeService benchmarks ({} cores)", common::cores());
+        // `cargo bench --bench knowledge -- watch` runs only that section.
+        let run = common::wanted_sections();
+        if run("indexing") {
+            bench_indexing(&server, &corpus, &embedder).await;
+        }
+        if run("watch") {
+            bench_watcher(&server, &corpus, &embedder).await;
+        }
+        if run("search") {
+            bench_search(&server, &corpus, &embedder).await;
+        }
+        server.stop().await;
+    });
+}
