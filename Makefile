@@ -36,6 +36,7 @@ test: tools build
 # (see docs/BENCHMARKS.md).
 bench: tools
 	$(CARGO) bench -p lore-server --bench actions
+	$(CARGO) bench -p lore-server --bench knowledge
 	$(CARGO) bench -p lore-sidecar --bench spool
 	$(CARGO) build --release --workspace --bins
 	$(CARGO) bench -p lore-e2e --bench replay

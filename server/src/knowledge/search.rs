@@ -62,6 +62,8 @@ pub struct SearchOutcome {
 
 /// Trigram word similarity a fuzzy match needs.
 const FUZZY_THRESHOLD: f64 = 0.4;
+/// Shorter words have too few trigrams to be told apart.
+const FUZZY_MIN_CHARS: usize = 4;
 /// Applications shown per hit.
 const APPLIED_BEFORE: i64 = 3;
 const SNIPPET_CHARS: usize = 240;
@@ -282,7 +284,8 @@ impl KnowledgeBase {
         Ok(Ok((SignalList { signal: Signal::Semantic, weight, candidates: found }, embedding_time)))
     }
 
-    /// The full-text matches (synonyms expanded) and the trigram matches.
+    /// The full-text matches (synonyms expanded) and the trigram matches of
+    /// the words full text did not find.
     async fn keyword_signals(
         &self,
         scope: &ProjectScope,
@@ -291,10 +294,18 @@ impl KnowledgeBase {
     ) -> Result<(KeywordMatches, Vec<Candidate>), Error> {
         let synonyms = store::synonyms(&self.pool, &query.filter.project).await?;
         let expansion = expand(&query.text, &synonyms);
-        tokio::try_join!(
-            store::keyword(&self.pool, scope, &query.filter, &expansion.words, &expansion.phrases, candidates),
-            store::fuzzy(&self.pool, scope, &query.filter, &query.text, &expansion.words, FUZZY_THRESHOLD, candidates),
-        )
+        let keyword =
+            store::keyword(&self.pool, scope, &query.filter, &expansion.words, &expansion.phrases, candidates).await?;
+        // Trigrams only for the words full text did not find (usually none):
+        // a word it found is better matched by it.
+        let unknown: Vec<String> =
+            keyword.unmatched.iter().filter(|word| word.chars().count() >= FUZZY_MIN_CHARS).cloned().collect();
+        let fuzzy = if unknown.is_empty() {
+            Vec::new()
+        } else {
+            store::fuzzy(&self.pool, scope, &query.filter, &unknown, FUZZY_THRESHOLD, candidates).await?
+        };
+        Ok((keyword, fuzzy))
     }
 
     async fn embed_query(&self, text: &str) -> Result<Vec<f32>, String> {
