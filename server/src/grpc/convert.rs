@@ -401,6 +401,15 @@ pub fn page(field: &str, value: Option<&proto::PageRequest>) -> FieldResult<(i64
     Ok((i64::from(size), after))
 }
 
+/// The cursor after a page of `limit` items: where the last one is, when
+/// the page is full (there may be more), else none.
+pub fn next_cursor<T>(items: &[T], limit: i64, position: impl Fn(&T) -> Position) -> String {
+    match items.last() {
+        Some(last) if items.len() as i64 == limit => position(last).encode(),
+        _ => String::new(),
+    }
+}
+
 fn optional_text(field: &str, value: &str) -> FieldResult<Option<String>> {
     if value.is_empty() { Ok(None) } else { identifier(field, value, false).map(Some) }
 }

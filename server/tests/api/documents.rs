@@ -3,19 +3,15 @@
 //! solution statistics across re-indexing, and bad input.
 
 use lore_proto::v1 as proto;
-use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use lore_server::testing::TestServer;
 use tonic::Code;
-use tonic::transport::Channel;
 use uuid::Uuid;
 
-type Client = KnowledgeServiceClient<Channel>;
+type Client = crate::KnowledgeClient;
 
 async fn fixture() -> (TestServer, Client) {
     let server = TestServer::start().await;
-    let client = KnowledgeServiceClient::new(server.channel().await)
-        .max_decoding_message_size(16 * 1024 * 1024)
-        .max_encoding_message_size(16 * 1024 * 1024);
+    let client = crate::knowledge_client(&server).await;
     (server, client)
 }
 

@@ -9,3 +9,17 @@ mod knowledge;
 mod scope;
 mod search;
 mod watch;
+
+use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
+use lore_server::testing::TestServer;
+use tonic::transport::Channel;
+
+pub type KnowledgeClient = KnowledgeServiceClient<Channel>;
+
+/// A KnowledgeService client that takes the large messages the bad-input
+/// tests send (1 MB queries and documents).
+pub async fn knowledge_client(server: &TestServer) -> KnowledgeClient {
+    KnowledgeServiceClient::new(server.channel().await)
+        .max_decoding_message_size(16 * 1024 * 1024)
+        .max_encoding_message_size(16 * 1024 * 1024)
+}

@@ -2,21 +2,15 @@
 //! with pgvector, over real gRPC.
 
 use lore_proto::v1 as proto;
-use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use lore_server::config::Config;
 use lore_server::knowledge::embed::{EmbeddingConfig, ProviderKind};
 use lore_server::testing::TestServer;
 use tonic::Code;
-use tonic::transport::Channel;
 use uuid::Uuid;
 
-type Client = KnowledgeServiceClient<Channel>;
+use crate::knowledge_client as client;
 
-async fn client(server: &TestServer) -> Client {
-    KnowledgeServiceClient::new(server.channel().await)
-        .max_decoding_message_size(16 * 1024 * 1024)
-        .max_encoding_message_size(16 * 1024 * 1024)
-}
+type Client = crate::KnowledgeClient;
 
 fn entry(key: &str, title: &str, summary: &str, category: &str) -> proto::Entry {
     proto::Entry {

@@ -228,6 +228,16 @@ impl FileId {
     fn at(&self, offset: u64) -> InboxPosition {
         InboxPosition { device: self.device, inode: self.inode, offset }
     }
+
+    fn of_position(position: &InboxPosition) -> Self {
+        Self { device: position.device, inode: position.inode }
+    }
+
+    /// How far into this file `position` is: its offset when it names this
+    /// file, else 0.
+    fn offset_of(&self, position: Option<InboxPosition>) -> u64 {
+        position.filter(|position| Self::of_position(position) == *self).map_or(0, |position| position.offset)
+    }
 }
 
 /// The file being read.
@@ -302,7 +312,7 @@ impl Tail {
     /// the sidecar was down: find it in the same directory by its identity.
     fn open_rotated_while_down(&mut self) {
         let Some(saved) = self.saved else { return };
-        let saved_id = FileId { device: saved.position.device, inode: saved.position.inode };
+        let saved_id = FileId::of_position(&saved.position);
         let at_path = fs::metadata(&self.config.path).ok().map(|metadata| FileId::of(&metadata));
         if at_path == Some(saved_id) {
             return;
@@ -379,12 +389,7 @@ impl Tail {
             Err(error) => return Err(error),
         };
         let id = FileId::of(&file.metadata()?);
-        let offset = match self.saved {
-            Some(saved) if saved.position.device == id.device && saved.position.inode == id.inode => {
-                saved.position.offset
-            }
-            _ => 0,
-        };
+        let offset = id.offset_of(self.saved.map(|saved| saved.position));
         self.open = Some(OpenFile::new(file, id, offset));
         Ok(true)
     }
@@ -443,10 +448,7 @@ impl Tail {
     /// Appends the rejects not written yet to the rejects file, syncs it and
     /// counts them.
     fn write_rejects(&mut self, id: FileId, rejects: &[(u64, &String, &String)]) -> io::Result<()> {
-        let written_to = self
-            .rejects_written
-            .filter(|written| written.device == id.device && written.inode == id.inode)
-            .map_or(0, |written| written.offset);
+        let written_to = id.offset_of(self.rejects_written);
         let fresh: Vec<_> = rejects.iter().filter(|(line_end, ..)| *line_end > written_to).collect();
         let Some((last_end, ..)) = fresh.last() else {
             return Ok(());

@@ -14,8 +14,17 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Self {
+        Self::with_spool(|config| config)
+    }
+
+    /// A spool whose disk budget holds fewer than 200 of the test lines.
+    fn with_small_spool() -> Self {
+        Self::with_spool(|config| SpoolConfig { disk_budget_bytes: 8 * 1024, max_segment_bytes: 1024, ..config })
+    }
+
+    fn with_spool(configure: impl FnOnce(SpoolConfig) -> SpoolConfig) -> Self {
         let directory = tempfile::tempdir().unwrap();
-        let (spool, _) = Spool::open(SpoolConfig::new(directory.path().join("spool"))).unwrap();
+        let (spool, _) = Spool::open(configure(SpoolConfig::new(directory.path().join("spool")))).unwrap();
         let mut fixture = Self { directory, spool: Arc::new(spool), stats: Arc::default(), tail: None };
         fixture.start();
         fixture
@@ -76,6 +85,19 @@ impl Fixture {
         match fs::read_to_string(self.directory.path().join("spool").join(REJECTS_FILE)) {
             Ok(text) => text.lines().map(|line| serde_json::from_str(line).unwrap()).collect(),
             Err(_) => Vec::new(),
+        }
+    }
+
+    /// Acknowledges whatever is spooled, as the server would, until
+    /// `count` records were written (or a few seconds passed).
+    async fn ack_until_written(&self, count: u64) {
+        for _ in 0..100 {
+            let written = self.spool.stats().written_id;
+            self.spool.ack(written).unwrap();
+            if written == count {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(30)).await;
         }
     }
 
@@ -275,62 +297,31 @@ async fn a_file_rotated_while_the_sidecar_was_down_is_finished_first() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_full_spool_holds_the_tail_back_without_losing_lines() {
-    let directory = tempfile::tempdir().unwrap();
-    let spool_config =
-        SpoolConfig { disk_budget_bytes: 8 * 1024, max_segment_bytes: 1024, ..SpoolConfig::new(directory.path()) };
-    let (spool, _) = Spool::open(spool_config).unwrap();
-    let spool = Arc::new(spool);
-    let inbox = directory.path().join("inbox.jsonl");
-    let config = InboxConfig { poll_interval: Duration::from_millis(20), ..InboxConfig::new(&inbox, directory.path()) };
-    let _tail = InboxTail::start(config, Arc::clone(&spool), Sanitizer::default(), Arc::default()).unwrap();
-    fs::write(&inbox, lines(0..200)).unwrap();
+    let fixture = Fixture::with_small_spool();
+    fixture.append(&lines(0..200));
     settle().await;
-    let held = spool.stats().written_id;
+    let held = fixture.spool.stats().written_id;
     assert!(held < 200, "the budget holds fewer than 200 actions, got {held}");
     // The server acknowledges everything: room again, and the tail goes on.
-    for _ in 0..100 {
-        let written = spool.stats().written_id;
-        spool.ack(written).unwrap();
-        if written == 200 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(30)).await;
-    }
-    assert_eq!(spool.stats().written_id, 200, "every line spooled once room was made");
+    fixture.ack_until_written(200).await;
+    assert_eq!(fixture.spool.stats().written_id, 200, "every line spooled once room was made");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_batch_retried_on_a_full_spool_writes_its_reject_once() {
-    let directory = tempfile::tempdir().unwrap();
-    let spool_config =
-        SpoolConfig { disk_budget_bytes: 8 * 1024, max_segment_bytes: 1024, ..SpoolConfig::new(directory.path()) };
-    let (spool, _) = Spool::open(spool_config).unwrap();
-    let spool = Arc::new(spool);
-    let inbox = directory.path().join("inbox.jsonl");
-    let config = InboxConfig { poll_interval: Duration::from_millis(20), ..InboxConfig::new(&inbox, directory.path()) };
-    let stats = Arc::new(InboxStats::default());
-    let _tail = InboxTail::start(config, Arc::clone(&spool), Sanitizer::default(), Arc::clone(&stats)).unwrap();
-    fs::write(&inbox, lines(0..200)).unwrap();
+    let fixture = Fixture::with_small_spool();
+    fixture.append(&lines(0..200));
     settle().await;
-    let held = spool.stats().written_id;
+    let held = fixture.spool.stats().written_id;
     assert!(held < 200, "the spool is full, got {held}");
     // A malformed line with good lines behind it that cannot be spooled yet:
     // the reject is written before each append attempt, and the attempts
     // repeat while the spool makes room.
-    let mut file = OpenOptions::new().append(true).open(&inbox).unwrap();
-    file.write_all(format!("{{\"broken\": 1\n{}", lines(200..210)).as_bytes()).unwrap();
-    drop(file);
+    fixture.append(&format!("{{\"broken\": 1\n{}", lines(200..210)));
     settle().await;
-    let rejects = || fs::read_to_string(directory.path().join(REJECTS_FILE)).unwrap_or_default();
-    for _ in 0..100 {
-        let written = spool.stats().written_id;
-        spool.ack(written).unwrap();
-        if written == 210 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(30)).await;
-    }
-    assert_eq!(spool.stats().written_id, 210, "every good line spooled once room was made");
-    assert_eq!(rejects().lines().count(), 1, "the full spool's retries write the reject once: {}", rejects());
-    assert_eq!(stats.rejected.load(Ordering::Relaxed), 1);
+    fixture.ack_until_written(210).await;
+    assert_eq!(fixture.spool.stats().written_id, 210, "every good line spooled once room was made");
+    let rejects = fixture.rejects();
+    assert_eq!(rejects.len(), 1, "the full spool's retries write the reject once: {rejects:?}");
+    assert_eq!(fixture.stats.rejected.load(Ordering::Relaxed), 1);
 }

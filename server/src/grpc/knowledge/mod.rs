@@ -63,12 +63,10 @@ impl KnowledgeService for KnowledgeApi {
         let filter = convert::entry_filter(message).map_err(Error::from)?;
         let (limit, after) = super::convert::page("page", message.page.as_ref()).map_err(Error::from)?;
         let entries = self.knowledge.list(&scope, &filter, limit, after).await?;
-        let next_cursor = match entries.last() {
-            Some(last) if entries.len() as i64 == limit => {
-                Position { occurred_at: last.updated_at, action_id: last.entry_id }.encode()
-            }
-            _ => String::new(),
-        };
+        let next_cursor = super::convert::next_cursor(&entries, limit, |last| Position {
+            occurred_at: last.updated_at,
+            action_id: last.entry_id,
+        });
         Ok(Response::new(proto::ListEntriesResponse {
             entries: entries.iter().map(convert::entry_to_proto).collect(),
             next_cursor,
@@ -236,12 +234,10 @@ impl KnowledgeService for KnowledgeApi {
         let status = convert::draft_status("status", message.status).map_err(Error::from)?;
         let (limit, after) = super::convert::page("page", message.page.as_ref()).map_err(Error::from)?;
         let drafts = self.knowledge.list_drafts(&scope, &project, status, limit, after).await?;
-        let next_cursor = match drafts.last() {
-            Some(last) if drafts.len() as i64 == limit => {
-                Position { occurred_at: last.created_at, action_id: last.draft_id }.encode()
-            }
-            _ => String::new(),
-        };
+        let next_cursor = super::convert::next_cursor(&drafts, limit, |last| Position {
+            occurred_at: last.created_at,
+            action_id: last.draft_id,
+        });
         Ok(Response::new(proto::ListDraftsResponse {
             drafts: drafts.iter().map(convert::draft_to_proto).collect(),
             next_cursor,
