@@ -51,6 +51,7 @@ const ENV_TOP_LEVEL_KEYS: &[&str] = &[
     "actions",
     "retention",
     "knowledge",
+    "qa",
     "shutdown_grace_secs",
 ];
 
@@ -73,6 +74,7 @@ pub struct Config {
     pub actions: ActionsConfig,
     pub retention: RetentionConfig,
     pub knowledge: crate::knowledge::KnowledgeConfig,
+    pub qa: crate::qa::QaConfig,
     /// How long in-flight calls may take to finish after SIGTERM/SIGINT
     /// before their connections are closed.
     pub shutdown_grace_secs: u64,
@@ -201,6 +203,7 @@ impl Default for Config {
             telemetry: TelemetryConfig::default(),
             grpc: GrpcConfig::default(),
             knowledge: crate::knowledge::KnowledgeConfig::default(),
+            qa: crate::qa::QaConfig::default(),
             actions: ActionsConfig::default(),
             retention: RetentionConfig::default(),
             shutdown_grace_secs: DEFAULT_SHUTDOWN_GRACE_SECS,
@@ -324,6 +327,7 @@ impl Config {
                 "knowledge.watch: debounce_ms, rescan_secs and max_file_bytes must be at least 1".into(),
             ));
         }
+        self.qa.check().map_err(ConfigError::Invalid)?;
         if let Some(url) = &self.database_url
             && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
         {

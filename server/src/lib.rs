@@ -22,6 +22,7 @@ pub mod error;
 pub mod grpc;
 pub mod jobs;
 pub mod knowledge;
+pub mod qa;
 pub mod scope;
 pub mod store;
 pub mod telemetry;

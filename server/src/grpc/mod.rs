@@ -35,6 +35,7 @@ use crate::scope::ProjectScope;
 pub struct Services {
     pub actions: ActionLog,
     pub knowledge: crate::knowledge::KnowledgeBase,
+    pub qa: crate::qa::QaLearning,
     pub max_message_bytes: usize,
 }
 
@@ -54,13 +55,12 @@ impl Services {
             },
         };
         let embedder = crate::knowledge::embed::from_config(&config.knowledge.embedding, &config.cache_dir)?;
+        let knowledge =
+            crate::knowledge::KnowledgeBase::new(pool.clone(), Some(embedder), config.knowledge.search.clone())
+                .with_watch_config(&config.knowledge.watch);
         Ok(Self {
-            knowledge: crate::knowledge::KnowledgeBase::new(
-                pool.clone(),
-                Some(embedder),
-                config.knowledge.search.clone(),
-            )
-            .with_watch_config(&config.knowledge.watch),
+            qa: crate::qa::QaLearning::new(pool.clone(), knowledge.clone(), sanitizer.clone(), config.qa.clone()),
+            knowledge,
             actions: ActionLog::new(pool, sanitizer, limits),
             max_message_bytes: config.grpc.max_message_bytes,
         })
@@ -148,7 +148,11 @@ pub async fn serve(
                 .max_decoding_message_size(services.max_message_bytes)
                 .max_encoding_message_size(services.max_message_bytes),
         )
-        .add_service(QaLearningServiceServer::new(QaLearningApi::new(services.actions.pool().clone())))
+        .add_service(
+            QaLearningServiceServer::new(QaLearningApi::new(services.qa.clone()))
+                .max_decoding_message_size(services.max_message_bytes)
+                .max_encoding_message_size(services.max_message_bytes),
+        )
         .serve_with_incoming_shutdown(incoming, signal);
 
     tokio::select! {

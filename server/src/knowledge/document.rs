@@ -33,6 +33,21 @@ use crate::validate::{self, FieldError};
 /// A summary taken from the first paragraph is cut near this many characters.
 const DERIVED_SUMMARY_CHARS: usize = 500;
 
+/// A markdown document: the front matter, then the body. JSON is YAML:
+/// each value on its own line is valid YAML flow syntax.
+pub fn with_front_matter(front_matter: &Map<String, Value>, body: &str) -> String {
+    let mut text = String::from("---\n");
+    for (key, value) in front_matter {
+        text.push_str(&format!("{key}: {value}\n"));
+    }
+    text.push_str("---\n");
+    text.push_str(body);
+    if !body.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
 /// A markdown document, parsed and checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Document {

@@ -239,17 +239,30 @@ impl KnowledgeBase {
         draft: &Draft,
     ) -> Result<Entry, Error> {
         let file_name = format!("{}.md", entry_key(draft.draft_id));
-        let markdown = published_markdown(draft);
-        let parsed =
-            document::parse(&file_name, &markdown).map_err(|error| Error::invalid("body", error.to_string()))?;
-        let folder = self.publish_folders.iter().find(|folder| folder.project == draft.project);
+        self.publish(transaction, scope, &draft.project, &file_name, &published_markdown(draft)).await
+    }
+
+    /// Writes a markdown document into the project's publish folder (or
+    /// keeps it under `drafts/` when the project has none) and indexes it,
+    /// inside the caller's transaction. The file is written first, so the
+    /// watcher later finds it unchanged.
+    pub(crate) async fn publish(
+        &self,
+        transaction: &mut sqlx::PgConnection,
+        scope: &ProjectScope,
+        project: &str,
+        file_name: &str,
+        markdown: &str,
+    ) -> Result<Entry, Error> {
+        let parsed = document::parse(file_name, markdown).map_err(|error| Error::invalid("body", error.to_string()))?;
+        let folder = self.publish_folders.iter().find(|folder| folder.project == project);
         let source = match folder {
             Some(folder) => {
                 let (root, name) = super::watch::resolve_folder(&folder.path)?;
-                write_atomically(&root, &file_name, &markdown)?;
-                DocumentSource { project: draft.project.clone(), path: file_name, root: Some(name) }
+                write_atomically(&root, file_name, markdown)?;
+                DocumentSource { project: project.to_owned(), path: file_name.to_owned(), root: Some(name) }
             }
-            None => DocumentSource { project: draft.project.clone(), path: format!("drafts/{file_name}"), root: None },
+            None => DocumentSource { project: project.to_owned(), path: format!("drafts/{file_name}"), root: None },
         };
         let (entry, _) = self.store_document_in(transaction, scope, &source, parsed).await?;
         Ok(entry)
@@ -308,17 +321,7 @@ pub fn published_markdown(draft: &Draft) -> String {
     if let Some(reviewer) = &draft.reviewer {
         front_matter.insert("approved_by".into(), reviewer.clone().into());
     }
-    // JSON is YAML: each value on its line is valid YAML flow syntax.
-    let mut text = String::from("---\n");
-    for (key, value) in &front_matter {
-        text.push_str(&format!("{key}: {value}\n"));
-    }
-    text.push_str("---\n");
-    text.push_str(&draft.body);
-    if !draft.body.ends_with('\n') {
-        text.push('\n');
-    }
-    text
+    document::with_front_matter(&front_matter, &draft.body)
 }
 
 /// A failure and what followed it, for one kind of action (type and

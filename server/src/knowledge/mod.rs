@@ -121,10 +121,23 @@ impl KnowledgeBase {
         Ok(stored)
     }
 
+    /// [`Self::upsert`] inside the caller's transaction (another service's
+    /// write that must commit or fail with the entry). Call
+    /// [`Self::embed_now`] after the commit.
+    pub(crate) async fn upsert_in(
+        &self,
+        transaction: &mut sqlx::PgConnection,
+        scope: &ProjectScope,
+        entry: &NewEntry,
+    ) -> Result<(Entry, bool), Error> {
+        let model = self.embedder.as_ref().map(|embedder| embedder.model().to_owned());
+        store::upsert_in(transaction, scope, entry, &content_hash(entry), model.as_deref()).await
+    }
+
     /// Embeds a just-written entry. Only this entry: a backlog (a model
     /// change) is the worker's, not this call's latency. A failure is left
     /// queued for the worker to retry.
-    async fn embed_now(&self, entry_id: Uuid) {
+    pub(crate) async fn embed_now(&self, entry_id: Uuid) {
         if let Err(error) = self.index_batch(Some(entry_id)).await {
             tracing::warn!(%error, %entry_id, "embedding after a write failed; the background worker retries");
         }

@@ -29,7 +29,7 @@ fn decode_error(column: &str, value: &str) -> sqlx::Error {
     sqlx::Error::ColumnDecode { index: column.to_owned(), source: format!("unexpected value {value:?}").into() }
 }
 
-fn parse<T: crate::actions::model::StoredName>(column: &str, value: &str) -> Result<T, sqlx::Error> {
+pub(crate) fn parse<T: crate::actions::model::StoredName>(column: &str, value: &str) -> Result<T, sqlx::Error> {
     T::parse(value).ok_or_else(|| decode_error(column, value))
 }
 
@@ -696,5 +696,23 @@ pub async fn document_paths(pool: &PgPool, project: &str, root: &str) -> Result<
     .bind(project)
     .bind(root)
     .fetch_all(pool)
+    .await?)
+}
+
+/// The id of the entry with this key, if any.
+pub async fn entry_id_by_key(
+    connection: &mut PgConnection,
+    scope: &ProjectScope,
+    project: &str,
+    key: &str,
+) -> Result<Option<Uuid>, Error> {
+    Ok(sqlx::query_scalar(
+        "SELECT entry_id FROM knowledge_entries
+         WHERE project = $1 AND key = $2 AND ($3::text[] IS NULL OR project = ANY($3))",
+    )
+    .bind(project)
+    .bind(key)
+    .bind(scope.sql_filter())
+    .fetch_optional(connection)
     .await?)
 }

@@ -15,6 +15,8 @@ pub mod drafts;
 pub mod embeddings;
 pub mod knowledge;
 pub mod knowledge_search;
+pub mod qa;
+pub mod qa_feedback;
 pub mod retention;
 pub mod sessions;
 

@@ -6,6 +6,7 @@ mod actions;
 mod documents;
 mod drafts;
 mod knowledge;
+mod qa;
 mod scope;
 mod search;
 mod watch;

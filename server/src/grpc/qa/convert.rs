@@ -1,0 +1,533 @@
+//! QaLearningService proto <-> domain conversions, with the checks on
+//! client input (each failing with the field's name).
+
+use base64::Engine as _;
+use chrono::{DateTime, Duration, Utc};
+use uuid::Uuid;
+
+use lore_proto::v1 as proto;
+
+use crate::grpc::convert::{
+    FieldError, FieldResult, enum_value, optional_timestamp, optional_uuid, project, required_uuid, time_range,
+    to_timestamp,
+};
+use crate::qa::model::limits::{
+    MAX_CHECK_OUTPUT_BYTES, MAX_CHECKS, MAX_FILES, MAX_MESSAGE_BYTES, MAX_MESSAGES, MAX_NAME_CHARS, MAX_PATH_CHARS,
+    MAX_TEXT_CHARS,
+};
+use crate::qa::model::{
+    CategoryRule, Dashboard, DashboardQuery, FailedCheck, FixAttempt, FixOutcome, NewFailure, Occurrence, Pattern,
+    PatternCursor, PatternEdits, PatternFilter, PatternLink, PatternStatus, Promotion, PromotionStatus, Split, Task,
+    Warning, WarningOutcome, WarningRequest,
+};
+use crate::validate;
+
+/// Days the dashboard covers when the request gives no window.
+const DEFAULT_DASHBOARD_DAYS: i64 = 30;
+const DEFAULT_WARNINGS: u32 = 5;
+const MAX_WARNINGS: u32 = 20;
+
+fn text(field: &str, value: &str) -> FieldResult<String> {
+    validate::text(field, value, MAX_TEXT_CHARS, false)
+}
+
+fn optional_name(field: &str, value: &str) -> FieldResult<Option<String>> {
+    validate::optional_name(field, value, MAX_NAME_CHARS)
+}
+
+fn paths(field: &str, values: &[String]) -> FieldResult<Vec<String>> {
+    validate::list(field, values, MAX_FILES, MAX_PATH_CHARS)
+}
+
+/// A message within the byte limit: huge messages are refused, not cut, so
+/// that nothing is stored half-way without the client knowing.
+fn message(field: &str, value: &str) -> FieldResult<String> {
+    if value.len() > MAX_MESSAGE_BYTES {
+        return Err(FieldError::new(
+            field,
+            format!("{} bytes, over the limit of {MAX_MESSAGE_BYTES}; send the first lines of the error", value.len()),
+        ));
+    }
+    validate::text(field, value, usize::MAX, true)
+}
+
+pub fn task(field: &str, value: Option<&proto::Task>) -> FieldResult<Task> {
+    let task = value.ok_or_else(|| FieldError::new(field, "required"))?;
+    let within = |name: &str| format!("{field}.{name}");
+    Ok(Task {
+        task_id: crate::grpc::convert::identifier(&within("task_id"), &task.task_id, true)?,
+        title: validate::name(&within("title"), &task.title, 512, false)?,
+        category: validate::name(&within("category"), &task.category, 128, false)?,
+        files: paths(&within("files"), &task.files)?,
+        description: text(&within("description"), &task.description)?,
+    })
+}
+
+pub fn new_failure(request: &proto::CaptureFailureRequest, now: DateTime<Utc>) -> FieldResult<NewFailure> {
+    let failure_id = match optional_uuid("failure_id", &request.failure_id)? {
+        Some(id) => id,
+        None => Uuid::now_v7(),
+    };
+    if request.error_messages.is_empty() && request.failed_checks.is_empty() {
+        return Err(FieldError::new("error_messages", "at least one error message or failed check is required"));
+    }
+    if request.error_messages.len() > MAX_MESSAGES {
+        return Err(FieldError::new(
+            "error_messages",
+            format!("{} messages, over the limit of {MAX_MESSAGES}", request.error_messages.len()),
+        ));
+    }
+    if request.failed_checks.len() > MAX_CHECKS {
+        return Err(FieldError::new(
+            "failed_checks",
+            format!("{} checks, over the limit of {MAX_CHECKS}", request.failed_checks.len()),
+        ));
+    }
+    let error_messages = request
+        .error_messages
+        .iter()
+        .enumerate()
+        .map(|(index, value)| message(&format!("error_messages[{index}]"), value))
+        .collect::<FieldResult<_>>()?;
+    let failed_checks = request
+        .failed_checks
+        .iter()
+        .enumerate()
+        .map(|(index, check)| {
+            let field = format!("failed_checks[{index}]");
+            let name = validate::name(&format!("{field}.name"), &check.name, MAX_NAME_CHARS, true)?;
+            let output = validate::text(&format!("{field}.output"), &check.output, usize::MAX, false)?;
+            Ok(FailedCheck {
+                name,
+                output: truncate_bytes(&output, MAX_CHECK_OUTPUT_BYTES),
+                exit_code: check.exit_code,
+            })
+        })
+        .collect::<FieldResult<_>>()?;
+    let occurred_at = optional_timestamp("occurred_at", request.occurred_at.as_ref())?.unwrap_or(now);
+    if occurred_at > now + Duration::hours(1) {
+        return Err(FieldError::new("occurred_at", "is in the future"));
+    }
+    Ok(NewFailure {
+        failure_id,
+        project: project("project", &request.project)?,
+        task: task("task", request.task.as_ref())?,
+        session_id: optional_uuid("session_id", &request.session_id)?,
+        execution_id: crate::grpc::convert::identifier("execution_id", &request.execution_id, false)?,
+        failed_checks,
+        error_messages,
+        files_modified: paths("files_modified", &request.files_modified)?,
+        diff_summary: text("diff_summary", &request.diff_summary)?,
+        occurred_at,
+    })
+}
+
+/// The longest prefix of `value` within `max` bytes, on a character
+/// boundary.
+fn truncate_bytes(value: &str, max: usize) -> String {
+    if value.len() <= max {
+        return value.to_owned();
+    }
+    let mut end = max;
+    while !value.is_char_boundary(end) {
+        end -= 1;
+    }
+    value[..end].to_owned()
+}
+
+pub fn link_to_proto(link: &PatternLink) -> proto::PatternLink {
+    proto::PatternLink {
+        pattern_id: link.pattern_id.to_string(),
+        pattern_name: link.pattern_name.clone(),
+        template: link.template.clone(),
+        similarity: link.similarity,
+        new_pattern: link.new_pattern,
+        reason: link.reason.clone(),
+        message: link.message.clone(),
+    }
+}
+
+pub fn fix_outcome(field: &str, value: i32) -> FieldResult<FixOutcome> {
+    Ok(match enum_value::<proto::FixOutcome>(field, value)? {
+        proto::FixOutcome::Unspecified => return Err(FieldError::new(field, "required")),
+        proto::FixOutcome::Success => FixOutcome::Success,
+        proto::FixOutcome::Failure => FixOutcome::Failure,
+        proto::FixOutcome::Partial => FixOutcome::Partial,
+    })
+}
+
+fn fix_outcome_to_proto(value: FixOutcome) -> proto::FixOutcome {
+    match value {
+        FixOutcome::Success => proto::FixOutcome::Success,
+        FixOutcome::Failure => proto::FixOutcome::Failure,
+        FixOutcome::Partial => proto::FixOutcome::Partial,
+    }
+}
+
+pub fn fix_attempt(request: &proto::RecordFixAttemptRequest, now: DateTime<Utc>) -> FieldResult<FixAttempt> {
+    if request.attempt_number == 0 || request.attempt_number > 10_000 {
+        return Err(FieldError::new("attempt_number", "must be 1 to 10000"));
+    }
+    Ok(FixAttempt {
+        attempt_id: required_uuid("attempt_id", &request.attempt_id)?,
+        failure_id: required_uuid("failure_id", &request.failure_id)?,
+        attempt_number: request.attempt_number as i32,
+        approach: text("approach", &request.approach)?,
+        files_changed: paths("files_changed", &request.files_changed)?,
+        summary: text("summary", &request.summary)?,
+        outcome: fix_outcome("outcome", request.outcome)?,
+        qa_result: text("qa_result", &request.qa_result)?,
+        recorded_at: now,
+    })
+}
+
+pub fn fix_to_proto(attempt: &FixAttempt) -> proto::FixAttempt {
+    proto::FixAttempt {
+        attempt_id: attempt.attempt_id.to_string(),
+        failure_id: attempt.failure_id.to_string(),
+        attempt_number: attempt.attempt_number as u32,
+        approach: attempt.approach.clone(),
+        files_changed: attempt.files_changed.clone(),
+        summary: attempt.summary.clone(),
+        outcome: fix_outcome_to_proto(attempt.outcome).into(),
+        qa_result: attempt.qa_result.clone(),
+        recorded_at: Some(to_timestamp(attempt.recorded_at)),
+    }
+}
+
+pub fn warning_request(request: &proto::GetWarningsRequest) -> FieldResult<WarningRequest> {
+    let limit = match request.limit {
+        0 => DEFAULT_WARNINGS,
+        limit => limit.min(MAX_WARNINGS),
+    };
+    Ok(WarningRequest {
+        project: project("project", &request.project)?,
+        task: task("task", request.task.as_ref())?,
+        session_id: optional_uuid("session_id", &request.session_id)?,
+        limit: limit as usize,
+    })
+}
+
+pub fn warning_to_proto(warning: &Warning) -> proto::Warning {
+    proto::Warning {
+        delivery_id: warning.delivery_id.to_string(),
+        pattern_id: warning.pattern_id.to_string(),
+        pattern_name: warning.pattern_name.clone(),
+        text: warning.text.clone(),
+        recommended_fix: warning.recommended_fix.clone(),
+        reason: warning.reason.clone(),
+        relevance: warning.relevance,
+        confidence: warning.confidence,
+        frequency: warning.frequency.max(0) as u64,
+        score: warning.score,
+    }
+}
+
+pub fn warning_outcome(field: &str, value: i32) -> FieldResult<WarningOutcome> {
+    Ok(match enum_value::<proto::WarningOutcome>(field, value)? {
+        proto::WarningOutcome::Unspecified => return Err(FieldError::new(field, "required")),
+        proto::WarningOutcome::Prevented => WarningOutcome::Prevented,
+        proto::WarningOutcome::FailedAnyway => WarningOutcome::FailedAnyway,
+        proto::WarningOutcome::NotApplicable => WarningOutcome::NotApplicable,
+    })
+}
+
+/// Distinct ids, at most `max`, each named by its index when malformed.
+pub fn uuids(field: &str, values: &[String], max: usize) -> FieldResult<Vec<Uuid>> {
+    if values.is_empty() {
+        return Err(FieldError::new(field, "at least one is required"));
+    }
+    if values.len() > max {
+        return Err(FieldError::new(field, format!("{} ids, over the limit of {max}", values.len())));
+    }
+    let mut ids = Vec::with_capacity(values.len());
+    for (index, value) in values.iter().enumerate() {
+        let id = required_uuid(&format!("{field}[{index}]"), value)?;
+        if ids.contains(&id) {
+            return Err(FieldError::new(format!("{field}[{index}]"), format!("{id} is listed twice")));
+        }
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
+pub fn pattern_status(field: &str, value: i32) -> FieldResult<Option<PatternStatus>> {
+    Ok(match enum_value::<proto::PatternStatus>(field, value)? {
+        proto::PatternStatus::Unspecified => None,
+        proto::PatternStatus::Candidate => Some(PatternStatus::Candidate),
+        proto::PatternStatus::Active => Some(PatternStatus::Active),
+        proto::PatternStatus::Merged => Some(PatternStatus::Merged),
+        proto::PatternStatus::Promoted => Some(PatternStatus::Promoted),
+        proto::PatternStatus::Retired => Some(PatternStatus::Retired),
+    })
+}
+
+fn pattern_status_to_proto(value: PatternStatus) -> proto::PatternStatus {
+    match value {
+        PatternStatus::Candidate => proto::PatternStatus::Candidate,
+        PatternStatus::Active => proto::PatternStatus::Active,
+        PatternStatus::Merged => proto::PatternStatus::Merged,
+        PatternStatus::Promoted => proto::PatternStatus::Promoted,
+        PatternStatus::Retired => proto::PatternStatus::Retired,
+    }
+}
+
+pub fn pattern_to_proto(pattern: &Pattern) -> proto::Pattern {
+    proto::Pattern {
+        pattern_id: pattern.pattern_id.to_string(),
+        project: pattern.project.clone(),
+        category: pattern.category.clone(),
+        name: pattern.name.clone(),
+        description: pattern.description.clone(),
+        common_cause: pattern.common_cause.clone(),
+        recommended_fix: pattern.recommended_fix.clone(),
+        template: pattern.template.clone(),
+        file_globs: pattern.file_globs.clone(),
+        status: pattern_status_to_proto(pattern.status).into(),
+        merged_into: pattern.merged_into.map(|id| id.to_string()).unwrap_or_default(),
+        occurrence_count: pattern.occurrence_count.max(0) as u64,
+        task_count: pattern.task_count.max(0) as u64,
+        confidence: pattern.confidence,
+        effectiveness: pattern.effectiveness(),
+        warnings_delivered: pattern.warnings_delivered.max(0) as u64,
+        first_seen_at: Some(to_timestamp(pattern.first_seen_at)),
+        last_seen_at: Some(to_timestamp(pattern.last_seen_at)),
+    }
+}
+
+/// The cursor of a patterns page: (occurrence_count, pattern_id) of the
+/// last pattern, which is the list's order.
+pub fn pattern_cursor(pattern: &Pattern) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(format!("{}/{}", pattern.occurrence_count, pattern.pattern_id))
+}
+
+fn decode_pattern_cursor(field: &str, cursor: &str) -> FieldResult<(i64, Uuid)> {
+    let invalid = || FieldError::new(field, "not a cursor this server issued");
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(cursor).map_err(|_| invalid())?;
+    let text = String::from_utf8(bytes).map_err(|_| invalid())?;
+    let (count, id) = text.split_once('/').ok_or_else(invalid)?;
+    Ok((count.parse().map_err(|_| invalid())?, id.parse().map_err(|_| invalid())?))
+}
+
+/// Page size and where to continue, for the lists of this service.
+pub fn page_size(value: Option<&proto::PageRequest>) -> i64 {
+    match value.map(|page| page.page_size).unwrap_or(0) {
+        0 => 50,
+        size => i64::from(size.min(500)),
+    }
+}
+
+pub fn pattern_filter(
+    request: &proto::ListPatternsRequest,
+) -> FieldResult<(PatternFilter, i64, Option<PatternCursor>)> {
+    let statuses = request
+        .statuses
+        .iter()
+        .enumerate()
+        .filter_map(|(index, value)| pattern_status(&format!("statuses[{index}]"), *value).transpose())
+        .collect::<FieldResult<_>>()?;
+    let after = match request.page.as_ref().map(|page| page.cursor.as_str()) {
+        Some(cursor) if !cursor.is_empty() => Some(decode_pattern_cursor("page.cursor", cursor)?),
+        _ => None,
+    };
+    let filter = PatternFilter {
+        project: project("project", &request.project)?,
+        category: optional_name("category", &request.category)?.map(|category| category.to_lowercase()),
+        statuses,
+        file: optional_name("file", &request.file)?,
+    };
+    Ok((filter, page_size(request.page.as_ref()), after))
+}
+
+pub fn occurrence_to_proto(occurrence: &Occurrence) -> proto::PatternOccurrence {
+    proto::PatternOccurrence {
+        occurrence_id: occurrence.occurrence_id.to_string(),
+        failure_id: occurrence.failure_id.to_string(),
+        task_id: occurrence.task_id.clone(),
+        link: Some(link_to_proto(&occurrence.link)),
+        occurred_at: Some(to_timestamp(occurrence.occurred_at)),
+    }
+}
+
+pub fn pattern_edits(request: &proto::UpdatePatternRequest) -> FieldResult<(Uuid, PatternEdits)> {
+    let optional_text = |field: &str, value: &str| -> FieldResult<Option<String>> {
+        Ok(if value.is_empty() { None } else { Some(text(field, value)?) })
+    };
+    Ok((
+        required_uuid("pattern_id", &request.pattern_id)?,
+        PatternEdits {
+            name: optional_name("name", &request.name)?,
+            description: optional_text("description", &request.description)?,
+            common_cause: optional_text("common_cause", &request.common_cause)?,
+            recommended_fix: optional_text("recommended_fix", &request.recommended_fix)?,
+            status: pattern_status("status", request.status)?,
+        },
+    ))
+}
+
+pub fn split(request: &proto::SplitPatternRequest) -> FieldResult<Split> {
+    Ok(Split {
+        split_id: required_uuid("split_id", &request.split_id)?,
+        pattern_id: required_uuid("pattern_id", &request.pattern_id)?,
+        occurrence_ids: uuids("occurrence_ids", &request.occurrence_ids, 10_000)?,
+        new_name: optional_name("new_name", &request.new_name)?,
+        reason: text("reason", &request.reason)?,
+    })
+}
+
+pub fn dashboard_query(request: &proto::DashboardRequest, now: DateTime<Utc>) -> FieldResult<DashboardQuery> {
+    let (from, until) = time_range("window", request.window.as_ref())?;
+    let until = until.unwrap_or(now);
+    let from = from.unwrap_or(until - Duration::days(DEFAULT_DASHBOARD_DAYS));
+    if from >= until {
+        return Err(FieldError::new("window", "start must be before end"));
+    }
+    Ok(DashboardQuery {
+        project: project("project", &request.project)?,
+        from,
+        until,
+        category: optional_name("category", &request.category)?.map(|category| category.to_lowercase()),
+        agent_id: optional_name("agent_id", &request.agent_id)?,
+        top_patterns: match request.top_patterns {
+            0 => 10,
+            top => i64::from(top.min(100)),
+        },
+    })
+}
+
+pub fn dashboard_to_proto(dashboard: &Dashboard) -> proto::DashboardResponse {
+    let failures = dashboard.failures.max(0) as u64;
+    let judged = dashboard.prevented + dashboard.failed_anyway;
+    proto::DashboardResponse {
+        failure_rate: dashboard
+            .failure_rate
+            .iter()
+            .map(|day| proto::FailureRatePoint {
+                day: day.day.format("%Y-%m-%d").to_string(),
+                failures: day.failures.max(0) as u64,
+                tasks: day.tasks.max(0) as u64,
+                rate: if day.tasks == 0 { 0.0 } else { day.failures as f64 / day.tasks as f64 },
+            })
+            .collect(),
+        top_patterns: dashboard.top_patterns.iter().map(pattern_to_proto).collect(),
+        categories: dashboard
+            .categories
+            .iter()
+            .map(|(category, count)| proto::CategoryCount {
+                category: category.clone(),
+                failures: (*count).max(0) as u64,
+                share: if failures == 0 { 0.0 } else { *count as f64 / failures as f64 },
+            })
+            .collect(),
+        mean_attempts_to_pass: dashboard.mean_attempts_to_pass,
+        prevention_effectiveness: if judged == 0 { 0.0 } else { dashboard.prevented as f64 / judged as f64 },
+        warnings_delivered: dashboard.warnings_delivered.max(0) as u64,
+        failures,
+        resolved: dashboard.resolved.max(0) as u64,
+        resolution_rate: if failures == 0 { 0.0 } else { dashboard.resolved as f64 / failures as f64 },
+        shown_failure_rate: dashboard.shown_failure_rate,
+        held_out_failure_rate: dashboard.held_out_failure_rate,
+    }
+}
+
+pub fn promotion_status(field: &str, value: i32) -> FieldResult<PromotionStatus> {
+    Ok(match enum_value::<proto::PromotionStatus>(field, value)? {
+        proto::PromotionStatus::Unspecified => return Err(FieldError::new(field, "required")),
+        proto::PromotionStatus::Pending => PromotionStatus::Pending,
+        proto::PromotionStatus::Approved => PromotionStatus::Approved,
+        proto::PromotionStatus::Published => PromotionStatus::Published,
+        proto::PromotionStatus::Rejected => PromotionStatus::Rejected,
+        proto::PromotionStatus::RolledBack => PromotionStatus::RolledBack,
+    })
+}
+
+fn promotion_status_to_proto(value: PromotionStatus) -> proto::PromotionStatus {
+    match value {
+        PromotionStatus::Pending => proto::PromotionStatus::Pending,
+        PromotionStatus::Approved => proto::PromotionStatus::Approved,
+        PromotionStatus::Published => proto::PromotionStatus::Published,
+        PromotionStatus::Rejected => proto::PromotionStatus::Rejected,
+        PromotionStatus::RolledBack => proto::PromotionStatus::RolledBack,
+    }
+}
+
+pub fn promotion_to_proto(promotion: &Promotion) -> proto::Promotion {
+    proto::Promotion {
+        promotion_id: promotion.promotion_id.to_string(),
+        project: promotion.project.clone(),
+        pattern_id: promotion.pattern_id.to_string(),
+        status: promotion_status_to_proto(promotion.status).into(),
+        markdown: promotion.markdown.clone(),
+        entry_id: promotion.entry_id.map(|id| id.to_string()).unwrap_or_default(),
+        history: promotion
+            .history
+            .iter()
+            .map(|event| proto::PromotionEvent {
+                status: promotion_status_to_proto(event.status).into(),
+                actor: event.actor.clone(),
+                note: event.note.clone(),
+                at: Some(to_timestamp(event.at)),
+            })
+            .collect(),
+    }
+}
+
+/// A reviewer's id, and the note (required for reject and rollback).
+pub fn review(request: &proto::ReviewPromotionRequest, note_required: bool) -> FieldResult<(Uuid, String, String)> {
+    let actor = validate::name("actor", &request.actor, MAX_NAME_CHARS, true)?;
+    let note = validate::text("note", &request.note, MAX_TEXT_CHARS, note_required)?;
+    Ok((required_uuid("promotion_id", &request.promotion_id)?, actor, note))
+}
+
+pub fn category_rule(value: Option<&proto::CategoryRule>) -> FieldResult<CategoryRule> {
+    let rule = value.ok_or_else(|| FieldError::new("rule", "required"))?;
+    let identifier = |field: &str, value: &str, max: usize, extra: &[u8]| -> FieldResult<String> {
+        let value = value.trim().to_ascii_lowercase();
+        let valid = (1..=max).contains(&value.len())
+            && value.bytes().all(|byte| {
+                byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'_' || extra.contains(&byte)
+            });
+        if valid {
+            Ok(value)
+        } else {
+            Err(FieldError::new(
+                field,
+                format!(
+                    "must be 1 to {max} characters of a-z, 0-9, '_'{}",
+                    if extra.is_empty() { "" } else { ", '.' or '-'" }
+                ),
+            ))
+        }
+    };
+    let regex = |field: &str, value: &str| -> FieldResult<String> {
+        let value = validate::text(field, value, 2000, false)?;
+        if !value.is_empty() {
+            crate::qa::category::compile(&value)
+                .map_err(|error| FieldError::new(field, format!("invalid regex: {error}")))?;
+        }
+        Ok(value)
+    };
+    let project = if rule.project.is_empty() { None } else { Some(project("rule.project", &rule.project)?) };
+    Ok(CategoryRule {
+        rule_id: identifier("rule.rule_id", &rule.rule_id, 64, b".-")?,
+        project,
+        priority: rule.priority,
+        category: identifier("rule.category", &rule.category, 64, b"")?,
+        check_name_regex: regex("rule.check_name_regex", &rule.check_name_regex)?,
+        message_regex: regex("rule.message_regex", &rule.message_regex)?,
+        enabled: rule.enabled,
+    })
+}
+
+pub fn category_rule_to_proto(rule: &CategoryRule) -> proto::CategoryRule {
+    proto::CategoryRule {
+        rule_id: rule.rule_id.clone(),
+        project: rule.project.clone().unwrap_or_default(),
+        priority: rule.priority,
+        category: rule.category.clone(),
+        check_name_regex: rule.check_name_regex.clone(),
+        message_regex: rule.message_regex.clone(),
+        enabled: rule.enabled,
+    }
+}

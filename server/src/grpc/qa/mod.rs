@@ -1,0 +1,303 @@
+//! QaLearningService handlers: validate and convert the request, call the
+//! QA-learning domain, convert the answer.
+
+pub mod convert;
+
+use chrono::Utc;
+use tonic::{Request, Response, Status};
+
+use lore_proto::v1 as proto;
+use lore_proto::v1::qa_learning_service_server::QaLearningService;
+
+use super::request_scope;
+use crate::Error;
+use crate::actions::query::Position;
+use crate::qa::QaLearning;
+use crate::qa::model::PromotionDecision;
+
+/// Patterns one merge may fold, deliveries one outcome may cover.
+const MAX_IDS: usize = 1000;
+const DEFAULT_OCCURRENCES: u32 = 20;
+const DEFAULT_CANDIDATES: u32 = 20;
+
+/// Handlers of `lore.v1.QaLearningService`.
+#[derive(Debug, Clone)]
+pub struct QaLearningApi {
+    qa: QaLearning,
+}
+
+impl QaLearningApi {
+    pub fn new(qa: QaLearning) -> Self {
+        Self { qa }
+    }
+
+    async fn review(
+        &self,
+        request: Request<proto::ReviewPromotionRequest>,
+        decision: PromotionDecision,
+    ) -> Result<Response<proto::Promotion>, Status> {
+        let scope = request_scope(&request);
+        let note_required = decision != PromotionDecision::Approve;
+        let (promotion_id, actor, note) = convert::review(request.get_ref(), note_required).map_err(Error::from)?;
+        let promotion = self.qa.review_promotion(&scope, promotion_id, decision, &actor, &note).await?;
+        Ok(Response::new(convert::promotion_to_proto(&promotion)))
+    }
+}
+
+fn field<T>(result: Result<T, crate::validate::FieldError>) -> Result<T, Status> {
+    result.map_err(|error| Error::from(error).into())
+}
+
+#[tonic::async_trait]
+impl QaLearningService for QaLearningApi {
+    async fn capture_failure(
+        &self,
+        request: Request<proto::CaptureFailureRequest>,
+    ) -> Result<Response<proto::CaptureFailureResponse>, Status> {
+        let scope = request_scope(&request);
+        let failure = field(convert::new_failure(request.get_ref(), Utc::now()))?;
+        let outcome = self.qa.capture(&scope, failure).await?;
+        Ok(Response::new(proto::CaptureFailureResponse {
+            ack: Some(proto::WriteAck { id: outcome.failure_id.to_string(), duplicate: outcome.duplicate }),
+            category: outcome.category,
+            category_rule_id: outcome.category_rule_id.unwrap_or_default(),
+            links: outcome.links.iter().map(convert::link_to_proto).collect(),
+        }))
+    }
+
+    async fn record_fix_attempt(
+        &self,
+        request: Request<proto::RecordFixAttemptRequest>,
+    ) -> Result<Response<proto::RecordFixAttemptResponse>, Status> {
+        let scope = request_scope(&request);
+        let attempt = field(convert::fix_attempt(request.get_ref(), Utc::now()))?;
+        let recorded = self.qa.record_fix(&scope, &attempt).await?;
+        let gotchas: Vec<String> = recorded.gotcha_entry_ids.iter().map(ToString::to_string).collect();
+        Ok(Response::new(proto::RecordFixAttemptResponse {
+            ack: Some(proto::WriteAck { id: recorded.attempt_id.to_string(), duplicate: recorded.duplicate }),
+            resolved: recorded.resolved,
+            attempts: recorded.attempts,
+            gotcha_entry_id: gotchas.first().cloned().unwrap_or_default(),
+            gotcha_entry_ids: gotchas,
+        }))
+    }
+
+    async fn get_warnings(
+        &self,
+        request: Request<proto::GetWarningsRequest>,
+    ) -> Result<Response<proto::GetWarningsResponse>, Status> {
+        let scope = request_scope(&request);
+        let warning_request = field(convert::warning_request(request.get_ref()))?;
+        let warnings = self.qa.warnings(&scope, &warning_request).await?;
+        Ok(Response::new(proto::GetWarningsResponse {
+            warnings: warnings.warnings.iter().map(convert::warning_to_proto).collect(),
+            held_out: warnings.held_out,
+        }))
+    }
+
+    async fn record_outcome(
+        &self,
+        request: Request<proto::RecordOutcomeRequest>,
+    ) -> Result<Response<proto::RecordOutcomeResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let delivery_ids = field(convert::uuids("delivery_ids", &message.delivery_ids, MAX_IDS))?;
+        let outcome = field(convert::warning_outcome("outcome", message.outcome))?;
+        let note = field(crate::validate::text("note", &message.note, 10_000, false))?;
+        let (updated, standings) = self.qa.record_outcome(&scope, &delivery_ids, outcome, &note).await?;
+        Ok(Response::new(proto::RecordOutcomeResponse {
+            updated: updated as u32,
+            patterns: standings
+                .iter()
+                .map(|standing| proto::PatternEffectiveness {
+                    pattern_id: standing.pattern_id.to_string(),
+                    effectiveness: standing.effectiveness,
+                    confidence: standing.confidence,
+                })
+                .collect(),
+        }))
+    }
+
+    async fn list_patterns(
+        &self,
+        request: Request<proto::ListPatternsRequest>,
+    ) -> Result<Response<proto::ListPatternsResponse>, Status> {
+        let scope = request_scope(&request);
+        let (filter, limit, after) = field(convert::pattern_filter(request.get_ref()))?;
+        let patterns = self.qa.list_patterns(&scope, &filter, limit, after).await?;
+        let next_cursor = match patterns.last() {
+            Some(last) if patterns.len() as i64 == limit => convert::pattern_cursor(last),
+            _ => String::new(),
+        };
+        Ok(Response::new(proto::ListPatternsResponse {
+            patterns: patterns.iter().map(convert::pattern_to_proto).collect(),
+            next_cursor,
+        }))
+    }
+
+    async fn get_pattern(
+        &self,
+        request: Request<proto::GetPatternRequest>,
+    ) -> Result<Response<proto::GetPatternResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let pattern_id = field(super::convert::required_uuid("pattern_id", &message.pattern_id))?;
+        let limit = match message.occurrence_limit {
+            0 => DEFAULT_OCCURRENCES,
+            limit => limit.min(500),
+        };
+        let report = self.qa.pattern(&scope, pattern_id, i64::from(limit)).await?;
+        Ok(Response::new(proto::GetPatternResponse {
+            pattern: Some(convert::pattern_to_proto(&report.pattern)),
+            occurrences: report.occurrences.iter().map(convert::occurrence_to_proto).collect(),
+            fixes: report.fixes.iter().map(convert::fix_to_proto).collect(),
+        }))
+    }
+
+    async fn update_pattern(
+        &self,
+        request: Request<proto::UpdatePatternRequest>,
+    ) -> Result<Response<proto::Pattern>, Status> {
+        let scope = request_scope(&request);
+        let (pattern_id, edits) = field(convert::pattern_edits(request.get_ref()))?;
+        let pattern = self.qa.update_pattern(&scope, pattern_id, &edits).await?;
+        Ok(Response::new(convert::pattern_to_proto(&pattern)))
+    }
+
+    async fn merge_patterns(
+        &self,
+        request: Request<proto::MergePatternsRequest>,
+    ) -> Result<Response<proto::Pattern>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let into = field(super::convert::required_uuid("into_pattern_id", &message.into_pattern_id))?;
+        let sources = field(convert::uuids("pattern_ids", &message.pattern_ids, MAX_IDS))?;
+        let reason = field(crate::validate::text("reason", &message.reason, 10_000, false))?;
+        let pattern = self.qa.merge_patterns(&scope, into, &sources, &reason).await?;
+        Ok(Response::new(convert::pattern_to_proto(&pattern)))
+    }
+
+    async fn split_pattern(
+        &self,
+        request: Request<proto::SplitPatternRequest>,
+    ) -> Result<Response<proto::SplitPatternResponse>, Status> {
+        let scope = request_scope(&request);
+        let split = field(convert::split(request.get_ref()))?;
+        let (original, new) = self.qa.split_pattern(&scope, &split).await?;
+        Ok(Response::new(proto::SplitPatternResponse {
+            original: Some(convert::pattern_to_proto(&original)),
+            split: Some(convert::pattern_to_proto(&new)),
+        }))
+    }
+
+    async fn dashboard(
+        &self,
+        request: Request<proto::DashboardRequest>,
+    ) -> Result<Response<proto::DashboardResponse>, Status> {
+        let scope = request_scope(&request);
+        let query = field(convert::dashboard_query(request.get_ref(), Utc::now()))?;
+        let dashboard = self.qa.dashboard(&scope, &query).await?;
+        Ok(Response::new(convert::dashboard_to_proto(&dashboard)))
+    }
+
+    async fn list_promotion_candidates(
+        &self,
+        request: Request<proto::ListPromotionCandidatesRequest>,
+    ) -> Result<Response<proto::ListPromotionCandidatesResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let project = field(super::convert::project("project", &message.project))?;
+        let limit = match message.limit {
+            0 => DEFAULT_CANDIDATES,
+            limit => limit.min(200),
+        };
+        let candidates = self.qa.promotion_candidates(&scope, &project, i64::from(limit)).await?;
+        Ok(Response::new(proto::ListPromotionCandidatesResponse {
+            candidates: candidates.iter().map(convert::pattern_to_proto).collect(),
+        }))
+    }
+
+    async fn propose_promotion(
+        &self,
+        request: Request<proto::ProposePromotionRequest>,
+    ) -> Result<Response<proto::Promotion>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let promotion_id = field(super::convert::required_uuid("promotion_id", &message.promotion_id))?;
+        let pattern_id = field(super::convert::required_uuid("pattern_id", &message.pattern_id))?;
+        let actor = field(crate::validate::name("actor", &message.actor, 256, true))?;
+        let promotion = self.qa.propose(&scope, promotion_id, pattern_id, &actor).await?;
+        Ok(Response::new(convert::promotion_to_proto(&promotion)))
+    }
+
+    async fn list_promotions(
+        &self,
+        request: Request<proto::ListPromotionsRequest>,
+    ) -> Result<Response<proto::ListPromotionsResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let project = field(super::convert::project("project", &message.project))?;
+        let statuses = field(
+            message
+                .statuses
+                .iter()
+                .enumerate()
+                .map(|(index, value)| convert::promotion_status(&format!("statuses[{index}]"), *value))
+                .collect::<Result<Vec<_>, _>>(),
+        )?;
+        let (limit, after) = field(super::convert::page("page", message.page.as_ref()))?;
+        let after = after.map(|position| (position.occurred_at, position.action_id));
+        let promotions = self.qa.list_promotions(&scope, &project, &statuses, limit, after).await?;
+        let next_cursor = super::convert::next_cursor(&promotions, limit, |(promotion, created_at)| Position {
+            occurred_at: *created_at,
+            action_id: promotion.promotion_id,
+        });
+        Ok(Response::new(proto::ListPromotionsResponse {
+            promotions: promotions.iter().map(|(promotion, _)| convert::promotion_to_proto(promotion)).collect(),
+            next_cursor,
+        }))
+    }
+
+    async fn approve_promotion(
+        &self,
+        request: Request<proto::ReviewPromotionRequest>,
+    ) -> Result<Response<proto::Promotion>, Status> {
+        self.review(request, PromotionDecision::Approve).await
+    }
+
+    async fn reject_promotion(
+        &self,
+        request: Request<proto::ReviewPromotionRequest>,
+    ) -> Result<Response<proto::Promotion>, Status> {
+        self.review(request, PromotionDecision::Reject).await
+    }
+
+    async fn rollback_promotion(
+        &self,
+        request: Request<proto::ReviewPromotionRequest>,
+    ) -> Result<Response<proto::Promotion>, Status> {
+        self.review(request, PromotionDecision::Rollback).await
+    }
+
+    async fn list_category_rules(
+        &self,
+        request: Request<proto::ListCategoryRulesRequest>,
+    ) -> Result<Response<proto::ListCategoryRulesResponse>, Status> {
+        let scope = request_scope(&request);
+        let project = field(super::convert::project("project", &request.get_ref().project))?;
+        let rules = self.qa.category_rules(&scope, &project).await?;
+        Ok(Response::new(proto::ListCategoryRulesResponse {
+            rules: rules.iter().map(convert::category_rule_to_proto).collect(),
+        }))
+    }
+
+    async fn upsert_category_rule(
+        &self,
+        request: Request<proto::UpsertCategoryRuleRequest>,
+    ) -> Result<Response<proto::CategoryRule>, Status> {
+        let scope = request_scope(&request);
+        let rule = field(convert::category_rule(request.get_ref().rule.as_ref()))?;
+        let stored = self.qa.upsert_category_rule(&scope, &rule).await?;
+        Ok(Response::new(convert::category_rule_to_proto(&stored)))
+    }
+}

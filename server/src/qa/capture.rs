@@ -1,0 +1,259 @@
+//! CaptureFailure: one transaction stores the failure, categorizes it, and
+//! links each of its messages to a pattern, saying why.
+
+use uuid::Uuid;
+
+use super::QaLearning;
+use super::category;
+use super::grouping::{Match, best_match};
+use super::model::{CaptureOutcome, NewFailure, PatternLink, PatternStatus};
+use super::template::{Template, WILDCARD};
+use crate::Error;
+use crate::scope::ProjectScope;
+use crate::store::qa::{self as store, Counting, RouteCandidate, Sighting};
+
+pub const REASON_NEW: &str = "new candidate";
+pub const REASON_EXACT: &str = "exact template";
+/// A generated pattern name is cut near this many characters.
+const NAME_CHARS: usize = 120;
+
+impl QaLearning {
+    /// Captures a failure. A replay of a stored `failure_id` answers with
+    /// what the first capture decided and stores nothing.
+    pub async fn capture(&self, scope: &ProjectScope, failure: NewFailure) -> Result<CaptureOutcome, Error> {
+        if !scope.allows(&failure.project) {
+            return Err(Error::PermissionDenied(format!("project {} is outside your scope", failure.project)));
+        }
+        let failure = self.sanitized(failure);
+        let messages = failure.grouped_messages();
+        let templates: Vec<Template> = messages.iter().map(|message| Template::of(message)).collect();
+
+        let mut transaction = self.pool.begin().await?;
+        store::ensure_project(&mut transaction, &failure.project).await?;
+        let rules = category::in_force(store::category_rules(&mut transaction, &failure.project).await?);
+        let (category, rule) = self.rules.categorize(&rules, &failure.failed_checks, &messages);
+        let rule_id = rule.map(|rule| rule.rule_id.clone());
+        if !store::insert_failure(&mut transaction, &failure, &category, rule_id.as_deref()).await? {
+            transaction.rollback().await?;
+            return self.replayed(scope, failure.failure_id).await;
+        }
+        let mut routes: Vec<String> =
+            templates.iter().map(|template| route_key(&failure.project, &category, template)).collect();
+        routes.sort();
+        routes.dedup();
+        store::lock_routes(&mut transaction, &routes).await?;
+
+        let mut links = Vec::with_capacity(messages.len());
+        for (index, (message, template)) in messages.iter().zip(&templates).enumerate() {
+            let link = self.link(&mut transaction, &failure, &category, index, message, template).await?;
+            links.push(link);
+        }
+        transaction.commit().await?;
+        Ok(CaptureOutcome {
+            failure_id: failure.failure_id,
+            duplicate: false,
+            category,
+            category_rule_id: rule_id,
+            links,
+        })
+    }
+
+    async fn replayed(&self, scope: &ProjectScope, failure_id: Uuid) -> Result<CaptureOutcome, Error> {
+        match store::stored_capture(&self.pool, scope, failure_id).await? {
+            Some((category, category_rule_id, links)) => {
+                Ok(CaptureOutcome { failure_id, duplicate: true, category, category_rule_id, links })
+            }
+            None => Err(Error::AlreadyExists(format!("failure_id {failure_id} is used by another project"))),
+        }
+    }
+
+    /// Secrets in what agents captured are redacted before anything is
+    /// stored or grouped, as in the action log.
+    fn sanitized(&self, mut failure: NewFailure) -> NewFailure {
+        let clean = |text: &mut String| *text = self.sanitizer.sanitize_text(text).0;
+        failure.error_messages.iter_mut().for_each(clean);
+        for check in &mut failure.failed_checks {
+            clean(&mut check.output);
+        }
+        clean(&mut failure.diff_summary);
+        clean(&mut failure.task.description);
+        failure
+    }
+
+    /// Links one message: a split that claimed its template wins, then the
+    /// most similar pattern of its route (following a merge), then a new
+    /// candidate.
+    async fn link(
+        &self,
+        transaction: &mut sqlx::PgConnection,
+        failure: &NewFailure,
+        category: &str,
+        message_index: usize,
+        message: &str,
+        template: &Template,
+    ) -> Result<PatternLink, Error> {
+        let config = &self.config;
+        let counting = Counting {
+            recurrence_boost: config.recurrence_boost,
+            max_confidence: config.max_confidence,
+            activate_at: config.warn_min_occurrences,
+        };
+        let text = template.text();
+        let sighting = |similarity, reason| Sighting { failure, message_index, message, template, similarity, reason };
+
+        let (pattern_id, widened, similarity, reason) =
+            if let Some((target, note)) = store::split_target(transaction, &failure.project, &text).await? {
+                let reason = with_note("split rule", &note);
+                (target, None, 1.0, reason)
+            } else {
+                let candidates =
+                    store::route_candidates(transaction, &failure.project, category, &template.route()).await?;
+                let found = best_match(
+                    template,
+                    candidates.iter().map(|candidate| (candidate, &candidate.template)),
+                    config.similarity_threshold,
+                );
+                match found {
+                    Some(Match { candidate, similarity }) => {
+                        joined(candidate, template, similarity, config.similarity_threshold)
+                    }
+                    None => {
+                        let name = generated_name(category, template);
+                        let sighting = sighting(1.0, REASON_NEW);
+                        let pattern_id = store::insert_pattern(
+                            transaction,
+                            &sighting,
+                            category,
+                            &name,
+                            config.initial_confidence,
+                            config.warn_min_occurrences,
+                        )
+                        .await?;
+                        return Ok(link(pattern_id, name, &text, 1.0, true, REASON_NEW, message));
+                    }
+                }
+            };
+        let name =
+            store::join_pattern(transaction, pattern_id, widened.as_ref(), &sighting(similarity, &reason), &counting)
+                .await?;
+        store::failed_despite_warning(transaction, failure, pattern_id, config.failure_decay, config.min_confidence)
+            .await?;
+        Ok(link(pattern_id, name, &text, similarity, false, &reason, message))
+    }
+}
+
+/// Where a message that matched `candidate` goes: the survivor of a merge
+/// (its template is not widened by a message of another route), or the
+/// candidate itself with its template widened.
+fn joined(
+    candidate: &RouteCandidate,
+    template: &Template,
+    similarity: f64,
+    threshold: f64,
+) -> (Uuid, Option<Template>, f64, String) {
+    match (candidate.status, candidate.merged_into) {
+        (PatternStatus::Merged, Some(survivor)) => {
+            (survivor, None, similarity, format!("merged into {survivor} (matched {})", candidate.pattern_id))
+        }
+        _ => {
+            let widened = candidate.template.generalize(template);
+            let reason = if candidate.template == *template {
+                REASON_EXACT.to_owned()
+            } else {
+                format!("similarity {similarity:.2} >= {threshold:.2}")
+            };
+            let widened = (widened != candidate.template).then_some(widened);
+            (candidate.pattern_id, widened, similarity, reason)
+        }
+    }
+}
+
+fn link(
+    pattern_id: Uuid,
+    pattern_name: String,
+    template: &str,
+    similarity: f64,
+    new_pattern: bool,
+    reason: &str,
+    message: &str,
+) -> PatternLink {
+    PatternLink {
+        pattern_id,
+        pattern_name,
+        template: template.to_owned(),
+        similarity,
+        new_pattern,
+        reason: reason.to_owned(),
+        message: message.to_owned(),
+    }
+}
+
+fn with_note(rule: &str, note: &str) -> String {
+    if note.is_empty() { rule.to_owned() } else { format!("{rule}: {note}") }
+}
+
+/// The advisory lock key of a route (see `store::qa::lock_routes`).
+fn route_key(project: &str, category: &str, template: &Template) -> String {
+    format!("{project}\u{1f}{category}\u{1f}{}", template.route())
+}
+
+/// A readable first name: the category and the template's words, which
+/// people can edit and fixes later explain.
+pub fn generated_name(category: &str, template: &Template) -> String {
+    let mut name = format!("{}: ", category.replace('_', " "));
+    for token in &template.tokens {
+        if name.chars().count() + token.chars().count() > NAME_CHARS {
+            name.push('…');
+            break;
+        }
+        name.push_str(if token == WILDCARD { "…" } else { token });
+        name.push(' ');
+    }
+    let name = name.trim_end().to_owned();
+    if name.ends_with(':') { format!("{name} (empty message)") } else { name }
+}
+
+impl QaLearning {
+    /// The rule table in force for a project, in evaluation order.
+    pub async fn category_rules(
+        &self,
+        scope: &ProjectScope,
+        project: &str,
+    ) -> Result<Vec<super::model::CategoryRule>, Error> {
+        if !scope.allows(project) {
+            return Err(Error::PermissionDenied(format!("project {project} is outside your scope")));
+        }
+        let mut connection = self.pool.acquire().await?;
+        Ok(category::in_force(store::category_rules(&mut connection, project).await?))
+    }
+
+    /// Refuses a category filter that no rule in force can produce, so a
+    /// typo is an error rather than an empty answer.
+    pub(crate) async fn check_category(
+        &self,
+        scope: &ProjectScope,
+        project: &str,
+        category: Option<&str>,
+    ) -> Result<(), Error> {
+        let Some(category) = category else { return Ok(()) };
+        let rules = self.category_rules(scope, project).await?;
+        if category == category::OTHER || rules.iter().any(|rule| rule.category == category) {
+            return Ok(());
+        }
+        let mut known: Vec<&str> = rules.iter().map(|rule| rule.category.as_str()).chain([category::OTHER]).collect();
+        known.sort_unstable();
+        known.dedup();
+        Err(Error::invalid(
+            "category",
+            format!("unknown category {category:?}; the rule table has {}", known.join(", ")),
+        ))
+    }
+
+    pub async fn upsert_category_rule(
+        &self,
+        scope: &ProjectScope,
+        rule: &super::model::CategoryRule,
+    ) -> Result<super::model::CategoryRule, Error> {
+        store::upsert_rule(&self.pool, scope, rule).await
+    }
+}

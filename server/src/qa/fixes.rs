@@ -1,0 +1,147 @@
+//! Fix attempts: kept in order per failure; the first success resolves the
+//! failure with its attempt count and becomes, for each pattern of the
+//! failure, a gotcha in the knowledge base (problem, solution, and a
+//! confidence from the pattern's fix success rate).
+
+use serde_json::json;
+use uuid::Uuid;
+
+use super::QaLearning;
+use super::model::{FixAttempt, FixOutcome, FixRecorded, Pattern};
+use crate::Error;
+use crate::knowledge::model::{EntryKind, EntryStatus, GotchaDetails, NewEntry};
+use crate::scope::ProjectScope;
+use crate::store::qa as store;
+
+impl QaLearning {
+    /// Records an attempt. A replay of a stored `attempt_id` answers as the
+    /// first time; the same number under another id is ALREADY_EXISTS.
+    pub async fn record_fix(&self, scope: &ProjectScope, attempt: &FixAttempt) -> Result<FixRecorded, Error> {
+        let mut transaction = self.pool.begin().await?;
+        let (project, already_resolved) = store::lock_failure(&mut transaction, scope, attempt.failure_id).await?;
+        if let Some(stored) = store::attempt(&mut transaction, attempt.attempt_id).await? {
+            if stored.failure_id != attempt.failure_id || stored.attempt_number != attempt.attempt_number {
+                return Err(Error::AlreadyExists(format!(
+                    "attempt_id {} is attempt {} of failure {}",
+                    stored.attempt_id, stored.attempt_number, stored.failure_id
+                )));
+            }
+            let attempts = store::attempt_count(&mut transaction, attempt.failure_id).await?;
+            let gotchas = if stored.outcome == FixOutcome::Success {
+                let patterns = store::failure_patterns(&mut transaction, attempt.failure_id).await?;
+                self.gotcha_ids(&mut transaction, scope, &patterns).await?
+            } else {
+                Vec::new()
+            };
+            return Ok(FixRecorded {
+                attempt_id: attempt.attempt_id,
+                duplicate: true,
+                resolved: already_resolved,
+                attempts: attempts as u32,
+                gotcha_entry_ids: gotchas,
+            });
+        }
+        store::insert_attempt(&mut transaction, &project, attempt).await?;
+        let attempts = store::attempt_count(&mut transaction, attempt.failure_id).await?;
+        let resolves = attempt.outcome == FixOutcome::Success && !already_resolved;
+        let mut gotchas = Vec::new();
+        if resolves {
+            store::resolve(&mut transaction, &project, attempt.failure_id, attempt.attempt_id, attempts).await?;
+            let (_, messages, _) = store::failure_task_messages(&mut transaction, attempt.failure_id).await?;
+            for (pattern, fix_success_rate) in store::failure_patterns(&mut transaction, attempt.failure_id).await? {
+                store::fill_from_fix(&mut transaction, pattern.pattern_id, &attempt.summary, &attempt.approach).await?;
+                let entry = gotcha(&pattern, attempt, fix_success_rate, &messages);
+                let (stored, _) = self.knowledge.upsert_in(&mut transaction, scope, &entry).await?;
+                gotchas.push(stored.entry_id);
+            }
+        }
+        transaction.commit().await?;
+        for entry_id in &gotchas {
+            self.knowledge.embed_now(*entry_id).await;
+        }
+        Ok(FixRecorded {
+            attempt_id: attempt.attempt_id,
+            duplicate: false,
+            resolved: resolves,
+            attempts: attempts as u32,
+            gotcha_entry_ids: gotchas,
+        })
+    }
+
+    async fn gotcha_ids(
+        &self,
+        transaction: &mut sqlx::PgConnection,
+        scope: &ProjectScope,
+        patterns: &[(Pattern, f64)],
+    ) -> Result<Vec<Uuid>, Error> {
+        let mut ids = Vec::new();
+        for (pattern, _) in patterns {
+            let key = gotcha_key(pattern.pattern_id);
+            if let Some(entry_id) =
+                crate::store::knowledge::entry_id_by_key(transaction, scope, &pattern.project, &key).await?
+            {
+                ids.push(entry_id);
+            }
+        }
+        Ok(ids)
+    }
+}
+
+/// One gotcha per pattern: later fixes update it rather than pile up.
+pub fn gotcha_key(pattern_id: Uuid) -> String {
+    format!("qa-gotcha-{pattern_id}")
+}
+
+/// The gotcha a successful fix of a pattern's failure becomes.
+fn gotcha(pattern: &Pattern, attempt: &FixAttempt, fix_success_rate: f64, messages: &[String]) -> NewEntry {
+    let problem = if pattern.description.is_empty() {
+        format!("QA fails with: {}", pattern.template)
+    } else {
+        pattern.description.clone()
+    };
+    let solution = [attempt.approach.as_str(), attempt.summary.as_str()]
+        .into_iter()
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join(" — ");
+    let solution = if solution.is_empty() { "See the fix attempt's changes.".to_owned() } else { solution };
+    let mut body = format!("## Problem\n\n{problem}\n\n## Solution\n\n{solution}\n");
+    if !attempt.files_changed.is_empty() {
+        body.push_str(&format!("\nFiles changed: {}\n", attempt.files_changed.join(", ")));
+    }
+    if let Some(example) = messages.first() {
+        let example: String = example.chars().take(500).collect();
+        body.push_str(&format!("\n## Example\n\n```\n{}\n```\n", example.replace("```", "'''")));
+    }
+    body.push_str(&format!(
+        "\nSeen {} times in {} tasks; fixes of this pattern succeed {:.0}% of the time.\n",
+        pattern.occurrence_count,
+        pattern.task_count,
+        fix_success_rate * 100.0
+    ));
+    let details = GotchaDetails {
+        problem: problem.clone(),
+        solution,
+        confidence: fix_success_rate,
+        qa_pattern_id: pattern.pattern_id.to_string(),
+    };
+    NewEntry {
+        entry_id: None,
+        key: Some(gotcha_key(pattern.pattern_id)),
+        project: pattern.project.clone(),
+        kind: EntryKind::Gotcha,
+        title: format!("Gotcha: {}", pattern.name).chars().take(500).collect(),
+        category: pattern.category.clone(),
+        summary: problem.chars().take(4000).collect(),
+        body,
+        tags: vec!["qa".into(), pattern.category.clone()],
+        status: EntryStatus::Active,
+        severity: None,
+        prevention_checklist: Vec::new(),
+        solutions: Vec::new(),
+        details: serde_json::to_value(details).unwrap_or_else(|_| json!({})),
+        source_path: None,
+        front_matter: None,
+        document: None,
+    }
+}

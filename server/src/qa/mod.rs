@@ -1,0 +1,140 @@
+//! QA-learning: failures become patterns, patterns become warnings, and
+//! warnings are measured.
+//!
+//! - `capture`: CaptureFailure. Categorize by the rule table, normalize each
+//!   message into a template, link it to a pattern (or start one).
+//! - `fixes`: fix attempts, resolution and the gotcha a fix becomes.
+//! - `warnings`: GetWarnings and RecordOutcome.
+//! - `patterns`: listing, editing, merging and splitting patterns.
+//! - `promotion`: proven patterns proposed, reviewed and published.
+//! - `dashboard`: the aggregates.
+
+pub mod capture;
+pub mod category;
+pub mod dashboard;
+pub mod files;
+pub mod fixes;
+pub mod grouping;
+pub mod model;
+pub mod patterns;
+pub mod promotion;
+pub mod template;
+pub mod warnings;
+
+use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
+
+use crate::knowledge::KnowledgeBase;
+
+/// `[qa]` configuration: the grouping threshold, when patterns are shown,
+/// how outcomes move confidence, and when a pattern may be promoted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct QaConfig {
+    /// Share of template positions a message must fit to join a pattern.
+    pub similarity_threshold: f64,
+    /// Confidence of a new pattern.
+    pub initial_confidence: f64,
+    /// Added to a pattern's confidence when it is seen in another task.
+    pub recurrence_boost: f64,
+    /// Added on each prevention, up to `max_confidence`.
+    pub prevention_boost: f64,
+    pub max_confidence: f64,
+    /// Taken on each failure despite a warning, down to `min_confidence`.
+    pub failure_decay: f64,
+    pub min_confidence: f64,
+    /// Patterns below either floor are not warned about.
+    pub warn_min_occurrences: i64,
+    pub warn_min_confidence: f64,
+    /// Share of tasks (by task id) whose warnings are recorded but not shown,
+    /// to measure what warnings change; 0 shows every warning.
+    pub holdout_fraction: f64,
+    pub promotion: PromotionThresholds,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PromotionThresholds {
+    pub min_effectiveness: f64,
+    pub min_tasks: i64,
+    pub min_confidence: f64,
+}
+
+impl Default for QaConfig {
+    fn default() -> Self {
+        Self {
+            similarity_threshold: grouping::DEFAULT_SIMILARITY_THRESHOLD,
+            initial_confidence: 0.5,
+            recurrence_boost: 0.02,
+            prevention_boost: 0.05,
+            max_confidence: 0.95,
+            failure_decay: 0.03,
+            min_confidence: 0.1,
+            warn_min_occurrences: 2,
+            warn_min_confidence: 0.3,
+            holdout_fraction: 0.0,
+            promotion: PromotionThresholds::default(),
+        }
+    }
+}
+
+impl Default for PromotionThresholds {
+    fn default() -> Self {
+        Self { min_effectiveness: 0.8, min_tasks: 5, min_confidence: 0.8 }
+    }
+}
+
+impl QaConfig {
+    /// Why the values cannot work, if they cannot.
+    pub fn check(&self) -> Result<(), String> {
+        let unit = [
+            ("similarity_threshold", self.similarity_threshold),
+            ("initial_confidence", self.initial_confidence),
+            ("recurrence_boost", self.recurrence_boost),
+            ("prevention_boost", self.prevention_boost),
+            ("max_confidence", self.max_confidence),
+            ("failure_decay", self.failure_decay),
+            ("min_confidence", self.min_confidence),
+            ("warn_min_confidence", self.warn_min_confidence),
+            ("holdout_fraction", self.holdout_fraction),
+            ("promotion.min_effectiveness", self.promotion.min_effectiveness),
+            ("promotion.min_confidence", self.promotion.min_confidence),
+        ];
+        if let Some((name, _)) = unit.iter().find(|(_, value)| !(0.0..=1.0).contains(value)) {
+            return Err(format!("qa.{name} must be between 0 and 1"));
+        }
+        if self.similarity_threshold == 0.0 {
+            return Err("qa.similarity_threshold must be above 0".into());
+        }
+        if self.min_confidence > self.max_confidence
+            || !(self.min_confidence..=self.max_confidence).contains(&self.initial_confidence)
+        {
+            return Err("qa: min_confidence <= initial_confidence <= max_confidence must hold".into());
+        }
+        if self.warn_min_occurrences < 1 || self.promotion.min_tasks < 1 {
+            return Err("qa.warn_min_occurrences and qa.promotion.min_tasks must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// The QA-learning service over PostgreSQL; successful fixes and promoted
+/// patterns go to the knowledge base.
+#[derive(Debug, Clone)]
+pub struct QaLearning {
+    pool: PgPool,
+    knowledge: KnowledgeBase,
+    sanitizer: lore_sanitize::Sanitizer,
+    config: QaConfig,
+    rules: category::RuleCache,
+}
+
+impl QaLearning {
+    pub fn new(pool: PgPool, knowledge: KnowledgeBase, sanitizer: lore_sanitize::Sanitizer, config: QaConfig) -> Self {
+        Self { pool, knowledge, sanitizer, config, rules: category::RuleCache::default() }
+    }
+
+    pub fn config(&self) -> &QaConfig {
+        &self.config
+    }
+}

@@ -1,0 +1,340 @@
+//! QA-learning as the domain sees it.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::actions::model::StoredName;
+
+/// Bounds on what a capture may carry.
+pub mod limits {
+    pub const MAX_MESSAGES: usize = 100;
+    pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+    pub const MAX_CHECKS: usize = 100;
+    /// A check's output is cut to this (the proto says so).
+    pub const MAX_CHECK_OUTPUT_BYTES: usize = 64 * 1024;
+    pub const MAX_FILES: usize = 1000;
+    pub const MAX_PATH_CHARS: usize = 1024;
+    pub const MAX_TEXT_CHARS: usize = 10_000;
+    pub const MAX_NAME_CHARS: usize = 256;
+    pub const MAX_FILE_GLOBS: usize = 20;
+}
+
+/// The task a failure or a warning is about.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Task {
+    pub task_id: String,
+    pub title: String,
+    pub category: String,
+    pub files: Vec<String>,
+    pub description: String,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FailedCheck {
+    pub name: String,
+    pub output: String,
+    pub exit_code: i32,
+}
+
+/// A failure to capture, validated and sanitized.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewFailure {
+    pub failure_id: Uuid,
+    pub project: String,
+    pub task: Task,
+    pub session_id: Option<Uuid>,
+    pub execution_id: String,
+    pub failed_checks: Vec<FailedCheck>,
+    pub error_messages: Vec<String>,
+    pub files_modified: Vec<String>,
+    pub diff_summary: String,
+    pub occurred_at: DateTime<Utc>,
+}
+
+impl NewFailure {
+    /// The messages that are grouped: the error messages, or when there are
+    /// none, the first non-empty line of each failed check's output (or its
+    /// name).
+    pub fn grouped_messages(&self) -> Vec<String> {
+        if !self.error_messages.is_empty() {
+            return self.error_messages.clone();
+        }
+        self.failed_checks
+            .iter()
+            .map(|check| match check.output.lines().map(str::trim).find(|line| !line.is_empty()) {
+                Some(line) => line.to_owned(),
+                None => format!("{} failed", check.name),
+            })
+            .collect()
+    }
+}
+
+/// How one message was linked to a pattern, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PatternLink {
+    pub pattern_id: Uuid,
+    pub pattern_name: String,
+    pub template: String,
+    pub similarity: f64,
+    pub new_pattern: bool,
+    pub reason: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaptureOutcome {
+    pub failure_id: Uuid,
+    pub duplicate: bool,
+    pub category: String,
+    pub category_rule_id: Option<String>,
+    pub links: Vec<PatternLink>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
+pub enum PatternStatus {
+    Candidate,
+    Active,
+    Merged,
+    Promoted,
+    Retired,
+}
+
+impl StoredName for PatternStatus {}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pattern {
+    pub pattern_id: Uuid,
+    pub project: String,
+    pub category: String,
+    pub name: String,
+    pub description: String,
+    pub common_cause: String,
+    pub recommended_fix: String,
+    pub template: String,
+    pub file_globs: Vec<String>,
+    pub status: PatternStatus,
+    pub merged_into: Option<Uuid>,
+    pub occurrence_count: i64,
+    pub task_count: i64,
+    pub confidence: f64,
+    pub prevented_count: i64,
+    pub failed_anyway_count: i64,
+    pub warnings_delivered: i64,
+    pub first_seen_at: DateTime<Utc>,
+    pub last_seen_at: DateTime<Utc>,
+}
+
+impl Pattern {
+    /// prevented / (prevented + failed anyway); 0 with no outcomes.
+    pub fn effectiveness(&self) -> f64 {
+        let judged = self.prevented_count + self.failed_anyway_count;
+        if judged == 0 { 0.0 } else { self.prevented_count as f64 / judged as f64 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Occurrence {
+    pub occurrence_id: Uuid,
+    pub failure_id: Uuid,
+    pub task_id: String,
+    pub link: PatternLink,
+    pub occurred_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
+pub enum FixOutcome {
+    Success,
+    Failure,
+    Partial,
+}
+
+impl StoredName for FixOutcome {}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FixAttempt {
+    pub attempt_id: Uuid,
+    pub failure_id: Uuid,
+    pub attempt_number: i32,
+    pub approach: String,
+    pub files_changed: Vec<String>,
+    pub summary: String,
+    pub outcome: FixOutcome,
+    pub qa_result: String,
+    pub recorded_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FixRecorded {
+    pub attempt_id: Uuid,
+    pub duplicate: bool,
+    pub resolved: bool,
+    pub attempts: u32,
+    pub gotcha_entry_ids: Vec<Uuid>,
+}
+
+/// A pattern with the details GetPattern shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PatternReport {
+    pub pattern: Pattern,
+    pub occurrences: Vec<Occurrence>,
+    pub fixes: Vec<FixAttempt>,
+}
+
+/// Filters of ListPatterns.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PatternFilter {
+    pub project: String,
+    pub category: Option<String>,
+    /// Empty means candidate and active.
+    pub statuses: Vec<PatternStatus>,
+    pub file: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PatternEdits {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub common_cause: Option<String>,
+    pub recommended_fix: Option<String>,
+    pub status: Option<PatternStatus>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Split {
+    pub split_id: Uuid,
+    pub pattern_id: Uuid,
+    pub occurrence_ids: Vec<Uuid>,
+    pub new_name: Option<String>,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct WarningRequest {
+    pub project: String,
+    pub task: Task,
+    pub session_id: Option<Uuid>,
+    pub limit: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Warning {
+    pub delivery_id: Uuid,
+    pub pattern_id: Uuid,
+    pub pattern_name: String,
+    pub text: String,
+    pub recommended_fix: String,
+    pub reason: String,
+    pub relevance: f64,
+    pub confidence: f64,
+    pub frequency: i64,
+    pub score: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
+pub enum WarningOutcome {
+    Prevented,
+    FailedAnyway,
+    NotApplicable,
+}
+
+impl StoredName for WarningOutcome {}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PatternStanding {
+    pub pattern_id: Uuid,
+    pub effectiveness: f64,
+    pub confidence: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
+pub enum PromotionStatus {
+    Pending,
+    Approved,
+    Published,
+    Rejected,
+    RolledBack,
+}
+
+impl StoredName for PromotionStatus {}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromotionEvent {
+    pub status: PromotionStatus,
+    pub actor: String,
+    pub note: String,
+    pub at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Promotion {
+    pub promotion_id: Uuid,
+    pub project: String,
+    pub pattern_id: Uuid,
+    pub status: PromotionStatus,
+    pub markdown: String,
+    pub entry_id: Option<Uuid>,
+    pub history: Vec<PromotionEvent>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromotionDecision {
+    Approve,
+    Reject,
+    Rollback,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CategoryRule {
+    pub rule_id: String,
+    /// `None`: a global rule.
+    pub project: Option<String>,
+    pub priority: i32,
+    pub category: String,
+    pub check_name_regex: String,
+    pub message_regex: String,
+    pub enabled: bool,
+}
+
+/// Filters of the dashboard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DashboardQuery {
+    pub project: String,
+    pub from: DateTime<Utc>,
+    pub until: DateTime<Utc>,
+    pub category: Option<String>,
+    pub agent_id: Option<String>,
+    pub top_patterns: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DayRate {
+    pub day: chrono::NaiveDate,
+    pub failures: i64,
+    pub tasks: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dashboard {
+    pub failure_rate: Vec<DayRate>,
+    /// With the occurrences in the window as `occurrence_count`.
+    pub top_patterns: Vec<Pattern>,
+    pub categories: Vec<(String, i64)>,
+    pub failures: i64,
+    pub resolved: i64,
+    pub mean_attempts_to_pass: f64,
+    pub prevented: i64,
+    pub failed_anyway: i64,
+    pub warnings_delivered: i64,
+    /// Failure rate of the warned-about pattern in tasks shown the warning
+    /// and in tasks it was held out from.
+    pub shown_failure_rate: f64,
+    pub held_out_failure_rate: f64,
+}
+
+/// Where a page of patterns ends: (occurrence_count, pattern_id) of its
+/// last pattern, which is the list's order.
+pub type PatternCursor = (i64, Uuid);

@@ -1,0 +1,125 @@
+//! Reading patterns, and the corrections people make to the grouping:
+//! edits, merges and splits. Corrections are remembered (see
+//! `capture::link`), so the next capture does not undo them.
+
+use uuid::Uuid;
+
+use super::QaLearning;
+use super::model::{Pattern, PatternEdits, PatternFilter, PatternReport, PatternStatus, Split};
+use super::template::Template;
+use crate::Error;
+use crate::scope::ProjectScope;
+use crate::store::qa as store;
+
+/// Fix attempts GetPattern shows at most.
+const MAX_FIXES: i64 = 50;
+
+impl QaLearning {
+    pub async fn pattern(
+        &self,
+        scope: &ProjectScope,
+        pattern_id: Uuid,
+        occurrence_limit: i64,
+    ) -> Result<PatternReport, Error> {
+        let pattern = store::pattern(&self.pool, scope, pattern_id).await?;
+        let (occurrences, fixes) = tokio::try_join!(
+            store::occurrences(&self.pool, pattern_id, occurrence_limit),
+            store::pattern_fixes(&self.pool, pattern_id, MAX_FIXES),
+        )?;
+        Ok(PatternReport { pattern, occurrences, fixes })
+    }
+
+    pub async fn list_patterns(
+        &self,
+        scope: &ProjectScope,
+        filter: &PatternFilter,
+        limit: i64,
+        after: Option<(i64, Uuid)>,
+    ) -> Result<Vec<Pattern>, Error> {
+        self.check_category(scope, &filter.project, filter.category.as_deref()).await?;
+        store::list_patterns(&self.pool, scope, filter, limit, after).await
+    }
+
+    pub async fn update_pattern(
+        &self,
+        scope: &ProjectScope,
+        pattern_id: Uuid,
+        edits: &PatternEdits,
+    ) -> Result<Pattern, Error> {
+        store::update_pattern(&self.pool, scope, pattern_id, edits).await
+    }
+
+    pub async fn merge_patterns(
+        &self,
+        scope: &ProjectScope,
+        into: Uuid,
+        sources: &[Uuid],
+        reason: &str,
+    ) -> Result<Pattern, Error> {
+        if sources.contains(&into) {
+            return Err(Error::invalid("pattern_ids", "must not contain into_pattern_id"));
+        }
+        store::merge_patterns(&self.pool, scope, into, sources, reason).await
+    }
+
+    /// Moves occurrences into a new pattern whose id is `split_id`; a retry
+    /// with the same id returns the first split.
+    pub async fn split_pattern(&self, scope: &ProjectScope, split: &Split) -> Result<(Pattern, Pattern), Error> {
+        let mut transaction = self.pool.begin().await?;
+        let original = store::lock_pattern(&mut transaction, scope, split.pattern_id).await?;
+        if let Ok(done) = store::pattern(&self.pool, scope, split.split_id).await {
+            transaction.rollback().await?;
+            return Ok((store::pattern(&self.pool, scope, split.pattern_id).await?, done));
+        }
+        if original.status == PatternStatus::Merged {
+            return Err(Error::FailedPrecondition(format!(
+                "pattern {} is merged; split its survivor",
+                original.pattern_id
+            )));
+        }
+        let moved = store::occurrence_templates(&mut transaction, split.pattern_id, &split.occurrence_ids).await?;
+        let remaining = store::remaining_templates(&mut transaction, split.pattern_id, &split.occurrence_ids).await?;
+        if remaining.is_empty() {
+            return Err(Error::FailedPrecondition(
+                "occurrence_ids: a split must leave the pattern some occurrences; rename it instead".into(),
+            ));
+        }
+        let mut templates: Vec<String> = moved.iter().map(|(_, tokens, _)| tokens.join(" ")).collect();
+        templates.sort();
+        templates.dedup();
+        let template = widest(moved.iter().map(|(_, tokens, _)| Template::from_tokens(tokens.clone())))
+            .expect("occurrence_ids is not empty");
+        let original_template =
+            widest(remaining.iter().map(|text| Template::from_tokens(text.split(' ').map(str::to_owned).collect())));
+        let name =
+            split.new_name.clone().unwrap_or_else(|| super::capture::generated_name(&original.category, &template));
+        store::split_pattern(
+            &mut transaction,
+            &store::SplitRows {
+                split_id: split.split_id,
+                original: &original,
+                name: &name,
+                template: &template,
+                original_template: original_template.as_ref(),
+                occurrence_ids: &split.occurrence_ids,
+                templates: &templates,
+                reason: &split.reason,
+            },
+        )
+        .await?;
+        transaction.commit().await?;
+        Ok((
+            store::pattern(&self.pool, scope, split.pattern_id).await?,
+            store::pattern(&self.pool, scope, split.split_id).await?,
+        ))
+    }
+}
+
+/// The template covering all of these that have the first one's length.
+fn widest(templates: impl IntoIterator<Item = Template>) -> Option<Template> {
+    let mut templates = templates.into_iter();
+    let first = templates.next()?;
+    Some(templates.fold(first, |widest, next| {
+        if next.tokens.len() == widest.tokens.len() { widest.generalize(&next) } else { widest }
+    }))
+}

@@ -1,0 +1,250 @@
+//! Promotion: patterns whose warnings proved themselves (effectiveness,
+//! distinct tasks and confidence over the thresholds) are proposed as
+//! markdown; a reviewer approves (the proposal is published as a learning
+//! in the project's publish folder and indexed) or rejects; a published
+//! promotion can be rolled back (the learning becomes obsolete). Every step
+//! is kept in the promotion's history.
+
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use super::QaLearning;
+use super::model::{Pattern, PatternStatus, Promotion, PromotionDecision, PromotionStatus};
+use crate::Error;
+use crate::actions::model::StoredName as _;
+use crate::knowledge::document;
+use crate::scope::ProjectScope;
+use crate::store::qa as pattern_store;
+use crate::store::qa_feedback as store;
+
+/// Example failures a proposal quotes.
+const EXAMPLES: i64 = 3;
+
+impl QaLearning {
+    pub async fn promotion_candidates(
+        &self,
+        scope: &ProjectScope,
+        project: &str,
+        limit: i64,
+    ) -> Result<Vec<Pattern>, Error> {
+        store::promotion_candidates(&self.pool, scope, project, &self.config.promotion, limit).await
+    }
+
+    /// Proposes a qualifying pattern. A replay of `promotion_id` returns the
+    /// stored promotion.
+    pub async fn propose(
+        &self,
+        scope: &ProjectScope,
+        promotion_id: Uuid,
+        pattern_id: Uuid,
+        actor: &str,
+    ) -> Result<Promotion, Error> {
+        let mut connection = self.pool.acquire().await?;
+        if let Some(stored) = store::promotion(&mut connection, scope, promotion_id, false).await? {
+            if stored.pattern_id != pattern_id {
+                return Err(Error::AlreadyExists(format!("promotion_id {promotion_id} promotes another pattern")));
+            }
+            return Ok(stored);
+        }
+        let pattern = pattern_store::pattern(&self.pool, scope, pattern_id).await?;
+        self.check_qualifies(&pattern)?;
+        let examples = store::example_failures(&self.pool, pattern_id, EXAMPLES).await?;
+        let promotion = Promotion {
+            promotion_id,
+            project: pattern.project.clone(),
+            pattern_id,
+            status: PromotionStatus::Pending,
+            markdown: proposal(&pattern, &examples),
+            entry_id: None,
+            history: Vec::new(),
+        };
+        let mut transaction = self.pool.begin().await?;
+        if !store::insert_promotion(&mut transaction, &promotion, actor).await? {
+            return Err(Error::FailedPrecondition(format!("pattern {pattern_id} already has an open promotion")));
+        }
+        transaction.commit().await?;
+        store::promotion(&mut connection, scope, promotion_id, false)
+            .await?
+            .ok_or_else(|| Error::NotFound(format!("promotion {promotion_id}")))
+    }
+
+    fn check_qualifies(&self, pattern: &Pattern) -> Result<(), Error> {
+        let thresholds = &self.config.promotion;
+        let mut short = Vec::new();
+        if pattern.status != PatternStatus::Active {
+            short.push(format!("status is {}, not active", pattern.status.as_str()));
+        }
+        if pattern.effectiveness() < thresholds.min_effectiveness {
+            short.push(format!("effectiveness {:.2} < {:.2}", pattern.effectiveness(), thresholds.min_effectiveness));
+        }
+        if pattern.task_count < thresholds.min_tasks {
+            short.push(format!("seen in {} tasks < {}", pattern.task_count, thresholds.min_tasks));
+        }
+        if pattern.confidence < thresholds.min_confidence {
+            short.push(format!("confidence {:.2} < {:.2}", pattern.confidence, thresholds.min_confidence));
+        }
+        if short.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::FailedPrecondition(format!(
+                "pattern {} does not qualify for promotion: {}",
+                pattern.pattern_id,
+                short.join(", ")
+            )))
+        }
+    }
+
+    /// Applies a reviewer's decision. The same decision again (a retry)
+    /// answers with the promotion as it is.
+    pub async fn review_promotion(
+        &self,
+        scope: &ProjectScope,
+        promotion_id: Uuid,
+        decision: PromotionDecision,
+        actor: &str,
+        note: &str,
+    ) -> Result<Promotion, Error> {
+        let mut transaction = self.pool.begin().await?;
+        let promotion = store::promotion(&mut transaction, scope, promotion_id, true)
+            .await?
+            .ok_or_else(|| Error::NotFound(format!("promotion {promotion_id}")))?;
+        let (from, to) = match decision {
+            PromotionDecision::Approve => (PromotionStatus::Pending, PromotionStatus::Published),
+            PromotionDecision::Reject => (PromotionStatus::Pending, PromotionStatus::Rejected),
+            PromotionDecision::Rollback => (PromotionStatus::Published, PromotionStatus::RolledBack),
+        };
+        if promotion.status == to {
+            return Ok(promotion);
+        }
+        if promotion.status != from {
+            return Err(Error::FailedPrecondition(format!(
+                "promotion {promotion_id} is {}, not {}",
+                promotion.status.as_str(),
+                from.as_str()
+            )));
+        }
+        let mut published = None;
+        match decision {
+            PromotionDecision::Approve => {
+                store::set_promotion_status(&mut transaction, &promotion, PromotionStatus::Approved, None, actor, note)
+                    .await?;
+                let markdown = published_markdown(&promotion, actor, false);
+                let entry = self
+                    .knowledge
+                    .publish(&mut transaction, scope, &promotion.project, &file_name(&promotion), &markdown)
+                    .await?;
+                store::set_promotion_status(&mut transaction, &promotion, to, Some(entry.entry_id), actor, "").await?;
+                store::set_pattern_status(&mut transaction, promotion.pattern_id, PatternStatus::Promoted.as_str())
+                    .await?;
+                published = Some(entry.entry_id);
+            }
+            PromotionDecision::Reject => {
+                store::set_promotion_status(&mut transaction, &promotion, to, None, actor, note).await?;
+            }
+            PromotionDecision::Rollback => {
+                // The document stays where readers and the watcher find it,
+                // marked obsolete, so a rescan agrees with the database.
+                let markdown = published_markdown(&promotion, actor, true);
+                let entry = self
+                    .knowledge
+                    .publish(&mut transaction, scope, &promotion.project, &file_name(&promotion), &markdown)
+                    .await?;
+                store::set_promotion_status(&mut transaction, &promotion, to, None, actor, note).await?;
+                store::set_pattern_status(&mut transaction, promotion.pattern_id, PatternStatus::Active.as_str())
+                    .await?;
+                published = Some(entry.entry_id);
+            }
+        }
+        transaction.commit().await?;
+        if let Some(entry_id) = published {
+            self.knowledge.embed_now(entry_id).await;
+        }
+        let mut connection = self.pool.acquire().await?;
+        store::promotion(&mut connection, scope, promotion_id, false)
+            .await?
+            .ok_or_else(|| Error::NotFound(format!("promotion {promotion_id}")))
+    }
+
+    pub async fn list_promotions(
+        &self,
+        scope: &ProjectScope,
+        project: &str,
+        statuses: &[PromotionStatus],
+        limit: i64,
+        after: Option<(chrono::DateTime<chrono::Utc>, Uuid)>,
+    ) -> Result<Vec<(Promotion, chrono::DateTime<chrono::Utc>)>, Error> {
+        store::list_promotions(&self.pool, scope, project, statuses, limit, after).await
+    }
+}
+
+/// The key and file name of a promotion's learning.
+fn entry_key(promotion: &Promotion) -> String {
+    let hex = promotion.pattern_id.simple().to_string();
+    format!("QA-{}", &hex[hex.len() - 12..])
+}
+
+fn file_name(promotion: &Promotion) -> String {
+    format!("{}.md", entry_key(promotion))
+}
+
+fn published_markdown(promotion: &Promotion, approver: &str, obsolete: bool) -> String {
+    let mut front_matter = Map::new();
+    front_matter.insert("id".into(), entry_key(promotion).into());
+    front_matter.insert("category".into(), Value::from("qa"));
+    front_matter.insert("tags".into(), Value::from(vec!["qa", "promoted"]));
+    front_matter.insert("status".into(), Value::from(if obsolete { "obsolete" } else { "active" }));
+    front_matter.insert("qa_pattern_id".into(), promotion.pattern_id.to_string().into());
+    front_matter.insert("promotion_id".into(), promotion.promotion_id.to_string().into());
+    front_matter.insert("approved_by".into(), approver.into());
+    document::with_front_matter(&front_matter, &promotion.markdown)
+}
+
+/// The proposal: title, when it occurs, what goes wrong, how to avoid it,
+/// how often, and concrete example failures.
+pub fn proposal(pattern: &Pattern, examples: &[(String, String, String)]) -> String {
+    let mut text = format!("# {}\n\n", pattern.name);
+    text.push_str("## When it occurs\n\n");
+    text.push_str(&format!("QA category: {}.", pattern.category.replace('_', " ")));
+    if !pattern.file_globs.is_empty() {
+        text.push_str(&format!(
+            " Files: {}.",
+            pattern.file_globs.iter().map(|glob| format!("`{glob}`")).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    text.push_str("\n\n## What goes wrong\n\n");
+    if !pattern.description.is_empty() {
+        text.push_str(&format!("{}\n\n", pattern.description));
+    }
+    text.push_str(&format!("QA fails with:\n\n```\n{}\n```\n\n", pattern.template.replace("```", "'''")));
+    if !pattern.common_cause.is_empty() {
+        text.push_str(&format!("Common cause: {}\n\n", pattern.common_cause));
+    }
+    text.push_str("## How to avoid it\n\n");
+    if pattern.recommended_fix.is_empty() {
+        text.push_str("No fix is recorded yet; see the example failures.\n\n");
+    } else {
+        text.push_str(&format!("{}\n\n", pattern.recommended_fix));
+    }
+    text.push_str("## Frequency\n\n");
+    text.push_str(&format!(
+        "Seen {} times in {} tasks between {} and {}. When warned about, the failure was prevented {:.0}% of the \
+         time ({} of {}); confidence {:.2}.\n",
+        pattern.occurrence_count,
+        pattern.task_count,
+        pattern.first_seen_at.format("%Y-%m-%d"),
+        pattern.last_seen_at.format("%Y-%m-%d"),
+        pattern.effectiveness() * 100.0,
+        pattern.prevented_count,
+        pattern.prevented_count + pattern.failed_anyway_count,
+        pattern.confidence,
+    ));
+    if !examples.is_empty() {
+        text.push_str("\n## Example failures\n\n");
+        for (task_id, title, message) in examples {
+            let message: String = message.chars().take(300).collect();
+            let title = if title.is_empty() { String::new() } else { format!(" ({title})") };
+            text.push_str(&format!("- Task {task_id}{title}: `{}`\n", message.replace('`', "'").replace('\n', " ")));
+        }
+    }
+    text
+}

@@ -1,0 +1,45 @@
+use super::*;
+
+fn text(message: &str) -> String {
+    Template::of(message).text()
+}
+
+#[test]
+fn variables_become_wildcards() {
+    assert_eq!(
+        text("Connection to 10.0.0.12:5432 refused after 3 retries (id 7f9c2a1e-1d2b-4c3a-9e8f-0a1b2c3d4e5f)"),
+        "Connection to <*> refused after <*> retries (id <*>"
+    );
+    assert_eq!(text("Cannot find module 'react-dom' from src/app.tsx"), "Cannot find module <*> from <*>");
+    assert_eq!(text("GET https://api.example.com/v1/users?id=3 failed"), "GET <*> failed");
+    assert_eq!(text("at /home/agent/repo/lib.rs line 12"), "at <*> line <*>");
+    assert_eq!(text("checksum 0xdeadbeef mismatch at 2026-11-23T10:00:00Z"), "checksum <*> mismatch at <*>");
+}
+
+#[test]
+fn error_codes_and_ordinary_words_are_kept() {
+    assert_eq!(
+        text("error TS2322: Type \"string\" is not assignable to type 'number'."),
+        "error TS2322: Type <*> is not assignable to type <*>"
+    );
+    assert_eq!(text("error[E0308]: mismatched types"), "error[E0308]: mismatched types");
+    assert_eq!(text("don't use and/or here"), "don't use and/or here");
+}
+
+#[test]
+fn huge_messages_are_cut() {
+    let message = "word ".repeat(100_000);
+    assert_eq!(Template::of(&message).tokens.len(), MAX_TOKENS);
+}
+
+#[test]
+fn similarity_counts_fitting_positions() {
+    let template = Template::of("timeout after <*> waiting for db");
+    assert_eq!(template.similarity(&Template::of("timeout after 30s waiting for db")), 1.0);
+    assert_eq!(template.similarity(&Template::of("timeout after 30s waiting for cache")), 5.0 / 6.0);
+    assert_eq!(template.similarity(&Template::of("timeout after 30s")), 0.0);
+    let widened = template.generalize(&Template::of("timeout after 30s waiting for cache"));
+    assert_eq!(widened.text(), "timeout after <*> waiting for <*>");
+    assert_eq!(widened.wildcards(), 2);
+    assert_eq!(widened.route(), "6 timeout after");
+}

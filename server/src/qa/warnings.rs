@@ -1,0 +1,250 @@
+//! GetWarnings and RecordOutcome.
+//!
+//! A pattern is relevant to a task through its files (the share of the
+//! task's files whose glob the pattern learned), its task category, similar
+//! past task titles (trigram similarity) and shared words. Warnings are
+//! ranked by relevance x confidence x normalized frequency; every warning
+//! chosen is recorded as a delivery, and outcomes move confidence exactly
+//! once per delivery.
+
+use uuid::Uuid;
+
+use super::QaLearning;
+use super::files;
+use super::model::{Pattern, PatternStanding, Warning, WarningOutcome, WarningRequest};
+use crate::Error;
+use crate::scope::ProjectScope;
+use crate::store::qa_feedback::{self as store, NewDelivery, OutcomeEffect, WarningCandidate, WarningSignals};
+
+/// Candidates read per call before ranking.
+const MAX_CANDIDATES: i64 = 200;
+/// Words of the task used for the text signal.
+const MAX_WORDS: usize = 24;
+/// Weights of the relevance signals; they add up to 1.
+const FILE_WEIGHT: f64 = 0.45;
+const SIMILAR_TASK_WEIGHT: f64 = 0.25;
+const CATEGORY_WEIGHT: f64 = 0.15;
+const TEXT_WEIGHT: f64 = 0.15;
+
+/// What GetWarnings answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Warnings {
+    pub warnings: Vec<Warning>,
+    /// The task was held out: warnings were chosen and recorded, not shown.
+    pub held_out: bool,
+}
+
+impl QaLearning {
+    pub async fn warnings(&self, scope: &ProjectScope, request: &WarningRequest) -> Result<Warnings, Error> {
+        if !scope.allows(&request.project) {
+            return Err(Error::PermissionDenied(format!("project {} is outside your scope", request.project)));
+        }
+        let task = &request.task;
+        let globs = files::globs_of(&task.files);
+        let words = query_words(&format!("{} {}", task.title, task.description));
+        let signals = WarningSignals {
+            project: &request.project,
+            file_globs: &globs,
+            task_category: &task.category.to_lowercase(),
+            title: &task.title,
+            words: &words,
+            min_occurrences: self.config.warn_min_occurrences,
+            min_confidence: self.config.warn_min_confidence,
+        };
+        let candidates = store::warning_candidates(&self.pool, scope, &signals, MAX_CANDIDATES).await?;
+        let most_frequent = candidates.iter().map(|candidate| candidate.pattern.occurrence_count).max().unwrap_or(1);
+        let mut ranked: Vec<Warning> = candidates.iter().map(|candidate| warning(candidate, most_frequent)).collect();
+        ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.pattern_id.cmp(&b.pattern_id)));
+        ranked.truncate(request.limit);
+
+        let held_out = held_out(&request.project, &task.task_id, self.config.holdout_fraction);
+        let deliveries: Vec<NewDelivery> = ranked
+            .iter()
+            .enumerate()
+            .map(|(index, warning)| NewDelivery {
+                delivery_id: warning.delivery_id,
+                pattern_id: warning.pattern_id,
+                rank: index as i32 + 1,
+                relevance: warning.relevance,
+                confidence: warning.confidence,
+                frequency: warning.frequency,
+                score: warning.score,
+                text: &warning.text,
+                reason: &warning.reason,
+            })
+            .collect();
+        store::record_deliveries(
+            &self.pool,
+            &request.project,
+            &task.task_id,
+            request.session_id,
+            held_out,
+            &deliveries,
+        )
+        .await?;
+        Ok(Warnings { warnings: if held_out { Vec::new() } else { ranked }, held_out })
+    }
+
+    /// Returns how many deliveries took the outcome (those that already had
+    /// one are left alone) and the standing of their patterns.
+    pub async fn record_outcome(
+        &self,
+        scope: &ProjectScope,
+        delivery_ids: &[Uuid],
+        outcome: WarningOutcome,
+        note: &str,
+    ) -> Result<(u64, Vec<PatternStanding>), Error> {
+        let effect = OutcomeEffect {
+            prevention_boost: self.config.prevention_boost,
+            max_confidence: self.config.max_confidence,
+            failure_decay: self.config.failure_decay,
+            min_confidence: self.config.min_confidence,
+        };
+        let (updated, patterns) =
+            store::record_outcome(&self.pool, scope, delivery_ids, outcome, note, &effect).await?;
+        let standings = patterns
+            .iter()
+            .map(|pattern| PatternStanding {
+                pattern_id: pattern.pattern_id,
+                effectiveness: pattern.effectiveness(),
+                confidence: pattern.confidence,
+            })
+            .collect();
+        Ok((updated, standings))
+    }
+}
+
+fn warning(candidate: &WarningCandidate, most_frequent: i64) -> Warning {
+    let pattern = &candidate.pattern;
+    let text_signal = (candidate.text_rank * 10.0).min(1.0);
+    let relevance = (FILE_WEIGHT * candidate.file_share
+        + SIMILAR_TASK_WEIGHT * candidate.task_similarity
+        + CATEGORY_WEIGHT * f64::from(u8::from(candidate.same_category))
+        + TEXT_WEIGHT * text_signal)
+        .clamp(0.0, 1.0);
+    let frequency = normalized_frequency(pattern.occurrence_count, most_frequent);
+    let mut reasons = Vec::new();
+    if !candidate.matching_globs.is_empty() {
+        reasons.push(format!("files match {}", candidate.matching_globs.join(", ")));
+    }
+    if let Some(title) = candidate.similar_task.as_deref().filter(|_| candidate.task_similarity > 0.0) {
+        reasons.push(format!("similar past task \"{title}\" ({:.2})", candidate.task_similarity));
+    }
+    if candidate.same_category {
+        reasons.push("same task category".to_owned());
+    }
+    if text_signal > 0.0 {
+        reasons.push("words in common".to_owned());
+    }
+    Warning {
+        delivery_id: Uuid::now_v7(),
+        pattern_id: pattern.pattern_id,
+        pattern_name: pattern.name.clone(),
+        text: actionable_text(pattern),
+        recommended_fix: pattern.recommended_fix.clone(),
+        reason: reasons.join("; "),
+        relevance,
+        confidence: pattern.confidence,
+        frequency: pattern.occurrence_count,
+        score: relevance * pattern.confidence * frequency,
+    }
+}
+
+/// ln(1 + n) / ln(1 + max): a pattern seen 10 times is not worth 10 seen
+/// once, but more than one.
+fn normalized_frequency(occurrences: i64, most_frequent: i64) -> f64 {
+    let most = (most_frequent.max(1) as f64).ln_1p();
+    ((occurrences.max(0) as f64).ln_1p() / most).clamp(0.0, 1.0)
+}
+
+/// What happens, why, how to avoid it, how often, and how well the warning
+/// has worked.
+pub fn actionable_text(pattern: &Pattern) -> String {
+    let what = if pattern.description.is_empty() {
+        format!("QA has failed with \"{}\" ({}).", pattern.template, pattern.category.replace('_', " "))
+    } else {
+        pattern.description.clone()
+    };
+    let mut text = what;
+    if !pattern.common_cause.is_empty() {
+        text.push_str(&format!(" Why: {}.", pattern.common_cause.trim_end_matches('.')));
+    }
+    if pattern.recommended_fix.is_empty() {
+        text.push_str(" How to avoid: check this before you submit; no fix is recorded yet.");
+    } else {
+        text.push_str(&format!(" How to avoid: {}.", pattern.recommended_fix.trim_end_matches('.')));
+    }
+    text.push_str(&format!(
+        " Seen {} times in {} tasks, last on {}.",
+        pattern.occurrence_count,
+        pattern.task_count,
+        pattern.last_seen_at.format("%Y-%m-%d")
+    ));
+    let judged = pattern.prevented_count + pattern.failed_anyway_count;
+    if judged > 0 {
+        text.push_str(&format!(
+            " When shown, this warning prevented the failure {:.0}% of the time ({} of {}).",
+            pattern.effectiveness() * 100.0,
+            pattern.prevented_count,
+            judged
+        ));
+    }
+    text
+}
+
+/// The task's words as an OR-ed text query (letters, digits and '_', at
+/// least three characters), or empty.
+fn query_words(text: &str) -> String {
+    let mut words: Vec<String> = Vec::new();
+    for word in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+        let word = word.to_ascii_lowercase();
+        if word.len() >= 3 && !words.contains(&word) {
+            words.push(word);
+        }
+        if words.len() == MAX_WORDS {
+            break;
+        }
+    }
+    words.join(" | ")
+}
+
+/// Whether a task's warnings are held out: a stable function of the
+/// project and task, so every call for the task agrees.
+pub fn held_out(project: &str, task_id: &str, fraction: f64) -> bool {
+    if fraction <= 0.0 {
+        return false;
+    }
+    let hash = blake3::hash(format!("{project}\u{1f}{task_id}").as_bytes());
+    let bytes: [u8; 8] = hash.as_bytes()[..8].try_into().expect("8 bytes");
+    (u64::from_le_bytes(bytes) as f64 / u64::MAX as f64) < fraction
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_words_are_safe_for_to_tsquery() {
+        assert_eq!(
+            query_words("Add users' table & (schema) migration: users"),
+            "add | users | table | schema | migration"
+        );
+        assert_eq!(query_words("a b !!"), "");
+    }
+
+    #[test]
+    fn frequency_is_log_normalized() {
+        assert_eq!(normalized_frequency(10, 10), 1.0);
+        assert!(normalized_frequency(1, 10) > 0.25 && normalized_frequency(1, 10) < 0.35);
+        assert_eq!(normalized_frequency(0, 0), 0.0);
+    }
+
+    #[test]
+    fn hold_out_is_stable_and_near_its_fraction() {
+        assert!(!held_out("p", "t", 0.0));
+        assert!(held_out("p", "t", 1.0));
+        let held = (0..10_000).filter(|index| held_out("p", &format!("task-{index}"), 0.2)).count();
+        assert!((1800..2200).contains(&held), "{held} of 10000 held out at 0.2");
+        assert_eq!(held_out("p", "task-7", 0.5), held_out("p", "task-7", 0.5));
+    }
+}

@@ -1,0 +1,612 @@
+//! What QA-learning gives back: warnings and their outcomes, promotions,
+//! and the dashboard's aggregates.
+
+use chrono::{DateTime, Utc};
+use sqlx::postgres::PgRow;
+use sqlx::{PgConnection, PgPool, Row as _};
+use uuid::Uuid;
+
+use super::knowledge::parse;
+use super::qa::{PATTERN_COLUMNS, pattern_from_row};
+use crate::Error;
+use crate::actions::model::StoredName as _;
+use crate::qa::PromotionThresholds;
+use crate::qa::model::{DashboardQuery, DayRate, Pattern, Promotion, PromotionEvent, PromotionStatus, WarningOutcome};
+use crate::scope::ProjectScope;
+
+// ---- warnings ----
+
+/// What a task's warnings are chosen by.
+pub struct WarningSignals<'a> {
+    pub project: &'a str,
+    pub file_globs: &'a [String],
+    pub task_category: &'a str,
+    pub title: &'a str,
+    /// An OR-ed `to_tsquery('simple', ...)` of the task's words; empty for
+    /// none.
+    pub words: &'a str,
+    pub min_occurrences: i64,
+    pub min_confidence: f64,
+}
+
+/// A pattern that may be warned about, with how it matched the task.
+pub struct WarningCandidate {
+    pub pattern: Pattern,
+    pub file_share: f64,
+    pub matching_globs: Vec<String>,
+    pub same_category: bool,
+    pub task_similarity: f64,
+    pub similar_task: Option<String>,
+    pub text_rank: f64,
+}
+
+/// Candidates come from each signal's index (globs, task categories,
+/// trigram-similar past task titles, words), so the work follows the
+/// matches, not the number of patterns.
+pub async fn warning_candidates(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    signals: &WarningSignals<'_>,
+    limit: i64,
+) -> Result<Vec<WarningCandidate>, Error> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "WITH similar_tasks AS (
+             SELECT o.pattern_id, max(similarity(f.task_title, $4)) AS sim,
+                    (array_agg(f.task_title ORDER BY similarity(f.task_title, $4) DESC))[1] AS title
+             FROM (SELECT failure_id, task_title FROM qa_failures
+                   WHERE project = $1 AND $4 <> '' AND task_title % $4 LIMIT 200) AS f
+             JOIN qa_pattern_occurrences o ON o.failure_id = f.failure_id
+             GROUP BY o.pattern_id
+         ), words AS (
+             SELECT pattern_id, ts_rank(search_vector, query) AS rank
+             FROM qa_patterns, to_tsquery('simple', $5) AS query
+             WHERE $5 <> '' AND project = $1 AND search_vector @@ query
+         ), candidates AS (
+             SELECT pattern_id FROM qa_patterns WHERE project = $1 AND file_globs && $2
+             UNION SELECT pattern_id FROM qa_patterns
+                   WHERE $3 <> '' AND project = $1 AND task_categories @> ARRAY[$3]
+             UNION SELECT pattern_id FROM similar_tasks
+             UNION SELECT pattern_id FROM words
+         )
+         SELECT {PATTERN_COLUMNS},
+                ARRAY(SELECT unnest(p.file_globs) INTERSECT SELECT unnest($2::text[])) AS matching_globs,
+                ($3 <> '' AND p.task_categories @> ARRAY[$3]) AS same_category,
+                coalesce(s.sim, 0)::float8 AS task_similarity, s.title AS similar_task,
+                coalesce(w.rank, 0)::float8 AS text_rank
+         FROM candidates c JOIN qa_patterns p USING (pattern_id)
+         LEFT JOIN similar_tasks s USING (pattern_id) LEFT JOIN words w USING (pattern_id)
+         WHERE ($6::text[] IS NULL OR p.project = ANY($6)) AND p.status IN ('active', 'promoted')
+           AND p.occurrence_count >= $7 AND p.confidence >= $8
+         ORDER BY p.occurrence_count * p.confidence DESC
+         LIMIT $9"
+    )))
+    .bind(signals.project)
+    .bind(signals.file_globs)
+    .bind(signals.task_category)
+    .bind(signals.title)
+    .bind(signals.words)
+    .bind(scope.sql_filter())
+    .bind(signals.min_occurrences)
+    .bind(signals.min_confidence)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    let file_count = signals.file_globs.len().max(1) as f64;
+    rows.iter()
+        .map(|row| {
+            let matching_globs: Vec<String> = row.try_get("matching_globs")?;
+            Ok(WarningCandidate {
+                pattern: pattern_from_row(row)?,
+                file_share: matching_globs.len() as f64 / file_count,
+                matching_globs,
+                same_category: row.try_get("same_category")?,
+                task_similarity: row.try_get("task_similarity")?,
+                similar_task: row.try_get("similar_task")?,
+                text_rank: row.try_get("text_rank")?,
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(Error::from)
+}
+
+/// One warning chosen for a task, shown or held out.
+pub struct NewDelivery<'a> {
+    pub delivery_id: Uuid,
+    pub pattern_id: Uuid,
+    pub rank: i32,
+    pub relevance: f64,
+    pub confidence: f64,
+    pub frequency: i64,
+    pub score: f64,
+    pub text: &'a str,
+    pub reason: &'a str,
+}
+
+/// Records the deliveries of one GetWarnings call and counts the shown ones
+/// on their patterns.
+pub async fn record_deliveries(
+    pool: &PgPool,
+    project: &str,
+    task_id: &str,
+    session_id: Option<Uuid>,
+    held_out: bool,
+    deliveries: &[NewDelivery<'_>],
+) -> Result<(), Error> {
+    if deliveries.is_empty() {
+        return Ok(());
+    }
+    let column = |get: fn(&NewDelivery) -> String| deliveries.iter().map(get).collect::<Vec<_>>();
+    let ids: Vec<Uuid> = deliveries.iter().map(|delivery| delivery.delivery_id).collect();
+    let patterns: Vec<Uuid> = deliveries.iter().map(|delivery| delivery.pattern_id).collect();
+    let ranks: Vec<i32> = deliveries.iter().map(|delivery| delivery.rank).collect();
+    let relevances: Vec<f64> = deliveries.iter().map(|delivery| delivery.relevance).collect();
+    let confidences: Vec<f64> = deliveries.iter().map(|delivery| delivery.confidence).collect();
+    let frequencies: Vec<i64> = deliveries.iter().map(|delivery| delivery.frequency).collect();
+    let scores: Vec<f64> = deliveries.iter().map(|delivery| delivery.score).collect();
+    sqlx::query(
+        "WITH delivered AS (
+             INSERT INTO qa_warning_deliveries (delivery_id, project, pattern_id, task_id, session_id, rank, relevance,
+                 confidence, frequency, score, text, reason, held_out)
+             SELECT d.delivery_id, $12, d.pattern_id, $3, $4, d.rank, d.relevance, d.confidence, d.frequency,
+                    d.score, d.text, d.reason, $13
+             FROM unnest($1::uuid[], $2::uuid[], $5::int[], $6::float8[], $7::float8[], $8::bigint[], $9::float8[],
+                         $10::text[], $11::text[])
+                 AS d(delivery_id, pattern_id, rank, relevance, confidence, frequency, score, text, reason)
+             RETURNING pattern_id
+         )
+         UPDATE qa_patterns SET warnings_delivered = warnings_delivered + 1
+         WHERE NOT $13 AND pattern_id IN (SELECT pattern_id FROM delivered)",
+    )
+    .bind(&ids)
+    .bind(&patterns)
+    .bind(task_id)
+    .bind(session_id)
+    .bind(&ranks)
+    .bind(&relevances)
+    .bind(&confidences)
+    .bind(&frequencies)
+    .bind(&scores)
+    .bind(column(|delivery| delivery.text.to_owned()))
+    .bind(column(|delivery| delivery.reason.to_owned()))
+    .bind(project)
+    .bind(held_out)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// How outcomes move a pattern's confidence.
+pub struct OutcomeEffect {
+    pub prevention_boost: f64,
+    pub max_confidence: f64,
+    pub failure_decay: f64,
+    pub min_confidence: f64,
+}
+
+/// Sets the outcome of the deliveries that have none, exactly once each
+/// (the rows are locked), and updates their patterns. Returns how many
+/// deliveries changed and the affected patterns.
+pub async fn record_outcome(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    delivery_ids: &[Uuid],
+    outcome: WarningOutcome,
+    note: &str,
+    effect: &OutcomeEffect,
+) -> Result<(u64, Vec<Pattern>), Error> {
+    let mut transaction = pool.begin().await?;
+    let rows = sqlx::query(
+        "SELECT delivery_id, pattern_id, outcome IS NOT NULL AS judged, held_out FROM qa_warning_deliveries
+         WHERE delivery_id = ANY($1) AND ($2::text[] IS NULL OR project = ANY($2))
+         ORDER BY delivery_id FOR UPDATE",
+    )
+    .bind(delivery_ids)
+    .bind(scope.sql_filter())
+    .fetch_all(&mut *transaction)
+    .await?;
+    if let Some((index, missing)) = delivery_ids
+        .iter()
+        .enumerate()
+        .find(|(_, id)| !rows.iter().any(|row| row.get::<Uuid, _>("delivery_id") == **id))
+    {
+        return Err(Error::NotFound(format!("delivery_ids[{index}]: delivery {missing}")));
+    }
+    let open: Vec<Uuid> =
+        rows.iter().filter(|row| !row.get::<bool, _>("judged")).map(|row| row.get("delivery_id")).collect();
+    let mut per_pattern: Vec<(Uuid, i64)> = Vec::new();
+    for row in rows.iter().filter(|row| !row.get::<bool, _>("judged") && !row.get::<bool, _>("held_out")) {
+        let pattern_id: Uuid = row.get("pattern_id");
+        match per_pattern.iter_mut().find(|(id, _)| *id == pattern_id) {
+            Some((_, count)) => *count += 1,
+            None => per_pattern.push((pattern_id, 1)),
+        }
+    }
+    sqlx::query(
+        "UPDATE qa_warning_deliveries SET outcome = $2, outcome_note = $3, outcome_at = now()
+         WHERE delivery_id = ANY($1)",
+    )
+    .bind(&open)
+    .bind(outcome.as_str())
+    .bind(note)
+    .execute(&mut *transaction)
+    .await?;
+    per_pattern.sort();
+    for (pattern_id, count) in &per_pattern {
+        sqlx::query(
+            "UPDATE qa_patterns SET
+                 prevented_count = prevented_count + CASE WHEN $2 = 'prevented' THEN $3 ELSE 0 END,
+                 failed_anyway_count = failed_anyway_count + CASE WHEN $2 = 'failed_anyway' THEN $3 ELSE 0 END,
+                 confidence = CASE $2
+                     WHEN 'prevented' THEN greatest(confidence, least($5, confidence + $3 * $4))
+                     WHEN 'failed_anyway' THEN least(confidence, greatest($7, confidence - $3 * $6))
+                     ELSE confidence END,
+                 updated_at = now()
+             WHERE pattern_id = $1",
+        )
+        .bind(pattern_id)
+        .bind(outcome.as_str())
+        .bind(count)
+        .bind(effect.prevention_boost)
+        .bind(effect.max_confidence)
+        .bind(effect.failure_decay)
+        .bind(effect.min_confidence)
+        .execute(&mut *transaction)
+        .await?;
+    }
+    let mut affected: Vec<Uuid> = rows.iter().map(|row| row.get("pattern_id")).collect();
+    affected.sort();
+    affected.dedup();
+    let patterns = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {PATTERN_COLUMNS} FROM qa_patterns p WHERE pattern_id = ANY($1) ORDER BY pattern_id"
+    )))
+    .bind(&affected)
+    .fetch_all(&mut *transaction)
+    .await?;
+    transaction.commit().await?;
+    Ok((open.len() as u64, patterns.iter().map(pattern_from_row).collect::<Result<_, _>>()?))
+}
+
+// ---- promotions ----
+
+/// Patterns over the promotion thresholds with no open promotion.
+pub async fn promotion_candidates(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    project: &str,
+    thresholds: &PromotionThresholds,
+    limit: i64,
+) -> Result<Vec<Pattern>, Error> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {PATTERN_COLUMNS} FROM qa_patterns p
+         WHERE project = $1 AND ($2::text[] IS NULL OR project = ANY($2)) AND status = 'active'
+           AND prevented_count + failed_anyway_count > 0
+           AND prevented_count::float8 / (prevented_count + failed_anyway_count) >= $3
+           AND task_count >= $4 AND confidence >= $5
+           AND NOT EXISTS (SELECT 1 FROM qa_promotions r WHERE r.pattern_id = p.pattern_id
+                           AND r.status IN ('pending', 'approved', 'published'))
+         ORDER BY prevented_count::float8 / (prevented_count + failed_anyway_count) * confidence DESC, pattern_id
+         LIMIT $6"
+    )))
+    .bind(project)
+    .bind(scope.sql_filter())
+    .bind(thresholds.min_effectiveness)
+    .bind(thresholds.min_tasks)
+    .bind(thresholds.min_confidence)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.iter().map(pattern_from_row).collect::<Result<_, _>>()?)
+}
+
+/// Example failures of a pattern for its proposal: task and message.
+pub async fn example_failures(
+    pool: &PgPool,
+    pattern_id: Uuid,
+    limit: i64,
+) -> Result<Vec<(String, String, String)>, Error> {
+    let rows = sqlx::query(
+        "SELECT DISTINCT ON (f.task_id) f.task_id, f.task_title, o.message
+         FROM qa_pattern_occurrences o JOIN qa_failures f USING (failure_id)
+         WHERE o.pattern_id = $1 ORDER BY f.task_id, o.occurred_at DESC LIMIT $2",
+    )
+    .bind(pattern_id)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.iter().map(|row| (row.get("task_id"), row.get("task_title"), row.get("message"))).collect())
+}
+
+const PROMOTION_COLUMNS: &str = "promotion_id, project, pattern_id, status, markdown, entry_id";
+
+fn promotion_from_row(row: &PgRow) -> Result<Promotion, sqlx::Error> {
+    let status: String = row.try_get("status")?;
+    Ok(Promotion {
+        promotion_id: row.try_get("promotion_id")?,
+        project: row.try_get("project")?,
+        pattern_id: row.try_get("pattern_id")?,
+        status: parse("status", &status)?,
+        markdown: row.try_get("markdown")?,
+        entry_id: row.try_get("entry_id")?,
+        history: Vec::new(),
+    })
+}
+
+async fn attach_history(connection: &mut PgConnection, promotions: &mut [Promotion]) -> Result<(), Error> {
+    let ids: Vec<Uuid> = promotions.iter().map(|promotion| promotion.promotion_id).collect();
+    let rows = sqlx::query(
+        "SELECT promotion_id, status, actor, note, at FROM qa_promotion_events
+         WHERE promotion_id = ANY($1) ORDER BY event_id",
+    )
+    .bind(&ids)
+    .fetch_all(connection)
+    .await?;
+    for row in &rows {
+        let promotion_id: Uuid = row.get("promotion_id");
+        let status: String = row.get("status");
+        let event = PromotionEvent {
+            status: parse("status", &status)?,
+            actor: row.get("actor"),
+            note: row.get("note"),
+            at: row.get::<DateTime<Utc>, _>("at"),
+        };
+        if let Some(promotion) = promotions.iter_mut().find(|promotion| promotion.promotion_id == promotion_id) {
+            promotion.history.push(event);
+        }
+    }
+    Ok(())
+}
+
+/// A promotion with its history; locked when `lock` (for a review).
+pub async fn promotion(
+    connection: &mut PgConnection,
+    scope: &ProjectScope,
+    promotion_id: Uuid,
+    lock: bool,
+) -> Result<Option<Promotion>, Error> {
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {PROMOTION_COLUMNS} FROM qa_promotions
+         WHERE promotion_id = $1 AND ($2::text[] IS NULL OR project = ANY($2)) {}",
+        if lock { "FOR UPDATE" } else { "" }
+    )))
+    .bind(promotion_id)
+    .bind(scope.sql_filter())
+    .fetch_optional(&mut *connection)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let mut promotions = [promotion_from_row(&row)?];
+    attach_history(connection, &mut promotions).await?;
+    let [promotion] = promotions;
+    Ok(Some(promotion))
+}
+
+/// Stores a pending promotion; false when the pattern already has an open
+/// one.
+pub async fn insert_promotion(
+    connection: &mut PgConnection,
+    promotion: &Promotion,
+    actor: &str,
+) -> Result<bool, Error> {
+    let inserted = sqlx::query(
+        "INSERT INTO qa_promotions (promotion_id, project, pattern_id, status, markdown)
+         VALUES ($1, $2, $3, 'pending', $4) ON CONFLICT DO NOTHING",
+    )
+    .bind(promotion.promotion_id)
+    .bind(&promotion.project)
+    .bind(promotion.pattern_id)
+    .bind(&promotion.markdown)
+    .execute(&mut *connection)
+    .await?;
+    if inserted.rows_affected() == 0 {
+        return Ok(false);
+    }
+    add_event(connection, promotion, PromotionStatus::Pending, actor, "").await?;
+    Ok(true)
+}
+
+/// Moves a promotion to `status`, with the event in its history.
+pub async fn set_promotion_status(
+    connection: &mut PgConnection,
+    promotion: &Promotion,
+    status: PromotionStatus,
+    entry_id: Option<Uuid>,
+    actor: &str,
+    note: &str,
+) -> Result<(), Error> {
+    sqlx::query(
+        "UPDATE qa_promotions SET status = $2, entry_id = coalesce($3, entry_id), updated_at = now()
+         WHERE promotion_id = $1",
+    )
+    .bind(promotion.promotion_id)
+    .bind(status.as_str())
+    .bind(entry_id)
+    .execute(&mut *connection)
+    .await?;
+    add_event(connection, promotion, status, actor, note).await
+}
+
+async fn add_event(
+    connection: &mut PgConnection,
+    promotion: &Promotion,
+    status: PromotionStatus,
+    actor: &str,
+    note: &str,
+) -> Result<(), Error> {
+    sqlx::query(
+        "INSERT INTO qa_promotion_events (promotion_id, project, status, actor, note) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(promotion.promotion_id)
+    .bind(&promotion.project)
+    .bind(status.as_str())
+    .bind(actor)
+    .bind(note)
+    .execute(connection)
+    .await?;
+    Ok(())
+}
+
+pub async fn set_pattern_status(connection: &mut PgConnection, pattern_id: Uuid, status: &str) -> Result<(), Error> {
+    sqlx::query("UPDATE qa_patterns SET status = $2, updated_at = now() WHERE pattern_id = $1 AND status <> 'merged'")
+        .bind(pattern_id)
+        .bind(status)
+        .execute(connection)
+        .await?;
+    Ok(())
+}
+
+/// Newest first, paged by (created_at, promotion_id).
+pub async fn list_promotions(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    project: &str,
+    statuses: &[PromotionStatus],
+    limit: i64,
+    after: Option<(DateTime<Utc>, Uuid)>,
+) -> Result<Vec<(Promotion, DateTime<Utc>)>, Error> {
+    let statuses: Vec<&str> = statuses.iter().map(|status| status.as_str()).collect();
+    let mut connection = pool.acquire().await?;
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {PROMOTION_COLUMNS}, created_at FROM qa_promotions
+         WHERE project = $1 AND ($2::text[] IS NULL OR project = ANY($2))
+           AND (cardinality($3::text[]) = 0 OR status = ANY($3))
+           AND ($4::timestamptz IS NULL OR (created_at, promotion_id) < ($4, $5))
+         ORDER BY created_at DESC, promotion_id DESC LIMIT $6"
+    )))
+    .bind(project)
+    .bind(scope.sql_filter())
+    .bind(&statuses)
+    .bind(after.map(|(at, _)| at))
+    .bind(after.map(|(_, id)| id))
+    .bind(limit)
+    .fetch_all(&mut *connection)
+    .await?;
+    let mut promotions: Vec<Promotion> = rows.iter().map(promotion_from_row).collect::<Result<_, _>>()?;
+    attach_history(&mut connection, &mut promotions).await?;
+    Ok(promotions.into_iter().zip(rows.iter().map(|row| row.get("created_at"))).collect())
+}
+
+// ---- dashboard ----
+
+/// The failures a dashboard looks at, as SQL over `f` (qa_failures):
+/// project and scope, window, category and agent ($1..$6).
+const WINDOW: &str = "f.project = $1 AND ($2::text[] IS NULL OR f.project = ANY($2))
+     AND f.occurred_at >= $3 AND f.occurred_at < $4
+     AND ($5::text IS NULL OR f.category = $5)
+     AND ($6::text IS NULL OR f.session_id IN (SELECT session_id FROM sessions WHERE project = $1 AND agent_id = $6))";
+
+fn window_query<'q>(
+    sql: String,
+    query: &'q DashboardQuery,
+    scope: &ProjectScope,
+) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(&query.project)
+        .bind(scope.sql_filter())
+        .bind(query.from)
+        .bind(query.until)
+        .bind(&query.category)
+        .bind(&query.agent_id)
+}
+
+pub struct DashboardFigures {
+    pub days: Vec<DayRate>,
+    pub top: Vec<Pattern>,
+    pub categories: Vec<(String, i64)>,
+    pub failures: i64,
+    pub resolved: i64,
+    pub mean_attempts: f64,
+    pub prevented: i64,
+    pub failed_anyway: i64,
+    pub delivered: i64,
+    pub shown_failed: (i64, i64),
+    pub held_out_failed: (i64, i64),
+}
+
+/// The dashboard's aggregates, each one query over the window, run side by
+/// side.
+pub async fn dashboard(pool: &PgPool, scope: &ProjectScope, query: &DashboardQuery) -> Result<DashboardFigures, Error> {
+    let days = window_query(
+        format!(
+            "SELECT day, sum(failures)::bigint AS failures, count(DISTINCT task_id) AS tasks FROM (
+                 SELECT (f.occurred_at AT TIME ZONE 'UTC')::date AS day, f.task_id, 1 AS failures
+                 FROM qa_failures f WHERE {WINDOW}
+                 UNION ALL
+                 SELECT (d.delivered_at AT TIME ZONE 'UTC')::date, d.task_id, 0
+                 FROM qa_warning_deliveries d
+                 WHERE d.project = $1 AND ($2::text[] IS NULL OR d.project = ANY($2))
+                   AND d.delivered_at >= $3 AND d.delivered_at < $4 AND $5::text IS NULL
+                   AND ($6::text IS NULL OR d.session_id IN (SELECT session_id FROM sessions WHERE project = $1
+                                                             AND agent_id = $6))
+             ) AS reached GROUP BY day ORDER BY day"
+        ),
+        query,
+        scope,
+    )
+    .fetch_all(pool);
+    let top = window_query(
+        format!(
+            "SELECT {PATTERN_COLUMNS_IN_WINDOW}
+             FROM (SELECT o.pattern_id, count(*) AS in_window FROM qa_pattern_occurrences o
+                   JOIN qa_failures f USING (failure_id) WHERE {WINDOW} GROUP BY o.pattern_id
+                   ORDER BY count(*) DESC LIMIT $7) AS w
+             JOIN qa_patterns p USING (pattern_id) ORDER BY w.in_window DESC, p.pattern_id",
+            PATTERN_COLUMNS_IN_WINDOW =
+                PATTERN_COLUMNS.replace("p.occurrence_count", "w.in_window AS occurrence_count"),
+        ),
+        query,
+        scope,
+    )
+    .bind(query.top_patterns)
+    .fetch_all(pool);
+    let categories = window_query(
+        format!("SELECT f.category, count(*) AS n FROM qa_failures f WHERE {WINDOW} GROUP BY 1 ORDER BY 2 DESC, 1"),
+        query,
+        scope,
+    )
+    .fetch_all(pool);
+    let totals = window_query(
+        format!(
+            "SELECT count(*) AS failures, count(r.failure_id) AS resolved, coalesce(avg(r.attempts), 0)::float8 AS mean
+             FROM qa_failures f LEFT JOIN qa_failure_resolutions r USING (failure_id) WHERE {WINDOW}"
+        ),
+        query,
+        scope,
+    )
+    .fetch_one(pool);
+    let outcomes = window_query(
+        "SELECT count(*) FILTER (WHERE NOT d.held_out) AS delivered,
+                count(*) FILTER (WHERE NOT d.held_out AND d.outcome = 'prevented') AS prevented,
+                count(*) FILTER (WHERE NOT d.held_out AND d.outcome = 'failed_anyway') AS failed_anyway,
+                count(*) FILTER (WHERE NOT d.held_out AND d.outcome IS NOT NULL AND d.outcome <> 'not_applicable')
+                    AS shown_judged,
+                count(*) FILTER (WHERE d.held_out) AS held_out,
+                count(*) FILTER (WHERE d.held_out AND d.outcome = 'failed_anyway') AS held_out_failed
+         FROM qa_warning_deliveries d
+         WHERE d.project = $1 AND ($2::text[] IS NULL OR d.project = ANY($2))
+           AND d.delivered_at >= $3 AND d.delivered_at < $4
+           AND ($5::text IS NULL OR d.pattern_id IN (SELECT pattern_id FROM qa_patterns WHERE project = $1
+                                                     AND category = $5))
+           AND ($6::text IS NULL OR d.session_id IN (SELECT session_id FROM sessions WHERE project = $1
+                                                     AND agent_id = $6))"
+            .to_owned(),
+        query,
+        scope,
+    )
+    .fetch_one(pool);
+    let (days, top, categories, totals, outcomes) = tokio::try_join!(days, top, categories, totals, outcomes)?;
+    Ok(DashboardFigures {
+        days: days
+            .iter()
+            .map(|row| DayRate { day: row.get("day"), failures: row.get("failures"), tasks: row.get("tasks") })
+            .collect(),
+        top: top.iter().map(pattern_from_row).collect::<Result<_, _>>()?,
+        categories: categories.iter().map(|row| (row.get("category"), row.get("n"))).collect(),
+        failures: totals.get("failures"),
+        resolved: totals.get("resolved"),
+        mean_attempts: totals.get("mean"),
+        prevented: outcomes.get("prevented"),
+        failed_anyway: outcomes.get("failed_anyway"),
+        delivered: outcomes.get("delivered"),
+        shown_failed: (outcomes.get("failed_anyway"), outcomes.get("shown_judged")),
+        held_out_failed: (outcomes.get("held_out_failed"), outcomes.get("held_out")),
+    })
+}
