@@ -45,6 +45,10 @@ enum Command {
     /// Learnings drafted from the action log, and their review.
     #[command(subcommand)]
     Drafts(commands::drafts::Command),
+    /// QA failures, their patterns, warnings before a task, the dashboard
+    /// and promotion.
+    #[command(subcommand)]
+    Qa(commands::qa::Command),
     /// Measure things against a running server.
     #[command(subcommand)]
     Eval(EvalCommand),
@@ -87,6 +91,9 @@ enum EvalCommand {
     /// nDCG@10, Recall@10 and MRR@10 of knowledge search on a BEIR-format
     /// set, per mode, through the real RPCs.
     Retrieval(commands::retrieval::Args),
+    /// Group accuracy of CaptureFailure's pattern grouping on a LogHub
+    /// `*_structured.csv`, through the real RPC.
+    Grouping(commands::grouping::Args),
 }
 
 #[tokio::main]
@@ -118,6 +125,8 @@ async fn main() -> ExitCode {
             Command::Drafts(command) => commands::drafts::run(channel, command).await,
             Command::Eval(EvalCommand::Redaction(args)) => commands::eval::run(channel, args).await,
             Command::Eval(EvalCommand::Retrieval(args)) => commands::retrieval::run(channel, args).await,
+            Command::Eval(EvalCommand::Grouping(args)) => commands::grouping::run(channel, args).await,
+            Command::Qa(command) => commands::qa::run(channel, command).await,
             Command::Sidecar(_) => unreachable!("handled above: the sidecar needs no server to start"),
         }
     }

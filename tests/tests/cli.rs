@@ -273,3 +273,71 @@ async fn lore_indexes_a_folder_searches_shows_an_entry_and_reviews_a_draft() {
     let (ok, stdout, _) = lore(&server, &["drafts", "show", &draft_id]).await;
     assert!(ok && stdout.contains("(approved, from epic E-1") && stdout.contains("reviewed by ada"), "{stdout}");
 }
+
+/// Drain's group accuracy on these systems in the LogPAI benchmark (Zhu et
+/// al., ICSE-SEIP 2019); the issue asks for at least as much.
+#[tokio::test]
+async fn lore_eval_grouping_reaches_drain_on_the_shared_loghub_systems() {
+    let (_database, server) = server().await;
+    let loghub = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/loghub2k");
+    for (system, drain) in [("HDFS", 0.998), ("Apache", 1.0), ("OpenSSH", 0.788), ("Spark", 0.920)] {
+        let file = loghub.join(system).join(format!("{system}_2k.log_structured.csv"));
+        let (ok, stdout, stderr) = lore(&server, &["eval", "grouping", &file.display().to_string()]).await;
+        assert!(ok, "{system}: {stderr}");
+        let last = stdout.lines().last().unwrap_or_default();
+        let accuracy: f64 = last
+            .strip_prefix("group_accuracy=")
+            .and_then(|value| value.parse().ok())
+            .unwrap_or_else(|| panic!("{system}: last line {last:?}"));
+        assert!(accuracy >= drain, "{system}: group accuracy {accuracy} < Drain's {drain}\n{stdout}");
+    }
+}
+
+#[tokio::test]
+async fn lore_qa_captures_warns_lists_and_shows_the_dashboard() {
+    let (_database, server) = server().await;
+    for task in ["T-1", "T-2"] {
+        let file = format!("migrations/{task}.sql");
+        let message = format!("relation \"users_{task}\" does not exist at {file}:3");
+        let (ok, stdout, stderr) = lore(
+            &server,
+            &[
+                "qa",
+                "capture",
+                "--project",
+                "cli",
+                "--task",
+                task,
+                "--check",
+                "pytest",
+                "--message",
+                &message,
+                "--modified",
+                &file,
+            ],
+        )
+        .await;
+        assert!(ok, "{stderr}");
+        assert!(stdout.contains("captured as test_failure (rule test-failure)"), "{stdout}");
+        assert!(stdout.contains("template: relation <*> does not exist at <*>"), "{stdout}");
+    }
+    let (ok, stdout, stderr) =
+        lore(&server, &["qa", "warnings", "--project", "cli", "--task", "T-3", "--files", "migrations/0003.sql"]).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.starts_with("1. test failure: relation … does not exist at …"), "{stdout}");
+    assert!(stdout.contains("why shown: files match migrations/*.sql"), "{stdout}");
+
+    let (ok, stdout, stderr) = lore(&server, &["qa", "patterns", "--project", "cli"]).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout.lines().count(), 2, "a header and one pattern: {stdout}");
+    assert!(stdout.lines().nth(1).unwrap().trim_start().starts_with("2     2"), "{stdout}");
+
+    let (ok, stdout, stderr) = lore(&server, &["qa", "dashboard", "--project", "cli"]).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.starts_with("cli: 2 failures in 30 days, 0% resolved"), "{stdout}");
+    assert!(stdout.contains("test_failure         ████████████████████████████████████████ 2 (100%)"), "{stdout}");
+
+    let (ok, stdout, _) = lore(&server, &["qa", "promote", "candidates", "--project", "cli"]).await;
+    assert!(ok);
+    assert_eq!(stdout.trim(), "no pattern qualifies yet");
+}

@@ -90,16 +90,25 @@ async fn health_answers_serving_for_the_server_and_each_service() {
 }
 
 #[tokio::test]
-async fn an_rpc_that_is_not_built_yet_answers_unimplemented() {
+async fn grpcurl_captures_a_failure_and_reads_the_qa_dashboard_without_proto_files() {
     let (_database, server) = server().await;
+    let capture = r#"{"project": "lore", "task": {"task_id": "T-1"}, "error_messages": ["cargo test: 3 failed"]}"#;
+    let output = grpcurl(&["-d", capture], server.addr(), &["lore.v1.QaLearningService/CaptureFailure"]).await;
+    assert!(output.success, "{output:?}");
+    assert!(output.stdout.contains(r#""newPattern": true"#), "{output:?}");
+
     let output =
         grpcurl(&["-d", r#"{"project": "lore"}"#], server.addr(), &["lore.v1.QaLearningService/Dashboard"]).await;
-    assert!(!output.success);
-    assert!(output.stderr.contains("Code: Unimplemented"), "{output:?}");
+    assert!(output.success, "{output:?}");
+    assert!(output.stdout.contains(r#""failures": "1""#), "{output:?}");
 
     let mut client = QaLearningServiceClient::new(server.channel().await);
-    let status = client.dashboard(DashboardRequest { project: "lore".into(), ..Default::default() }).await.unwrap_err();
-    assert_eq!(status.code(), tonic::Code::Unimplemented);
+    let status = client
+        .dashboard(DashboardRequest { project: "lore".into(), category: "nope".into(), ..Default::default() })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument);
+    assert!(status.message().starts_with("category:"), "{status:?}");
 }
 
 #[tokio::test]

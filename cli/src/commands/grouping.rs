@@ -1,0 +1,143 @@
+//! `lore eval grouping`: how well CaptureFailure groups messages, on a
+//! LogHub-format `*_structured.csv`. Each line's `Content` is captured as
+//! one failure (in file order, through the real RPC, into a fresh project);
+//! the pattern of its message is the predicted group. Group accuracy as in
+//! logpai/logparser: a line counts when its predicted group has exactly the
+//! members of its true `EventId` group.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use anyhow::{Context as _, bail};
+use indicatif::{ProgressBar, ProgressStyle};
+use lore_proto::v1 as proto;
+use tonic::transport::Channel;
+use uuid::Uuid;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A LogHub `<System>_2k.log_structured.csv` (Content and EventId columns).
+    file: PathBuf,
+    /// Project to capture into; a fresh one by default, so earlier patterns
+    /// do not take part.
+    #[arg(long)]
+    project: Option<String>,
+    /// Print the true groups that were split or merged.
+    #[arg(long)]
+    verbose: bool,
+}
+
+pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
+    let mut reader =
+        csv::Reader::from_path(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
+    let headers = reader.headers()?.clone();
+    let column = |name: &str| {
+        headers.iter().position(|header| header == name).with_context(|| format!("no {name} column in the header"))
+    };
+    let (content, event) = (column("Content")?, column("EventId")?);
+    let mut lines: Vec<(String, String)> = Vec::new();
+    for record in reader.records() {
+        let record = record?;
+        lines.push((record[content].to_owned(), record[event].to_owned()));
+    }
+    if lines.is_empty() {
+        bail!("{} has no lines", args.file.display());
+    }
+    let project =
+        args.project.unwrap_or_else(|| format!("grouping-eval-{}", &Uuid::now_v7().simple().to_string()[20..]));
+    let mut qa = super::qa::client(channel);
+    let progress = ProgressBar::new(lines.len() as u64).with_style(
+        ProgressStyle::with_template("{msg} {bar:40} {pos}/{len} [{elapsed_precise}, {per_sec}]")
+            .expect("valid template"),
+    );
+    progress.set_message("capturing");
+    let mut predicted = Vec::with_capacity(lines.len());
+    for (index, (message, _)) in lines.iter().enumerate() {
+        // An empty line is still a line of its group.
+        let message = if message.trim().is_empty() { "(empty message)".to_owned() } else { message.clone() };
+        let request = proto::CaptureFailureRequest {
+            failure_id: Uuid::now_v7().to_string(),
+            project: project.clone(),
+            task: Some(proto::Task { task_id: format!("line-{}", index + 1), ..Default::default() }),
+            error_messages: vec![message],
+            ..Default::default()
+        };
+        let captured = qa.capture_failure(request).await.with_context(|| format!("line {}", index + 1))?.into_inner();
+        let link = captured.links.first().with_context(|| format!("line {}: no pattern link", index + 1))?;
+        predicted.push(link.pattern_id.clone());
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+    let truth: Vec<&str> = lines.iter().map(|(_, event)| event.as_str()).collect();
+    let report = accuracy(&predicted, &truth);
+    if args.verbose {
+        for (event, groups) in &report.misgrouped {
+            println!("{event}: split over {groups} predicted groups or merged with others");
+        }
+    }
+    println!(
+        "project {project}: {} lines, {} true groups, {} patterns",
+        lines.len(),
+        report.true_groups,
+        report.predicted_groups
+    );
+    println!("group_accuracy={:.3}", report.accuracy);
+    Ok(())
+}
+
+struct Report {
+    accuracy: f64,
+    true_groups: usize,
+    predicted_groups: usize,
+    /// True groups not reproduced exactly, with how many predicted groups
+    /// their lines went to.
+    misgrouped: Vec<(String, usize)>,
+}
+
+fn accuracy(predicted: &[String], truth: &[&str]) -> Report {
+    let mut true_groups: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut predicted_groups: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (line, (group, event)) in predicted.iter().zip(truth).enumerate() {
+        true_groups.entry(event).or_default().push(line);
+        predicted_groups.entry(group).or_default().push(line);
+    }
+    let correct: usize = predicted_groups
+        .values()
+        .filter(|lines| {
+            let event = truth[lines[0]];
+            lines.iter().all(|line| truth[*line] == event) && true_groups[event].len() == lines.len()
+        })
+        .map(Vec::len)
+        .sum();
+    let mut misgrouped: Vec<(String, usize)> = true_groups
+        .iter()
+        .filter_map(|(event, lines)| {
+            let mut groups: Vec<&str> = lines.iter().map(|line| predicted[*line].as_str()).collect();
+            groups.sort_unstable();
+            groups.dedup();
+            let exact = groups.len() == 1 && predicted_groups[groups[0]].len() == lines.len();
+            (!exact).then(|| (event.to_string(), groups.len()))
+        })
+        .collect();
+    misgrouped.sort();
+    Report {
+        accuracy: correct as f64 / truth.len() as f64,
+        true_groups: true_groups.len(),
+        predicted_groups: predicted_groups.len(),
+        misgrouped,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_counts_only_when_its_group_is_exact() {
+        let predicted: Vec<String> = ["a", "a", "b", "c", "c"].iter().map(|group| group.to_string()).collect();
+        // E1 = {0, 1} exact; E2 = {2, 3} split; {4} merged with 3 under "c".
+        let report = accuracy(&predicted, &["E1", "E1", "E2", "E2", "E3"]);
+        assert_eq!(report.accuracy, 0.4);
+        assert_eq!(report.misgrouped, [("E2".to_owned(), 2), ("E3".to_owned(), 1)]);
+    }
+}

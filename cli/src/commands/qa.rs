@@ -1,0 +1,363 @@
+//! `lore qa`: capture failures, ask for warnings before a task, look at the
+//! patterns and the dashboard, and promote proven patterns.
+
+use anyhow::bail;
+use lore_proto::v1 as proto;
+use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
+use tonic::transport::Channel;
+use uuid::Uuid;
+
+use crate::convert;
+
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// Capture a QA failure: its category and the pattern of each message.
+    Capture(CaptureArgs),
+    /// The warnings an agent should read before a task.
+    Warnings(WarningsArgs),
+    /// Patterns of a project, most frequent first.
+    Patterns(PatternsArgs),
+    /// Failure rate, top patterns, categories and whether warnings work.
+    Dashboard(DashboardArgs),
+    /// Promotion of proven patterns to published learnings.
+    #[command(subcommand)]
+    Promote(PromoteCommand),
+}
+
+#[derive(clap::Args)]
+pub struct TaskArgs {
+    #[arg(long, env = "LORE_PROJECT")]
+    project: String,
+    /// Task id (issue, ticket).
+    #[arg(long)]
+    task: String,
+    #[arg(long, default_value = "")]
+    title: String,
+    /// Task category (backend, migration, ui...).
+    #[arg(long, default_value = "")]
+    category: String,
+    /// Files the task involves (repeat, or comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    files: Vec<String>,
+}
+
+impl TaskArgs {
+    fn task(&self) -> proto::Task {
+        proto::Task {
+            task_id: self.task.clone(),
+            title: self.title.clone(),
+            category: self.category.clone(),
+            files: self.files.clone(),
+            description: String::new(),
+        }
+    }
+}
+
+#[derive(clap::Args)]
+pub struct CaptureArgs {
+    #[command(flatten)]
+    task: TaskArgs,
+    /// Name of the failed check (jest, cargo test, tsc...).
+    #[arg(long)]
+    check: Option<String>,
+    /// An error message (repeat for several).
+    #[arg(long = "message", required = true)]
+    messages: Vec<String>,
+    /// Files the agent modified (repeat, or comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    modified: Vec<String>,
+    #[arg(long)]
+    session: Option<String>,
+}
+
+#[derive(clap::Args)]
+pub struct WarningsArgs {
+    #[command(flatten)]
+    task: TaskArgs,
+    #[arg(long)]
+    session: Option<String>,
+    #[arg(long, default_value_t = 5)]
+    limit: u32,
+}
+
+#[derive(clap::Args)]
+pub struct PatternsArgs {
+    #[arg(long, env = "LORE_PROJECT")]
+    project: String,
+    /// Only this failure category.
+    #[arg(long)]
+    category: Option<String>,
+    /// Only patterns learned from files like this one.
+    #[arg(long)]
+    file: Option<String>,
+    #[arg(long, default_value_t = 20)]
+    limit: u32,
+}
+
+#[derive(clap::Args)]
+pub struct DashboardArgs {
+    #[arg(long, env = "LORE_PROJECT")]
+    project: String,
+    /// The last N days.
+    #[arg(long, default_value_t = 30)]
+    days: u32,
+    #[arg(long)]
+    category: Option<String>,
+    #[arg(long)]
+    agent: Option<String>,
+}
+
+#[derive(clap::Subcommand)]
+pub enum PromoteCommand {
+    /// Patterns over the promotion thresholds.
+    Candidates {
+        #[arg(long, env = "LORE_PROJECT")]
+        project: String,
+    },
+    /// Propose a pattern: prints its markdown proposal.
+    Propose {
+        pattern_id: String,
+        #[arg(long, env = "USER", default_value = "lore")]
+        actor: String,
+    },
+    /// Approve a pending promotion: it is published as a learning.
+    Approve(ReviewArgs),
+    /// Reject a pending promotion.
+    Reject(ReviewArgs),
+    /// Withdraw a published promotion: its learning becomes obsolete.
+    Rollback(ReviewArgs),
+    /// Promotions of a project with their history.
+    List {
+        #[arg(long, env = "LORE_PROJECT")]
+        project: String,
+    },
+}
+
+#[derive(clap::Args)]
+pub struct ReviewArgs {
+    promotion_id: String,
+    #[arg(long, env = "USER", default_value = "lore")]
+    actor: String,
+    #[arg(long, default_value = "")]
+    note: String,
+}
+
+/// Width of the longest bar in the dashboard.
+const BAR_WIDTH: f64 = 40.0;
+
+pub fn client(channel: Channel) -> QaLearningServiceClient<Channel> {
+    QaLearningServiceClient::new(channel)
+        .max_decoding_message_size(super::MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(super::MAX_MESSAGE_BYTES)
+}
+
+pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {
+    let mut qa = client(channel);
+    match command {
+        Command::Capture(args) => {
+            let request = proto::CaptureFailureRequest {
+                failure_id: Uuid::now_v7().to_string(),
+                project: args.task.project.clone(),
+                task: Some(args.task.task()),
+                session_id: args.session.unwrap_or_default(),
+                failed_checks: args
+                    .check
+                    .map(|name| proto::FailedCheck { name, output: args.messages.join("\n"), exit_code: 1 })
+                    .into_iter()
+                    .collect(),
+                error_messages: args.messages,
+                files_modified: args.modified,
+                ..Default::default()
+            };
+            let captured = qa.capture_failure(request).await?.into_inner();
+            let ack = captured.ack.unwrap_or_default();
+            println!(
+                "failure {} captured as {} (rule {})",
+                ack.id,
+                captured.category,
+                or_dash(&captured.category_rule_id)
+            );
+            for link in &captured.links {
+                let new = if link.new_pattern { "new " } else { "" };
+                println!("  {new}pattern {}  {}", link.pattern_id, link.pattern_name);
+                println!("    template: {}", link.template);
+                println!("    why: {} (similarity {:.2})", link.reason, link.similarity);
+            }
+        }
+        Command::Warnings(args) => {
+            let request = proto::GetWarningsRequest {
+                project: args.task.project.clone(),
+                task: Some(args.task.task()),
+                session_id: args.session.unwrap_or_default(),
+                limit: args.limit,
+            };
+            let warnings = qa.get_warnings(request).await?.into_inner();
+            if warnings.warnings.is_empty() {
+                println!("no warnings for task {}", args.task.task);
+            }
+            for (index, warning) in warnings.warnings.iter().enumerate() {
+                println!("{}. {} (score {:.2})", index + 1, warning.pattern_name, warning.score);
+                println!("   {}", warning.text);
+                println!("   why shown: {}", or_dash(&warning.reason));
+                println!("   delivery {} (report the outcome with it)", warning.delivery_id);
+            }
+        }
+        Command::Patterns(args) => {
+            let request = proto::ListPatternsRequest {
+                project: args.project,
+                category: args.category.unwrap_or_default(),
+                file: args.file.unwrap_or_default(),
+                page: Some(proto::PageRequest { page_size: args.limit, cursor: String::new() }),
+                ..Default::default()
+            };
+            let patterns = qa.list_patterns(request).await?.into_inner().patterns;
+            println!(
+                "{:>6} {:>5} {:>5} {:>5}  {:<18} {:<36} name",
+                "seen", "tasks", "conf", "eff", "category", "pattern"
+            );
+            for pattern in &patterns {
+                println!(
+                    "{:>6} {:>5} {:>5.2} {:>5.2}  {:<18} {:<36} {}",
+                    pattern.occurrence_count,
+                    pattern.task_count,
+                    pattern.confidence,
+                    pattern.effectiveness,
+                    pattern.category,
+                    pattern.pattern_id,
+                    pattern.name
+                );
+            }
+        }
+        Command::Dashboard(args) => dashboard(&mut qa, args).await?,
+        Command::Promote(command) => promote(&mut qa, command).await?,
+    }
+    Ok(())
+}
+
+async fn dashboard(qa: &mut QaLearningServiceClient<Channel>, args: DashboardArgs) -> anyhow::Result<()> {
+    let now = chrono::Utc::now();
+    let request = proto::DashboardRequest {
+        project: args.project.clone(),
+        window: Some(proto::TimeRange {
+            start: Some(convert::timestamp(now - chrono::Duration::days(i64::from(args.days)))),
+            end: Some(convert::timestamp(now)),
+        }),
+        top_patterns: 10,
+        category: args.category.unwrap_or_default(),
+        agent_id: args.agent.unwrap_or_default(),
+    };
+    let dashboard = qa.dashboard(request).await?.into_inner();
+    println!(
+        "{}: {} failures in {} days, {:.0}% resolved, {:.1} attempts to pass on average",
+        args.project,
+        dashboard.failures,
+        args.days,
+        dashboard.resolution_rate * 100.0,
+        dashboard.mean_attempts_to_pass
+    );
+    println!(
+        "warnings shown: {}, prevention effectiveness {:.0}% (failed anyway: {:.0}% shown vs {:.0}% held out)",
+        dashboard.warnings_delivered,
+        dashboard.prevention_effectiveness * 100.0,
+        dashboard.shown_failure_rate * 100.0,
+        dashboard.held_out_failure_rate * 100.0
+    );
+    println!("\nfailure rate per day (failures / tasks that reached QA):");
+    let max = dashboard.failure_rate.iter().map(|day| day.failures).max().unwrap_or(1).max(1) as f64;
+    for day in &dashboard.failure_rate {
+        let bar = "█".repeat(((day.failures as f64 / max) * BAR_WIDTH).round().max(1.0) as usize);
+        println!("{} {bar} {} / {} ({:.0}%)", day.day, day.failures, day.tasks, day.rate * 100.0);
+    }
+    println!("\ncategories:");
+    for category in &dashboard.categories {
+        let bar = "█".repeat((category.share * BAR_WIDTH).round().max(1.0) as usize);
+        println!("{:<20} {bar} {} ({:.0}%)", category.category, category.failures, category.share * 100.0);
+    }
+    println!("\ntop patterns:");
+    println!("{:>6} {:>5} {:>5}  name", "seen", "conf", "eff");
+    for pattern in &dashboard.top_patterns {
+        println!(
+            "{:>6} {:>5.2} {:>5.2}  {}",
+            pattern.occurrence_count, pattern.confidence, pattern.effectiveness, pattern.name
+        );
+    }
+    Ok(())
+}
+
+async fn promote(qa: &mut QaLearningServiceClient<Channel>, command: PromoteCommand) -> anyhow::Result<()> {
+    let review = |args: ReviewArgs| proto::ReviewPromotionRequest {
+        promotion_id: args.promotion_id,
+        actor: args.actor,
+        note: args.note,
+    };
+    let promotion = match command {
+        PromoteCommand::Candidates { project } => {
+            let request = proto::ListPromotionCandidatesRequest { project, limit: 0 };
+            let candidates = qa.list_promotion_candidates(request).await?.into_inner().candidates;
+            if candidates.is_empty() {
+                println!("no pattern qualifies yet");
+            }
+            for pattern in &candidates {
+                println!(
+                    "{}  eff {:.2}  conf {:.2}  {} tasks  {}",
+                    pattern.pattern_id, pattern.effectiveness, pattern.confidence, pattern.task_count, pattern.name
+                );
+            }
+            return Ok(());
+        }
+        PromoteCommand::List { project } => {
+            let request = proto::ListPromotionsRequest { project, ..Default::default() };
+            for promotion in qa.list_promotions(request).await?.into_inner().promotions {
+                print_promotion(&promotion, false);
+            }
+            return Ok(());
+        }
+        PromoteCommand::Propose { pattern_id, actor } => {
+            let request =
+                proto::ProposePromotionRequest { promotion_id: Uuid::now_v7().to_string(), pattern_id, actor };
+            let promotion = qa.propose_promotion(request).await?.into_inner();
+            print_promotion(&promotion, true);
+            return Ok(());
+        }
+        PromoteCommand::Approve(args) => qa.approve_promotion(review(args)).await?,
+        PromoteCommand::Reject(args) => {
+            if args.note.is_empty() {
+                bail!("--note is required: say why");
+            }
+            qa.reject_promotion(review(args)).await?
+        }
+        PromoteCommand::Rollback(args) => {
+            if args.note.is_empty() {
+                bail!("--note is required: say why");
+            }
+            qa.rollback_promotion(review(args)).await?
+        }
+    };
+    print_promotion(&promotion.into_inner(), false);
+    Ok(())
+}
+
+fn status_name(value: i32) -> String {
+    proto::PromotionStatus::try_from(value)
+        .map(|status| status.as_str_name().trim_start_matches("PROMOTION_STATUS_").to_lowercase())
+        .unwrap_or_default()
+}
+
+fn print_promotion(promotion: &proto::Promotion, with_markdown: bool) {
+    let status = status_name(promotion.status);
+    println!("promotion {} of pattern {}: {status}", promotion.promotion_id, promotion.pattern_id);
+    if !promotion.entry_id.is_empty() {
+        println!("  learning {}", promotion.entry_id);
+    }
+    for event in &promotion.history {
+        let status = status_name(event.status);
+        println!("  {} {status} by {} {}", convert::time(event.at.as_ref()), event.actor, event.note);
+    }
+    if with_markdown {
+        println!("\n{}", promotion.markdown);
+    }
+}
+
+fn or_dash(text: &str) -> &str {
+    if text.is_empty() { "-" } else { text }
+}
