@@ -10,7 +10,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use common::{histogram, latencies, millis, record};
+use common::{histogram, latencies, latency_row, millis, record};
 use futures_util::StreamExt as _;
 use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
@@ -229,21 +229,9 @@ async fn bench_resume(server: &TestServer) {
     };
     println!("\n## Resume with {total} actions in the table ({RESUME_RUNS} runs; the summary is the first event)\n");
     println!("| measure | p50 | p99 |\n|---|---:|---:|");
-    println!(
-        "| time to first event (the summary) | {:.2} ms | {:.2} ms |",
-        millis(&first_event, 0.5),
-        millis(&first_event, 0.99)
-    );
-    println!(
-        "| time to caught-up (summary + 20 actions) | {:.2} ms | {:.2} ms |",
-        millis(&caught_up, 0.5),
-        millis(&caught_up, 0.99)
-    );
-    println!(
-        "| baseline: last session's 20 actions in one SQL query | {:.2} ms | {:.2} ms |",
-        millis(&baseline, 0.5),
-        millis(&baseline, 0.99)
-    );
+    latency_row("time to first event (the summary)", &first_event);
+    latency_row("time to caught-up (summary + 20 actions)", &caught_up);
+    latency_row("baseline: last session's 20 actions in one SQL query", &baseline);
 }
 
 async fn bench_export(server: &TestServer) {

@@ -18,7 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{histogram, millis, record};
+use common::{histogram, latency_row, millis, record};
 use hdrhistogram::Histogram;
 use lore_proto::v1 as proto;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
@@ -263,7 +263,7 @@ async fn bench_search(server: &TestServer, corpus: &Corpus, embedder: &Arc<dyn E
             ("Search semantic", proto::SearchMode::Semantic),
         ] {
             let latencies = timed_searches(&mut client, &corpus.questions, mode).await;
-            println!("| {size} | {name} | {:.2} ms | {:.2} ms |", millis(&latencies, 0.5), millis(&latencies, 0.99));
+            latency_row(&format!("{size} | {name}"), &latencies);
         }
         let dimensions = embedder.dimensions();
         let knn: Vec<(String, Option<String>)> = query_vectors
@@ -278,11 +278,7 @@ async fn bench_search(server: &TestServer, corpus: &Corpus, embedder: &Arc<dyn E
             })
             .collect();
         let latencies = timed_sql(pool, &knn).await;
-        println!(
-            "| {size} | baseline: bare HNSW kNN (SQL, vector given) | {:.2} ms | {:.2} ms |",
-            millis(&latencies, 0.5),
-            millis(&latencies, 0.99)
-        );
+        latency_row(&format!("{size} | baseline: bare HNSW kNN (SQL, vector given)"), &latencies);
         let full_text: Vec<(String, Option<String>)> = corpus
             .questions
             .iter()
@@ -296,11 +292,7 @@ async fn bench_search(server: &TestServer, corpus: &Corpus, embedder: &Arc<dyn E
             })
             .collect();
         let latencies = timed_sql(pool, &full_text).await;
-        println!(
-            "| {size} | baseline: bare full text, words OR-ed, ts_rank (SQL) | {:.2} ms | {:.2} ms |",
-            millis(&latencies, 0.5),
-            millis(&latencies, 0.99)
-        );
+        latency_row(&format!("{size} | baseline: bare full text, words OR-ed, ts_rank (SQL)"), &latencies);
     }
 }
 

@@ -2,6 +2,7 @@
 //! stack on a port of its own, over a fresh migrated database.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -12,7 +13,8 @@ use crate::embedded_postgres::TestDatabase;
 use crate::grpc::{self, Services};
 
 pub struct TestServer {
-    pub database: TestDatabase,
+    /// Shared with the server's siblings.
+    pub database: Arc<TestDatabase>,
     pub addr: SocketAddr,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
@@ -26,11 +28,22 @@ impl TestServer {
 
     /// A relative default cache directory is the harness's (the model and
     /// PostgreSQL live there), whatever directory the test runs in.
-    pub async fn start_with(mut config: Config) -> Self {
+    pub async fn start_with(config: Config) -> Self {
+        let database = TestDatabase::new().await.expect("test database");
+        Self::serve(config, Arc::new(database)).await
+    }
+
+    /// A second server over this one's database, as another replica of a
+    /// deployment would be: what one server keeps in memory, the other
+    /// does not see.
+    pub async fn sibling(&self, config: Config) -> Self {
+        Self::serve(config, Arc::clone(&self.database)).await
+    }
+
+    async fn serve(mut config: Config, database: Arc<TestDatabase>) -> Self {
         if config.cache_dir == Config::default().cache_dir {
             config.cache_dir = crate::embedded_postgres::default_cache_dir();
         }
-        let database = TestDatabase::new().await.expect("test database");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("local addr");
         // Sized like the real server's pool, not the harness's small one.

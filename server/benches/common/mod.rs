@@ -16,6 +16,11 @@ pub fn millis(histogram: &Histogram<u64>, quantile: f64) -> f64 {
     histogram.value_at_quantile(quantile) as f64 / 1000.0
 }
 
+/// One markdown table row: the leading cells, then p50 and p99.
+pub fn latency_row(cells: &str, histogram: &Histogram<u64>) {
+    println!("| {cells} | {:.2} ms | {:.2} ms |", millis(histogram, 0.5), millis(histogram, 0.99));
+}
+
 /// Records how long `begin` was ago.
 pub fn record(histogram: &mut Histogram<u64>, begin: Instant) {
     histogram.record(begin.elapsed().as_micros() as u64).expect("in range");

@@ -6,7 +6,8 @@ use uuid::Uuid;
 use super::QaLearning;
 use super::category;
 use super::grouping::{Match, best_match};
-use super::model::{CaptureOutcome, NewFailure, PatternLink, PatternStatus};
+use super::model::{CaptureOutcome, NewFailure, PatternLink};
+use super::routes::CheckedOutRoute;
 use super::template::{Template, WILDCARD};
 use crate::Error;
 use crate::scope::ProjectScope;
@@ -37,18 +38,23 @@ impl QaLearning {
             transaction.rollback().await?;
             return self.replayed(scope, failure.failure_id).await;
         }
-        let mut routes: Vec<String> =
-            templates.iter().map(|template| route_key(&failure.project, &category, template)).collect();
-        routes.sort();
-        routes.dedup();
-        store::lock_routes(&mut transaction, &routes).await?;
+        let mut route_names: Vec<String> = templates.iter().map(Template::route).collect();
+        route_names.sort();
+        route_names.dedup();
+        let route_keys: Vec<String> =
+            route_names.iter().map(|route| route_key(&failure.project, &category, route)).collect();
+        store::lock_routes(&mut transaction, &route_keys).await?;
+        let mut routes = self.routes.check_out(&mut transaction, &failure.project, &category, &route_names).await?;
 
         let mut links = Vec::with_capacity(messages.len());
         for (index, (message, template)) in messages.iter().zip(&templates).enumerate() {
-            let link = self.link(&mut transaction, &failure, &category, index, message, template).await?;
+            let route = routes.route(&template.route());
+            let link = self.link(&mut transaction, &failure, &category, route, (index, message, template)).await?;
             links.push(link);
         }
+        self.routes.settle(&mut transaction, &mut routes).await?;
         transaction.commit().await?;
+        self.routes.keep(routes);
         Ok(CaptureOutcome {
             failure_id: failure.failure_id,
             duplicate: false,
@@ -88,9 +94,8 @@ impl QaLearning {
         transaction: &mut sqlx::PgConnection,
         failure: &NewFailure,
         category: &str,
-        message_index: usize,
-        message: &str,
-        template: &Template,
+        route: &mut CheckedOutRoute,
+        (message_index, message, template): (usize, &str, &Template),
     ) -> Result<PatternLink, Error> {
         let config = &self.config;
         let counting = Counting {
@@ -106,11 +111,9 @@ impl QaLearning {
                 let reason = with_note("split rule", &note);
                 (target, None, 1.0, reason)
             } else {
-                let candidates =
-                    store::route_candidates(transaction, &failure.project, category, &template.route()).await?;
                 let found = best_match(
                     template,
-                    candidates.iter().map(|candidate| (candidate, &candidate.template)),
+                    route.candidates().iter().map(|candidate| (candidate, &candidate.template)),
                     config.similarity_threshold,
                 );
                 match found {
@@ -129,6 +132,7 @@ impl QaLearning {
                             config.warn_min_occurrences,
                         )
                         .await?;
+                        route.added(pattern_id, template.clone());
                         return Ok(link(pattern_id, name, &text, 1.0, true, REASON_NEW, message));
                     }
                 }
@@ -136,6 +140,9 @@ impl QaLearning {
         let name =
             store::join_pattern(transaction, pattern_id, widened.as_ref(), &sighting(similarity, &reason), &counting)
                 .await?;
+        if let Some(widened) = &widened {
+            route.widened(pattern_id, widened);
+        }
         store::failed_despite_warning(transaction, failure, pattern_id, config.failure_decay, config.min_confidence)
             .await?;
         Ok(link(pattern_id, name, &text, similarity, false, &reason, message))
@@ -151,11 +158,11 @@ fn joined(
     similarity: f64,
     threshold: f64,
 ) -> (Uuid, Option<Template>, f64, String) {
-    match (candidate.status, candidate.merged_into) {
-        (PatternStatus::Merged, Some(survivor)) => {
+    match candidate.merged_into {
+        Some(survivor) => {
             (survivor, None, similarity, format!("merged into {survivor} (matched {})", candidate.pattern_id))
         }
-        _ => {
+        None => {
             let widened = candidate.template.generalize(template);
             let reason = if candidate.template == *template {
                 REASON_EXACT.to_owned()
@@ -193,8 +200,8 @@ fn with_note(rule: &str, note: &str) -> String {
 }
 
 /// The advisory lock key of a route (see `store::qa::lock_routes`).
-fn route_key(project: &str, category: &str, template: &Template) -> String {
-    format!("{project}\u{1f}{category}\u{1f}{}", template.route())
+fn route_key(project: &str, category: &str, route: &str) -> String {
+    format!("{project}\u{1f}{category}\u{1f}{route}")
 }
 
 /// A readable first name: the category and the template's words, which

@@ -18,6 +18,7 @@ pub mod grouping;
 pub mod model;
 pub mod patterns;
 pub mod promotion;
+pub mod routes;
 pub mod template;
 pub mod warnings;
 
@@ -127,11 +128,19 @@ pub struct QaLearning {
     sanitizer: lore_sanitize::Sanitizer,
     config: QaConfig,
     rules: category::RuleCache,
+    routes: routes::RouteCache,
 }
 
 impl QaLearning {
     pub fn new(pool: PgPool, knowledge: KnowledgeBase, sanitizer: lore_sanitize::Sanitizer, config: QaConfig) -> Self {
-        Self { pool, knowledge, sanitizer, config, rules: category::RuleCache::default() }
+        Self {
+            pool,
+            knowledge,
+            sanitizer,
+            config,
+            rules: category::RuleCache::default(),
+            routes: routes::RouteCache::default(),
+        }
     }
 
     pub fn config(&self) -> &QaConfig {

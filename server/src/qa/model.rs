@@ -238,6 +238,7 @@ pub enum WarningOutcome {
     Prevented,
     FailedAnyway,
     NotApplicable,
+    TaskIncomplete,
 }
 
 impl StoredName for WarningOutcome {}

@@ -14,17 +14,15 @@ use super::files;
 use super::model::{Pattern, PatternStanding, Warning, WarningOutcome, WarningRequest};
 use crate::Error;
 use crate::scope::ProjectScope;
-use crate::store::qa_feedback::{self as store, NewDelivery, OutcomeEffect, WarningCandidate, WarningSignals};
+use crate::store::qa_feedback::{
+    self as store, NewDelivery, OutcomeEffect, RelevanceWeights, WarningCandidate, WarningSignals,
+};
 
-/// Candidates read per call before ranking.
-const MAX_CANDIDATES: i64 = 200;
 /// Words of the task used for the text signal.
 const MAX_WORDS: usize = 24;
-/// Weights of the relevance signals; they add up to 1.
-const FILE_WEIGHT: f64 = 0.45;
-const SIMILAR_TASK_WEIGHT: f64 = 0.25;
-const CATEGORY_WEIGHT: f64 = 0.15;
-const TEXT_WEIGHT: f64 = 0.15;
+/// Files weigh most: a pattern learned from the very folders and kinds of
+/// file a task touches is the likeliest to recur in it.
+const WEIGHTS: RelevanceWeights = RelevanceWeights { files: 0.45, similar_task: 0.25, category: 0.15, words: 0.15 };
 
 /// What GetWarnings answers.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,12 +48,11 @@ impl QaLearning {
             words: &words,
             min_occurrences: self.config.warn_min_occurrences,
             min_confidence: self.config.warn_min_confidence,
+            weights: &WEIGHTS,
         };
-        let candidates = store::warning_candidates(&self.pool, scope, &signals, MAX_CANDIDATES).await?;
-        let most_frequent = candidates.iter().map(|candidate| candidate.pattern.occurrence_count).max().unwrap_or(1);
-        let mut ranked: Vec<Warning> = candidates.iter().map(|candidate| warning(candidate, most_frequent)).collect();
+        let candidates = store::warning_candidates(&self.pool, scope, &signals, request.limit as i64).await?;
+        let mut ranked: Vec<Warning> = candidates.iter().map(warning).collect();
         ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.pattern_id.cmp(&b.pattern_id)));
-        ranked.truncate(request.limit);
 
         let held_out = held_out(&request.project, &task.task_id, self.config.holdout_fraction);
         let deliveries: Vec<NewDelivery> = ranked
@@ -114,26 +111,21 @@ impl QaLearning {
     }
 }
 
-fn warning(candidate: &WarningCandidate, most_frequent: i64) -> Warning {
+fn warning(candidate: &WarningCandidate) -> Warning {
     let pattern = &candidate.pattern;
-    let text_signal = (candidate.text_rank * 10.0).min(1.0);
-    let relevance = (FILE_WEIGHT * candidate.file_share
-        + SIMILAR_TASK_WEIGHT * candidate.task_similarity
-        + CATEGORY_WEIGHT * f64::from(u8::from(candidate.same_category))
-        + TEXT_WEIGHT * text_signal)
-        .clamp(0.0, 1.0);
-    let frequency = normalized_frequency(pattern.occurrence_count, most_frequent);
+    let relevance = candidate.relevance.clamp(0.0, 1.0);
+    let frequency = normalized_frequency(pattern.occurrence_count, candidate.most_frequent);
     let mut reasons = Vec::new();
     if !candidate.matching_globs.is_empty() {
         reasons.push(format!("files match {}", candidate.matching_globs.join(", ")));
     }
-    if let Some(title) = candidate.similar_task.as_deref().filter(|_| candidate.task_similarity > 0.0) {
-        reasons.push(format!("similar past task \"{title}\" ({:.2})", candidate.task_similarity));
+    if let Some(title) = &candidate.similar_task {
+        reasons.push(format!("similar past task \"{title}\" ({:.0}% of the words)", candidate.task_similarity * 100.0));
     }
     if candidate.same_category {
         reasons.push("same task category".to_owned());
     }
-    if text_signal > 0.0 {
+    if candidate.text_match > 0.0 {
         reasons.push("words in common".to_owned());
     }
     Warning {

@@ -1,6 +1,8 @@
 //! QA failures, the rule table, patterns and their occurrences, grouping
 //! corrections and fix attempts.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, PgPool, Row as _};
@@ -20,15 +22,34 @@ pub(crate) const PATTERN_COLUMNS: &str = "p.pattern_id, p.project, p.category, p
      p.task_count, p.confidence, p.prevented_count, p.failed_anyway_count, p.warnings_delivered, p.first_seen_at, \
      p.last_seen_at";
 
-/// The distinct values of `column || $new`, first-seen order, at most 20:
-/// how a pattern learns file globs and task categories.
-fn union_sql(column: &str, bind: &str) -> String {
-    format!(
-        "(SELECT coalesce(array_agg(value ORDER BY position), '{{}}') FROM (
-             SELECT value, min(position) AS position FROM unnest({column} || {bind}::text[])
-                 WITH ORDINALITY AS t(value, position)
-             WHERE value <> '' GROUP BY value ORDER BY min(position) LIMIT 20) AS kept)"
-    )
+/// What a pattern learns from the failures that join it, with how many
+/// distinct values it keeps (the first seen): the globs of their files, the
+/// categories and titles of their tasks, and the English stems of those
+/// titles, which "similar past tasks" are matched on.
+const LEARNED: [(&str, usize); 4] =
+    [("file_globs", 20), ("task_categories", 20), ("task_titles", 20), ("task_words", 200)];
+
+/// `column = <its values followed by the new ones, distinct, capped>` for
+/// every learned column; `new_values` gives the SQL of a column's new values.
+fn learned_sql(alias: &str, new_values: impl Fn(&str) -> String) -> String {
+    let assignments: Vec<String> = LEARNED
+        .iter()
+        .map(|(column, limit)| {
+            format!(
+                "{column} = (SELECT coalesce(array_agg(value ORDER BY position), '{{}}') FROM (
+                     SELECT value, min(position) AS position FROM unnest({alias}{column} || ({new})::text[])
+                         WITH ORDINALITY AS t(value, position)
+                     WHERE value <> '' GROUP BY value ORDER BY min(position) LIMIT {limit}) AS kept)",
+                new = new_values(column)
+            )
+        })
+        .collect();
+    assignments.join(",\n")
+}
+
+/// The English stems of a task title, as warnings match them.
+pub(crate) fn title_words_sql(title: &str) -> String {
+    format!("tsvector_to_array(to_tsvector('english', {title}))")
 }
 
 pub(crate) fn pattern_from_row(row: &PgRow) -> Result<Pattern, sqlx::Error> {
@@ -226,7 +247,7 @@ pub async fn lock_routes(connection: &mut PgConnection, keys: &[String]) -> Resu
 pub struct RouteCandidate {
     pub pattern_id: Uuid,
     pub template: Template,
-    pub status: PatternStatus,
+    /// Set when the pattern was merged: its messages go to the survivor.
     pub merged_into: Option<Uuid>,
 }
 
@@ -238,7 +259,7 @@ pub async fn route_candidates(
     route: &str,
 ) -> Result<Vec<RouteCandidate>, Error> {
     let rows = sqlx::query(
-        "SELECT pattern_id, template_tokens, status, merged_into FROM qa_patterns
+        "SELECT pattern_id, template_tokens, merged_into FROM qa_patterns
          WHERE project = $1 AND category = $2 AND route = $3",
     )
     .bind(project)
@@ -248,16 +269,36 @@ pub async fn route_candidates(
     .await?;
     rows.iter()
         .map(|row| {
-            let status: String = row.try_get("status")?;
             Ok(RouteCandidate {
                 pattern_id: row.try_get("pattern_id")?,
                 template: Template::from_tokens(row.try_get("template_tokens")?),
-                status: parse("status", &status)?,
                 merged_into: row.try_get("merged_into")?,
             })
         })
         .collect::<Result<_, sqlx::Error>>()
         .map_err(Error::from)
+}
+
+/// The generations of routes (0 for a route that never held a pattern),
+/// bumped by a trigger on every change of their patterns that grouping
+/// reads (see migration 0012).
+pub async fn route_generations(
+    connection: &mut PgConnection,
+    project: &str,
+    category: &str,
+    routes: &[String],
+) -> Result<HashMap<String, i64>, Error> {
+    let rows: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT route, generation FROM qa_routes WHERE project = $1 AND category = $2 AND route = ANY($3)",
+    )
+    .bind(project)
+    .bind(category)
+    .bind(routes)
+    .fetch_all(connection)
+    .await?;
+    let mut generations: HashMap<String, i64> = routes.iter().map(|route| (route.clone(), 0)).collect();
+    generations.extend(rows);
+    Ok(generations)
 }
 
 /// The pattern a split sent this template to (the latest split), if any.
@@ -307,13 +348,14 @@ pub async fn insert_pattern(
 ) -> Result<Uuid, Error> {
     let pattern_id = Uuid::now_v7();
     let failure = sighting.failure;
-    sqlx::query(
+    sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO qa_patterns (pattern_id, project, category, name, template, template_tokens, route,
-             file_globs, task_categories, status, occurrence_count, task_count, confidence,
-             first_seen_at, last_seen_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $10 <= 1 THEN 'active' ELSE 'candidate' END,
-                 1, 1, $11, $12, $12)",
-    )
+             file_globs, task_categories, task_titles, task_words, status, occurrence_count, task_count,
+             confidence, first_seen_at, last_seen_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, array_remove(ARRAY[$13::text], ''), {words},
+                 CASE WHEN $10 <= 1 THEN 'active' ELSE 'candidate' END, 1, 1, $11, $12, $12)",
+        words = title_words_sql("$13"),
+    )))
     .bind(pattern_id)
     .bind(&failure.project)
     .bind(category)
@@ -326,6 +368,7 @@ pub async fn insert_pattern(
     .bind(activate_at)
     .bind(confidence)
     .bind(failure.occurred_at)
+    .bind(&failure.task.title)
     .execute(&mut *connection)
     .await?;
     insert_occurrence(connection, pattern_id, sighting).await?;
@@ -347,8 +390,12 @@ pub async fn join_pattern(
     counting: &Counting,
 ) -> Result<String, Error> {
     let failure = sighting.failure;
-    let globs = union_sql("file_globs", "$6");
-    let categories = union_sql("task_categories", "$7");
+    let learned = learned_sql("", |column| match column {
+        "file_globs" => "$6".to_owned(),
+        "task_categories" => "$7".to_owned(),
+        "task_titles" => "ARRAY[$11::text]".to_owned(),
+        _ => title_words_sql("$11"),
+    });
     let row = sqlx::query(sqlx::AssertSqlSafe(format!(
         "WITH seen AS (
              SELECT EXISTS (SELECT 1 FROM qa_pattern_occurrences WHERE pattern_id = $1 AND task_id = $2) AS seen
@@ -360,8 +407,7 @@ pub async fn join_pattern(
              task_count = task_count + CASE WHEN seen.seen THEN 0 ELSE 1 END,
              confidence = CASE WHEN seen.seen THEN confidence ELSE least($8, greatest(confidence, confidence + $5)) END,
              status = CASE WHEN status = 'candidate' AND occurrence_count + 1 >= $9 THEN 'active' ELSE status END,
-             file_globs = {globs},
-             task_categories = {categories},
+             {learned},
              first_seen_at = least(first_seen_at, $10),
              last_seen_at = greatest(last_seen_at, $10),
              updated_at = now()
@@ -379,6 +425,7 @@ pub async fn join_pattern(
     .bind(counting.max_confidence)
     .bind(counting.activate_at)
     .bind(failure.occurred_at)
+    .bind(&failure.task.title)
     .fetch_one(&mut *connection)
     .await?;
     insert_occurrence(connection, pattern_id, sighting).await?;
@@ -649,7 +696,7 @@ pub async fn merge_patterns(
              UPDATE qa_patterns SET status = 'merged', merged_into = $1, updated_at = now()
              WHERE pattern_id = ANY($2)
              RETURNING occurrence_count, prevented_count, failed_anyway_count, warnings_delivered, file_globs,
-                       task_categories, first_seen_at, last_seen_at
+                       task_categories, task_titles, task_words, first_seen_at, last_seen_at
          ), redirected AS (
              UPDATE qa_patterns SET merged_into = $1, updated_at = now() WHERE merged_into = ANY($2)
          )
@@ -661,22 +708,16 @@ pub async fn merge_patterns(
              task_count = (SELECT count(DISTINCT task_id) FROM (
                  SELECT task_id FROM qa_pattern_occurrences WHERE pattern_id = $1
                  UNION ALL SELECT task_id FROM moved) AS tasks),
-             file_globs = {globs},
-             task_categories = {categories},
+             {learned},
              first_seen_at = least(p.first_seen_at, (SELECT min(first_seen_at) FROM sources)),
              last_seen_at = greatest(p.last_seen_at, (SELECT max(last_seen_at) FROM sources)),
              status = CASE WHEN p.status = 'candidate' THEN 'active' ELSE p.status END,
              updated_at = now()
          WHERE p.pattern_id = $1
          RETURNING {PATTERN_COLUMNS}",
-        globs = union_sql(
-            "p.file_globs",
-            "(SELECT coalesce(array_agg(g), '{}') FROM sources, unnest(sources.file_globs) g)"
-        ),
-        categories = union_sql(
-            "p.task_categories",
-            "(SELECT coalesce(array_agg(c), '{}') FROM sources, unnest(sources.task_categories) c)"
-        ),
+        learned = learned_sql("p.", |column| format!(
+            "SELECT coalesce(array_agg(value), '{{}}') FROM sources, unnest(sources.{column}) AS value"
+        )),
     )))
     .bind(into)
     .bind(sources)
@@ -766,10 +807,10 @@ pub async fn split_pattern(connection: &mut PgConnection, split: &SplitRows<'_>)
     let original = split.original;
     sqlx::query(
         "INSERT INTO qa_patterns (pattern_id, project, category, name, description, common_cause, recommended_fix,
-             template, template_tokens, route, file_globs, task_categories, status, occurrence_count, task_count,
-             confidence, first_seen_at, last_seen_at)
-         SELECT $1, project, category, $2, '', '', '', $3, $4, $5, file_globs, task_categories, 'active', 0, 0,
-                confidence, now(), now()
+             template, template_tokens, route, file_globs, task_categories, task_titles, task_words, status,
+             occurrence_count, task_count, confidence, first_seen_at, last_seen_at)
+         SELECT $1, project, category, $2, '', '', '', $3, $4, $5, file_globs, task_categories, task_titles,
+                task_words, 'active', 0, 0, confidence, now(), now()
          FROM qa_patterns WHERE pattern_id = $6",
     )
     .bind(split.split_id)

@@ -7,7 +7,7 @@ use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
 use super::knowledge::parse;
-use super::qa::{PATTERN_COLUMNS, pattern_from_row};
+use super::qa::{PATTERN_COLUMNS, pattern_from_row, title_words_sql};
 use crate::Error;
 use crate::actions::model::StoredName as _;
 use crate::qa::PromotionThresholds;
@@ -27,58 +27,94 @@ pub struct WarningSignals<'a> {
     pub words: &'a str,
     pub min_occurrences: i64,
     pub min_confidence: f64,
+    pub weights: &'a RelevanceWeights,
+}
+
+/// How much each signal adds to a pattern's relevance to a task; they add
+/// up to 1.
+pub struct RelevanceWeights {
+    pub files: f64,
+    pub similar_task: f64,
+    pub category: f64,
+    pub words: f64,
 }
 
 /// A pattern that may be warned about, with how it matched the task.
 pub struct WarningCandidate {
     pub pattern: Pattern,
-    pub file_share: f64,
+    /// 0..=1: the weighted sum of the signals below.
+    pub relevance: f64,
     pub matching_globs: Vec<String>,
     pub same_category: bool,
+    /// Share of the task title's words seen in the titles of the pattern's
+    /// tasks, and the closest of those titles.
     pub task_similarity: f64,
     pub similar_task: Option<String>,
-    pub text_rank: f64,
+    /// 0..=1 from the full-text rank of the task's words in the pattern.
+    pub text_match: f64,
+    /// The highest occurrence count among all the matching patterns.
+    pub most_frequent: i64,
 }
 
-/// Candidates come from each signal's index (globs, task categories,
-/// trigram-similar past task titles, words), so the work follows the
-/// matches, not the number of patterns.
+/// Each signal reads its own index (file globs, task categories, past task
+/// title words, pattern words) with the floors applied, so the work follows
+/// the matches; relevance x confidence x ln(1 + occurrences) ranks them in
+/// the database and only the top `limit` are read whole.
 pub async fn warning_candidates(
     pool: &PgPool,
     scope: &ProjectScope,
     signals: &WarningSignals<'_>,
     limit: i64,
 ) -> Result<Vec<WarningCandidate>, Error> {
+    const LIVE: &str = "project = $1 AND ($6::text[] IS NULL OR project = ANY($6)) AND status IN ('active', 'promoted')
+                        AND occurrence_count >= $7 AND confidence >= $8";
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "WITH similar_tasks AS (
-             SELECT o.pattern_id, max(similarity(f.task_title, $4)) AS sim,
-                    (array_agg(f.task_title ORDER BY similarity(f.task_title, $4) DESC))[1] AS title
-             FROM (SELECT failure_id, task_title FROM qa_failures
-                   WHERE project = $1 AND $4 <> '' AND task_title % $4 LIMIT 200) AS f
-             JOIN qa_pattern_occurrences o ON o.failure_id = f.failure_id
-             GROUP BY o.pattern_id
-         ), words AS (
-             SELECT pattern_id, ts_rank(search_vector, query) AS rank
+        "-- The title is stemmed once, not once per pattern compared.
+         WITH task AS MATERIALIZED (SELECT {title_words} AS words),
+         signals AS (
+             SELECT pattern_id, confidence, occurrence_count, warn_weight,
+                    cardinality(ARRAY(SELECT unnest(file_globs) INTERSECT SELECT unnest($2::text[])))::float8
+                        / greatest(cardinality($2::text[]), 1) AS files,
+                    {same_category} AS category, 0::float8 AS similar_task, 0::float8 AS words
+             FROM qa_patterns WHERE file_globs && $2 AND {LIVE}
+             UNION ALL
+             SELECT pattern_id, confidence, occurrence_count, warn_weight, 0, {same_category},
+                    cardinality(ARRAY(SELECT unnest(task_words) INTERSECT SELECT unnest(task.words)))::float8
+                        / greatest(cardinality(task.words), 1),
+                    0
+             FROM qa_patterns, task WHERE cardinality(task.words) > 0 AND task_words && task.words AND {LIVE}
+             UNION ALL
+             SELECT pattern_id, confidence, occurrence_count, warn_weight, 0, {same_category}, 0,
+                    least(1, 10 * ts_rank(search_vector, query))
              FROM qa_patterns, to_tsquery('simple', $5) AS query
-             WHERE $5 <> '' AND project = $1 AND search_vector @@ query
-         ), candidates AS (
-             SELECT pattern_id FROM qa_patterns WHERE project = $1 AND file_globs && $2
-             UNION SELECT pattern_id FROM qa_patterns
-                   WHERE $3 <> '' AND project = $1 AND task_categories @> ARRAY[$3]
-             UNION SELECT pattern_id FROM similar_tasks
-             UNION SELECT pattern_id FROM words
+             WHERE $5 <> '' AND search_vector @@ query AND {LIVE}
+             UNION ALL
+             -- Sharing only the category, patterns rank by their weight
+             -- alone: only the first few can make the top N.
+             (SELECT pattern_id, confidence, occurrence_count, warn_weight, 0, 1, 0, 0
+              FROM qa_patterns WHERE $3 <> '' AND task_categories @> ARRAY[$3] AND {LIVE}
+              ORDER BY warn_weight DESC, pattern_id LIMIT $9)
+         ), scored AS (
+             SELECT pattern_id, max(files) AS files, max(category) AS category,
+                    max(similar_task) AS similar_task, max(words) AS words,
+                    least(1, $10 * max(files) + $11 * max(similar_task) + $12 * max(category) + $13 * max(words))
+                        AS relevance,
+                    max(confidence) AS confidence, max(occurrence_count) AS occurrence_count,
+                    max(warn_weight) AS warn_weight
+             FROM signals GROUP BY pattern_id
+         ), ranked AS (
+             SELECT *, max(occurrence_count) OVER () AS most_frequent FROM scored
+             ORDER BY relevance * warn_weight DESC, pattern_id
+             LIMIT $9
          )
-         SELECT {PATTERN_COLUMNS},
+         SELECT {PATTERN_COLUMNS}, r.relevance, r.category = 1 AS same_category, r.similar_task, r.words,
+                r.most_frequent,
                 ARRAY(SELECT unnest(p.file_globs) INTERSECT SELECT unnest($2::text[])) AS matching_globs,
-                ($3 <> '' AND p.task_categories @> ARRAY[$3]) AS same_category,
-                coalesce(s.sim, 0)::float8 AS task_similarity, s.title AS similar_task,
-                coalesce(w.rank, 0)::float8 AS text_rank
-         FROM candidates c JOIN qa_patterns p USING (pattern_id)
-         LEFT JOIN similar_tasks s USING (pattern_id) LEFT JOIN words w USING (pattern_id)
-         WHERE ($6::text[] IS NULL OR p.project = ANY($6)) AND p.status IN ('active', 'promoted')
-           AND p.occurrence_count >= $7 AND p.confidence >= $8
-         ORDER BY p.occurrence_count * p.confidence DESC
-         LIMIT $9"
+                (SELECT title FROM unnest(p.task_titles) AS title
+                 ORDER BY similarity(title, $4) DESC LIMIT 1) AS similar_title
+         FROM ranked r JOIN qa_patterns p USING (pattern_id)",
+        title_words = title_words_sql("$4"),
+        same_category = "($3 <> '' AND task_categories @> ARRAY[$3])::int::float8",
     )))
     .bind(signals.project)
     .bind(signals.file_globs)
@@ -89,20 +125,28 @@ pub async fn warning_candidates(
     .bind(signals.min_occurrences)
     .bind(signals.min_confidence)
     .bind(limit)
+    .bind(signals.weights.files)
+    .bind(signals.weights.similar_task)
+    .bind(signals.weights.category)
+    .bind(signals.weights.words)
+    // Planned for each task: which signal is cheap to read first depends
+    // on how common its category and words are, and a generic plan (which
+    // a prepared statement switches to) guessed wrong by 2x.
+    .persistent(false)
     .fetch_all(pool)
     .await?;
-    let file_count = signals.file_globs.len().max(1) as f64;
     rows.iter()
         .map(|row| {
-            let matching_globs: Vec<String> = row.try_get("matching_globs")?;
+            let task_similarity: f64 = row.try_get("similar_task")?;
             Ok(WarningCandidate {
                 pattern: pattern_from_row(row)?,
-                file_share: matching_globs.len() as f64 / file_count,
-                matching_globs,
+                relevance: row.try_get("relevance")?,
+                matching_globs: row.try_get("matching_globs")?,
                 same_category: row.try_get("same_category")?,
-                task_similarity: row.try_get("task_similarity")?,
-                similar_task: row.try_get("similar_task")?,
-                text_rank: row.try_get("text_rank")?,
+                task_similarity,
+                similar_task: if task_similarity > 0.0 { row.try_get("similar_title")? } else { None },
+                text_match: row.try_get("words")?,
+                most_frequent: row.try_get("most_frequent")?,
             })
         })
         .collect::<Result<_, sqlx::Error>>()
@@ -576,7 +620,7 @@ pub async fn dashboard(pool: &PgPool, scope: &ProjectScope, query: &DashboardQue
         "SELECT count(*) FILTER (WHERE NOT d.held_out) AS delivered,
                 count(*) FILTER (WHERE NOT d.held_out AND d.outcome = 'prevented') AS prevented,
                 count(*) FILTER (WHERE NOT d.held_out AND d.outcome = 'failed_anyway') AS failed_anyway,
-                count(*) FILTER (WHERE NOT d.held_out AND d.outcome IS NOT NULL AND d.outcome <> 'not_applicable')
+                count(*) FILTER (WHERE NOT d.held_out AND d.outcome IN ('prevented', 'failed_anyway'))
                     AS shown_judged,
                 count(*) FILTER (WHERE d.held_out) AS held_out,
                 count(*) FILTER (WHERE d.held_out AND d.outcome = 'failed_anyway') AS held_out_failed

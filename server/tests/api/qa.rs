@@ -187,6 +187,7 @@ async fn the_whole_loop_from_failure_to_published_learning() {
         let warning = warnings.warnings.first().expect("a warning for a schema task");
         assert_eq!(warning.pattern_id, pattern_id);
         assert!(warning.reason.contains("files match schema/*.ts"), "{}", warning.reason);
+        assert!(warning.reason.contains("similar past task \"Add a table\" (67% of the words)"), "{}", warning.reason);
         assert!(warning.text.contains("How to avoid: Check the row exists"), "{}", warning.text);
         assert!(warning.text.contains("Seen 5 times in 5 tasks"), "{}", warning.text);
         deliveries.push(warning.delivery_id.clone());
@@ -224,6 +225,29 @@ async fn the_whole_loop_from_failure_to_published_learning() {
     assert_eq!(retried.patterns[0].confidence, standing.confidence);
     let stored = pattern(&mut qa, &pattern_id).await.pattern.unwrap();
     assert_eq!(stored.warnings_delivered, 5);
+
+    // A task that ended before QA could tell is recorded and judges nothing.
+    let unfinished = qa
+        .get_warnings(proto::GetWarningsRequest {
+            project: "lore".into(),
+            task: Some(task("T-11", "Add refunds table", &["schema/refunds.ts"])),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let incomplete = qa
+        .record_outcome(proto::RecordOutcomeRequest {
+            delivery_ids: vec![unfinished.warnings[0].delivery_id.clone()],
+            outcome: proto::WarningOutcome::TaskIncomplete.into(),
+            note: "agent stopped".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(incomplete.updated, 1);
+    assert_eq!(incomplete.patterns[0].confidence, standing.confidence);
+    assert_eq!(incomplete.patterns[0].effectiveness, 1.0);
 
     // Over the thresholds: a candidate, proposed, approved and published.
     let candidates = qa
@@ -315,12 +339,12 @@ async fn the_whole_loop_from_failure_to_published_learning() {
     assert_eq!(dashboard.resolved, 1);
     assert_eq!(dashboard.mean_attempts_to_pass, 2.0);
     assert_eq!(dashboard.prevention_effectiveness, 1.0);
-    assert_eq!(dashboard.warnings_delivered, 5);
+    assert_eq!(dashboard.warnings_delivered, 6);
     assert_eq!(dashboard.top_patterns[0].pattern_id, pattern_id);
     assert_eq!(dashboard.categories[0].category, "test_failure");
     let today = dashboard.failure_rate.last().unwrap();
     assert_eq!(today.failures, 5);
-    assert_eq!(today.tasks, 10, "5 tasks failed, 5 others were warned: {today:?}");
+    assert_eq!(today.tasks, 11, "5 tasks failed, 6 others were warned: {today:?}");
 }
 
 #[tokio::test]
@@ -377,6 +401,57 @@ async fn a_failure_after_a_warning_counts_against_it_once() {
         .into_inner();
     assert_eq!(late.updated, 0);
     assert_eq!(late.patterns[0].confidence, stored.confidence);
+}
+
+/// Each server keeps the patterns of the routes it has grouped in memory;
+/// what another replica changed in the meantime (a new pattern, a widened
+/// template, a merge) must still decide the grouping.
+#[tokio::test]
+async fn replicas_group_alike_whatever_each_one_saw_before() {
+    let first = TestServer::start().await;
+    let second = first.sibling(Config::default()).await;
+    let (mut one, mut other) = (client(&first).await, client(&second).await);
+    // Seven tokens, one route: two differing words keep patterns apart,
+    // one joins (6/7 >= 0.85).
+    let mismatch = |words: &str| format!("error TS2322: Type mismatch in {words}");
+    let link = |response: proto::CaptureFailureResponse| response.links[0].clone();
+    let mut tasks = 0;
+    let mut failure = |words: &str| {
+        tasks += 1;
+        failure(task(&format!("T-{tasks}"), "", &[]), "tsc", &[&mismatch(words)], &[])
+    };
+
+    let users = link(capture(&mut one, failure("users module")).await);
+    let billing = link(capture(&mut other, failure("billing ledger")).await);
+    assert!(users.new_pattern && billing.new_pattern);
+    assert_ne!(users.pattern_id, billing.pattern_id);
+
+    // The other replica's pattern, which the first has not seen.
+    let again = link(capture(&mut one, failure("billing ledger")).await);
+    assert_eq!((again.pattern_id.as_str(), again.new_pattern), (billing.pattern_id.as_str(), false));
+
+    // The other replica widens it; the first compares with the widened
+    // template (a perfect fit), not the one it read before (6 of 7).
+    let widened = link(capture(&mut other, failure("billing ledgers")).await);
+    assert_eq!(widened.pattern_id, billing.pattern_id);
+    let journal = link(capture(&mut one, failure("billing journal")).await);
+    assert_eq!(journal.pattern_id, billing.pattern_id);
+    assert_eq!(journal.similarity, 1.0, "{}", journal.reason);
+
+    // The other replica merges; the first sends the merged pattern's
+    // messages to the survivor.
+    other
+        .merge_patterns(proto::MergePatternsRequest {
+            into_pattern_id: billing.pattern_id.clone(),
+            pattern_ids: vec![users.pattern_id.clone()],
+            reason: "one type mismatch".into(),
+        })
+        .await
+        .unwrap();
+    let merged = link(capture(&mut one, failure("users module")).await);
+    assert_eq!(merged.pattern_id, billing.pattern_id);
+    assert!(merged.reason.starts_with("merged into"), "{}", merged.reason);
+    assert_eq!(count(&first, "qa_patterns").await, 2, "no replica started a pattern another one had");
 }
 
 #[tokio::test]

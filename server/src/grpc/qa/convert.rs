@@ -229,6 +229,7 @@ pub fn warning_outcome(field: &str, value: i32) -> FieldResult<WarningOutcome> {
         proto::WarningOutcome::Prevented => WarningOutcome::Prevented,
         proto::WarningOutcome::FailedAnyway => WarningOutcome::FailedAnyway,
         proto::WarningOutcome::NotApplicable => WarningOutcome::NotApplicable,
+        proto::WarningOutcome::TaskIncomplete => WarningOutcome::TaskIncomplete,
     })
 }
 
