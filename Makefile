@@ -20,12 +20,14 @@ build:
 run: tools
 	$(CARGO) run --release --bin lore-server -- serve
 
+# The chart is linted, rendered and validated first (scripts/check-helm.sh).
 # The end-to-end tests run the real binaries, so build them first. Tests
 # inside one test binary share that binary's PostgreSQL and run in parallel.
 # The last line sums every test binary's result ("N passed, N failed"), since
 # cargo's own last line is that of the doc tests.
 TEST_LOG := target/test-output.log
 test: tools build
+	bash scripts/check-helm.sh
 	@mkdir -p target
 	set -o pipefail; $(CARGO) test --workspace --no-fail-fast -- --test-threads=4 2>&1 | tee $(TEST_LOG); \
 	status=$$?; \

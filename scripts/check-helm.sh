@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Checks the chart the way a cluster would see it, without a cluster:
+# `helm lint` and `helm template` for the default values and for every
+# values example, each rendered manifest validated (strictly: no unknown
+# fields) against the Kubernetes 1.35 schemas, the documented sidecar pod
+# too; and the chart must refuse to render without a database.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cache_dir="${LORE_CACHE_DIR:-$root/.cache}"
+helm="$cache_dir/bin/helm"
+validate="$cache_dir/venv/bin/kubernetes-validate"
+chart="$root/helm/lore"
+kubernetes=1.35.0
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+
+check() {
+    local name="$1"
+    shift
+    "$helm" lint --strict "$chart" "$@" >"$out/lint.txt" || { cat "$out/lint.txt"; exit 1; }
+    "$helm" template lore "$chart" --namespace lore "$@" >"$out/$name.yaml"
+    "$validate" --kubernetes-version "$kubernetes" --strict --quiet "$out/$name.yaml"
+    echo "chart ok: $name ($(grep -c '^kind:' "$out/$name.yaml") manifests valid for Kubernetes $kubernetes)"
+}
+
+check defaults
+for example in "$chart"/examples/*.yaml; do
+    [ "$(basename "$example")" = agent-pod-with-sidecar.yaml ] && continue
+    check "$(basename "$example" .yaml)" --values "$example"
+done
+"$validate" --kubernetes-version "$kubernetes" --strict --quiet "$chart/examples/agent-pod-with-sidecar.yaml"
+echo "chart ok: agent-pod-with-sidecar.yaml valid for Kubernetes $kubernetes"
+
+if "$helm" template lore "$chart" --set database.url= >"$out/refused.txt" 2>&1; then
+    echo "the chart rendered without a database URL or secret" >&2
+    exit 1
+fi
+grep -q 'set database.url' "$out/refused.txt" || { cat "$out/refused.txt"; exit 1; }
+echo "chart ok: refuses to render without a database"
