@@ -23,6 +23,15 @@ pub fn now() -> prost_types::Timestamp {
     timestamp(Utc::now())
 }
 
+/// The `days` days up to now, as report windows are given.
+pub fn last_days(days: u32) -> proto::TimeRange {
+    let now = Utc::now();
+    proto::TimeRange {
+        start: Some(timestamp(now - chrono::Duration::days(i64::from(days)))),
+        end: Some(timestamp(now)),
+    }
+}
+
 pub fn timestamp(value: DateTime<Utc>) -> prost_types::Timestamp {
     prost_types::Timestamp { seconds: value.timestamp(), nanos: value.timestamp_subsec_nanos() as i32 }
 }

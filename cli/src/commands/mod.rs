@@ -1,6 +1,7 @@
 //! One module per subcommand; each has `Args` (clap) and `run`.
 
 pub mod actions_search;
+pub mod display;
 pub mod drafts;
 pub mod entry;
 pub mod eval;

@@ -7,6 +7,7 @@ use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
 use tonic::transport::Channel;
 use uuid::Uuid;
 
+use super::display::{bar, largest, or_dash};
 use crate::convert;
 
 #[derive(clap::Subcommand)]
@@ -142,9 +143,6 @@ pub struct ReviewArgs {
     note: String,
 }
 
-/// Width of the longest bar in the dashboard.
-const BAR_WIDTH: f64 = 40.0;
-
 pub fn client(channel: Channel) -> QaLearningServiceClient<Channel> {
     QaLearningServiceClient::new(channel)
         .max_decoding_message_size(super::MAX_MESSAGE_BYTES)
@@ -235,13 +233,9 @@ pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {
 }
 
 async fn dashboard(qa: &mut QaLearningServiceClient<Channel>, args: DashboardArgs) -> anyhow::Result<()> {
-    let now = chrono::Utc::now();
     let request = proto::DashboardRequest {
         project: args.project.clone(),
-        window: Some(proto::TimeRange {
-            start: Some(convert::timestamp(now - chrono::Duration::days(i64::from(args.days)))),
-            end: Some(convert::timestamp(now)),
-        }),
+        window: Some(convert::last_days(args.days)),
         top_patterns: 10,
         category: args.category.unwrap_or_default(),
         agent_id: args.agent.unwrap_or_default(),
@@ -263,14 +257,14 @@ async fn dashboard(qa: &mut QaLearningServiceClient<Channel>, args: DashboardArg
         dashboard.held_out_failure_rate * 100.0
     );
     println!("\nfailure rate per day (failures / tasks that reached QA):");
-    let max = dashboard.failure_rate.iter().map(|day| day.failures).max().unwrap_or(1).max(1) as f64;
+    let max = largest(dashboard.failure_rate.iter().map(|day| day.failures));
     for day in &dashboard.failure_rate {
-        let bar = "█".repeat(((day.failures as f64 / max) * BAR_WIDTH).round().max(1.0) as usize);
+        let bar = bar(day.failures as f64 / max);
         println!("{} {bar} {} / {} ({:.0}%)", day.day, day.failures, day.tasks, day.rate * 100.0);
     }
     println!("\ncategories:");
     for category in &dashboard.categories {
-        let bar = "█".repeat((category.share * BAR_WIDTH).round().max(1.0) as usize);
+        let bar = bar(category.share);
         println!("{:<20} {bar} {} ({:.0}%)", category.category, category.failures, category.share * 100.0);
     }
     println!("\ntop patterns:");
@@ -356,8 +350,4 @@ fn print_promotion(promotion: &proto::Promotion, with_markdown: bool) {
     if with_markdown {
         println!("\n{}", promotion.markdown);
     }
-}
-
-fn or_dash(text: &str) -> &str {
-    if text.is_empty() { "-" } else { text }
 }

@@ -4,6 +4,7 @@
 use lore_proto::v1 as proto;
 use tonic::transport::Channel;
 
+use super::display::{bar, largest, or_dash};
 use crate::convert;
 
 #[derive(clap::Args)]
@@ -20,17 +21,10 @@ pub struct Args {
     markdown: bool,
 }
 
-/// Width of the longest bar.
-const BAR_WIDTH: f64 = 40.0;
-
 pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
-    let now = chrono::Utc::now();
     let request = proto::ActivityReportRequest {
         project: args.project.clone(),
-        window: Some(proto::TimeRange {
-            start: Some(convert::timestamp(now - chrono::Duration::days(i64::from(args.days)))),
-            end: Some(convert::timestamp(now)),
-        }),
+        window: Some(convert::last_days(args.days)),
         agent_id: args.agent.unwrap_or_default(),
         render_markdown: args.markdown,
         recent_failures_limit: 5,
@@ -53,9 +47,9 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
         or_dash(&report.most_common_action_type),
         or_dash(&report.busiest_day)
     );
-    let max = report.by_day.iter().map(|day| day.total).max().unwrap_or(1).max(1) as f64;
+    let max = largest(report.by_day.iter().map(|day| day.total));
     for day in &report.by_day {
-        let bar = "█".repeat(((day.total as f64 / max) * BAR_WIDTH).round().max(1.0) as usize);
+        let bar = bar(day.total as f64 / max);
         println!("{} {bar} {} ({} failed)", day.key, day.total, day.failed);
     }
     if !report.recent_failures.is_empty() {
@@ -65,8 +59,4 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-fn or_dash(text: &str) -> &str {
-    if text.is_empty() { "-" } else { text }
 }

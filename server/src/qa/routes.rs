@@ -72,9 +72,7 @@ impl CheckedOutRoute {
     fn keep_at(&self) -> Option<i64> {
         if self.bumps == 0 { Some(self.read_at) } else { self.settled_at }
     }
-}
 
-impl CheckedOutRoute {
     pub fn candidates(&self) -> &[RouteCandidate] {
         &self.candidates
     }
