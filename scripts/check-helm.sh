@@ -3,7 +3,8 @@
 # `helm lint` and `helm template` for the default values and for every
 # values example, each rendered manifest validated (strictly: no unknown
 # fields) against the Kubernetes 1.35 schemas, the documented sidecar pod
-# too; and the chart must refuse to render without a database.
+# too; and the chart must refuse to render without a database or with a
+# guessable admin token.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -25,6 +26,9 @@ check() {
 }
 
 check defaults
+# A bootstrap admin token from the chart's own Secret.
+check admin-token --set auth.adminToken=lore_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG
+grep -q 'LORE_AUTH__BOOTSTRAP_ADMIN_TOKEN' "$out/admin-token.yaml" || { echo "admin token not wired" >&2; exit 1; }
 for example in "$chart"/examples/*.yaml; do
     [ "$(basename "$example")" = agent-pod-with-sidecar.yaml ] && continue
     check "$(basename "$example" .yaml)" --values "$example"
@@ -38,3 +42,10 @@ if "$helm" template lore "$chart" --set database.url= >"$out/refused.txt" 2>&1; 
 fi
 grep -q 'set database.url' "$out/refused.txt" || { cat "$out/refused.txt"; exit 1; }
 echo "chart ok: refuses to render without a database"
+
+if "$helm" template lore "$chart" --set auth.adminToken=short >"$out/refused.txt" 2>&1; then
+    echo "the chart rendered with a short admin token" >&2
+    exit 1
+fi
+grep -q 'at least 32 characters' "$out/refused.txt" || { cat "$out/refused.txt"; exit 1; }
+echo "chart ok: refuses a short admin token"

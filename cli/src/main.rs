@@ -18,6 +18,10 @@ struct Cli {
     /// lore-server address.
     #[arg(long, global = true, env = "LORE_SERVER", default_value = "http://127.0.0.1:50051")]
     server: String,
+    /// Bearer token (`lore-server token create`). Against a local dev
+    /// server (`make run`) the CLI finds the dev token by itself.
+    #[arg(long, global = true, env = "LORE_TOKEN", hide_env_values = true)]
+    token: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -112,7 +116,7 @@ async fn main() -> ExitCode {
         };
     }
     let result = async {
-        let channel = commands::connect(&cli.server).await?;
+        let channel = commands::connect(&cli.server, cli.token.as_deref()).await?;
         match cli.command {
             Command::Log(args) => commands::log::run(channel, args).await,
             Command::Actions(ActionsCommand::Search(args)) => commands::actions_search::run(channel, args).await,

@@ -30,6 +30,9 @@ const DEFAULT_SWEEP_INTERVAL_SECS: u64 = 30;
 const DEFAULT_FOLLOW_HEARTBEAT_SECS: u64 = 5;
 /// Where `make run` keeps its PostgreSQL data between runs.
 const DEFAULT_DEV_DATA_DIR: &str = ".lore/pgdata";
+/// Where `make run` writes its admin token; the `lore` CLI looks there
+/// (lore_proto::DEV_TOKEN_FILE) when talking to a local server.
+const DEFAULT_DEV_TOKEN_FILE: &str = lore_proto::DEV_TOKEN_FILE;
 /// Where downloaded tools (PostgreSQL, grpcurl, model files) are cached.
 const DEFAULT_CACHE_DIR: &str = ".cache";
 
@@ -48,6 +51,7 @@ const ENV_TOP_LEVEL_KEYS: &[&str] = &[
     "log",
     "telemetry",
     "grpc",
+    "auth",
     "actions",
     "retention",
     "knowledge",
@@ -71,6 +75,7 @@ pub struct Config {
     pub log: LogConfig,
     pub telemetry: TelemetryConfig,
     pub grpc: GrpcConfig,
+    pub auth: AuthConfig,
     pub actions: ActionsConfig,
     pub retention: RetentionConfig,
     pub knowledge: crate::knowledge::KnowledgeConfig,
@@ -146,6 +151,37 @@ impl Default for GrpcConfig {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+pub struct AuthConfig {
+    /// Require a bearer token (`lore-server token create`) on every call to
+    /// the Lore services; health and reflection stay open. Switch off only
+    /// when something in front of the server authenticates instead.
+    pub enabled: bool,
+    /// How long a replica trusts a token it verified before asking the
+    /// database again. Revocations reach every replica at once (NOTIFY);
+    /// this only bounds a notification lost with a connection.
+    pub cache_ttl_secs: u64,
+    /// Dev mode (no database_url): where the local admin token is written,
+    /// for the `lore` CLI to find.
+    pub dev_token_file: PathBuf,
+    /// An admin token to register at start-up (only its hash is stored),
+    /// so a deployment can keep its first token in a Secret. At least 32
+    /// printable ASCII characters.
+    pub bootstrap_admin_token: Option<String>,
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            cache_ttl_secs: 60,
+            dev_token_file: PathBuf::from(DEFAULT_DEV_TOKEN_FILE),
+            bootstrap_admin_token: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct ActionsConfig {
     /// Strings in action context longer than this are cut and marked
     /// `... [TRUNCATED]`.
@@ -202,6 +238,7 @@ impl Default for Config {
             log: LogConfig::default(),
             telemetry: TelemetryConfig::default(),
             grpc: GrpcConfig::default(),
+            auth: AuthConfig::default(),
             knowledge: crate::knowledge::KnowledgeConfig::default(),
             qa: crate::qa::QaConfig::default(),
             actions: ActionsConfig::default(),
@@ -328,6 +365,16 @@ impl Config {
             ));
         }
         self.qa.check().map_err(ConfigError::Invalid)?;
+        if self.auth.cache_ttl_secs == 0 {
+            return Err(ConfigError::Invalid("auth.cache_ttl_secs must be at least 1".into()));
+        }
+        if let Some(token) = &self.auth.bootstrap_admin_token
+            && (token.len() < 32 || !token.bytes().all(|byte| byte.is_ascii_graphic()))
+        {
+            return Err(ConfigError::Invalid(
+                "auth.bootstrap_admin_token must be at least 32 printable ASCII characters".into(),
+            ));
+        }
         if let Some(url) = &self.database_url
             && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
         {

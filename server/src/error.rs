@@ -20,7 +20,10 @@ pub enum Error {
     /// The request is valid but the state does not allow it now.
     #[error("{0}")]
     FailedPrecondition(String),
-    /// The caller's token does not cover the project.
+    /// No token, or one that is unknown, expired or revoked.
+    #[error("{0}")]
+    Unauthenticated(String),
+    /// The caller's token does not cover the project or the method.
     #[error("{0}")]
     PermissionDenied(String),
     /// A concurrent write conflicted; retrying the same request is safe.
@@ -50,6 +53,7 @@ impl From<Error> for Status {
             Error::NotFound(_) => Status::not_found(error.to_string()),
             Error::AlreadyExists(_) => Status::already_exists(error.to_string()),
             Error::FailedPrecondition(_) => Status::failed_precondition(error.to_string()),
+            Error::Unauthenticated(_) => Status::unauthenticated(error.to_string()),
             Error::PermissionDenied(_) => Status::permission_denied(error.to_string()),
             Error::Aborted(_) => Status::aborted(error.to_string()),
             Error::Unavailable(_) => Status::unavailable(error.to_string()),

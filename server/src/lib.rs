@@ -7,6 +7,7 @@
 //!   proto <-> domain types and call domain modules.
 //! - [`store`]: the pool, the embedded migrations and the repositories.
 //! - [`error`]: the crate's `Error` and its one mapping to `tonic::Status`.
+//! - [`auth`]: bearer tokens, roles and the layer that checks them.
 //! - [`validate`]: checks on input that name the offending field.
 //! - [`embedded_postgres`]: a throwaway PostgreSQL for dev mode, tests and
 //!   benchmarks.
@@ -16,6 +17,7 @@
 //! shutdown future so tests can run it on port 0.
 
 pub mod actions;
+pub mod auth;
 pub mod config;
 pub mod embedded_postgres;
 pub mod error;
@@ -27,6 +29,7 @@ pub mod scope;
 pub mod store;
 pub mod telemetry;
 pub mod testing;
+pub mod tokens_command;
 pub mod validate;
 
 use std::future::Future;
@@ -47,7 +50,7 @@ const DEV_DATABASE: &str = "lore";
 /// when the configuration names none.
 pub struct Database {
     pub pool: PgPool,
-    dev_cluster: Option<PgCluster>,
+    pub(crate) dev_cluster: Option<PgCluster>,
 }
 
 impl Database {
@@ -99,6 +102,21 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
     let services =
         grpc::Services::new(&config, database.pool.clone()).context("cannot start the embedding provider")?;
     services.knowledge.prepare().await.context("cannot register the embedding model")?;
+    if let Some(secret) = &config.auth.bootstrap_admin_token {
+        auth::ensure_admin_token(&database.pool, "bootstrap-admin", secret)
+            .await
+            .context("cannot register auth.bootstrap_admin_token")?;
+    }
+    if config.auth.enabled && database.dev_cluster.is_some() {
+        let path = auth::ensure_dev_token(&database.pool, &config.auth.dev_token_file).await?;
+        tracing::info!(
+            path = %path.display(),
+            "dev mode: an admin token for this database is in {}; the lore CLI finds it by itself",
+            path.display()
+        );
+    } else if !config.auth.enabled {
+        tracing::warn!("auth is switched off: every caller may read and write every project");
+    }
     let jobs = jobs::Jobs {
         pool: database.pool.clone(),
         actions: services.actions.clone(),

@@ -29,6 +29,9 @@ enum Command {
     Serve,
     /// Apply database migrations, then exit.
     Migrate,
+    /// Create, list and revoke API tokens.
+    #[command(subcommand)]
+    Token(lore_server::tokens_command::TokenCommand),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         match cli.command.unwrap_or(Command::Serve) {
             Command::Serve => lore_server::run(config, shutdown).await,
             Command::Migrate => lore_server::migrate(&config).await,
+            Command::Token(command) => lore_server::tokens_command::run(&config, command).await,
         }
     });
     match result {

@@ -21,9 +21,18 @@ pub struct TestServer {
 }
 
 impl TestServer {
-    /// Starts a server with the default configuration.
+    /// Starts a server with [`TestServer::config`].
     pub async fn start() -> Self {
-        Self::start_with(Config::default()).await
+        Self::start_with(Self::config()).await
+    }
+
+    /// The default configuration with auth switched off: the tests of the
+    /// services call without tokens (server/tests/api/auth.rs tests auth,
+    /// with [`TestServer::start_with`] and auth on).
+    pub fn config() -> Config {
+        let mut config = Config::default();
+        config.auth.enabled = false;
+        config
     }
 
     /// A relative default cache directory is the harness's (the model and

@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
+use lore_proto::auth::AuthChannel;
 use tokio_stream::StreamExt as _;
 use tonic::codegen::BoxStream;
-use tonic::transport::Channel;
 use tonic::{Request, Response, Status, Streaming};
 
 use lore_proto::v1 as proto;
@@ -25,11 +25,11 @@ const MAX_BATCH_ACTIONS: usize = 1000;
 pub struct LocalApi {
     spool: Arc<Spool>,
     sanitizer: Sanitizer,
-    server: ActionServiceClient<Channel>,
+    server: ActionServiceClient<AuthChannel>,
 }
 
 impl LocalApi {
-    pub fn new(spool: Arc<Spool>, sanitizer: Sanitizer, server: Channel) -> Self {
+    pub fn new(spool: Arc<Spool>, sanitizer: Sanitizer, server: AuthChannel) -> Self {
         Self { spool, sanitizer, server: ActionServiceClient::new(server) }
     }
 
@@ -37,6 +37,16 @@ impl LocalApi {
         let payloads = writes.into_iter().map(|write| SpoolEntry::new(write).encode()).collect();
         self.spool.append(payloads).await.map_err(spool_status)
     }
+}
+
+/// The request for the server: the message, and the caller's token if any.
+fn forward<T>(request: Request<T>) -> Request<T> {
+    let authorization = request.metadata().get("authorization").cloned();
+    let mut forwarded = Request::new(request.into_inner());
+    if let Some(value) = authorization {
+        forwarded.metadata_mut().insert("authorization", value);
+    }
+    forwarded
 }
 
 /// Checks what the server would refuse outright, fills what the sidecar
@@ -198,62 +208,63 @@ impl ActionService for LocalApi {
         Ok(Response::new(proto::EndSessionResponse { session: Some(session) }))
     }
 
-    // Reads go to the server as they are.
+    // Reads go to the server as they are, with the caller's token when it
+    // sent one (else the sidecar's).
 
     async fn get_last_session(
         &self,
         request: Request<proto::GetLastSessionRequest>,
     ) -> Result<Response<proto::GetLastSessionResponse>, Status> {
-        self.server.clone().get_last_session(request.into_inner()).await
+        self.server.clone().get_last_session(forward(request)).await
     }
 
     async fn get_recent_actions(
         &self,
         request: Request<proto::GetRecentActionsRequest>,
     ) -> Result<Response<proto::GetRecentActionsResponse>, Status> {
-        self.server.clone().get_recent_actions(request.into_inner()).await
+        self.server.clone().get_recent_actions(forward(request)).await
     }
 
     async fn search_actions(
         &self,
         request: Request<proto::SearchActionsRequest>,
     ) -> Result<Response<proto::SearchActionsResponse>, Status> {
-        self.server.clone().search_actions(request.into_inner()).await
+        self.server.clone().search_actions(forward(request)).await
     }
 
     async fn activity_report(
         &self,
         request: Request<proto::ActivityReportRequest>,
     ) -> Result<Response<proto::ActivityReportResponse>, Status> {
-        self.server.clone().activity_report(request.into_inner()).await
+        self.server.clone().activity_report(forward(request)).await
     }
 
     async fn verify_chain(
         &self,
         request: Request<proto::VerifyChainRequest>,
     ) -> Result<Response<proto::VerifyChainResponse>, Status> {
-        self.server.clone().verify_chain(request.into_inner()).await
+        self.server.clone().verify_chain(forward(request)).await
     }
 
     async fn get_retention_status(
         &self,
         request: Request<proto::GetRetentionStatusRequest>,
     ) -> Result<Response<proto::RetentionStatus>, Status> {
-        self.server.clone().get_retention_status(request.into_inner()).await
+        self.server.clone().get_retention_status(forward(request)).await
     }
 
     async fn run_retention(
         &self,
         request: Request<proto::RunRetentionRequest>,
     ) -> Result<Response<proto::RetentionStatus>, Status> {
-        self.server.clone().run_retention(request.into_inner()).await
+        self.server.clone().run_retention(forward(request)).await
     }
 
     async fn resume(
         &self,
         request: Request<proto::ResumeRequest>,
     ) -> Result<Response<BoxStream<proto::ResumeEvent>>, Status> {
-        let events = self.server.clone().resume(request.into_inner()).await?.into_inner();
+        let events = self.server.clone().resume(forward(request)).await?.into_inner();
         Ok(Response::new(Box::pin(events) as BoxStream<proto::ResumeEvent>))
     }
 
@@ -261,7 +272,7 @@ impl ActionService for LocalApi {
         &self,
         request: Request<proto::ExportRequest>,
     ) -> Result<Response<BoxStream<proto::ExportChunk>>, Status> {
-        let chunks = self.server.clone().export(request.into_inner()).await?.into_inner();
+        let chunks = self.server.clone().export(forward(request)).await?.into_inner();
         Ok(Response::new(Box::pin(chunks) as BoxStream<proto::ExportChunk>))
     }
 }

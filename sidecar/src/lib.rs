@@ -39,6 +39,10 @@ pub struct SidecarConfig {
     /// lore-server to ship to.
     #[arg(long, env = "LORE_SERVER", default_value = "http://127.0.0.1:50051")]
     pub server: String,
+    /// Bearer token for the server (a sidecar token ships; an agent token
+    /// also answers reads for agents that send no token of their own).
+    #[arg(long, env = "LORE_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
     /// Directory of the spool.
     #[arg(long, env = "LORE_SIDECAR_SPOOL_DIR", default_value = ".lore/spool")]
     pub spool_dir: PathBuf,
@@ -125,8 +129,10 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
 
     let (stop_tx, stop_rx) = watch::channel(false);
     let stats = Arc::new(ship::ShipStats::default());
+    let bearer = lore_proto::auth::Bearer::new(config.token.as_deref()).context("--token")?;
     let ship_config = ship::ShipConfig {
         server: config.server.clone(),
+        bearer: bearer.clone(),
         batch_size: config.batch_size.clamp(1, 1000),
         linger: Duration::from_millis(config.linger_ms),
         max_in_flight: config.max_in_flight.max(1),
@@ -164,7 +170,10 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
         None => None,
     };
     let status = status::StatusApi { figures };
-    let server_channel = Endpoint::from_shared(config.server.clone())?.connect_lazy();
+    let server_channel = tonic::service::interceptor::InterceptedService::new(
+        Endpoint::from_shared(config.server.clone())?.connect_lazy(),
+        bearer.clone(),
+    );
     let local = api::LocalApi::new(Arc::clone(&spool), sanitizer, server_channel);
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter.set_service_status("", tonic_health::ServingStatus::Serving).await;

@@ -22,9 +22,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use lore_proto::auth::AuthChannel;
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::transport::{Channel, Endpoint};
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Endpoint;
 use tonic::{Code, Status};
 
 use lore_proto::v1 as proto;
@@ -36,6 +38,7 @@ use crate::spool::{Spool, SpooledRecord};
 #[derive(Debug, Clone)]
 pub struct ShipConfig {
     pub server: String,
+    pub bearer: lore_proto::auth::Bearer,
     pub batch_size: usize,
     pub linger: Duration,
     pub max_in_flight: usize,
@@ -108,7 +111,7 @@ struct Connection<'a> {
     spool: &'a Spool,
     config: &'a ShipConfig,
     stats: &'a ShipStats,
-    client: ActionServiceClient<Channel>,
+    client: ActionServiceClient<AuthChannel>,
     batches: mpsc::Sender<proto::IngestRequest>,
     acks: tonic::Streaming<proto::IngestAck>,
     in_flight: VecDeque<InFlight>,
@@ -122,7 +125,7 @@ async fn ship(
 ) -> Result<(), ShipError> {
     let channel =
         Endpoint::from_shared(config.server.clone())?.connect_timeout(Duration::from_secs(5)).connect().await?;
-    let mut client = ActionServiceClient::new(channel);
+    let mut client = ActionServiceClient::new(InterceptedService::new(channel, config.bearer.clone()));
     let (batches, outgoing) = mpsc::channel(config.max_in_flight.max(1));
     let acks = client.ingest(ReceiverStream::new(outgoing)).await?.into_inner();
     stats.connected.store(true, Ordering::Relaxed);
@@ -149,7 +152,10 @@ async fn ship(
             }
             tokio::select! {
                 _ = written.changed() => {}
-                ack = connection.acks.message(), if !connection.in_flight.is_empty() => {
+                // Also read while nothing is in flight: a stream the server
+                // ends (shutdown, a revoked token) is noticed at once, not
+                // at the next write.
+                ack = connection.acks.message() => {
                     connection.on_ack(ack?.ok_or(ShipError::StreamEnded)?)?;
                 }
                 _ = stop.changed() => {}
@@ -265,6 +271,8 @@ fn is_transient(status: &Status) -> bool {
     matches!(
         status.code(),
         Code::Unavailable
+            // A revoked or mistyped token: keep the write until one works.
+            | Code::Unauthenticated
             | Code::DeadlineExceeded
             | Code::Aborted
             | Code::ResourceExhausted

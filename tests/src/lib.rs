@@ -78,21 +78,32 @@ pub struct ServerProcess {
 }
 
 /// How to start a server.
+#[derive(Default)]
 pub struct ServerOptions {
     pub env: Vec<(String, String)>,
     pub args: Vec<String>,
+    /// Where relative paths in the config resolve (the dev token file).
+    pub current_dir: Option<PathBuf>,
 }
 
 impl ServerOptions {
-    /// A server on a free port over `database_url`, with JSON logs.
+    /// A server on a free port over `database_url`, with JSON logs and auth
+    /// switched off: the tests of the services call without tokens. Tests
+    /// of auth switch it back on with [`ServerOptions::with_auth`].
     pub fn with_database(database_url: &str) -> Self {
         Self {
             env: vec![
                 ("LORE_DATABASE_URL".into(), database_url.into()),
                 ("LORE_LISTEN_ADDR".into(), "127.0.0.1:0".into()),
+                ("LORE_AUTH__ENABLED".into(), "false".into()),
             ],
-            args: Vec::new(),
+            ..Self::default()
         }
+    }
+
+    /// Auth on, as it is by default outside the tests.
+    pub fn with_auth(self) -> Self {
+        self.env("LORE_AUTH__ENABLED", "true")
     }
 
     pub fn env(mut self, key: &str, value: &str) -> Self {
@@ -114,6 +125,7 @@ pub fn server_command(options: &ServerOptions) -> Command {
         .env("LORE_CACHE_DIR", default_cache_dir())
         .envs(options.env.iter().map(|(key, value)| (key, value)))
         .args(&options.args)
+        .current_dir(options.current_dir.clone().unwrap_or_else(|| PathBuf::from(".")))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -248,6 +260,29 @@ pub async fn run_server_to_exit(options: ServerOptions, timeout: Duration) -> (O
         .expect("lore-server exits in time")
         .expect("lore-server runs");
     (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+/// Runs the `lore` CLI against `server` (in `dir` when given), with no
+/// project or token from the environment; returns success, stdout, stderr.
+pub async fn lore_cli(server: &ServerProcess, dir: Option<&Path>, args: &[&str]) -> (bool, String, String) {
+    let mut command = Command::new(workspace_binary("lore"));
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
+    let output = command
+        .env_remove("LORE_PROJECT")
+        .env_remove("LORE_TOKEN")
+        .arg("--server")
+        .arg(server.endpoint())
+        .args(args)
+        .output()
+        .await
+        .expect("lore runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
 }
 
 /// Opens a session of `agent` in `project` on a running server.

@@ -8,19 +8,7 @@ use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
 
 async fn lore(server: &ServerProcess, args: &[&str]) -> (bool, String, String) {
-    let output = tokio::process::Command::new(workspace_binary("lore"))
-        .env_remove("LORE_PROJECT")
-        .arg("--server")
-        .arg(server.endpoint())
-        .args(args)
-        .output()
-        .await
-        .expect("lore runs");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    lore_e2e::lore_cli(server, None, args).await
 }
 
 async fn server() -> (TestDatabase, ServerProcess) {

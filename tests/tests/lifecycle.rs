@@ -1,5 +1,6 @@
 //! Start-up, shutdown and the `migrate` command of the real binary.
 
+use std::os::unix::fs::PermissionsExt as _;
 use std::time::Duration;
 
 use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, default_cache_dir, run_server_to_exit};
@@ -143,22 +144,44 @@ async fn sqlx_query_count(database: &TestDatabase, statement: &'static str) -> i
 async fn without_a_database_url_the_server_runs_its_own_postgres_and_stops_it() {
     let parent = tempfile::tempdir_in(default_cache_dir()).unwrap();
     let data_dir = parent.path().join("pgdata");
-    let options = ServerOptions {
+    // As `make run` does: dev mode, auth on, relative paths from where it runs.
+    let options = || ServerOptions {
         env: vec![
             ("LORE_LISTEN_ADDR".into(), "127.0.0.1:0".into()),
             ("LORE_DEV_POSTGRES__DATA_DIR".into(), data_dir.display().to_string()),
         ],
-        args: Vec::new(),
+        current_dir: Some(parent.path().to_owned()),
+        ..ServerOptions::default()
     };
-    let mut server = ServerProcess::start(options).await.unwrap();
+    let mut server = ServerProcess::start(options()).await.unwrap();
     let mut health = HealthClient::new(server.channel().await);
     let status = health.check(HealthCheckRequest { service: String::new() }).await.unwrap().into_inner();
     assert_eq!(status.status, ServingStatus::Serving as i32);
     assert!(server.log().contains("dev mode"), "{}", server.log());
 
+    // `make run` then any `lore` command: the CLI finds the dev admin token.
+    let token_file = parent.path().join(lore_proto::DEV_TOKEN_FILE);
+    let token = std::fs::read_to_string(&token_file).expect("dev token written");
+    assert!(token.starts_with("lore_"), "{token}");
+    assert_eq!(std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(server.log().contains(lore_proto::DEV_TOKEN_FILE), "the log says where: {}", server.log());
+    let log_args = ["log", "--project", "dev", "--type", "plan"];
+    let (ok, _, stderr) = lore_e2e::lore_cli(&server, Some(parent.path()), &log_args).await;
+    assert!(ok, "{stderr}");
+    // Elsewhere there is no token to find, and the server says what is missing.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let (ok, _, stderr) = lore_e2e::lore_cli(&server, Some(elsewhere.path()), &log_args).await;
+    assert!(!ok && stderr.contains("missing token"), "{stderr}");
     server.stop().await;
     assert!(data_dir.join("PG_VERSION").is_file(), "data kept between runs");
     assert!(!data_dir.join("postmaster.pid").exists(), "PostgreSQL was not stopped");
+
+    // The next run keeps the same token.
+    let mut server = ServerProcess::start(options()).await.unwrap();
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap(), token);
+    let (ok, _, stderr) = lore_e2e::lore_cli(&server, Some(parent.path()), &log_args).await;
+    assert!(ok, "{stderr}");
+    server.stop().await;
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! End-to-end tests: the real binaries, real gRPC over TCP, a real
 //! PostgreSQL. One test binary, one module per concern.
 
+mod auth;
 mod cli;
 mod grpc_surface;
 mod knowledge;

@@ -1,7 +1,7 @@
 //! `lore actions search`: filter the action log.
 
+use super::Channel;
 use lore_proto::v1 as proto;
-use tonic::transport::Channel;
 
 use crate::convert;
 

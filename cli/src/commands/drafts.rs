@@ -1,8 +1,8 @@
 //! `lore drafts`: learnings drafted from the action log, and their review.
 
+use super::Channel;
 use anyhow::{Context as _, bail};
 use lore_proto::v1 as proto;
-use tonic::transport::Channel;
 
 use crate::convert;
 

@@ -1,8 +1,8 @@
 //! `lore entry show`: one knowledge entry, its solutions, where it was
 //! applied and how well it works.
 
+use super::Channel;
 use lore_proto::v1 as proto;
-use tonic::transport::Channel;
 
 use super::knowledge_display::{entry_json, entry_text};
 use crate::convert;

@@ -6,10 +6,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use super::Channel;
 use anyhow::{Context as _, bail};
 use lore_proto::v1 as proto;
 use prost_types::value::Kind;
-use tonic::transport::Channel;
 
 use crate::convert;
 

@@ -9,10 +9,10 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use super::Channel;
 use anyhow::{Context as _, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use lore_proto::v1 as proto;
-use tonic::transport::Channel;
 
 use crate::convert;
 

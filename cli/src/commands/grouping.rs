@@ -8,10 +8,10 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use super::Channel;
 use anyhow::{Context as _, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use lore_proto::v1 as proto;
-use tonic::transport::Channel;
 use uuid::Uuid;
 
 #[derive(clap::Args)]

@@ -6,11 +6,11 @@
 
 use std::path::{Path, PathBuf};
 
+use super::Channel;
 use anyhow::{Context as _, bail};
 use futures_util::{StreamExt as _, stream};
 use indicatif::{ProgressBar, ProgressStyle};
 use lore_proto::v1 as proto;
-use tonic::transport::Channel;
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -1,9 +1,9 @@
 //! `lore search`: find the lesson for a problem, best first, with why each
 //! hit matched and what to do with it.
 
+use super::Channel;
 use anyhow::bail;
 use lore_proto::v1 as proto;
-use tonic::transport::Channel;
 
 use super::knowledge_display::{entry_json, entry_name, kind_name, solution_line};
 

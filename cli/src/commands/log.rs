@@ -1,7 +1,7 @@
 //! `lore log`: store one action.
 
+use super::Channel;
 use lore_proto::v1 as proto;
-use tonic::transport::Channel;
 
 use crate::convert;
 

@@ -18,7 +18,8 @@ pub mod retrieval;
 pub mod sidecar_status;
 
 use anyhow::Context as _;
-use tonic::transport::Channel;
+use lore_proto::auth::Bearer;
+use tonic::service::interceptor::InterceptedService;
 
 use lore_proto::v1::action_service_client::ActionServiceClient;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
@@ -27,12 +28,24 @@ use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 /// large).
 const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
-pub async fn connect(server: &str) -> anyhow::Result<Channel> {
-    Channel::from_shared(server.to_owned())
+/// A connection to lore-server whose every call carries the bearer token.
+pub type Channel = lore_proto::auth::AuthChannel;
+
+/// Connects with `token`, or, when none is given and the server is on this
+/// machine, with the token a dev-mode server (`make run`) wrote in the
+/// current directory.
+pub async fn connect(server: &str, token: Option<&str>) -> anyhow::Result<Channel> {
+    let dev_token = match token {
+        Some(_) => None,
+        None => std::env::current_dir().ok().and_then(|dir| lore_proto::auth::dev_token(server, &dir)),
+    };
+    let bearer = Bearer::new(token.or(dev_token.as_deref())).context("--token")?;
+    let channel = tonic::transport::Channel::from_shared(server.to_owned())
         .with_context(|| format!("invalid server address {server}"))?
         .connect()
         .await
-        .with_context(|| format!("cannot reach lore-server at {server}"))
+        .with_context(|| format!("cannot reach lore-server at {server}"))?;
+    Ok(InterceptedService::new(channel, bearer))
 }
 
 pub fn actions_client(channel: Channel) -> ActionServiceClient<Channel> {

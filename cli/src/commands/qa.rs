@@ -1,10 +1,10 @@
 //! `lore qa`: capture failures, ask for warnings before a task, look at the
 //! patterns and the dashboard, and promote proven patterns.
 
+use super::Channel;
 use anyhow::bail;
 use lore_proto::v1 as proto;
 use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
-use tonic::transport::Channel;
 use uuid::Uuid;
 
 use super::display::{bar, largest, or_dash};

@@ -1,8 +1,8 @@
 //! `lore report`: a project's activity, as a terminal summary with a chart
 //! or as markdown.
 
+use super::Channel;
 use lore_proto::v1 as proto;
-use tonic::transport::Channel;
 
 use super::display::{bar, largest, or_dash};
 use crate::convert;

@@ -1,9 +1,9 @@
 //! `lore resume`: where the last session stopped; with --follow, what
 //! happens next.
 
+use super::Channel;
 use lore_proto::v1 as proto;
 use lore_proto::v1::resume_event::Event;
-use tonic::transport::Channel;
 
 use crate::convert;
 

@@ -7,13 +7,13 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use super::Channel;
 use anyhow::{Context as _, bail};
 use futures_util::{StreamExt as _, stream};
 use indicatif::{ProgressBar, ProgressStyle};
 use lore_proto::v1 as proto;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use serde::Deserialize;
-use tonic::transport::Channel;
 
 #[derive(clap::Args)]
 pub struct Args {

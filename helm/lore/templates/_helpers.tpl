@@ -31,6 +31,10 @@ app.kubernetes.io/component: server
 {{- .Values.database.existingSecret | default (printf "%s-database" (include "lore.fullname" .)) -}}
 {{- end -}}
 
+{{- define "lore.authSecretName" -}}
+{{- .Values.auth.existingSecret | default (printf "%s-auth" (include "lore.fullname" .)) -}}
+{{- end -}}
+
 {{- define "lore.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create -}}
 {{- .Values.serviceAccount.name | default (include "lore.fullname" .) -}}
@@ -55,6 +59,15 @@ app.kubernetes.io/component: server
 # With the migration Job, servers do not migrate themselves.
 - name: LORE_DATABASE__MIGRATE_ON_START
   value: {{ not .Values.migrations.enabled | quote }}
+- name: LORE_AUTH__ENABLED
+  value: {{ .Values.auth.enabled | quote }}
+{{- if or .Values.auth.adminToken .Values.auth.existingSecret }}
+- name: LORE_AUTH__BOOTSTRAP_ADMIN_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "lore.authSecretName" . }}
+      key: {{ .Values.auth.existingSecretKey }}
+{{- end }}
 - name: LORE_TELEMETRY__SERVICE_NAME
   value: {{ .Values.telemetry.serviceName | quote }}
 {{- with .Values.telemetry.otlpEndpoint }}

@@ -36,12 +36,15 @@ pub struct Services {
     pub actions: ActionLog,
     pub knowledge: crate::knowledge::KnowledgeBase,
     pub qa: crate::qa::QaLearning,
+    /// `None` when auth is switched off.
+    pub auth: Option<Arc<crate::auth::Authenticator>>,
     pub max_message_bytes: usize,
 }
 
 impl Services {
     /// Fails when the configured embedding provider cannot be built (e.g.
-    /// the local model's files are missing).
+    /// the local model's files are missing). Call inside the runtime: the
+    /// authenticator starts listening for token changes.
     pub fn new(config: &Config, pool: sqlx::PgPool) -> Result<Self, crate::knowledge::embed::EmbedError> {
         let sanitizer = lore_sanitize::Sanitizer::new(lore_sanitize::SanitizeConfig {
             max_string_chars: config.actions.max_string_chars,
@@ -61,15 +64,17 @@ impl Services {
         Ok(Self {
             qa: crate::qa::QaLearning::new(pool.clone(), knowledge.clone(), sanitizer.clone(), config.qa.clone()),
             knowledge,
+            auth: config.auth.enabled.then(|| {
+                crate::auth::Authenticator::start(pool.clone(), Duration::from_secs(config.auth.cache_ttl_secs))
+            }),
             actions: ActionLog::new(pool, sanitizer, limits),
             max_message_bytes: config.grpc.max_message_bytes,
         })
     }
 }
 
-/// The projects the caller may touch. Until authentication exists nothing
-/// sets a scope and every caller may touch every project; the auth layer
-/// will insert each token's scope and make a missing one an error.
+/// The projects the caller may touch: its token's, set by the auth layer
+/// before any handler runs; every project when auth is switched off.
 pub(crate) fn request_scope<T>(request: &tonic::Request<T>) -> ProjectScope {
     request.extensions().get::<ProjectScope>().cloned().unwrap_or(ProjectScope::All)
 }
@@ -135,6 +140,7 @@ pub async fn serve(
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     let server = Server::builder()
         .trace_fn(|request| tracing::info_span!("grpc", method = %request.uri().path()))
+        .layer(crate::auth::AuthLayer::new(services.auth.clone()))
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

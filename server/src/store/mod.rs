@@ -19,6 +19,7 @@ pub mod qa;
 pub mod qa_feedback;
 pub mod retention;
 pub mod sessions;
+pub mod tokens;
 
 /// The migrations in `migrations/`, embedded in the binary. sqlx records what
 /// it applied in `_sqlx_migrations` and holds an advisory lock while

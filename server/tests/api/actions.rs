@@ -975,7 +975,7 @@ async fn resume_sends_the_summary_then_recent_actions_oldest_first_then_caught_u
 
 #[tokio::test]
 async fn resume_with_follow_streams_new_actions_of_the_project_once_with_heartbeats() {
-    let mut config = lore_server::Config::default();
+    let mut config = TestServer::config();
     config.actions.follow_heartbeat_secs = 1;
     let server = TestServer::start_with(config).await;
     let mut client = client(&server).await;

@@ -108,7 +108,7 @@ fn approve(draft_id: &str, reviewer: &str) -> proto::ReviewDraftRequest {
 
 #[tokio::test]
 async fn a_draft_from_an_epic_tells_what_failed_and_what_fixed_it_and_becomes_a_learning_on_approval() {
-    let mut fixture = Fixture::new(Config::default()).await;
+    let mut fixture = Fixture::new(TestServer::config()).await;
     let draft_id = Uuid::now_v7().to_string();
     let draft = fixture.create(&draft_id, "E-42", "").await.unwrap();
     assert_eq!(draft.status, proto::DraftStatus::Pending as i32);
@@ -180,7 +180,7 @@ async fn a_draft_from_an_epic_tells_what_failed_and_what_fixed_it_and_becomes_a_
 
 #[tokio::test]
 async fn a_rejected_draft_of_a_session_makes_no_entry() {
-    let mut fixture = Fixture::new(Config::default()).await;
+    let mut fixture = Fixture::new(TestServer::config()).await;
     let session_id = fixture.session.session_id.clone();
     let draft = fixture.create("", "", &session_id).await.unwrap();
     assert_eq!(draft.session_id, session_id);
@@ -200,7 +200,7 @@ async fn a_rejected_draft_of_a_session_makes_no_entry() {
 #[tokio::test]
 async fn an_approved_draft_is_written_to_the_projects_publish_folder() {
     let folder = tempfile::tempdir().unwrap();
-    let mut config = Config::default();
+    let mut config = TestServer::config();
     config.knowledge.watch.folders =
         vec![WatchedFolder { path: folder.path().to_owned(), project: "lore".into(), publish: true }];
     let mut fixture = Fixture::new(config).await;
@@ -227,7 +227,7 @@ async fn an_approved_draft_is_written_to_the_projects_publish_folder() {
 
 #[tokio::test]
 async fn bad_draft_requests_get_a_clear_status_naming_the_field() {
-    let mut fixture = Fixture::new(Config::default()).await;
+    let mut fixture = Fixture::new(TestServer::config()).await;
     let session_id = fixture.session.session_id.clone();
     for (draft_id, epic_id, session, code, expected) in [
         ("", "", "", Code::InvalidArgument, "epic_id: give exactly one of epic_id and session_id"),

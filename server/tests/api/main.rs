@@ -3,6 +3,7 @@
 //! service.
 
 mod actions;
+mod auth;
 mod documents;
 mod drafts;
 mod knowledge;

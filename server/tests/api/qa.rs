@@ -5,7 +5,6 @@
 use lore_proto::v1 as proto;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
-use lore_server::config::Config;
 use lore_server::knowledge::watch::WatchedFolder;
 use lore_server::testing::TestServer;
 use tonic::Code;
@@ -65,7 +64,7 @@ const SCHEMA_ERROR: &str = "TypeError: Cannot read properties of undefined (read
 #[tokio::test]
 async fn the_whole_loop_from_failure_to_published_learning() {
     let folder = tempfile::tempdir().unwrap();
-    let mut config = Config::default();
+    let mut config = TestServer::config();
     config.knowledge.watch.folders =
         vec![WatchedFolder { path: folder.path().to_owned(), project: "lore".into(), publish: true }];
     let server = TestServer::start_with(config).await;
@@ -409,7 +408,7 @@ async fn a_failure_after_a_warning_counts_against_it_once() {
 #[tokio::test]
 async fn replicas_group_alike_whatever_each_one_saw_before() {
     let first = TestServer::start().await;
-    let second = first.sibling(Config::default()).await;
+    let second = first.sibling(TestServer::config()).await;
     let (mut one, mut other) = (client(&first).await, client(&second).await);
     // Seven tokens, one route: two differing words keep patterns apart,
     // one joins (6/7 >= 0.85).

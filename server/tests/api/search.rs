@@ -2,7 +2,6 @@
 //! with pgvector, over real gRPC.
 
 use lore_proto::v1 as proto;
-use lore_server::config::Config;
 use lore_server::knowledge::embed::{EmbeddingConfig, ProviderKind};
 use lore_server::testing::TestServer;
 use tonic::Code;
@@ -230,7 +229,7 @@ async fn search_many_caps_per_query_and_in_total() {
 async fn a_failing_embedding_provider_degrades_to_keyword_search_without_an_error() {
     // An OpenAI-compatible endpoint that is not there.
     let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let mut config = Config::default();
+    let mut config = TestServer::config();
     config.knowledge.embedding = EmbeddingConfig {
         provider: ProviderKind::Openai,
         url: format!("http://{dead}/v1"),

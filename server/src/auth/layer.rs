@@ -1,0 +1,148 @@
+//! The tower layer that authenticates every call before it reaches a
+//! handler, and hands the handler the caller and its project scope in the
+//! request extensions. Long-lived streams (Ingest, Resume, Export) are
+//! checked again whenever tokens change, and end with UNAUTHENTICATED when
+//! theirs was revoked: an open stream is no way around a revocation.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use http_body::Frame;
+use tonic::body::Body;
+
+use super::{Authenticator, methods};
+
+/// Authenticates with `authenticator`; with `None` (auth switched off),
+/// every call passes with no caller and every project in scope.
+#[derive(Debug, Clone)]
+pub struct AuthLayer {
+    authenticator: Option<Arc<Authenticator>>,
+}
+
+impl AuthLayer {
+    pub fn new(authenticator: Option<Arc<Authenticator>>) -> Self {
+        Self { authenticator }
+    }
+}
+
+impl<S> tower::Layer<S> for AuthLayer {
+    type Service = Authenticated<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Authenticated { inner, authenticator: self.authenticator.clone() }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Authenticated<S> {
+    inner: S,
+    authenticator: Option<Arc<Authenticator>>,
+}
+
+impl<S> tower::Service<http::Request<Body>> for Authenticated<S>
+where
+    S: tower::Service<http::Request<Body>, Response = http::Response<Body>> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = http::Response<Body>;
+    type Error = S::Error;
+    type Future = BoxFuture<'static, Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(&mut self, context: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(context)
+    }
+
+    fn call(&mut self, mut request: http::Request<Body>) -> Self::Future {
+        // The clone is not ready; the instance poll_ready prepared is.
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let Some(authenticator) = self.authenticator.clone() else {
+            return Box::pin(inner.call(request));
+        };
+        Box::pin(async move {
+            let path = request.uri().path().to_owned();
+            match authenticator.authorize(&path, request.headers()).await {
+                Ok(Some(caller)) => {
+                    request.extensions_mut().insert(caller.scope.clone());
+                    request.extensions_mut().insert(caller);
+                }
+                Ok(None) => return inner.call(request).await,
+                Err(error) => return Ok(tonic::Status::from(error).into_http()),
+            }
+            let secret = match methods::is_long_lived(&path) {
+                true => super::bearer_token(request.headers()).ok().map(str::to_owned),
+                false => None,
+            };
+            let response = inner.call(request).await?;
+            Ok(match secret {
+                Some(secret) => response.map(|body| Body::new(Revocable::new(body, authenticator, secret))),
+                None => response,
+            })
+        })
+    }
+}
+
+/// A streaming response that ends with its token: when tokens change (or
+/// every cache TTL, for expiry), the token is checked again, and a refused
+/// one ends the stream with UNAUTHENTICATED trailers.
+struct Revocable {
+    inner: Body,
+    revoked: Pin<Box<dyn Future<Output = tonic::Status> + Send>>,
+    done: bool,
+}
+
+impl Revocable {
+    fn new(inner: Body, authenticator: Arc<Authenticator>, secret: String) -> Self {
+        let mut changes = authenticator.changes.subscribe();
+        let revoked = async move {
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => if changed.is_err() { return std::future::pending().await },
+                    () = tokio::time::sleep(authenticator.ttl) => {}
+                }
+                // Still valid, or the database cannot say now: carry on.
+                if let Err(error @ crate::Error::Unauthenticated(_)) = authenticator.caller(&secret).await {
+                    return tonic::Status::from(error);
+                }
+            }
+        };
+        Self { inner, revoked: Box::pin(revoked), done: false }
+    }
+}
+
+impl http_body::Body for Revocable {
+    type Data = Bytes;
+    type Error = tonic::Status;
+
+    fn poll_frame(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = self.get_mut();
+        if this.done {
+            return Poll::Ready(None);
+        }
+        if let Poll::Ready(status) = this.revoked.as_mut().poll(context) {
+            this.done = true;
+            let mut trailers = http::HeaderMap::new();
+            // Only fails on a message that cannot be a header; ours can.
+            let _ = status.add_header(&mut trailers);
+            return Poll::Ready(Some(Ok(Frame::trailers(trailers))));
+        }
+        let frame = Pin::new(&mut this.inner).poll_frame(context);
+        if let Poll::Ready(None | Some(Err(_))) = &frame {
+            this.done = true;
+        }
+        if let Poll::Ready(Some(Ok(frame))) = &frame
+            && frame.is_trailers()
+        {
+            this.done = true;
+        }
+        frame
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done || self.inner.is_end_stream()
+    }
+}

@@ -1,0 +1,142 @@
+//! Which access each method needs. Every method of the Lore services is
+//! listed (a test checks it against the descriptor set); a method missing
+//! here is refused, whatever the role.
+
+/// The kind of access a method needs; [`super::Role::permits`] maps roles
+/// to them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::Display)]
+#[strum(serialize_all = "snake_case")]
+pub enum Access {
+    /// Reads a project's data.
+    Read,
+    /// Writes the action log and sessions: what a sidecar ships.
+    Ingest,
+    /// Records what an agent learned or hit: failures, fixes, outcomes,
+    /// lessons and their use.
+    Write,
+    /// Curation and maintenance: deleting and indexing knowledge, reviewing
+    /// drafts and promotions, editing patterns and rules, retention.
+    Admin,
+}
+
+const ACTIONS: &str = "/lore.v1.ActionService/";
+const KNOWLEDGE: &str = "/lore.v1.KnowledgeService/";
+const QA: &str = "/lore.v1.QaLearningService/";
+
+/// (service path prefix, method, access).
+const METHODS: &[(&str, &str, Access)] = &[
+    (ACTIONS, "StartSession", Access::Ingest),
+    (ACTIONS, "Heartbeat", Access::Ingest),
+    (ACTIONS, "EndSession", Access::Ingest),
+    (ACTIONS, "LogAction", Access::Ingest),
+    (ACTIONS, "Ingest", Access::Ingest),
+    (ACTIONS, "GetLastSession", Access::Read),
+    (ACTIONS, "GetRecentActions", Access::Read),
+    (ACTIONS, "SearchActions", Access::Read),
+    (ACTIONS, "ActivityReport", Access::Read),
+    (ACTIONS, "Resume", Access::Read),
+    (ACTIONS, "Export", Access::Read),
+    (ACTIONS, "VerifyChain", Access::Read),
+    (ACTIONS, "GetRetentionStatus", Access::Read),
+    (ACTIONS, "RunRetention", Access::Admin),
+    (KNOWLEDGE, "UpsertEntry", Access::Write),
+    (KNOWLEDGE, "GetEntry", Access::Read),
+    (KNOWLEDGE, "ListEntries", Access::Read),
+    (KNOWLEDGE, "DeleteEntry", Access::Admin),
+    (KNOWLEDGE, "RecordOccurrence", Access::Write),
+    (KNOWLEDGE, "RecordApplication", Access::Write),
+    (KNOWLEDGE, "Search", Access::Read),
+    (KNOWLEDGE, "SearchMany", Access::Read),
+    (KNOWLEDGE, "IndexDocument", Access::Admin),
+    (KNOWLEDGE, "RemoveDocument", Access::Admin),
+    (KNOWLEDGE, "CreateDraft", Access::Write),
+    (KNOWLEDGE, "GetDraft", Access::Read),
+    (KNOWLEDGE, "ListDrafts", Access::Read),
+    (KNOWLEDGE, "ReviewDraft", Access::Admin),
+    (QA, "CaptureFailure", Access::Write),
+    (QA, "RecordFixAttempt", Access::Write),
+    // Read access: warnings are what an agent asks before a task; the
+    // deliveries it records are bookkeeping, not the caller's data.
+    (QA, "GetWarnings", Access::Read),
+    (QA, "RecordOutcome", Access::Write),
+    (QA, "ListPatterns", Access::Read),
+    (QA, "GetPattern", Access::Read),
+    (QA, "UpdatePattern", Access::Admin),
+    (QA, "MergePatterns", Access::Admin),
+    (QA, "SplitPattern", Access::Admin),
+    (QA, "Dashboard", Access::Read),
+    (QA, "ListPromotionCandidates", Access::Read),
+    (QA, "ProposePromotion", Access::Admin),
+    (QA, "ListPromotions", Access::Read),
+    (QA, "ApprovePromotion", Access::Admin),
+    (QA, "RejectPromotion", Access::Admin),
+    (QA, "RollbackPromotion", Access::Admin),
+    (QA, "ListCategoryRules", Access::Read),
+    (QA, "UpsertCategoryRule", Access::Admin),
+];
+
+/// The access `path` (`/package.Service/Method`) needs; `None` for a
+/// method that is not in the table.
+pub fn method_access(path: &str) -> Option<Access> {
+    METHODS.iter().find(|(service, method, _)| path.strip_prefix(service) == Some(method)).map(|&(_, _, access)| access)
+}
+
+/// Streams that can stay open for hours: their token is checked again
+/// while they run.
+pub(super) fn is_long_lived(path: &str) -> bool {
+    matches!(path, "/lore.v1.ActionService/Ingest" | "/lore.v1.ActionService/Resume" | "/lore.v1.ActionService/Export")
+}
+
+/// Health and reflection answer without a token: Kubernetes probes and
+/// grpcurl's `list`/`describe` reveal no project data.
+pub(super) fn is_open(path: &str) -> bool {
+    path.starts_with("/grpc.health.v1.Health/")
+        || path.starts_with("/grpc.reflection.v1.ServerReflection/")
+        || path.starts_with("/grpc.reflection.v1alpha.ServerReflection/")
+}
+
+/// Every method of the Lore services (`/package.Service/Method`), from the
+/// compiled descriptor set: what the table must cover.
+pub fn served_methods() -> Vec<String> {
+    use prost::Message as _;
+    let set = prost_types::FileDescriptorSet::decode(lore_proto::FILE_DESCRIPTOR_SET)
+        .expect("the descriptor set compiled into lore-proto decodes");
+    let mut methods = Vec::new();
+    for file in &set.file {
+        for service in &file.service {
+            let full = format!("{}.{}", file.package(), service.name());
+            if crate::grpc::SERVICE_NAMES.contains(&full.as_str()) {
+                methods.extend(service.method.iter().map(|method| format!("/{full}/{}", method.name())));
+            }
+        }
+    }
+    methods
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_served_method_has_an_access_and_every_listed_one_exists() {
+        let served = served_methods();
+        assert!(served.len() > 40, "descriptor set read: {served:?}");
+        let unlisted: Vec<_> = served.iter().filter(|path| method_access(path).is_none()).collect();
+        assert!(unlisted.is_empty(), "methods with no access class (refused for every role): {unlisted:?}");
+        let stale: Vec<_> = METHODS
+            .iter()
+            .map(|(service, method, _)| format!("{service}{method}"))
+            .filter(|path| !served.contains(path))
+            .collect();
+        assert!(stale.is_empty(), "listed methods the server does not serve: {stale:?}");
+    }
+
+    #[test]
+    fn a_method_name_must_match_whole() {
+        assert_eq!(method_access("/lore.v1.ActionService/LogAction"), Some(Access::Ingest));
+        assert_eq!(method_access("/lore.v1.ActionService/LogActionX"), None);
+        assert_eq!(method_access("/lore.v1.KnowledgeService/LogAction"), None);
+        assert!(!is_open("/lore.v1.ActionService/LogAction"));
+        assert!(is_open("/grpc.health.v1.Health/Check"));
+    }
+}
