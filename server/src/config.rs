@@ -141,11 +141,28 @@ pub struct GrpcConfig {
     /// fields get an INVALID_ARGUMENT naming them rather than a transport
     /// error.
     pub max_message_bytes: usize,
+    /// Calls served at once; more are refused with RESOURCE_EXHAUSTED at
+    /// once rather than queued (a stream counts while it is set up).
+    pub max_concurrent_calls: usize,
+    /// A call that has not answered after this long is cut with
+    /// DEADLINE_EXCEEDED (for a stream: until it starts answering).
+    pub call_timeout_secs: u64,
+    /// Calls per second per token (per client address when auth is off);
+    /// beyond it RESOURCE_EXHAUSTED says when to retry. 0 turns it off.
+    pub rate_limit_per_token: u32,
+    /// Calls a token may make at once above its rate.
+    pub rate_limit_burst: u32,
 }
 
 impl Default for GrpcConfig {
     fn default() -> Self {
-        Self { max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES }
+        Self {
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_concurrent_calls: 512,
+            call_timeout_secs: 30,
+            rate_limit_per_token: 1000,
+            rate_limit_burst: 2000,
+        }
     }
 }
 
@@ -365,6 +382,11 @@ impl Config {
             ));
         }
         self.qa.check().map_err(ConfigError::Invalid)?;
+        if self.grpc.max_concurrent_calls == 0 || self.grpc.call_timeout_secs == 0 {
+            return Err(ConfigError::Invalid(
+                "grpc.max_concurrent_calls and grpc.call_timeout_secs must be at least 1".into(),
+            ));
+        }
         if self.auth.cache_ttl_secs == 0 {
             return Err(ConfigError::Invalid("auth.cache_ttl_secs must be at least 1".into()));
         }

@@ -8,6 +8,7 @@
 //! - [`store`]: the pool, the embedded migrations and the repositories.
 //! - [`error`]: the crate's `Error` and its one mapping to `tonic::Status`.
 //! - [`auth`]: bearer tokens, roles and the layer that checks them.
+//! - [`limits`]: calls in flight, deadlines and rates per token.
 //! - [`validate`]: checks on input that name the offending field.
 //! - [`embedded_postgres`]: a throwaway PostgreSQL for dev mode, tests and
 //!   benchmarks.
@@ -24,6 +25,8 @@ pub mod error;
 pub mod grpc;
 pub mod jobs;
 pub mod knowledge;
+pub mod limits;
+pub mod middleware;
 pub mod qa;
 pub mod scope;
 pub mod store;

@@ -15,51 +15,33 @@ use http_body::Frame;
 use tonic::body::Body;
 
 use super::{Authenticator, methods};
+use crate::middleware::{Gate, GateLayer};
 
 /// Authenticates with `authenticator`; with `None` (auth switched off),
 /// every call passes with no caller and every project in scope.
-#[derive(Debug, Clone)]
-pub struct AuthLayer {
-    authenticator: Option<Arc<Authenticator>>,
-}
+pub type AuthLayer = GateLayer<AuthGate>;
 
 impl AuthLayer {
-    pub fn new(authenticator: Option<Arc<Authenticator>>) -> Self {
-        Self { authenticator }
-    }
-}
-
-impl<S> tower::Layer<S> for AuthLayer {
-    type Service = Authenticated<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        Authenticated { inner, authenticator: self.authenticator.clone() }
+    pub fn authenticating(authenticator: Option<Arc<Authenticator>>) -> Self {
+        GateLayer::new(AuthGate { authenticator })
     }
 }
 
 #[derive(Debug, Clone)]
-pub struct Authenticated<S> {
-    inner: S,
+pub struct AuthGate {
     authenticator: Option<Arc<Authenticator>>,
 }
 
-impl<S> tower::Service<http::Request<Body>> for Authenticated<S>
-where
-    S: tower::Service<http::Request<Body>, Response = http::Response<Body>> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = http::Response<Body>;
-    type Error = S::Error;
-    type Future = BoxFuture<'static, Result<Self::Response, Self::Error>>;
-
-    fn poll_ready(&mut self, context: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(context)
-    }
-
-    fn call(&mut self, mut request: http::Request<Body>) -> Self::Future {
-        // The clone is not ready; the instance poll_ready prepared is.
-        let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
+impl Gate for AuthGate {
+    fn around<S>(
+        &self,
+        mut request: http::Request<Body>,
+        mut inner: S,
+    ) -> BoxFuture<'static, Result<http::Response<Body>, S::Error>>
+    where
+        S: tower::Service<http::Request<Body>, Response = http::Response<Body>> + Send + 'static,
+        S::Future: Send + 'static,
+    {
         let Some(authenticator) = self.authenticator.clone() else {
             return Box::pin(inner.call(request));
         };

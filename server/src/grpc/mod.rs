@@ -38,6 +38,7 @@ pub struct Services {
     pub qa: crate::qa::QaLearning,
     /// `None` when auth is switched off.
     pub auth: Option<Arc<crate::auth::Authenticator>>,
+    pub limits: Arc<crate::limits::Limits>,
     pub max_message_bytes: usize,
 }
 
@@ -68,6 +69,7 @@ impl Services {
                 crate::auth::Authenticator::start(pool.clone(), Duration::from_secs(config.auth.cache_ttl_secs))
             }),
             actions: ActionLog::new(pool, sanitizer, limits),
+            limits: crate::limits::Limits::new(&config.grpc),
             max_message_bytes: config.grpc.max_message_bytes,
         })
     }
@@ -140,7 +142,9 @@ pub async fn serve(
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     let server = Server::builder()
         .trace_fn(|request| tracing::info_span!("grpc", method = %request.uri().path()))
-        .layer(crate::auth::AuthLayer::new(services.auth.clone()))
+        // Outermost first: the limits know the caller auth found.
+        .layer(crate::auth::AuthLayer::authenticating(services.auth.clone()))
+        .layer(crate::limits::LimitsLayer::new(Arc::clone(&services.limits)))
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

@@ -7,6 +7,7 @@ mod auth;
 mod documents;
 mod drafts;
 mod knowledge;
+mod limits;
 mod qa;
 mod scope;
 mod search;
