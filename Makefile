@@ -40,10 +40,10 @@ bench: tools
 	$(CARGO) bench -p lore-server --bench actions
 	$(CARGO) bench -p lore-server --bench knowledge
 	$(CARGO) bench -p lore-server --bench qa
-	$(CARGO) bench -p lore-server --bench platform
 	$(CARGO) bench -p lore-sidecar --bench spool
 	$(CARGO) build --release --workspace --bins
 	$(CARGO) bench -p lore-e2e --bench replay
+	$(CARGO) bench -p lore-e2e --bench platform
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -33,6 +33,8 @@ for example in "$chart"/examples/*.yaml; do
     [ "$(basename "$example")" = agent-pod-with-sidecar.yaml ] && continue
     check "$(basename "$example" .yaml)" --values "$example"
 done
+grep -q 'LORE_TLS__CLIENT_CA_FILE' "$out/tls.yaml" && grep -q 'tcpSocket' "$out/tls.yaml" \
+    || { echo "TLS not wired (certificate files, probes)" >&2; exit 1; }
 "$validate" --kubernetes-version "$kubernetes" --strict --quiet "$chart/examples/agent-pod-with-sidecar.yaml"
 echo "chart ok: agent-pod-with-sidecar.yaml valid for Kubernetes $kubernetes"
 

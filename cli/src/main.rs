@@ -22,6 +22,8 @@ struct Cli {
     /// server (`make run`) the CLI finds the dev token by itself.
     #[arg(long, global = true, env = "LORE_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    #[command(flatten)]
+    tls: lore_sidecar::TlsArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -116,7 +118,7 @@ async fn main() -> ExitCode {
         };
     }
     let result = async {
-        let channel = commands::connect(&cli.server, cli.token.as_deref()).await?;
+        let channel = commands::connect(&cli.server, cli.token.as_deref(), &cli.tls.files()).await?;
         match cli.command {
             Command::Log(args) => commands::log::run(channel, args).await,
             Command::Actions(ActionsCommand::Search(args)) => commands::actions_search::run(channel, args).await,

@@ -67,13 +67,8 @@ impl std::error::Error for InvalidToken {}
 /// The dev server's token in `dir`, when `server` is on this machine
 /// (a loopback address or localhost) and the file exists.
 pub fn dev_token(server: &str, dir: &Path) -> Option<String> {
-    let authority = server.split_once("://").map_or(server, |(_, rest)| rest);
-    let host = authority.split('/').next().unwrap_or_default();
-    let host = match host.rsplit_once(':') {
-        Some((host, port)) if port.bytes().all(|byte| byte.is_ascii_digit()) => host,
-        _ => host,
-    };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let uri: tonic::codegen::http::Uri = server.parse().ok()?;
+    let host = uri.host()?.trim_start_matches('[').trim_end_matches(']');
     let local = host.eq_ignore_ascii_case("localhost")
         || host.parse::<std::net::IpAddr>().is_ok_and(|address| address.is_loopback());
     if !local {

@@ -51,7 +51,9 @@ const ENV_TOP_LEVEL_KEYS: &[&str] = &[
     "log",
     "telemetry",
     "grpc",
+    "tls",
     "auth",
+    "tool_calls",
     "actions",
     "retention",
     "knowledge",
@@ -75,7 +77,9 @@ pub struct Config {
     pub log: LogConfig,
     pub telemetry: TelemetryConfig,
     pub grpc: GrpcConfig,
+    pub tls: TlsConfig,
     pub auth: AuthConfig,
+    pub tool_calls: ToolCallsConfig,
     pub actions: ActionsConfig,
     pub retention: RetentionConfig,
     pub knowledge: crate::knowledge::KnowledgeConfig,
@@ -131,6 +135,38 @@ pub struct TelemetryConfig {
     pub otlp_endpoint: Option<String>,
     /// `service.name` of the exported resource.
     pub service_name: String,
+    /// How often metrics are exported.
+    pub metrics_interval_secs: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TlsConfig {
+    /// PEM certificate chain of the server. With `key_file`, the server
+    /// speaks TLS only (rustls); without both, plaintext.
+    pub cert_file: Option<PathBuf>,
+    /// PEM private key of `cert_file`.
+    pub key_file: Option<PathBuf>,
+    /// PEM CA bundle: when set, clients must present a certificate it
+    /// signed (mutual TLS), on top of their bearer token.
+    pub client_ca_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ToolCallsConfig {
+    /// Log KnowledgeService and QaLearningService calls that carry
+    /// `x-lore-session-id` as `tool_call` actions of that session.
+    pub enabled: bool,
+    /// Finished calls waiting to be stored; beyond it they are dropped (and
+    /// counted in `lore.tool_calls.dropped`) rather than slow the calls.
+    pub queue_capacity: usize,
+}
+
+impl Default for ToolCallsConfig {
+    fn default() -> Self {
+        Self { enabled: true, queue_capacity: 10_000 }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -255,7 +291,9 @@ impl Default for Config {
             log: LogConfig::default(),
             telemetry: TelemetryConfig::default(),
             grpc: GrpcConfig::default(),
+            tls: TlsConfig::default(),
             auth: AuthConfig::default(),
+            tool_calls: ToolCallsConfig::default(),
             knowledge: crate::knowledge::KnowledgeConfig::default(),
             qa: crate::qa::QaConfig::default(),
             actions: ActionsConfig::default(),
@@ -293,7 +331,7 @@ impl Default for LogConfig {
 
 impl Default for TelemetryConfig {
     fn default() -> Self {
-        Self { otlp_endpoint: None, service_name: "lore-server".to_owned() }
+        Self { otlp_endpoint: None, service_name: "lore-server".to_owned(), metrics_interval_secs: 60 }
     }
 }
 
@@ -361,7 +399,7 @@ impl Config {
         for (index, folder) in watch.folders.iter().enumerate() {
             let field = format!("knowledge.watch.folders[{index}]");
             crate::validate::project(&format!("{field}.project"), &folder.project)
-                .map_err(|error| ConfigError::Invalid(format!("{}: {}", error.field, error.reason)))?;
+                .map_err(|error| ConfigError::Invalid(error.to_string()))?;
             if folder.path.as_os_str().is_empty() {
                 return Err(ConfigError::Invalid(format!("{field}.path: required")));
             }
@@ -386,6 +424,17 @@ impl Config {
             return Err(ConfigError::Invalid(
                 "grpc.max_concurrent_calls and grpc.call_timeout_secs must be at least 1".into(),
             ));
+        }
+        if self.telemetry.metrics_interval_secs == 0 || self.tool_calls.queue_capacity == 0 {
+            return Err(ConfigError::Invalid(
+                "telemetry.metrics_interval_secs and tool_calls.queue_capacity must be at least 1".into(),
+            ));
+        }
+        if self.tls.cert_file.is_some() != self.tls.key_file.is_some() {
+            return Err(ConfigError::Invalid("tls.cert_file and tls.key_file go together: set both or neither".into()));
+        }
+        if self.tls.client_ca_file.is_some() && self.tls.cert_file.is_none() {
+            return Err(ConfigError::Invalid("tls.client_ca_file needs tls.cert_file and tls.key_file".into()));
         }
         if self.auth.cache_ttl_secs == 0 {
             return Err(ConfigError::Invalid("auth.cache_ttl_secs must be at least 1".into()));

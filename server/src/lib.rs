@@ -9,10 +9,13 @@
 //! - [`error`]: the crate's `Error` and its one mapping to `tonic::Status`.
 //! - [`auth`]: bearer tokens, roles and the layer that checks them.
 //! - [`limits`]: calls in flight, deadlines and rates per token.
+//! - [`tool_calls`]: Knowledge and QA calls logged as actions of the
+//!   caller's session.
+//! - [`tls`]: the listener's certificates.
 //! - [`validate`]: checks on input that name the offending field.
 //! - [`embedded_postgres`]: a throwaway PostgreSQL for dev mode, tests and
 //!   benchmarks.
-//! - [`telemetry`]: logs and OTLP traces.
+//! - [`telemetry`]: logs, and OTLP traces and metrics.
 //!
 //! [`run`] is the whole server life cycle; it takes a bound listener and a
 //! shutdown future so tests can run it on port 0.
@@ -32,7 +35,9 @@ pub mod scope;
 pub mod store;
 pub mod telemetry;
 pub mod testing;
+pub mod tls;
 pub mod tokens_command;
+pub mod tool_calls;
 pub mod validate;
 
 use std::future::Future;
@@ -102,8 +107,10 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
     if config.database.migrate_on_start {
         store::migrate(&database.pool).await.context("cannot apply migrations")?;
     }
-    let services =
+    let mut services =
         grpc::Services::new(&config, database.pool.clone()).context("cannot start the embedding provider")?;
+    services.tls = tls::server_config(&config.tls)?;
+    let _pool_gauge = telemetry::observe_pool(database.pool.clone());
     services.knowledge.prepare().await.context("cannot register the embedding model")?;
     if let Some(secret) = &config.auth.bootstrap_admin_token {
         auth::ensure_admin_token(&database.pool, "bootstrap-admin", secret)

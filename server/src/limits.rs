@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use governor::clock::{Clock as _, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
 use tokio::sync::Semaphore;
@@ -21,7 +20,7 @@ use uuid::Uuid;
 
 use crate::auth::Caller;
 use crate::config::GrpcConfig;
-use crate::middleware::{Gate, GateLayer};
+use crate::middleware::{Answer, Gate, GateLayer, Inner};
 
 /// Who a rate applies to: the token, or the client's address when auth is
 /// switched off.
@@ -89,15 +88,7 @@ impl Limits {
 pub type LimitsLayer = GateLayer<Arc<Limits>>;
 
 impl Gate for Arc<Limits> {
-    fn around<S>(
-        &self,
-        request: http::Request<Body>,
-        mut inner: S,
-    ) -> BoxFuture<'static, Result<http::Response<Body>, S::Error>>
-    where
-        S: tower::Service<http::Request<Body>, Response = http::Response<Body>> + Send + 'static,
-        S::Future: Send + 'static,
-    {
+    fn around<S: Inner>(&self, request: http::Request<Body>, mut inner: S) -> Answer<S> {
         if !request.uri().path().starts_with("/lore.v1.") {
             return Box::pin(inner.call(request));
         }

@@ -4,20 +4,29 @@
 
 use std::task::{Context, Poll};
 
+use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use tonic::body::Body;
+
+/// The rest of the stack, as a gate sees it.
+pub trait Inner:
+    tower::Service<http::Request<Body>, Response = http::Response<Body>, Future: Send + 'static> + Send + 'static
+{
+}
+
+impl<S> Inner for S where
+    S: tower::Service<http::Request<Body>, Response = http::Response<Body>, Future: Send + 'static> + Send + 'static
+{
+}
+
+/// How a gate answers: the response of the rest of the stack, or its own.
+pub type Answer<S> =
+    BoxFuture<'static, Result<http::Response<Body>, <S as tower::Service<http::Request<Body>>>::Error>>;
 
 /// What a layer does around one call. `inner` is the rest of the stack,
 /// ready to be called.
 pub trait Gate: Clone + Send + Sync + 'static {
-    fn around<S>(
-        &self,
-        request: http::Request<Body>,
-        inner: S,
-    ) -> BoxFuture<'static, Result<http::Response<Body>, S::Error>>
-    where
-        S: tower::Service<http::Request<Body>, Response = http::Response<Body>> + Send + 'static,
-        S::Future: Send + 'static;
+    fn around<S: Inner>(&self, request: http::Request<Body>, inner: S) -> Answer<S>;
 }
 
 #[derive(Debug, Clone)]
@@ -64,5 +73,86 @@ where
         let clone = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, clone);
         self.gate.around(request, inner)
+    }
+}
+
+/// Something that wants to know how a call went: the response data as it
+/// goes out, then, exactly once, its gRPC status.
+pub trait CallObserver: Send + Unpin + 'static {
+    fn data(&mut self, _chunk: &Bytes) {}
+    /// The status the client saw: from the trailers (or the headers of a
+    /// trailers-only answer); CANCELLED when the response was dropped
+    /// before it ended (client gone, deadline cut it).
+    fn end(self, code: tonic::Code, message: &str);
+}
+
+/// Watches `response` for `observer`. Call inside the gate's future so an
+/// error answered before any body exists is seen too.
+pub fn observe<O: CallObserver>(response: http::Response<Body>, observer: O) -> http::Response<Body> {
+    if let Some(status) = tonic::Status::from_header_map(response.headers()) {
+        observer.end(status.code(), status.message());
+        return response;
+    }
+    response.map(|body| observe_body(body, observer))
+}
+
+/// Shows `observer` the data of `body` as it passes (a request's, too).
+pub fn observe_body<O: CallObserver>(body: Body, observer: O) -> Body {
+    Body::new(Observed { inner: body, observer: Some(observer) })
+}
+
+struct Observed<O: CallObserver> {
+    inner: Body,
+    observer: Option<O>,
+}
+
+impl<O: CallObserver> Observed<O> {
+    fn end(&mut self, code: tonic::Code, message: &str) {
+        if let Some(observer) = self.observer.take() {
+            observer.end(code, message);
+        }
+    }
+}
+
+impl<O: CallObserver> http_body::Body for Observed<O> {
+    type Data = Bytes;
+    type Error = tonic::Status;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        context: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        // Every field is Unpin (Body is boxed).
+        let this = self.get_mut();
+        let frame = std::pin::Pin::new(&mut this.inner).poll_frame(context);
+        match &frame {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref()
+                    && let Some(observer) = &mut this.observer
+                {
+                    observer.data(data);
+                }
+                if let Some(trailers) = frame.trailers_ref() {
+                    match tonic::Status::from_header_map(trailers) {
+                        Some(status) => this.end(status.code(), status.message()),
+                        None => this.end(tonic::Code::Unknown, "the response ended without a grpc-status"),
+                    }
+                }
+            }
+            Poll::Ready(Some(Err(status))) => this.end(status.code(), status.message()),
+            Poll::Ready(None) => this.end(tonic::Code::Unknown, "the response ended without a grpc-status"),
+            Poll::Pending => {}
+        }
+        frame
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+}
+
+impl<O: CallObserver> Drop for Observed<O> {
+    fn drop(&mut self) {
+        self.end(tonic::Code::Cancelled, "the response was dropped before it ended");
     }
 }

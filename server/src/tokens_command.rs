@@ -100,17 +100,12 @@ async fn execute(database: &Database, command: TokenCommand) -> anyhow::Result<(
 }
 
 fn new_token(args: CreateArgs) -> anyhow::Result<NewToken> {
-    let name = validate::text("name", &args.name, 128, true)
-        .map_err(|error| anyhow::anyhow!("{}: {}", error.field, error.reason))?;
+    let name = validate::text("name", &args.name, 128, true)?;
     let projects = if args.all_projects {
         None
     } else {
-        let checked = args
-            .projects
-            .iter()
-            .map(|project| validate::project("project", project))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|error| anyhow::anyhow!("{}: {}", error.field, error.reason))?;
+        let checked =
+            args.projects.iter().map(|project| validate::project("project", project)).collect::<Result<Vec<_>, _>>()?;
         Some(checked)
     };
     let expires_at = args

@@ -5,7 +5,8 @@
 use crate::Error;
 
 /// A problem with one field of the input.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
 pub struct FieldError {
     pub field: String,
     pub reason: String,
@@ -32,6 +33,11 @@ pub(crate) type FieldResult<T> = Result<T, FieldError>;
 
 /// A project name: 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' or '-'.
 pub fn project(field: &str, value: &str) -> FieldResult<String> {
+    // The request's own project names its span; nested ones (an Ingest
+    // batch's actions) do not.
+    if field == "project" {
+        crate::telemetry::record_project(value);
+    }
     if value.is_empty() {
         return Err(FieldError::new(field, "required"));
     }

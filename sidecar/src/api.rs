@@ -39,12 +39,19 @@ impl LocalApi {
     }
 }
 
-/// The request for the server: the message, and the caller's token if any.
+/// What a proxied read keeps of the caller's metadata: its token, and its
+/// W3C trace context so the server's span joins the agent's trace.
+const FORWARDED_METADATA: [&str; 3] = ["authorization", "traceparent", "tracestate"];
+
+/// The request for the server: the message and the caller's
+/// [`FORWARDED_METADATA`].
 fn forward<T>(request: Request<T>) -> Request<T> {
-    let authorization = request.metadata().get("authorization").cloned();
-    let mut forwarded = Request::new(request.into_inner());
-    if let Some(value) = authorization {
-        forwarded.metadata_mut().insert("authorization", value);
+    let (metadata, _, message) = request.into_parts();
+    let mut forwarded = Request::new(message);
+    for key in FORWARDED_METADATA {
+        if let Some(value) = metadata.get(key) {
+            forwarded.metadata_mut().insert(key, value.clone());
+        }
     }
     forwarded
 }

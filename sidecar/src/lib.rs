@@ -25,10 +25,34 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use tokio::sync::watch;
-use tonic::transport::{Endpoint, Server};
+use tonic::transport::Server;
 
 use lore_proto::v1::action_service_server::ActionServiceServer;
 use spool::{FsyncPolicy, FullPolicy, Spool, SpoolConfig};
+
+/// TLS to lore-server, shared by the sidecar and the `lore` CLI.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TlsArgs {
+    /// PEM CA bundle that signed the server's certificate: connect with TLS.
+    #[arg(long, global = true, env = "LORE_CA")]
+    pub ca: Option<PathBuf>,
+    /// PEM certificate to present when the server verifies clients.
+    #[arg(long, global = true, env = "LORE_CLIENT_CERT", requires = "client_key")]
+    pub client_cert: Option<PathBuf>,
+    /// PEM private key of --client-cert.
+    #[arg(long, global = true, env = "LORE_CLIENT_KEY", requires = "client_cert")]
+    pub client_key: Option<PathBuf>,
+}
+
+impl TlsArgs {
+    pub fn files(&self) -> lore_proto::tls::TlsFiles {
+        lore_proto::tls::TlsFiles {
+            ca: self.ca.clone(),
+            client_cert: self.client_cert.clone(),
+            client_key: self.client_key.clone(),
+        }
+    }
+}
 
 /// Configuration of the sidecar (command-line flags, or `LORE_SIDECAR_*`).
 #[derive(Debug, Clone, clap::Args)]
@@ -43,6 +67,8 @@ pub struct SidecarConfig {
     /// also answers reads for agents that send no token of their own).
     #[arg(long, env = "LORE_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    #[command(flatten)]
+    pub tls: TlsArgs,
     /// Directory of the spool.
     #[arg(long, env = "LORE_SIDECAR_SPOOL_DIR", default_value = ".lore/spool")]
     pub spool_dir: PathBuf,
@@ -130,8 +156,10 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
     let (stop_tx, stop_rx) = watch::channel(false);
     let stats = Arc::new(ship::ShipStats::default());
     let bearer = lore_proto::auth::Bearer::new(config.token.as_deref()).context("--token")?;
+    let endpoint = lore_proto::tls::endpoint(&config.server, &config.tls.files())?;
     let ship_config = ship::ShipConfig {
         server: config.server.clone(),
+        endpoint: endpoint.clone(),
         bearer: bearer.clone(),
         batch_size: config.batch_size.clamp(1, 1000),
         linger: Duration::from_millis(config.linger_ms),
@@ -170,10 +198,7 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
         None => None,
     };
     let status = status::StatusApi { figures };
-    let server_channel = tonic::service::interceptor::InterceptedService::new(
-        Endpoint::from_shared(config.server.clone())?.connect_lazy(),
-        bearer.clone(),
-    );
+    let server_channel = tonic::service::interceptor::InterceptedService::new(endpoint.connect_lazy(), bearer.clone());
     let local = api::LocalApi::new(Arc::clone(&spool), sanitizer, server_channel);
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter.set_service_status("", tonic_health::ServingStatus::Serving).await;

@@ -26,7 +26,6 @@ use lore_proto::auth::AuthChannel;
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::Endpoint;
 use tonic::{Code, Status};
 
 use lore_proto::v1 as proto;
@@ -37,7 +36,10 @@ use crate::spool::{Spool, SpooledRecord};
 
 #[derive(Debug, Clone)]
 pub struct ShipConfig {
+    /// The server's address, for logs.
     pub server: String,
+    /// How to reach it (TLS settings included).
+    pub endpoint: tonic::transport::Endpoint,
     pub bearer: lore_proto::auth::Bearer,
     pub batch_size: usize,
     pub linger: Duration,
@@ -123,8 +125,7 @@ async fn ship(
     stats: &ShipStats,
     stop: &mut watch::Receiver<bool>,
 ) -> Result<(), ShipError> {
-    let channel =
-        Endpoint::from_shared(config.server.clone())?.connect_timeout(Duration::from_secs(5)).connect().await?;
+    let channel = config.endpoint.clone().connect_timeout(Duration::from_secs(5)).connect().await?;
     let mut client = ActionServiceClient::new(InterceptedService::new(channel, config.bearer.clone()));
     let (batches, outgoing) = mpsc::channel(config.max_in_flight.max(1));
     let acks = client.ingest(ReceiverStream::new(outgoing)).await?.into_inner();

@@ -14,6 +14,8 @@ use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
 use tonic::transport::Channel;
 
+pub mod otlp;
+
 pub use lore_server::embedded_postgres::{TestDatabase, default_cache_dir};
 
 /// How long a server may take to start serving (a cold dev-mode start

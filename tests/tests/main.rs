@@ -8,3 +8,4 @@ mod knowledge;
 mod lifecycle;
 mod sidecar;
 mod telemetry;
+mod tls;

@@ -7,7 +7,7 @@ use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
 use nix::sys::signal::Signal;
 
-fn action(session: &proto::Session, index: usize) -> proto::Action {
+pub(crate) fn action(session: &proto::Session, index: usize) -> proto::Action {
     proto::Action {
         project: session.project.clone(),
         session_id: session.session_id.clone(),
@@ -22,7 +22,7 @@ fn action(session: &proto::Session, index: usize) -> proto::Action {
 
 /// The session's stored action ids in chain order, once there are at least
 /// `expected` of them (or after a minute, whatever is there).
-async fn wait_until_stored(database: &TestDatabase, session_id: &str, expected: usize) -> Vec<String> {
+pub(crate) async fn wait_until_stored(database: &TestDatabase, session_id: &str, expected: usize) -> Vec<String> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
         let stored = stored_in_order(database, session_id).await;

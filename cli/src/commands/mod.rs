@@ -34,14 +34,13 @@ pub type Channel = lore_proto::auth::AuthChannel;
 /// Connects with `token`, or, when none is given and the server is on this
 /// machine, with the token a dev-mode server (`make run`) wrote in the
 /// current directory.
-pub async fn connect(server: &str, token: Option<&str>) -> anyhow::Result<Channel> {
+pub async fn connect(server: &str, token: Option<&str>, tls: &lore_proto::tls::TlsFiles) -> anyhow::Result<Channel> {
     let dev_token = match token {
         Some(_) => None,
         None => std::env::current_dir().ok().and_then(|dir| lore_proto::auth::dev_token(server, &dir)),
     };
     let bearer = Bearer::new(token.or(dev_token.as_deref())).context("--token")?;
-    let channel = tonic::transport::Channel::from_shared(server.to_owned())
-        .with_context(|| format!("invalid server address {server}"))?
+    let channel = lore_proto::tls::endpoint(server, tls)?
         .connect()
         .await
         .with_context(|| format!("cannot reach lore-server at {server}"))?;

@@ -14,7 +14,7 @@ pub struct Args {
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    let channel = super::connect(&args.sidecar, None).await?;
+    let channel = super::connect(&args.sidecar, None, &lore_proto::tls::TlsFiles::default()).await?;
     let status = SidecarServiceClient::new(channel).status(proto::SidecarStatusRequest {}).await?.into_inner();
     if args.json {
         println!(

@@ -74,6 +74,18 @@ app.kubernetes.io/component: server
 - name: LORE_TELEMETRY__OTLP_ENDPOINT
   value: {{ . | quote }}
 {{- end }}
+- name: LORE_TELEMETRY__METRICS_INTERVAL_SECS
+  value: {{ .Values.telemetry.metricsIntervalSecs | int | quote }}
+{{- if .Values.tls.secretName }}
+- name: LORE_TLS__CERT_FILE
+  value: /etc/lore/tls/tls.crt
+- name: LORE_TLS__KEY_FILE
+  value: /etc/lore/tls/tls.key
+{{- if .Values.tls.verifyClients }}
+- name: LORE_TLS__CLIENT_CA_FILE
+  value: /etc/lore/tls/ca.crt
+{{- end }}
+{{- end }}
 # The image ships the embedding model under this directory (read-only).
 - name: LORE_CACHE_DIR
   value: {{ .Values.image.cacheDir }}
@@ -98,6 +110,11 @@ seccompProfile:
   readOnly: true
 - name: tmp
   mountPath: /tmp
+{{- if .Values.tls.secretName }}
+- name: tls
+  mountPath: /etc/lore/tls
+  readOnly: true
+{{- end }}
 {{- end -}}
 
 {{- define "lore.volumes" -}}
@@ -107,4 +124,23 @@ seccompProfile:
 - name: tmp
   emptyDir:
     sizeLimit: {{ .Values.tmpVolume.sizeLimit }}
+{{- if .Values.tls.secretName }}
+- name: tls
+  secret:
+    secretName: {{ .Values.tls.secretName }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The kubelet's gRPC probes speak plaintext only: with TLS the probes check
+that the port accepts connections instead.
+*/}}
+{{- define "lore.probe" -}}
+{{- if .Values.tls.secretName }}
+tcpSocket:
+  port: grpc
+{{- else }}
+grpc:
+  port: {{ .Values.service.port }}
+{{- end }}
 {{- end -}}

@@ -207,6 +207,7 @@ impl ActionLog {
             group_commit::Written::Duplicate => true,
             group_commit::Written::Rejected(rejection) => return Err(rejection_error(rejection)),
         };
+        count_stored(u64::from(!duplicate), u64::from(duplicate));
         Ok(Logged { action_id, redaction_count, duplicate })
     }
 
@@ -240,6 +241,7 @@ impl ActionLog {
         }
         outcome.rejected.extend(invalid);
         outcome.rejected.sort_by_key(|rejection| rejection.index);
+        count_stored(u64::from(outcome.stored), u64::from(outcome.duplicates));
         Ok(outcome)
     }
 
@@ -511,6 +513,12 @@ impl ActionLog {
         action.truncated = truncated;
         action
     }
+}
+
+fn count_stored(stored: u64, duplicates: u64) {
+    let metrics = crate::telemetry::metrics();
+    metrics.actions_stored.add(stored, &[]);
+    metrics.actions_duplicate.add(duplicates, &[]);
 }
 
 /// The rejection of the only action of a LogAction call, as an error that

@@ -10,12 +10,11 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use futures_util::future::BoxFuture;
 use http_body::Frame;
 use tonic::body::Body;
 
 use super::{Authenticator, methods};
-use crate::middleware::{Gate, GateLayer};
+use crate::middleware::{Answer, Gate, GateLayer, Inner};
 
 /// Authenticates with `authenticator`; with `None` (auth switched off),
 /// every call passes with no caller and every project in scope.
@@ -33,15 +32,7 @@ pub struct AuthGate {
 }
 
 impl Gate for AuthGate {
-    fn around<S>(
-        &self,
-        mut request: http::Request<Body>,
-        mut inner: S,
-    ) -> BoxFuture<'static, Result<http::Response<Body>, S::Error>>
-    where
-        S: tower::Service<http::Request<Body>, Response = http::Response<Body>> + Send + 'static,
-        S::Future: Send + 'static,
-    {
+    fn around<S: Inner>(&self, mut request: http::Request<Body>, mut inner: S) -> Answer<S> {
         let Some(authenticator) = self.authenticator.clone() else {
             return Box::pin(inner.call(request));
         };

@@ -39,7 +39,11 @@ pub struct Services {
     /// `None` when auth is switched off.
     pub auth: Option<Arc<crate::auth::Authenticator>>,
     pub limits: Arc<crate::limits::Limits>,
+    /// `None` when tool-call logging is switched off.
+    pub tool_calls: Option<Arc<crate::tool_calls::ToolCalls>>,
     pub max_message_bytes: usize,
+    /// `None`: plaintext.
+    pub tls: Option<tonic::transport::ServerTlsConfig>,
 }
 
 impl Services {
@@ -62,15 +66,21 @@ impl Services {
         let knowledge =
             crate::knowledge::KnowledgeBase::new(pool.clone(), Some(embedder), config.knowledge.search.clone())
                 .with_watch_config(&config.knowledge.watch);
+        let actions = ActionLog::new(pool.clone(), sanitizer.clone(), limits);
         Ok(Self {
+            tool_calls: config
+                .tool_calls
+                .enabled
+                .then(|| crate::tool_calls::ToolCalls::start(actions.clone(), config.tool_calls.queue_capacity)),
             qa: crate::qa::QaLearning::new(pool.clone(), knowledge.clone(), sanitizer.clone(), config.qa.clone()),
             knowledge,
             auth: config.auth.enabled.then(|| {
                 crate::auth::Authenticator::start(pool.clone(), Duration::from_secs(config.auth.cache_ttl_secs))
             }),
-            actions: ActionLog::new(pool, sanitizer, limits),
+            actions,
             limits: crate::limits::Limits::new(&config.grpc),
             max_message_bytes: config.grpc.max_message_bytes,
+            tls: None,
         })
     }
 }
@@ -140,11 +150,19 @@ pub async fn serve(
     };
 
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
-    let server = Server::builder()
-        .trace_fn(|request| tracing::info_span!("grpc", method = %request.uri().path()))
-        // Outermost first: the limits know the caller auth found.
+    let mut builder = Server::builder();
+    if let Some(tls) = services.tls.clone() {
+        builder = builder.tls_config(tls)?;
+    }
+    let server = builder
+        .trace_fn(crate::telemetry::rpc_span)
+        // Outermost first: telemetry sees every call, even those refused;
+        // the limits know the caller auth found; a tool call is logged only
+        // once it is let in.
+        .layer(crate::telemetry::RpcTelemetryLayer::from_global())
         .layer(crate::auth::AuthLayer::authenticating(services.auth.clone()))
         .layer(crate::limits::LimitsLayer::new(Arc::clone(&services.limits)))
+        .layer(crate::tool_calls::ToolCallLayer::recording(services.tool_calls.clone()))
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
@@ -170,6 +188,9 @@ pub async fn serve(
         () = async { drain_started.notified().await; tokio::time::sleep(grace).await } => {
             tracing::warn!("grace period over: closing connections with calls still in flight");
         }
+    }
+    if let Some(tool_calls) = &services.tool_calls {
+        tool_calls.drain().await;
     }
     Ok(())
 }

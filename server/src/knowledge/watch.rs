@@ -268,8 +268,8 @@ impl Indexer {
     }
 
     async fn index_file(&self, folder: &Folder, path: &Path, relative_path: &str) -> Outcome {
-        let bytes = match read_limited(path, self.max_file_bytes).await {
-            Ok(bytes) => bytes,
+        let (bytes, modified) = match read_limited(path, self.max_file_bytes).await {
+            Ok(read) => read,
             Err(problem) => return self.skip(path, &problem),
         };
         let parsed = match document::parse_bytes(relative_path, &bytes, self.max_file_bytes) {
@@ -285,6 +285,9 @@ impl Indexer {
             Ok((entry, true)) => {
                 self.stats.resolved(path);
                 self.stats.indexed.fetch_add(1, Ordering::Relaxed);
+                if let Some(lag) = modified.and_then(|modified| modified.elapsed().ok()) {
+                    crate::telemetry::metrics().watch_lag.record(lag.as_secs_f64(), &[]);
+                }
                 tracing::info!(path = %path.display(), entry_id = %entry.entry_id, "document indexed");
                 Outcome::Indexed
             }
@@ -331,13 +334,14 @@ impl Indexer {
 }
 
 /// Reads a file unless it is larger than `max_bytes` (checked before
-/// reading, so a huge file costs nothing).
-async fn read_limited(path: &Path, max_bytes: usize) -> Result<Vec<u8>, String> {
+/// reading, so a huge file costs nothing), with its modification time.
+async fn read_limited(path: &Path, max_bytes: usize) -> Result<(Vec<u8>, Option<std::time::SystemTime>), String> {
     let metadata = tokio::fs::metadata(path).await.map_err(|error| format!("cannot read: {error}"))?;
     if metadata.len() > max_bytes as u64 {
         return Err(DocumentError::TooLarge { bytes: metadata.len() as usize, limit: max_bytes }.to_string());
     }
-    tokio::fs::read(path).await.map_err(|error| format!("cannot read: {error}"))
+    let bytes = tokio::fs::read(path).await.map_err(|error| format!("cannot read: {error}"))?;
+    Ok((bytes, metadata.modified().ok()))
 }
 
 /// The markdown files under `directory` (not following links, skipping

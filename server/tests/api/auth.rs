@@ -18,16 +18,16 @@ use tonic::Code;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-type Authed = InterceptedService<Channel, Bearer>;
+pub(crate) type Authed = InterceptedService<Channel, Bearer>;
 
-async fn server_with_auth(cache_ttl_secs: u64) -> TestServer {
+pub(crate) async fn server_with_auth(cache_ttl_secs: u64) -> TestServer {
     let mut config = TestServer::config();
     config.auth.enabled = true;
     config.auth.cache_ttl_secs = cache_ttl_secs;
     TestServer::start_with(config).await
 }
 
-async fn token(server: &TestServer, name: &str, role: Role, projects: Option<&[&str]>) -> String {
+pub(crate) async fn token(server: &TestServer, name: &str, role: Role, projects: Option<&[&str]>) -> String {
     let token = NewToken {
         name: name.into(),
         role,
@@ -37,7 +37,7 @@ async fn token(server: &TestServer, name: &str, role: Role, projects: Option<&[&
     auth::create_token(server.pool(), &token).await.expect("create token").1
 }
 
-async fn authed(server: &TestServer, token: &str) -> Authed {
+pub(crate) async fn authed(server: &TestServer, token: &str) -> Authed {
     InterceptedService::new(server.channel().await, Bearer::new(Some(token)).unwrap())
 }
 

@@ -11,6 +11,7 @@ mod limits;
 mod qa;
 mod scope;
 mod search;
+mod tool_calls;
 mod watch;
 
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
