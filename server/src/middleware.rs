@@ -1,7 +1,12 @@
 //! The one tower plumbing the server's layers share: a [`Gate`] decides
 //! what happens around a call (answer it itself, or pass it on, changed or
 //! not); [`GateLayer`] makes it a layer for tonic's server builder.
+//! [`observe`] shows a call's data and status to whoever needs them
+//! (telemetry, tool-call logging); [`end_when`] ends a stream early (a
+//! revoked token, [`DrainGate`] at shutdown).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
@@ -101,6 +106,9 @@ pub fn observe_body<O: CallObserver>(body: Body, observer: O) -> Body {
     Body::new(Observed { inner: body, observer: Some(observer) })
 }
 
+/// What the wrapping bodies here answer when polled.
+type FramePoll = Poll<Option<Result<http_body::Frame<Bytes>, tonic::Status>>>;
+
 struct Observed<O: CallObserver> {
     inner: Body,
     observer: Option<O>,
@@ -118,13 +126,10 @@ impl<O: CallObserver> http_body::Body for Observed<O> {
     type Data = Bytes;
     type Error = tonic::Status;
 
-    fn poll_frame(
-        self: std::pin::Pin<&mut Self>,
-        context: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+    fn poll_frame(self: Pin<&mut Self>, context: &mut Context<'_>) -> FramePoll {
         // Every field is Unpin (Body is boxed).
         let this = self.get_mut();
-        let frame = std::pin::Pin::new(&mut this.inner).poll_frame(context);
+        let frame = Pin::new(&mut this.inner).poll_frame(context);
         match &frame {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref()
@@ -154,5 +159,89 @@ impl<O: CallObserver> http_body::Body for Observed<O> {
 impl<O: CallObserver> Drop for Observed<O> {
     fn drop(&mut self) {
         self.end(tonic::Code::Cancelled, "the response was dropped before it ended");
+    }
+}
+
+/// A streaming response that ends early, with `until`'s status in its
+/// trailers, when `until` resolves first (a revoked token, a server
+/// shutting down).
+pub fn end_when(body: Body, until: impl Future<Output = tonic::Status> + Send + 'static) -> Body {
+    Body::new(EndWhen { inner: body, until: Box::pin(until), done: false })
+}
+
+struct EndWhen {
+    inner: Body,
+    until: Pin<Box<dyn Future<Output = tonic::Status> + Send>>,
+    done: bool,
+}
+
+impl http_body::Body for EndWhen {
+    type Data = Bytes;
+    type Error = tonic::Status;
+
+    fn poll_frame(self: Pin<&mut Self>, context: &mut Context<'_>) -> FramePoll {
+        let this = self.get_mut();
+        if this.done {
+            return Poll::Ready(None);
+        }
+        if let Poll::Ready(status) = this.until.as_mut().poll(context) {
+            this.done = true;
+            let mut trailers = http::HeaderMap::new();
+            // Only fails on a message that cannot be a header; ours can.
+            let _ = status.add_header(&mut trailers);
+            return Poll::Ready(Some(Ok(http_body::Frame::trailers(trailers))));
+        }
+        let frame = Pin::new(&mut this.inner).poll_frame(context);
+        match &frame {
+            Poll::Ready(None | Some(Err(_))) => this.done = true,
+            Poll::Ready(Some(Ok(frame))) if frame.is_trailers() => this.done = true,
+            _ => {}
+        }
+        frame
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done || self.inner.is_end_stream()
+    }
+}
+
+/// Ends the streams that never end by themselves (Ingest, a following
+/// Resume) with UNAVAILABLE once the server starts shutting down, so their
+/// clients reconnect (to another replica) at once instead of holding the
+/// drain to its grace period. A sidecar resends what was not acknowledged;
+/// its ids make that safe.
+#[derive(Debug, Clone)]
+pub struct DrainGate {
+    draining: tokio::sync::watch::Receiver<bool>,
+}
+
+pub type DrainLayer = GateLayer<DrainGate>;
+
+impl DrainLayer {
+    pub fn watching(draining: tokio::sync::watch::Receiver<bool>) -> Self {
+        GateLayer::new(DrainGate { draining })
+    }
+}
+
+const ENDLESS_STREAMS: [&str; 2] = ["/lore.v1.ActionService/Ingest", "/lore.v1.ActionService/Resume"];
+
+impl Gate for DrainGate {
+    fn around<S: Inner>(&self, request: http::Request<Body>, mut inner: S) -> Answer<S> {
+        if !ENDLESS_STREAMS.contains(&request.uri().path()) {
+            return Box::pin(inner.call(request));
+        }
+        let mut draining = self.draining.clone();
+        Box::pin(async move {
+            let response = inner.call(request).await?;
+            Ok(response.map(|body| {
+                end_when(body, async move {
+                    // A dropped sender (the server gone) ends nothing.
+                    if draining.wait_for(|draining| *draining).await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                    tonic::Status::unavailable("the server is shutting down; reconnect")
+                })
+            }))
+        })
     }
 }

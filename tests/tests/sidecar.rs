@@ -517,3 +517,36 @@ async fn a_spool_with_a_torn_tail_and_a_damaged_record_keeps_and_ships_every_goo
     assert_eq!(stored, expected, "every record but the damaged one reaches the server");
     drop((sidecar, server));
 }
+
+#[tokio::test]
+async fn a_shutting_down_server_ends_the_sidecars_stream_and_the_sidecar_comes_back_to_its_successor() {
+    let database = TestDatabase::new().await.unwrap();
+    let port = free_port();
+    // A grace longer than ServerProcess::stop waits: only ending the open
+    // Ingest stream lets the server exit in time.
+    let server_options = || {
+        ServerOptions::with_database(&database.url)
+            .env("LORE_LISTEN_ADDR", &format!("127.0.0.1:{port}"))
+            .env("LORE_SHUTDOWN_GRACE_SECS", "120")
+    };
+    let mut server = ServerProcess::start(server_options()).await.unwrap();
+    let spool = tempfile::tempdir_in(default_cache_dir()).unwrap();
+    let sidecar = ServerProcess::start_sidecar(&format!("http://127.0.0.1:{port}"), spool.path(), &[]).await.unwrap();
+    let mut agent = ActionServiceClient::new(sidecar.channel().await);
+    let session = lore_e2e::start_session(&mut agent, "drain", "agent-1").await;
+    for index in 0..10 {
+        agent.log_action(proto::LogActionRequest { action: Some(action(&session, index)) }).await.unwrap();
+    }
+    assert_eq!(wait_until_stored(&database, &session.session_id, 10).await.len(), 10);
+
+    server.stop().await;
+    assert!(!server.log().contains("grace period over"), "{}", server.log());
+    assert!(sidecar.log().contains("shutting down"), "the sidecar was told why: {}", sidecar.log());
+
+    // Its successor gets what was logged meanwhile, once.
+    for index in 10..20 {
+        agent.log_action(proto::LogActionRequest { action: Some(action(&session, index)) }).await.unwrap();
+    }
+    let _successor = ServerProcess::start(server_options()).await.unwrap();
+    assert_eq!(wait_until_stored(&database, &session.session_id, 20).await.len(), 20);
+}

@@ -4,17 +4,12 @@
 //! checked again whenever tokens change, and end with UNAUTHENTICATED when
 //! theirs was revoked: an open stream is no way around a revocation.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use bytes::Bytes;
-use http_body::Frame;
 use tonic::body::Body;
 
 use super::{Authenticator, methods};
-use crate::middleware::{Answer, Gate, GateLayer, Inner};
+use crate::middleware::{Answer, Gate, GateLayer, Inner, end_when};
 
 /// Authenticates with `authenticator`; with `None` (auth switched off),
 /// every call passes with no caller and every project in scope.
@@ -52,7 +47,7 @@ impl Gate for AuthGate {
             };
             let response = inner.call(request).await?;
             Ok(match secret {
-                Some(secret) => response.map(|body| Body::new(Revocable::new(body, authenticator, secret))),
+                Some(secret) => response.map(|body| revocable(body, authenticator, secret)),
                 None => response,
             })
         })
@@ -62,60 +57,19 @@ impl Gate for AuthGate {
 /// A streaming response that ends with its token: when tokens change (or
 /// every cache TTL, for expiry), the token is checked again, and a refused
 /// one ends the stream with UNAUTHENTICATED trailers.
-struct Revocable {
-    inner: Body,
-    revoked: Pin<Box<dyn Future<Output = tonic::Status> + Send>>,
-    done: bool,
-}
-
-impl Revocable {
-    fn new(inner: Body, authenticator: Arc<Authenticator>, secret: String) -> Self {
-        let mut changes = authenticator.changes.subscribe();
-        let revoked = async move {
-            loop {
-                tokio::select! {
-                    changed = changes.changed() => if changed.is_err() { return std::future::pending().await },
-                    () = tokio::time::sleep(authenticator.ttl) => {}
-                }
-                // Still valid, or the database cannot say now: carry on.
-                if let Err(error @ crate::Error::Unauthenticated(_)) = authenticator.caller(&secret).await {
-                    return tonic::Status::from(error);
-                }
+fn revocable(body: Body, authenticator: Arc<Authenticator>, secret: String) -> Body {
+    let mut changes = authenticator.changes.subscribe();
+    let revoked = async move {
+        loop {
+            tokio::select! {
+                changed = changes.changed() => if changed.is_err() { return std::future::pending().await },
+                () = tokio::time::sleep(authenticator.ttl) => {}
             }
-        };
-        Self { inner, revoked: Box::pin(revoked), done: false }
-    }
-}
-
-impl http_body::Body for Revocable {
-    type Data = Bytes;
-    type Error = tonic::Status;
-
-    fn poll_frame(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        let this = self.get_mut();
-        if this.done {
-            return Poll::Ready(None);
+            // Still valid, or the database cannot say now: carry on.
+            if let Err(error @ crate::Error::Unauthenticated(_)) = authenticator.caller(&secret).await {
+                return tonic::Status::from(error);
+            }
         }
-        if let Poll::Ready(status) = this.revoked.as_mut().poll(context) {
-            this.done = true;
-            let mut trailers = http::HeaderMap::new();
-            // Only fails on a message that cannot be a header; ours can.
-            let _ = status.add_header(&mut trailers);
-            return Poll::Ready(Some(Ok(Frame::trailers(trailers))));
-        }
-        let frame = Pin::new(&mut this.inner).poll_frame(context);
-        if let Poll::Ready(None | Some(Err(_))) = &frame {
-            this.done = true;
-        }
-        if let Poll::Ready(Some(Ok(frame))) = &frame
-            && frame.is_trailers()
-        {
-            this.done = true;
-        }
-        frame
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.done || self.inner.is_end_stream()
-    }
+    };
+    end_when(body, revoked)
 }

@@ -139,12 +139,14 @@ pub async fn serve(
     let reflection_v1alpha = reflection().build_v1alpha()?;
 
     let drain_started = Arc::new(Notify::new());
+    let (draining_tx, draining) = tokio::sync::watch::channel(false);
     let signal = {
         let drain_started = Arc::clone(&drain_started);
         async move {
             shutdown.await;
             tracing::info!(grace_secs = grace.as_secs(), "shutting down: draining in-flight calls");
             set_lore_status(&health_reporter, ServingStatus::NotServing).await;
+            draining_tx.send_replace(true);
             drain_started.notify_one();
         }
     };
@@ -163,6 +165,7 @@ pub async fn serve(
         .layer(crate::auth::AuthLayer::authenticating(services.auth.clone()))
         .layer(crate::limits::LimitsLayer::new(Arc::clone(&services.limits)))
         .layer(crate::tool_calls::ToolCallLayer::recording(services.tool_calls.clone()))
+        .layer(crate::middleware::DrainLayer::watching(draining))
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
