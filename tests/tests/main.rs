@@ -4,6 +4,7 @@
 mod auth;
 mod cli;
 mod grpc_surface;
+mod grpcurl_recipes;
 mod knowledge;
 mod lifecycle;
 mod sidecar;
