@@ -71,3 +71,9 @@ if [ ! -x "$venv/bin/kubernetes-validate" ]; then
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check kubernetes-validate==1.37.0
 fi
 "$venv/bin/kubernetes-validate" --version
+# A second, independent gRPC client: the Python agent of tests/python/.
+if ! "$venv/bin/python" -c 'import grpc_tools' 2>/dev/null; then
+    echo "installing grpcio and grpcio-tools into $venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check grpcio==1.76.0 grpcio-tools==1.76.0
+fi
+"$venv/bin/python" -c 'import grpc; print("grpcio", grpc.__version__)'

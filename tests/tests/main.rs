@@ -7,6 +7,7 @@ mod grpc_surface;
 mod grpcurl_recipes;
 mod knowledge;
 mod lifecycle;
+mod python_agent;
 mod sidecar;
 mod telemetry;
 mod tls;
