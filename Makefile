@@ -9,7 +9,7 @@ CARGO ?= cargo
 # by the unprivileged user PostgreSQL runs as, so not under /root.
 export LORE_CACHE_DIR ?= $(CURDIR)/.cache
 
-.PHONY: run test bench tools build lint clean-cache
+.PHONY: run test bench soak tools build lint clean-cache
 
 tools:
 	bash scripts/fetch-tools.sh
@@ -44,6 +44,13 @@ bench: tools
 	$(CARGO) build --release --workspace --bins
 	$(CARGO) bench -p lore-e2e --bench replay
 	$(CARGO) bench -p lore-e2e --bench platform
+
+# Agents through sidecars against one server while it and a sidecar are
+# killed and the server is frozen; LORE_SOAK_SECS (default 600) and
+# LORE_SOAK_AGENTS (default 6).
+soak: tools
+	$(CARGO) build --release --workspace --bins
+	$(CARGO) bench -p lore-e2e --bench soak
 
 lint:
 	$(CARGO) fmt --all -- --check
