@@ -20,7 +20,7 @@ use uuid::Uuid;
 
 use crate::auth::Caller;
 use crate::config::GrpcConfig;
-use crate::middleware::{Answer, Gate, GateLayer, Inner};
+use crate::middleware::{Answer, Gate, GateLayer, Inner, refuse};
 
 /// Who a rate applies to: the token, or the client's address when auth is
 /// switched off.
@@ -93,7 +93,7 @@ impl Gate for Arc<Limits> {
             return Box::pin(inner.call(request));
         }
         if let Err(status) = self.check_rate(&request) {
-            return Box::pin(async move { Ok(status.into_http()) });
+            return refuse::<S>(status);
         }
         // Shed rather than queue: a queued call would only time out later.
         let Ok(permit) = Arc::clone(&self.in_flight).try_acquire_owned() else {
@@ -101,7 +101,7 @@ impl Gate for Arc<Limits> {
                 "server busy: {} calls in flight; retry shortly",
                 self.max_in_flight
             ));
-            return Box::pin(async move { Ok(status.into_http()) });
+            return refuse::<S>(status);
         };
         let deadline = self.deadline;
         let method = request.uri().path().to_owned();

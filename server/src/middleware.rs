@@ -28,6 +28,11 @@ impl<S> Inner for S where
 pub type Answer<S> =
     BoxFuture<'static, Result<http::Response<Body>, <S as tower::Service<http::Request<Body>>>::Error>>;
 
+/// A gate's answer of its own: `status`, without calling the rest.
+pub fn refuse<S: Inner>(status: tonic::Status) -> Answer<S> {
+    Box::pin(async move { Ok(status.into_http()) })
+}
+
 /// What a layer does around one call. `inner` is the rest of the stack,
 /// ready to be called.
 pub trait Gate: Clone + Send + Sync + 'static {

@@ -49,8 +49,6 @@ pub use opentelemetry_semantic_conventions::SCHEMA_URL as SEMCONV_SCHEMA_URL;
 
 /// The name of the per-RPC span (its OpenTelemetry name is the method).
 const RPC_SPAN: &str = "grpc";
-/// Services whose calls are an agent's tool calls.
-const TOOL_SERVICES: [&str; 2] = ["lore.v1.KnowledgeService/", "lore.v1.QaLearningService/"];
 
 /// Flushes and stops the exporters when dropped.
 #[must_use = "dropping the guard stops export"]
@@ -253,7 +251,7 @@ pub fn observe_pool(pool: sqlx::PgPool) -> ObservableGauge<i64> {
 pub fn rpc_span(request: &http::Request<()>) -> tracing::Span {
     let method = request.uri().path().trim_start_matches('/');
     let header = |name: &str| request.headers().get(name).and_then(|value| value.to_str().ok());
-    let tool = TOOL_SERVICES.iter().any(|service| method.starts_with(service)).then_some(method);
+    let tool = crate::tool_calls::tool_category(method).map(|_| method);
     let span = tracing::info_span!(
         RPC_SPAN,
         otel.name = method,

@@ -11,7 +11,6 @@
 //! line per method) and stores it. When the queue is full, the record is
 //! dropped and counted: under overload the calls come first.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Instant;
 
@@ -25,7 +24,7 @@ use uuid::Uuid;
 
 use crate::actions::ActionLog;
 use crate::actions::model::{NewAction, Outcome};
-use crate::middleware::{Answer, CallObserver, Gate, GateLayer, Inner, observe, observe_body};
+use crate::middleware::{Answer, CallObserver, Gate, GateLayer, Inner, observe, observe_body, refuse};
 use crate::scope::ProjectScope;
 
 /// The metadata key that names the caller's session.
@@ -33,8 +32,14 @@ pub const SESSION_HEADER: &str = "x-lore-session-id";
 
 /// The services whose calls are tool calls, and the category their actions
 /// get.
-const LOGGED_SERVICES: [(&str, &str); 2] =
-    [("/lore.v1.KnowledgeService/", "knowledge"), ("/lore.v1.QaLearningService/", "qa")];
+const TOOL_SERVICES: [(&str, &str); 2] =
+    [("lore.v1.KnowledgeService/", "knowledge"), ("lore.v1.QaLearningService/", "qa")];
+
+/// The category of a tool call's action, when `method`
+/// (`lore.v1.KnowledgeService/Search`) is a tool: Knowledge and QA calls.
+pub fn tool_category(method: &str) -> Option<&'static str> {
+    TOOL_SERVICES.iter().find(|(service, _)| method.starts_with(service)).map(|(_, category)| *category)
+}
 
 /// How much of a request or response is kept for decoding. Larger messages
 /// (a SearchMany of many queries) are logged without their body.
@@ -46,23 +51,10 @@ const BATCH: usize = 256;
 /// Array elements whose ids a result summary lists.
 const SUMMARY_IDS: usize = 10;
 
-/// What happened to the records since start-up.
-#[derive(Debug, Default)]
-pub struct ToolCallStats {
-    /// Stored as actions.
-    pub recorded: AtomicU64,
-    /// Dropped because the queue was full.
-    pub dropped: AtomicU64,
-    /// Not stored: the session is unknown or outside the caller's projects,
-    /// or the store refused the action.
-    pub rejected: AtomicU64,
-}
-
 /// The queue and its background writer.
 #[derive(Debug)]
 pub struct ToolCalls {
     sender: mpsc::Sender<ToolCall>,
-    pub stats: Arc<ToolCallStats>,
     stop: Arc<tokio::sync::Notify>,
     writer: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
@@ -71,10 +63,9 @@ impl ToolCalls {
     /// Starts the writer; must run inside the Tokio runtime.
     pub fn start(actions: ActionLog, capacity: usize) -> Arc<Self> {
         let (sender, receiver) = mpsc::channel(capacity.max(1));
-        let stats = Arc::new(ToolCallStats::default());
         let stop = Arc::new(tokio::sync::Notify::new());
-        let writer = tokio::spawn(write(actions, receiver, Arc::clone(&stats), Arc::clone(&stop)));
-        Arc::new(Self { sender, stats, stop, writer: Mutex::new(Some(writer)) })
+        let writer = tokio::spawn(write(actions, receiver, Arc::clone(&stop)));
+        Arc::new(Self { sender, stop, writer: Mutex::new(Some(writer)) })
     }
 
     /// Stores what is queued, then stops the writer: at shutdown, once the
@@ -89,7 +80,6 @@ impl ToolCalls {
 
     fn enqueue(&self, call: ToolCall) {
         if self.sender.try_send(call).is_err() {
-            self.stats.dropped.fetch_add(1, Ordering::Relaxed);
             crate::telemetry::metrics().tool_calls_dropped.add(1, &[]);
         }
     }
@@ -188,20 +178,19 @@ pub struct ToolCallGate {
 
 impl Gate for ToolCallGate {
     fn around<S: Inner>(&self, request: http::Request<Body>, mut inner: S) -> Answer<S> {
-        let path = request.uri().path();
-        let category =
-            LOGGED_SERVICES.iter().find(|(prefix, _)| path.starts_with(prefix)).map(|(_, category)| *category);
+        let method = request.uri().path().trim_start_matches('/');
         let (Some(calls), Some(category), Some(header)) =
-            (self.calls.clone(), category, request.headers().get(SESSION_HEADER))
+            (self.calls.clone(), tool_category(method), request.headers().get(SESSION_HEADER))
         else {
             return Box::pin(inner.call(request));
         };
         let Some(session_id) = header.to_str().ok().and_then(|value| Uuid::try_parse(value.trim()).ok()) else {
-            let status = tonic::Status::invalid_argument(format!("metadata {SESSION_HEADER}: must be a session UUID"));
-            return Box::pin(async move { Ok(status.into_http()) });
+            return refuse::<S>(tonic::Status::invalid_argument(format!(
+                "metadata {SESSION_HEADER}: must be a session UUID"
+            )));
         };
-        let scope = request.extensions().get::<ProjectScope>().cloned().unwrap_or(ProjectScope::All);
-        let method = path.trim_start_matches('/').to_owned();
+        let scope = ProjectScope::of(request.extensions());
+        let method = method.to_owned();
         let requested = Arc::new(Mutex::new(Captured::default()));
         let request = request.map({
             let requested = Arc::clone(&requested);
@@ -284,12 +273,7 @@ impl Drop for Recording {
 /// It waits up to [`LINGER`] for a batch to fill: one transaction for many
 /// records costs the database (and the calls running beside it) less than
 /// one each.
-async fn write(
-    actions: ActionLog,
-    mut receiver: mpsc::Receiver<ToolCall>,
-    stats: Arc<ToolCallStats>,
-    stop: Arc<tokio::sync::Notify>,
-) {
+async fn write(actions: ActionLog, mut receiver: mpsc::Receiver<ToolCall>, stop: Arc<tokio::sync::Notify>) {
     let mut sessions = SessionCache::new(SESSION_CACHE);
     let mut calls = Vec::with_capacity(BATCH);
     loop {
@@ -313,30 +297,21 @@ async fn write(
         for call in calls.drain(..) {
             match sessions.resolve(&actions, &call).await {
                 Ok((project, agent_id)) => batch.push(Ok(to_action(call, project, agent_id))),
-                Err(error) => {
-                    tracing::debug!(session_id = %call.session_id, %error, "tool call not logged");
-                    stats.rejected.fetch_add(1, Ordering::Relaxed);
-                }
+                Err(error) => tracing::debug!(session_id = %call.session_id, %error, "tool call not logged"),
             }
         }
         if batch.is_empty() {
             continue;
         }
-        let size = batch.len() as u64;
+        let size = batch.len();
         // Every project here came from a session in its caller's scope.
         match actions.ingest(&ProjectScope::All, batch).await {
             Ok(outcome) => {
-                let rejected = outcome.rejected.len() as u64;
-                stats.rejected.fetch_add(rejected, Ordering::Relaxed);
-                stats.recorded.fetch_add(size - rejected, Ordering::Relaxed);
                 for rejection in &outcome.rejected {
                     tracing::warn!(reason = %rejection.message(), "tool call not logged");
                 }
             }
-            Err(error) => {
-                stats.rejected.fetch_add(size, Ordering::Relaxed);
-                tracing::warn!(%error, calls = size, "tool calls not logged");
-            }
+            Err(error) => tracing::warn!(%error, calls = size, "tool calls not logged"),
         }
     }
 }
@@ -378,18 +353,15 @@ fn to_action(call: ToolCall, project: String, agent_id: String) -> NewAction {
     let descriptor = DESCRIPTORS
         .get_service_by_name(service)
         .and_then(|service| service.methods().find(|candidate| candidate.name() == method));
-    let params = call.request.to_json(descriptor.as_ref().map(prost_reflect::MethodDescriptor::input));
     let ok = call.code == tonic::Code::Ok;
-    let result = match ok {
-        true => call.response.summary(descriptor.as_ref().map(prost_reflect::MethodDescriptor::output)),
-        false => Value::Null,
-    };
     let mut context = Map::new();
     context.insert("tool".into(), Value::String(call.method.clone()));
-    context.insert("params".into(), params);
+    context
+        .insert("params".into(), call.request.to_json(descriptor.as_ref().map(prost_reflect::MethodDescriptor::input)));
     context.insert("status".into(), Value::String(format!("{:?}", call.code)));
     if ok {
-        context.insert("result".into(), result);
+        let output = descriptor.as_ref().map(prost_reflect::MethodDescriptor::output);
+        context.insert("result".into(), call.response.summary(output));
     }
     NewAction {
         action_id: Uuid::now_v7(),

@@ -18,7 +18,6 @@ mod methods;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -108,7 +107,8 @@ pub async fn ensure_dev_token(pool: &PgPool, path: &Path) -> anyhow::Result<Path
         return Ok(path);
     }
     let secret = generate_secret()?;
-    ensure_admin_token(pool, "dev-admin", &secret).await?;
+    // A fresh secret: nothing to look up before replacing the old token.
+    replace_admin_token(pool, "dev-admin", &hash_secret(&secret)).await?;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
     }
@@ -124,9 +124,15 @@ pub async fn ensure_admin_token(pool: &PgPool, name: &str, secret: &str) -> Resu
     if tokens::find_live(pool, &hash).await?.is_some() {
         return Ok(());
     }
+    replace_admin_token(pool, name, &hash).await
+}
+
+/// Revokes the live token called `name`, if any, and stores `hash` as an
+/// admin token of that name.
+async fn replace_admin_token(pool: &PgPool, name: &str, hash: &[u8; 32]) -> Result<(), Error> {
     tokens::revoke_by_name(pool, name).await?;
     let token = NewToken { name: name.into(), role: Role::Admin, projects: None, expires_at: None };
-    tokens::insert(pool, &token, &hash).await?;
+    tokens::insert(pool, &token, hash).await?;
     Ok(())
 }
 
@@ -151,10 +157,9 @@ pub struct Authenticator {
     pool: PgPool,
     ttl: Duration,
     cache: std::sync::Mutex<LruCache<[u8; 32], Cached>>,
-    /// Bumped on every clear: a lookup that raced with a change does not
-    /// put what it read back into the cache.
-    generation: AtomicU64,
-    /// Ticks on every change to the token table, for open streams.
+    /// The generation of the cache, bumped on every clear (every change to
+    /// the token table): open streams watch it, and a lookup that raced
+    /// with a change does not put what it read back into the cache.
     changes: tokio::sync::watch::Sender<u64>,
     listener: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
@@ -180,7 +185,6 @@ impl Authenticator {
             pool,
             ttl,
             cache: std::sync::Mutex::new(LruCache::new(CACHE_CAPACITY)),
-            generation: AtomicU64::new(0),
             changes: tokio::sync::watch::Sender::new(0),
             listener: std::sync::Mutex::new(None),
         });
@@ -217,7 +221,7 @@ impl Authenticator {
         {
             return Ok(Arc::clone(&cached.caller));
         }
-        let generation = self.generation.load(Ordering::Acquire);
+        let generation = *self.changes.borrow();
         let found = tokens::find_live(&self.pool, &hash).await?;
         let Some(live) = found else {
             return Err(Error::Unauthenticated("invalid, expired or revoked token".into()));
@@ -225,18 +229,18 @@ impl Authenticator {
         let caller = Arc::new(live.caller);
         let until_expiry = live.expires_in.unwrap_or(self.ttl);
         let mut cache = self.lock();
-        if self.generation.load(Ordering::Acquire) == generation {
+        if *self.changes.borrow() == generation {
             cache.insert(hash, Cached { caller: Arc::clone(&caller), valid_until: now + self.ttl.min(until_expiry) });
         }
         Ok(caller)
     }
 
     fn forget_all(&self) {
+        // Under the cache's lock, so no lookup compares generations between
+        // the clear and the bump.
         let mut cache = self.lock();
-        let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
         cache.clear();
-        drop(cache);
-        self.changes.send_replace(generation);
+        self.changes.send_modify(|generation| *generation += 1);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, LruCache<[u8; 32], Cached>> {

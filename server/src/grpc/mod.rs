@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::Notify;
 use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
@@ -88,7 +87,7 @@ impl Services {
 /// The projects the caller may touch: its token's, set by the auth layer
 /// before any handler runs; every project when auth is switched off.
 pub(crate) fn request_scope<T>(request: &tonic::Request<T>) -> ProjectScope {
-    request.extensions().get::<ProjectScope>().cloned().unwrap_or(ProjectScope::All)
+    ProjectScope::of(request.extensions())
 }
 
 /// Fully qualified names of the Lore services, as clients and probes see
@@ -138,18 +137,16 @@ pub async fn serve(
     let reflection_v1 = reflection().build_v1()?;
     let reflection_v1alpha = reflection().build_v1alpha()?;
 
-    let drain_started = Arc::new(Notify::new());
+    // Turns true when the drain starts: endless streams end, the grace
+    // period starts.
     let (draining_tx, draining) = tokio::sync::watch::channel(false);
-    let signal = {
-        let drain_started = Arc::clone(&drain_started);
-        async move {
-            shutdown.await;
-            tracing::info!(grace_secs = grace.as_secs(), "shutting down: draining in-flight calls");
-            set_lore_status(&health_reporter, ServingStatus::NotServing).await;
-            draining_tx.send_replace(true);
-            drain_started.notify_one();
-        }
+    let signal = async move {
+        shutdown.await;
+        tracing::info!(grace_secs = grace.as_secs(), "shutting down: draining in-flight calls");
+        set_lore_status(&health_reporter, ServingStatus::NotServing).await;
+        draining_tx.send_replace(true);
     };
+    let mut drain_started = draining.clone();
 
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     let mut builder = Server::builder();
@@ -188,7 +185,13 @@ pub async fn serve(
 
     tokio::select! {
         result = server => result?,
-        () = async { drain_started.notified().await; tokio::time::sleep(grace).await } => {
+        () = async {
+            // The sender goes only with the server, which then ends first.
+            if drain_started.wait_for(|draining| *draining).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+            tokio::time::sleep(grace).await;
+        } => {
             tracing::warn!("grace period over: closing connections with calls still in flight");
         }
     }
