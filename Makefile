@@ -45,9 +45,10 @@ bench: tools
 	$(CARGO) bench -p lore-e2e --bench replay
 	$(CARGO) bench -p lore-e2e --bench platform
 
-# Agents through sidecars against one server while it and a sidecar are
-# killed and the server is frozen; LORE_SOAK_SECS (default 600) and
-# LORE_SOAK_AGENTS (default 6).
+# Agents through sidecars against one server while PostgreSQL crashes, the
+# server and a sidecar are killed, the network is cut and the server is
+# frozen; LORE_SOAK_SECS (default 600) and LORE_SOAK_AGENTS (default 6).
+# `make test` runs a short one (tests/tests/soak.rs).
 soak: tools
 	$(CARGO) build --release --workspace --bins
 	$(CARGO) bench -p lore-e2e --bench soak

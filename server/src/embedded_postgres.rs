@@ -25,12 +25,12 @@
 //! ephemeral cluster shared by the test binary or, when `TEST_DATABASE_URL`
 //! is set, on that server.
 
-use std::fs::{self, File};
+use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read as _, Seek as _, SeekFrom};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, OnceLock, mpsc};
+use std::sync::{Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{self, Signal};
@@ -164,28 +164,55 @@ impl PgInstall {
 pub enum Durability {
     /// fsync and full page writes on: for dev data kept between runs.
     Durable,
+    /// Commits wait for their WAL to reach the operating system, which is not
+    /// asked to sync it: a commit survives a crash of PostgreSQL, not one of
+    /// the machine. For runs that crash PostgreSQL on purpose (the soak).
+    SurvivesPostgresCrash,
     /// fsync off: for tests and throwaway benchmarks, where speed matters and
     /// a crash loses nothing of value.
     Throwaway,
+}
+
+/// How a server is stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shutdown {
+    /// Open transactions are rolled back and a checkpoint is written.
+    Fast,
+    /// Every process exits at once, as in a crash; the next start replays
+    /// the WAL.
+    Immediate,
 }
 
 /// A running PostgreSQL server, stopped when dropped.
 #[derive(Debug)]
 pub struct PgCluster {
     port: u16,
-    pid: Pid,
+    /// None only while [`PgCluster::restart`] is between stop and start.
+    postmaster: Option<Postmaster>,
+    postgres: PathBuf,
+    durability: Durability,
     data_dir: PathBuf,
-    /// The keeper thread reports the server's exit here.
-    exited: Arc<Mutex<mpsc::Receiver<io::Result<ExitStatus>>>>,
     /// For ephemeral clusters: the run directory, deleted after stop.
     run_dir: Option<PathBuf>,
     log_path: PathBuf,
 }
 
+/// The server's main process, waited on by its keeper thread.
+#[derive(Debug)]
+struct Postmaster {
+    pid: Pid,
+    /// The keeper thread reports the exit here.
+    exited: Mutex<mpsc::Receiver<io::Result<ExitStatus>>>,
+}
+
 impl PgCluster {
     /// Starts a server on a fresh data directory under `cache_dir/runs`,
     /// deleted when the cluster is dropped.
-    pub async fn start_ephemeral(install: &PgInstall, cache_dir: &Path) -> Result<Self, HarnessError> {
+    pub async fn start_ephemeral(
+        install: &PgInstall,
+        cache_dir: &Path,
+        durability: Durability,
+    ) -> Result<Self, HarnessError> {
         let runs_dir = cache_dir.join("runs");
         fs::create_dir_all(&runs_dir).map_err(io_context(format!("cannot create {}", runs_dir.display())))?;
         remove_stale_runs(&runs_dir);
@@ -197,7 +224,7 @@ impl PgCluster {
         let data_dir = run_dir.join("data");
         let started = async {
             initdb(install, &data_dir).await?;
-            Self::start(install, &data_dir, Durability::Throwaway, run_dir.join("postgres.log")).await
+            Self::start(install, &data_dir, durability, run_dir.join("postgres.log")).await
         }
         .await;
         match started {
@@ -231,53 +258,100 @@ impl PgCluster {
         durability: Durability,
         log_path: PathBuf,
     ) -> Result<Self, HarnessError> {
+        File::create(&log_path).map_err(io_context(format!("cannot create {}", log_path.display())))?;
+        make_accessible_to_server_user(&log_path)?;
+        let mut cluster = Self {
+            port: 0,
+            postmaster: None,
+            postgres: install.bin("postgres"),
+            durability,
+            data_dir: data_dir.to_owned(),
+            run_dir: None,
+            log_path,
+        };
         let mut last_error = String::new();
         for _ in 0..PORT_ATTEMPTS {
-            let port = free_port()?;
-            let log = File::create(&log_path).map_err(io_context(format!("cannot create {}", log_path.display())))?;
-            make_accessible_to_server_user(&log_path)?;
-            let mut command = server_user_command(&install.bin("postgres"));
-            command
-                .arg("-D")
-                .arg(data_dir)
-                .args(["-p", &port.to_string()])
-                .args(["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="])
-                .args(["-c", "max_connections=200"]);
-            if durability == Durability::Throwaway {
-                command.args(["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]);
-            }
-            command
-                .stdin(Stdio::null())
-                .stdout(log.try_clone().map_err(io_context("cannot share the log file"))?)
-                .stderr(log);
-            let (pid, exited) = spawn_kept(command)?;
-            let cluster = Self {
-                port,
-                pid,
-                data_dir: data_dir.to_owned(),
-                exited: Arc::new(Mutex::new(exited)),
-                run_dir: None,
-                log_path: log_path.clone(),
-            };
-            match cluster.wait_until_ready().await {
+            cluster.port = free_port()?;
+            match cluster.run_postmaster().await? {
                 Ok(()) => return Ok(cluster),
-                Err(error) => {
-                    last_error = error;
-                    drop(cluster);
-                    if !last_error.contains("could not bind") && !last_error.contains("Address already in use") {
-                        break;
-                    }
-                }
+                Err(error) => last_error = error,
+            }
+            if !is_bind_error(&last_error) {
+                break;
             }
         }
         Err(HarnessError::Start(last_error))
     }
 
-    async fn wait_until_ready(&self) -> Result<(), String> {
+    /// Stops the server as `shutdown` says, waits `downtime`, and starts it
+    /// again on the same data and port: clients reconnect to the same URL.
+    pub async fn restart(&mut self, shutdown: Shutdown, downtime: Duration) -> Result<(), HarnessError> {
+        if let Some(postmaster) = self.postmaster.take() {
+            postmaster.stop(shutdown);
+        }
+        tokio::time::sleep(downtime).await;
+        let mut last_error = String::new();
+        for _ in 0..PORT_ATTEMPTS {
+            match self.run_postmaster().await? {
+                Ok(()) => return Ok(()),
+                Err(error) => last_error = error,
+            }
+            // Someone else may hold the port for a moment.
+            if !is_bind_error(&last_error) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        Err(HarnessError::Start(last_error))
+    }
+
+    /// Runs the postmaster on `self.port` until it accepts connections. The
+    /// outer error is ours (spawning); the inner one is the server's, with
+    /// its log (a taken port among the causes).
+    async fn run_postmaster(&mut self) -> Result<Result<(), String>, HarnessError> {
+        let log = OpenOptions::new()
+            .append(true)
+            .open(&self.log_path)
+            .map_err(io_context(format!("cannot open {}", self.log_path.display())))?;
+        let mut command = server_user_command(&self.postgres);
+        command
+            .arg("-D")
+            .arg(&self.data_dir)
+            .args(["-p", &self.port.to_string()])
+            .args(["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="])
+            .args(["-c", "max_connections=200"]);
+        match self.durability {
+            Durability::Durable => {}
+            Durability::SurvivesPostgresCrash => {
+                command.args(["-c", "fsync=off", "-c", "full_page_writes=off"]);
+            }
+            Durability::Throwaway => {
+                command.args(["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]);
+            }
+        }
+        command
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(io_context("cannot share the log file"))?)
+            .stderr(log);
+        let (pid, exited) = spawn_kept(command)?;
+        let postmaster = Postmaster { pid, exited: Mutex::new(exited) };
+        match self.wait_until_ready(&postmaster).await {
+            Ok(()) => {
+                self.postmaster = Some(postmaster);
+                Ok(Ok(()))
+            }
+            Err(error) => {
+                postmaster.stop(Shutdown::Fast);
+                Ok(Err(error))
+            }
+        }
+    }
+
+    async fn wait_until_ready(&self, postmaster: &Postmaster) -> Result<(), String> {
         let deadline = Instant::now() + STARTUP_TIMEOUT;
         let options = self.connect_options("postgres");
         loop {
-            if let Ok(status) = self.exited.lock().expect("exit receiver").try_recv() {
+            if let Ok(status) = postmaster.exited.lock().expect("exit receiver").try_recv() {
                 return Err(format!("postgres exited ({status:?}): {}", self.log_tail()));
             }
             if let Ok(connection) = options.connect().await {
@@ -330,11 +404,17 @@ impl PgCluster {
         connection.close().await?;
         Ok(())
     }
+}
 
-    /// Stops the server (fast shutdown: open transactions are rolled back) and
-    /// waits for it to exit.
-    fn stop(&self) {
-        let _ = signal::kill(self.pid, Signal::SIGINT);
+impl Postmaster {
+    /// Signals the server and waits for it to exit; kills it when a fast
+    /// shutdown takes too long.
+    fn stop(&self, shutdown: Shutdown) {
+        let signal = match shutdown {
+            Shutdown::Fast => Signal::SIGINT,
+            Shutdown::Immediate => Signal::SIGQUIT,
+        };
+        let _ = signal::kill(self.pid, signal);
         let exited = self.exited.lock().expect("exit receiver");
         if exited.recv_timeout(SHUTDOWN_TIMEOUT).is_err() {
             let _ = signal::kill(self.pid, Signal::SIGKILL);
@@ -343,9 +423,15 @@ impl PgCluster {
     }
 }
 
+fn is_bind_error(error: &str) -> bool {
+    error.contains("could not bind") || error.contains("Address already in use")
+}
+
 impl Drop for PgCluster {
     fn drop(&mut self) {
-        self.stop();
+        if let Some(postmaster) = self.postmaster.take() {
+            postmaster.stop(Shutdown::Fast);
+        }
         if let Some(run_dir) = &self.run_dir {
             let _ = fs::remove_dir_all(run_dir);
         }
@@ -517,7 +603,7 @@ pub async fn shared_cluster() -> Result<&'static PgCluster, HarnessError> {
         let cache_dir = cache_dir.clone();
         tokio::task::spawn_blocking(move || PgInstall::ensure(&cache_dir)).await.expect("install task panicked")?
     };
-    let cluster = PgCluster::start_ephemeral(&install, &cache_dir).await?;
+    let cluster = PgCluster::start_ephemeral(&install, &cache_dir, Durability::Throwaway).await?;
     Ok(SHARED_CLUSTER.get_or_init(|| cluster))
 }
 
@@ -529,6 +615,13 @@ impl TestDatabase {
             Ok(url) => url,
             Err(_) => shared_cluster().await?.url("postgres"),
         };
+        Self::on_server(&admin_url).await
+    }
+
+    /// A new, migrated database on the server of `admin_url` (a superuser's
+    /// URL of any database there).
+    pub async fn on_server(admin_url: &str) -> Result<Self, HarnessError> {
+        let admin_url = admin_url.to_owned();
         let name = format!("lore_test_{}", uuid::Uuid::new_v4().simple());
         let mut admin = PgConnection::connect(&admin_url).await?;
         create_database_if_missing(&mut admin, &name).await?;

@@ -30,6 +30,10 @@ use tonic::transport::Server;
 use lore_proto::v1::action_service_server::ActionServiceServer;
 use spool::{FsyncPolicy, FullPolicy, Spool, SpoolConfig};
 
+/// How often the sidecar pings the server on an open connection, and how
+/// long it waits for the answer before it calls the connection dead.
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+
 /// TLS to lore-server, shared by the sidecar and the `lore` CLI.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct TlsArgs {
@@ -156,7 +160,12 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
     let (stop_tx, stop_rx) = watch::channel(false);
     let stats = Arc::new(ship::ShipStats::default());
     let bearer = lore_proto::auth::Bearer::new(config.token.as_deref()).context("--token")?;
-    let endpoint = lore_proto::tls::endpoint(&config.server, &config.tls.files())?;
+    // A partition that drops packets without a reset would hold the Ingest
+    // stream open forever; HTTP/2 pings find the dead connection instead.
+    let endpoint = lore_proto::tls::endpoint(&config.server, &config.tls.files())?
+        .http2_keep_alive_interval(KEEPALIVE_INTERVAL)
+        .keep_alive_timeout(KEEPALIVE_INTERVAL)
+        .keep_alive_while_idle(true);
     let ship_config = ship::ShipConfig {
         server: config.server.clone(),
         endpoint: endpoint.clone(),

@@ -15,6 +15,8 @@ use tokio::process::{Child, Command};
 use tonic::transport::Channel;
 
 pub mod otlp;
+pub mod proxy;
+pub mod soak;
 
 pub use lore_server::embedded_postgres::{TestDatabase, default_cache_dir};
 

@@ -550,3 +550,47 @@ async fn a_shutting_down_server_ends_the_sidecars_stream_and_the_sidecar_comes_b
     let _successor = ServerProcess::start(server_options()).await.unwrap();
     assert_eq!(wait_until_stored(&database, &session.session_id, 20).await.len(), 20);
 }
+
+#[tokio::test]
+async fn a_silent_partition_is_noticed_by_pings_and_what_was_acked_meanwhile_arrives_once_in_order() {
+    let database = TestDatabase::new().await.unwrap();
+    let server = ServerProcess::start(ServerOptions::with_database(&database.url)).await.unwrap();
+    let proxy = lore_e2e::proxy::Proxy::start(server.addr()).await.unwrap();
+    let spool = tempfile::tempdir_in(default_cache_dir()).unwrap();
+    let sidecar = ServerProcess::start_sidecar(&format!("http://{}", proxy.addr()), spool.path(), &[]).await.unwrap();
+    let mut agent = ActionServiceClient::new(sidecar.channel().await);
+    let mut status = lore_proto::v1::sidecar_service_client::SidecarServiceClient::new(sidecar.channel().await);
+    let session = lore_e2e::start_session(&mut agent, "partition", "agent-1").await;
+    let mut acked = Vec::new();
+    let mut log = async |agent: &mut ActionServiceClient<_>, index| {
+        let request = proto::LogActionRequest { action: Some(action(&session, index)) };
+        acked.push(agent.log_action(request).await.unwrap().into_inner().ack.unwrap().id);
+    };
+    for index in 0..20 {
+        log(&mut agent, index).await;
+    }
+    assert_eq!(wait_until_stored(&database, &session.session_id, 20).await.len(), 20);
+
+    // No byte crosses and nobody is told; only the sidecar's pings (every
+    // 10 s, answered within 10 s) can find out before the network returns.
+    let outage = Duration::from_secs(40);
+    let noticed = async {
+        let cut_at = tokio::time::Instant::now();
+        for index in 20..40 {
+            log(&mut agent, index).await;
+        }
+        loop {
+            let now = status.status(proto::SidecarStatusRequest {}).await.unwrap().into_inner();
+            if !now.connected {
+                break cut_at.elapsed();
+            }
+            assert!(cut_at.elapsed() < outage, "the sidecar still believes in its stream: {now:?}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    };
+    let ((), noticed_after) = tokio::join!(proxy.cut(outage), noticed);
+    assert!(noticed_after < outage - Duration::from_secs(5), "noticed after {noticed_after:?}");
+
+    let stored = wait_until_stored(&database, &session.session_id, 40).await;
+    assert_eq!(stored, acked, "each acked action once, in the order logged");
+}

@@ -65,7 +65,8 @@ async fn dropping_a_test_database_drops_it_on_the_server() {
 
 #[tokio::test]
 async fn dropping_an_ephemeral_cluster_stops_it_and_deletes_its_data() {
-    let cluster = PgCluster::start_ephemeral(&install().await, &default_cache_dir()).await.unwrap();
+    let cluster =
+        PgCluster::start_ephemeral(&install().await, &default_cache_dir(), Durability::Throwaway).await.unwrap();
     let port = cluster.port();
     let run_dir = cluster.run_dir.clone().unwrap();
     assert!(port_accepts_connections(port).await);
@@ -80,7 +81,7 @@ async fn a_panicking_test_still_stops_its_cluster() {
     let install = install().await;
     let (port_tx, port_rx) = tokio::sync::oneshot::channel();
     let task = tokio::spawn(async move {
-        let cluster = PgCluster::start_ephemeral(&install, &default_cache_dir()).await.unwrap();
+        let cluster = PgCluster::start_ephemeral(&install, &default_cache_dir(), Durability::Throwaway).await.unwrap();
         port_tx.send((cluster.port(), cluster.run_dir.clone().unwrap())).unwrap();
         panic!("test failure while the cluster runs");
     });
@@ -113,6 +114,27 @@ async fn persistent_cluster_keeps_its_data_across_restarts() {
     let value: String = sqlx::query_scalar("SELECT value FROM kept").fetch_one(&mut connection).await.unwrap();
     assert_eq!(value, "still here");
     connection.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_crashed_cluster_comes_back_on_its_port_with_every_commit() {
+    let mut cluster =
+        PgCluster::start_ephemeral(&install().await, &default_cache_dir(), Durability::SurvivesPostgresCrash)
+            .await
+            .unwrap();
+    let port = cluster.port();
+    let database = TestDatabase::on_server(&cluster.url("postgres")).await.unwrap();
+    sqlx::raw_sql("CREATE TABLE kept (value int); INSERT INTO kept SELECT generate_series(1, 1000)")
+        .execute(&database.pool)
+        .await
+        .unwrap();
+
+    cluster.restart(Shutdown::Immediate, Duration::from_millis(100)).await.unwrap();
+    assert_eq!(cluster.port(), port);
+    // The pool's old connections died with the server; it opens new ones.
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM kept").fetch_one(&database.pool).await.unwrap();
+    assert_eq!(count, 1000);
+    assert!(cluster.log_tail().contains("not properly shut down"), "{}", cluster.log_tail());
 }
 
 #[test]
