@@ -143,9 +143,7 @@ impl Verdict {
             failures.push(format!("{} actions stored more than once", self.duplicated));
         }
         for ((rpc, code), count) in &self.errors {
-            let retryable =
-                code == CONNECTION_LOST || RETRYABLE.iter().any(|retryable| format!("{retryable:?}") == *code);
-            if !retryable {
+            if !is_retryable(code) {
                 failures.push(format!("{rpc}: {count} x {code}, which a client should not retry"));
             }
         }
@@ -214,6 +212,11 @@ fn error_kind(status: &tonic::Status) -> String {
     } else {
         format!("{:?}", status.code())
     }
+}
+
+/// Whether a client should retry after an error of this kind.
+fn is_retryable(kind: &str) -> bool {
+    kind == CONNECTION_LOST || kind == DEADLINE || RETRYABLE.iter().any(|code| format!("{code:?}") == kind)
 }
 
 /// The status's message and the chain of errors under it.
@@ -608,4 +611,25 @@ pub async fn run(settings: &Settings) -> anyhow::Result<Verdict> {
     drop(database);
     drop(fleet);
     Ok(verdict)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outages_and_deadlines_are_retried_and_the_rest_is_not() {
+        for kind in [CONNECTION_LOST, DEADLINE, "Unavailable", "DeadlineExceeded", "Cancelled"] {
+            assert!(is_retryable(kind), "{kind}");
+        }
+        for kind in ["Internal", "Unknown", "InvalidArgument", "NotFound"] {
+            assert!(!is_retryable(kind), "{kind}");
+        }
+        let timeout = tonic::Status::from_error(Box::new(tonic::TimeoutExpired(())));
+        assert_eq!(error_kind(&timeout), DEADLINE);
+        let broken = tonic::Status::from_error("connection reset".into());
+        assert_eq!(error_kind(&broken), CONNECTION_LOST);
+        assert_eq!(error_kind(&tonic::Status::unknown("from the server")), "Unknown");
+        assert_eq!(error_kind(&tonic::Status::internal("from the server")), "Internal");
+    }
 }
