@@ -183,6 +183,15 @@ pub enum Shutdown {
     Immediate,
 }
 
+/// Which port a (re)started server takes.
+#[derive(Debug, Clone, Copy)]
+enum Port {
+    /// A free one picked now.
+    Free,
+    /// The one it had.
+    Same,
+}
+
 /// A running PostgreSQL server, stopped when dropped.
 #[derive(Debug)]
 pub struct PgCluster {
@@ -269,18 +278,8 @@ impl PgCluster {
             run_dir: None,
             log_path,
         };
-        let mut last_error = String::new();
-        for _ in 0..PORT_ATTEMPTS {
-            cluster.port = free_port()?;
-            match cluster.run_postmaster().await? {
-                Ok(()) => return Ok(cluster),
-                Err(error) => last_error = error,
-            }
-            if !is_bind_error(&last_error) {
-                break;
-            }
-        }
-        Err(HarnessError::Start(last_error))
+        cluster.run_retrying(Port::Free).await?;
+        Ok(cluster)
     }
 
     /// Stops the server as `shutdown` says, waits `downtime`, and starts it
@@ -290,17 +289,27 @@ impl PgCluster {
             postmaster.stop(shutdown);
         }
         tokio::time::sleep(downtime).await;
+        self.run_retrying(Port::Same).await
+    }
+
+    /// Runs the postmaster, retrying while its port is taken (another
+    /// process may take it between our pick and PostgreSQL's bind).
+    async fn run_retrying(&mut self, port: Port) -> Result<(), HarnessError> {
         let mut last_error = String::new();
         for _ in 0..PORT_ATTEMPTS {
+            match port {
+                Port::Free => self.port = free_port()?,
+                // Clients know this one: wait for whoever holds it.
+                Port::Same if !last_error.is_empty() => tokio::time::sleep(Duration::from_millis(500)).await,
+                Port::Same => {}
+            }
             match self.run_postmaster().await? {
                 Ok(()) => return Ok(()),
                 Err(error) => last_error = error,
             }
-            // Someone else may hold the port for a moment.
             if !is_bind_error(&last_error) {
                 break;
             }
-            tokio::time::sleep(Duration::from_millis(500)).await;
         }
         Err(HarnessError::Start(last_error))
     }

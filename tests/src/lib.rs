@@ -315,6 +315,5 @@ pub fn rss_bytes(pid: u32) -> Option<u64> {
 
 /// The current instant as a proto timestamp.
 pub fn now() -> prost_types::Timestamp {
-    let now = chrono::Utc::now();
-    prost_types::Timestamp { seconds: now.timestamp(), nanos: now.timestamp_subsec_nanos() as i32 }
+    lore_server::grpc::convert::to_timestamp(chrono::Utc::now())
 }

@@ -25,6 +25,7 @@ use lore_proto::v1::action_service_client::ActionServiceClient;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
 use lore_server::embedded_postgres::{Durability, PgCluster, PgInstall, Shutdown};
+use lore_server::grpc::convert::to_timestamp;
 use nix::sys::signal::Signal;
 use tonic::transport::Channel;
 
@@ -349,13 +350,7 @@ async fn agent(number: usize, sidecar: String, server: String, recorder: Arc<Rec
                     project: "soak".into(),
                     format: proto::ExportFormat::Jsonl as i32,
                     session_id: session.session_id.clone(),
-                    window: Some(proto::TimeRange {
-                        start: Some(prost_types::Timestamp {
-                            seconds: minute_ago.timestamp(),
-                            nanos: minute_ago.timestamp_subsec_nanos() as i32,
-                        }),
-                        end: None,
-                    }),
+                    window: Some(proto::TimeRange { start: Some(to_timestamp(minute_ago)), end: None }),
                     ..Default::default()
                 };
                 recorder.record("Export", begin, drain(actions.export(deadline(request)).await).await);
@@ -369,11 +364,7 @@ fn mib(bytes: u64) -> String {
     format!("{:.0}", bytes as f64 / (1024.0 * 1024.0))
 }
 
-fn rss_mib(process: &ServerProcess) -> String {
-    process.pid().and_then(rss_bytes).map_or("-".into(), mib)
-}
-
-fn report(elapsed: Duration, window: &Window, server: &ServerProcess, sidecars: &[ServerProcess]) {
+fn report(elapsed: Duration, window: &Window, fleet: &Fleet) {
     let rpcs: Vec<String> = window
         .latencies
         .iter()
@@ -383,14 +374,14 @@ fn report(elapsed: Duration, window: &Window, server: &ServerProcess, sidecars: 
         .collect();
     let errors: Vec<String> =
         window.errors.iter().map(|((rpc, code), count)| format!("{rpc} {code} x{count}")).collect();
-    let sidecar_rss: Vec<String> = sidecars.iter().map(rss_mib).collect();
+    let rss: Vec<String> = fleet.rss().into_iter().map(|(_, rss)| rss.map_or("-".into(), mib)).collect();
     println!(
         "| {:>4.0} s | {} | {} | {} | {} |",
         elapsed.as_secs_f64(),
         rpcs.join("; "),
         if errors.is_empty() { "-".into() } else { errors.join("; ") },
-        rss_mib(server),
-        sidecar_rss.join(" / ")
+        rss[0],
+        rss[1..].join(" / ")
     );
 }
 
@@ -479,7 +470,7 @@ impl Fleet {
         Ok(())
     }
 
-    /// (name, RSS) of every process now.
+    /// (name, RSS) of every process now: the server first, then each sidecar.
     fn rss(&self) -> Vec<(String, Option<u64>)> {
         let mut rss = vec![("server".to_owned(), self.server.pid().and_then(rss_bytes))];
         for (number, sidecar) in self.sidecars.iter().enumerate() {
@@ -496,13 +487,12 @@ pub async fn run(settings: &Settings) -> anyhow::Result<Verdict> {
     let tick = Duration::from_secs(60).min(duration / 10);
     let (mut fleet, database) = Fleet::start(sidecar_count).await?;
 
-    let schedule: Vec<(f64, Fault)> = {
-        let count = FAULTS.len() * settings.rounds();
-        let spacing = (FAULT_PHASE.1 - FAULT_PHASE.0) / count as f64;
-        (0..count).map(|index| (FAULT_PHASE.0 + spacing * index as f64, FAULTS[index % FAULTS.len()])).collect()
-    };
-    let spacing = duration.mul_f64((FAULT_PHASE.1 - FAULT_PHASE.0) / schedule.len() as f64);
-    let outage = MAX_OUTAGE.min(spacing / 3);
+    // As shares of the run.
+    let count = FAULTS.len() * settings.rounds();
+    let spacing = (FAULT_PHASE.1 - FAULT_PHASE.0) / count as f64;
+    let schedule: Vec<(f64, Fault)> =
+        (0..count).map(|index| (FAULT_PHASE.0 + spacing * index as f64, FAULTS[index % FAULTS.len()])).collect();
+    let outage = MAX_OUTAGE.min(duration.mul_f64(spacing) / 3);
 
     println!(
         "# Soak with faults: {} agents, {sidecar_count} sidecars, {} s, {} faults of up to {:.0} s each\n",
@@ -555,7 +545,7 @@ pub async fn run(settings: &Settings) -> anyhow::Result<Verdict> {
             }
         }
         if Instant::now() >= next_report {
-            report(started.elapsed(), &recorder.take_window(), &fleet.server, &fleet.sidecars);
+            report(started.elapsed(), &recorder.take_window(), &fleet);
             next_report += tick;
         }
     }
@@ -563,7 +553,7 @@ pub async fn run(settings: &Settings) -> anyhow::Result<Verdict> {
     for task in tasks {
         let _ = task.await;
     }
-    report(started.elapsed(), &recorder.take_window(), &fleet.server, &fleet.sidecars);
+    report(started.elapsed(), &recorder.take_window(), &fleet);
     println!("\nFaults: {}", faults.join("; "));
 
     // Every acknowledged action, once, after the sidecars drained.
