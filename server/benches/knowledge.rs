@@ -67,7 +67,7 @@ fn read_jsonl_texts(path: &Path) -> Vec<String> {
 
 impl Corpus {
     fn load() -> Self {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/retrieval/cosqa");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/retrieval/cosqa");
         Self {
             documents: read_jsonl_texts(&root.join("corpus.jsonl")),
             questions: read_jsonl_texts(&root.join("queries.jsonl")),

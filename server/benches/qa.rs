@@ -87,7 +87,7 @@ const TASK_CATEGORIES: [&str; 5] = ["feature", "bugfix", "refactor", "migration"
 /// Lowercase words of the CoSQA questions: real English and programming
 /// vocabulary for the constant parts of the messages and the task titles.
 fn vocabulary() -> Vec<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/retrieval/cosqa/queries.jsonl");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/retrieval/cosqa/queries.jsonl");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
     let mut words: Vec<String> = text
         .lines()

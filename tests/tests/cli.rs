@@ -164,7 +164,7 @@ async fn lore_export_resumes_a_broken_export_into_the_same_file() {
 #[tokio::test]
 async fn lore_eval_redaction_catches_every_shared_secret_and_alters_no_negative() {
     let (_database, server) = server().await;
-    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/secrets");
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/secrets");
     let (ok, stdout, stderr) = lore(
         &server,
         &[
@@ -267,7 +267,7 @@ async fn lore_indexes_a_folder_searches_shows_an_entry_and_reviews_a_draft() {
 #[tokio::test]
 async fn lore_eval_grouping_reaches_drain_on_the_shared_loghub_systems() {
     let (_database, server) = server().await;
-    let loghub = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/loghub2k");
+    let loghub = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/loghub2k");
     for (system, drain) in [("HDFS", 0.998), ("Apache", 1.0), ("OpenSSH", 0.788), ("Spark", 0.920)] {
         let file = loghub.join(system).join(format!("{system}_2k.log_structured.csv"));
         let (ok, stdout, stderr) = lore(&server, &["eval", "grouping", &file.display().to_string()]).await;

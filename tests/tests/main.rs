@@ -8,6 +8,7 @@ mod grpcurl_recipes;
 mod knowledge;
 mod lifecycle;
 mod python_agent;
+mod self_contained;
 mod sidecar;
 mod telemetry;
 mod tls;

@@ -54,7 +54,7 @@ pub(crate) fn group_accuracy(predicted: &[usize], truth: &[String]) -> f64 {
 
 fn loghub(system: &str) -> (Vec<String>, Vec<String>) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/data/loghub2k")
+        .join("../tests/data/loghub2k")
         .join(system)
         .join(format!("{system}_2k.log_structured.csv"));
     let mut reader = csv::Reader::from_path(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
