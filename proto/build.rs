@@ -11,6 +11,7 @@ const PROTO_FILES: &[&str] = &[
     "lore/v1/knowledge.proto",
     "lore/v1/qa.proto",
     "lore/v1/actions.proto",
+    "lore/v1/agent.proto",
     "lore/v1/sidecar.proto",
 ];
 

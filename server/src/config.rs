@@ -58,6 +58,7 @@ const ENV_TOP_LEVEL_KEYS: &[&str] = &[
     "retention",
     "knowledge",
     "qa",
+    "briefing",
     "shutdown_grace_secs",
 ];
 
@@ -84,6 +85,7 @@ pub struct Config {
     pub retention: RetentionConfig,
     pub knowledge: crate::knowledge::KnowledgeConfig,
     pub qa: crate::qa::QaConfig,
+    pub briefing: crate::briefing::BriefingConfig,
     /// How long in-flight calls may take to finish after SIGTERM/SIGINT
     /// before their connections are closed.
     pub shutdown_grace_secs: u64,
@@ -296,6 +298,7 @@ impl Default for Config {
             tool_calls: ToolCallsConfig::default(),
             knowledge: crate::knowledge::KnowledgeConfig::default(),
             qa: crate::qa::QaConfig::default(),
+            briefing: crate::briefing::BriefingConfig::default(),
             actions: ActionsConfig::default(),
             retention: RetentionConfig::default(),
             shutdown_grace_secs: DEFAULT_SHUTDOWN_GRACE_SECS,
@@ -395,6 +398,7 @@ impl Config {
                     .into(),
             ));
         }
+        self.briefing.check().map_err(ConfigError::Invalid)?;
         let watch = &self.knowledge.watch;
         for (index, folder) in watch.folders.iter().enumerate() {
             let field = format!("knowledge.watch.folders[{index}]");

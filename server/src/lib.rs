@@ -7,6 +7,8 @@
 //!   proto <-> domain types and call domain modules.
 //! - [`store`]: the pool, the embedded migrations and the repositories.
 //! - [`error`]: the crate's `Error` and its one mapping to `tonic::Status`.
+//! - [`actions`], [`knowledge`], [`qa`]: the domain of each service.
+//! - [`briefing`]: AgentService's one-call briefing, over the three.
 //! - [`auth`]: bearer tokens, roles and the layer that checks them.
 //! - [`limits`]: calls in flight, deadlines and rates per token.
 //! - [`tool_calls`]: Knowledge and QA calls logged as actions of the
@@ -22,6 +24,7 @@
 
 pub mod actions;
 pub mod auth;
+pub mod briefing;
 pub mod config;
 pub mod embedded_postgres;
 pub mod error;

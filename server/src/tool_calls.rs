@@ -1,5 +1,5 @@
-//! Automatic tool-call logging: every KnowledgeService and QaLearningService
-//! call that carries a session id (metadata `x-lore-session-id`) becomes a
+//! Automatic tool-call logging: every KnowledgeService, QaLearningService
+//! and AgentService call that carries a session id (metadata `x-lore-session-id`) becomes a
 //! `tool_call` action in that session: the method, its parameters
 //! (sanitized: secrets redacted, long strings cut), a summary of the result,
 //! the outcome and the duration.
@@ -32,11 +32,15 @@ pub const SESSION_HEADER: &str = "x-lore-session-id";
 
 /// The services whose calls are tool calls, and the category their actions
 /// get.
-const TOOL_SERVICES: [(&str, &str); 2] =
-    [("lore.v1.KnowledgeService/", "knowledge"), ("lore.v1.QaLearningService/", "qa")];
+const TOOL_SERVICES: [(&str, &str); 3] = [
+    ("lore.v1.KnowledgeService/", "knowledge"),
+    ("lore.v1.QaLearningService/", "qa"),
+    ("lore.v1.AgentService/", "agent"),
+];
 
 /// The category of a tool call's action, when `method`
-/// (`lore.v1.KnowledgeService/Search`) is a tool: Knowledge and QA calls.
+/// (`lore.v1.KnowledgeService/Search`) is a tool: Knowledge, QA and Agent
+/// calls.
 pub fn tool_category(method: &str) -> Option<&'static str> {
     TOOL_SERVICES.iter().find(|(service, _)| method.starts_with(service)).map(|(_, category)| *category)
 }

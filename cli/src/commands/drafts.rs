@@ -92,6 +92,7 @@ pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {
                 project: args.project,
                 epic_id: args.epic.unwrap_or_default(),
                 session_id: args.session.unwrap_or_default(),
+                proposal: None,
             };
             let draft = client.create_draft(request).await?.into_inner();
             print!("{}", draft_text(&draft));

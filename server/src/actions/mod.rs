@@ -293,11 +293,35 @@ impl ActionLog {
                 let filter = LastSessionFilter {
                     agent_id: target.agent_id.as_deref(),
                     supervisor_type: target.supervisor_type.as_deref(),
+                    ..Default::default()
                 };
                 store::sessions::last(&self.pool, scope, project, &filter).await
             }
             (None, None) => Err(Error::invalid("project", "required when session_id is empty")),
         }
+    }
+
+    /// The agent's latest session other than `exclude`, if it has one.
+    pub async fn previous_session(
+        &self,
+        scope: &ProjectScope,
+        project: &str,
+        agent_id: &str,
+        exclude: Option<Uuid>,
+    ) -> Result<Option<Session>, Error> {
+        let filter = LastSessionFilter { agent_id: Some(agent_id), exclude, ..Default::default() };
+        match store::sessions::last(&self.pool, scope, project, &filter).await {
+            Ok(session) => Ok(Some(session)),
+            Err(Error::NotFound(_)) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Where `session` stopped: its unfinished work and next steps, read
+    /// from its latest actions.
+    pub async fn summary(&self, scope: &ProjectScope, session: Session) -> Result<resume::ResumeSummary, Error> {
+        let actions = store::actions::recent_in_session(&self.pool, scope, session.session_id, SUMMARY_WINDOW).await?;
+        Ok(resume::summarize(session, &actions))
     }
 
     /// Streams a resume of `session` (see the Resume RPC): summary, the last

@@ -77,6 +77,9 @@ pub struct NewSession {
     /// Sanitized metadata object.
     pub metadata: Value,
     pub started_at: DateTime<Utc>,
+    /// An ended or disconnected session of this id becomes active again
+    /// (an agent session resumed after it ended).
+    pub reopen: bool,
 }
 
 /// A session as stored.

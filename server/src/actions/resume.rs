@@ -144,6 +144,10 @@ pub fn summarize(session: Session, actions: &[Action]) -> ResumeSummary {
     }
 }
 
+/// The first next step of a session that is no longer active. A briefing
+/// leaves it out: the agent it briefs has started its new session.
+pub const START_A_NEW_SESSION: &str = "Start a new session";
+
 fn next_steps(session: &Session, work: &[WorkItem], epic: Option<&str>) -> Vec<String> {
     let mut steps = Vec::new();
     if session.status != SessionStatus::Active || session.end_reason.is_some() {
@@ -155,7 +159,7 @@ fn next_steps(session: &Session, work: &[WorkItem], epic: Option<&str>) -> Vec<S
             Some(EndReason::Normal) => "ended normally",
             None => "is no longer active",
         };
-        steps.push(format!("Start a new session: the previous one {why}."));
+        steps.push(format!("{START_A_NEW_SESSION}: the previous one {why}."));
     }
     for item in work {
         let subject = subject(&item.action);

@@ -22,6 +22,7 @@ pub enum Access {
 const ACTIONS: &str = "/lore.v1.ActionService/";
 const KNOWLEDGE: &str = "/lore.v1.KnowledgeService/";
 const QA: &str = "/lore.v1.QaLearningService/";
+const AGENT: &str = "/lore.v1.AgentService/";
 
 /// (service path prefix, method, access).
 const METHODS: &[(&str, &str, Access)] = &[
@@ -73,6 +74,9 @@ const METHODS: &[(&str, &str, Access)] = &[
     (QA, "RollbackPromotion", Access::Admin),
     (QA, "ListCategoryRules", Access::Read),
     (QA, "UpsertCategoryRule", Access::Admin),
+    // Read access, as GetWarnings: a briefing is what an agent reads before
+    // a task; what it records (deliveries, what was shown) is bookkeeping.
+    (AGENT, "Brief", Access::Read),
 ];
 
 /// The access `path` (`/package.Service/Method`) needs; `None` for a

@@ -15,6 +15,7 @@ use super::request_scope;
 use crate::Error;
 use crate::actions::ActionLog;
 use crate::actions::query::{ActionFilter, Position};
+use crate::briefing::{Briefer, ResumeItem};
 use crate::store::sessions::LastSessionFilter;
 
 /// Actions per Ingest batch; larger batches end the stream with
@@ -31,11 +32,26 @@ const DEFAULT_RECENT_FAILURES: u32 = 10;
 #[derive(Debug, Clone)]
 pub struct ActionsApi {
     log: ActionLog,
+    /// Resume's learnings and warnings come from the briefing.
+    briefer: Briefer,
 }
 
 impl ActionsApi {
-    pub fn new(log: ActionLog) -> Self {
-        Self { log }
+    pub fn new(log: ActionLog, briefer: Briefer) -> Self {
+        Self { log, briefer }
+    }
+}
+
+fn resume_item_to_proto(item: &ResumeItem) -> proto::ResumeEvent {
+    use proto::resume_event::Event;
+    match item {
+        ResumeItem::Log(event) => convert::resume_event_to_proto(event),
+        ResumeItem::Learning(hit) => {
+            proto::ResumeEvent { event: Some(Event::Learning(crate::grpc::knowledge::convert::hit_to_proto(hit))) }
+        }
+        ResumeItem::Warning(warning) => {
+            proto::ResumeEvent { event: Some(Event::Warning(crate::grpc::qa::convert::warning_to_proto(warning))) }
+        }
     }
 }
 
@@ -90,6 +106,7 @@ impl ActionService for ActionsApi {
         let filter = LastSessionFilter {
             agent_id: non_empty(&message.agent_id),
             supervisor_type: non_empty(&message.supervisor_type),
+            ..Default::default()
         };
         let (session, last_action) = self.log.last_session(&scope, &project, &filter).await?;
         Ok(Response::new(proto::GetLastSessionResponse {
@@ -170,7 +187,7 @@ impl ActionService for ActionsApi {
             Some(session_id) => self.log.session(&scope, session_id).await?,
             None => {
                 let project = convert::project("project", &message.project).map_err(Error::from)?;
-                let filter = LastSessionFilter { agent_id: non_empty(&message.agent_id), supervisor_type: None };
+                let filter = LastSessionFilter { agent_id: non_empty(&message.agent_id), ..Default::default() };
                 self.log.last_session(&scope, &project, &filter).await?.0
             }
         };
@@ -259,9 +276,9 @@ impl ActionService for ActionsApi {
         };
         let session = self.log.resume_session(&scope, &target).await?;
         let events = self
-            .log
+            .briefer
             .resume(scope, session, target.agent_id, recent as usize, message.follow)
-            .map(|event| event.map(|event| convert::resume_event_to_proto(&event)).map_err(Status::from));
+            .map(|item| item.map(|item| resume_item_to_proto(&item)).map_err(Status::from));
         Ok(Response::new(Box::pin(events) as BoxStream<proto::ResumeEvent>))
     }
 

@@ -14,7 +14,7 @@ use crate::actions::model::{
     Action, EndReason, NewAction, NewSession, Outcome, Rejection, RejectionKind, Session, SessionKind, SessionStatus,
 };
 use crate::actions::query::{ActionFilter, Position};
-use crate::actions::resume::WorkKind;
+use crate::actions::resume::{ResumeSummary, WorkKind};
 use crate::actions::{ResumeEvent, ResumeTarget, RetentionReport};
 use crate::store::actions::Counts;
 
@@ -245,6 +245,7 @@ pub fn new_session(request: &proto::StartSessionRequest, now: DateTime<Utc>) -> 
         kind: session_kind("kind", request.kind)?,
         metadata: json_object("metadata", request.metadata.as_ref())?,
         started_at: optional_timestamp("started_at", request.started_at.as_ref())?.unwrap_or(now),
+        reopen: request.reopen,
     })
 }
 
@@ -519,24 +520,28 @@ fn work_kind_to_proto(kind: WorkKind) -> proto::WorkKind {
     }
 }
 
+pub fn resume_summary_to_proto(summary: &ResumeSummary) -> proto::ResumeSummary {
+    proto::ResumeSummary {
+        session: Some(session_to_proto(&summary.session)),
+        last_action: summary.last_action.as_ref().map(action_to_proto),
+        work_in_progress: summary
+            .work_in_progress
+            .iter()
+            .map(|item| proto::WorkInProgress {
+                kind: work_kind_to_proto(item.kind) as i32,
+                action: Some(action_to_proto(&item.action)),
+                description: item.description.clone(),
+            })
+            .collect(),
+        suggested_next_steps: summary.suggested_next_steps.clone(),
+        active_epic_id: summary.active_epic_id.clone().unwrap_or_default(),
+    }
+}
+
 pub fn resume_event_to_proto(event: &ResumeEvent) -> proto::ResumeEvent {
     use proto::resume_event::Event;
     let event = match event {
-        ResumeEvent::Summary(summary) => Event::Summary(proto::ResumeSummary {
-            session: Some(session_to_proto(&summary.session)),
-            last_action: summary.last_action.as_ref().map(action_to_proto),
-            work_in_progress: summary
-                .work_in_progress
-                .iter()
-                .map(|item| proto::WorkInProgress {
-                    kind: work_kind_to_proto(item.kind) as i32,
-                    action: Some(action_to_proto(&item.action)),
-                    description: item.description.clone(),
-                })
-                .collect(),
-            suggested_next_steps: summary.suggested_next_steps.clone(),
-            active_epic_id: summary.active_epic_id.clone().unwrap_or_default(),
-        }),
+        ResumeEvent::Summary(summary) => Event::Summary(resume_summary_to_proto(summary)),
         ResumeEvent::Action(action) => Event::Action(action_to_proto(action)),
         ResumeEvent::CaughtUp(at) => Event::CaughtUp(to_timestamp(*at)),
         ResumeEvent::Heartbeat(at) => Event::Heartbeat(to_timestamp(*at)),

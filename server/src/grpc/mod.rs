@@ -3,6 +3,7 @@
 //! files), with graceful shutdown.
 
 mod actions;
+mod agent;
 pub mod convert;
 mod knowledge;
 mod qa;
@@ -18,10 +19,12 @@ use tonic_health::ServingStatus;
 use tonic_health::server::HealthReporter;
 
 use lore_proto::v1::action_service_server::ActionServiceServer;
+use lore_proto::v1::agent_service_server::AgentServiceServer;
 use lore_proto::v1::knowledge_service_server::KnowledgeServiceServer;
 use lore_proto::v1::qa_learning_service_server::QaLearningServiceServer;
 
 pub use actions::ActionsApi;
+pub use agent::AgentApi;
 pub use knowledge::KnowledgeApi;
 pub use qa::QaLearningApi;
 
@@ -35,6 +38,7 @@ pub struct Services {
     pub actions: ActionLog,
     pub knowledge: crate::knowledge::KnowledgeBase,
     pub qa: crate::qa::QaLearning,
+    pub briefer: crate::briefing::Briefer,
     /// `None` when auth is switched off.
     pub auth: Option<Arc<crate::auth::Authenticator>>,
     pub limits: Arc<crate::limits::Limits>,
@@ -66,12 +70,19 @@ impl Services {
             crate::knowledge::KnowledgeBase::new(pool.clone(), Some(embedder), config.knowledge.search.clone())
                 .with_watch_config(&config.knowledge.watch);
         let actions = ActionLog::new(pool.clone(), sanitizer.clone(), limits);
+        let qa = crate::qa::QaLearning::new(pool.clone(), knowledge.clone(), sanitizer.clone(), config.qa.clone());
         Ok(Self {
             tool_calls: config
                 .tool_calls
                 .enabled
                 .then(|| crate::tool_calls::ToolCalls::start(actions.clone(), config.tool_calls.queue_capacity)),
-            qa: crate::qa::QaLearning::new(pool.clone(), knowledge.clone(), sanitizer.clone(), config.qa.clone()),
+            briefer: crate::briefing::Briefer::new(
+                actions.clone(),
+                knowledge.clone(),
+                qa.clone(),
+                config.briefing.clone(),
+            ),
+            qa,
             knowledge,
             auth: config.auth.enabled.then(|| {
                 crate::auth::Authenticator::start(pool.clone(), Duration::from_secs(config.auth.cache_ttl_secs))
@@ -92,7 +103,8 @@ pub(crate) fn request_scope<T>(request: &tonic::Request<T>) -> ProjectScope {
 
 /// Fully qualified names of the Lore services, as clients and probes see
 /// them.
-pub const SERVICE_NAMES: [&str; 3] = ["lore.v1.ActionService", "lore.v1.KnowledgeService", "lore.v1.QaLearningService"];
+pub const SERVICE_NAMES: [&str; 4] =
+    ["lore.v1.ActionService", "lore.v1.KnowledgeService", "lore.v1.QaLearningService", "lore.v1.AgentService"];
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -167,7 +179,7 @@ pub async fn serve(
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(
-            ActionServiceServer::new(ActionsApi::new(services.actions.clone()))
+            ActionServiceServer::new(ActionsApi::new(services.actions.clone(), services.briefer.clone()))
                 .max_decoding_message_size(services.max_message_bytes)
                 .max_encoding_message_size(services.max_message_bytes),
         )
@@ -178,6 +190,11 @@ pub async fn serve(
         )
         .add_service(
             QaLearningServiceServer::new(QaLearningApi::new(services.qa.clone()))
+                .max_decoding_message_size(services.max_message_bytes)
+                .max_encoding_message_size(services.max_message_bytes),
+        )
+        .add_service(
+            AgentServiceServer::new(AgentApi::new(services.briefer.clone()))
                 .max_decoding_message_size(services.max_message_bytes)
                 .max_encoding_message_size(services.max_message_bytes),
         )

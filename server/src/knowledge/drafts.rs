@@ -90,6 +90,16 @@ pub struct Composed {
     pub tags: Vec<String>,
 }
 
+/// A lesson as an agent puts it in its own words (MCP `propose_lesson`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Proposal {
+    pub title: String,
+    pub problem: String,
+    pub solution: String,
+    pub category: String,
+    pub tags: Vec<String>,
+}
+
 /// A reviewer's decision, with the edits an approval applies first.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decision {
@@ -114,14 +124,16 @@ pub struct Review {
 }
 
 impl KnowledgeBase {
-    /// Builds and stores a draft from the actions of an epic or session.
-    /// Returns it and whether `draft_id` was a replay of the same request.
+    /// Builds and stores a draft from the actions of an epic or session,
+    /// led by the agent's own `proposal` when there is one. Returns it and
+    /// whether `draft_id` was a replay of the same request.
     pub async fn create_draft(
         &self,
         scope: &ProjectScope,
         draft_id: Uuid,
         project: &str,
         source: DraftSource,
+        proposal: Option<Proposal>,
     ) -> Result<(Draft, bool), Error> {
         if let Some(existing) = store::get(&self.pool, scope, draft_id).await? {
             if existing.project == project && existing.source == source {
@@ -137,14 +149,18 @@ impl KnowledgeBase {
         let actions =
             action_store::page(&self.pool, scope, &filter, None, Direction::Ascending, MAX_DRAFT_ACTIONS as i64)
                 .await?;
-        if actions.is_empty() {
-            let source = match &source {
-                DraftSource::Epic(epic) => format!("epic {epic}"),
-                DraftSource::Session(session) => format!("session {session}"),
-            };
-            return Err(Error::NotFound(format!("actions of {source} in project {project}")));
-        }
-        let composed = compose(&source, &actions);
+        let from_log = (!actions.is_empty()).then(|| compose(&source, &actions));
+        let composed = match (proposal, from_log) {
+            (Some(proposal), from_log) => with_proposal(&proposal, from_log),
+            (None, Some(from_log)) => from_log,
+            (None, None) => {
+                let source = match &source {
+                    DraftSource::Epic(epic) => format!("epic {epic}"),
+                    DraftSource::Session(session) => format!("session {session}"),
+                };
+                return Err(Error::NotFound(format!("actions of {source} in project {project}")));
+            }
+        };
         let draft = Draft {
             draft_id,
             project: project.to_owned(),
@@ -322,6 +338,39 @@ pub fn published_markdown(draft: &Draft) -> String {
         front_matter.insert("approved_by".into(), reviewer.clone().into());
     }
     document::with_front_matter(&front_matter, &draft.body)
+}
+
+/// A draft led by the agent's proposal, with what the log shows (when it
+/// shows anything) as the evidence under it.
+pub fn with_proposal(proposal: &Proposal, from_log: Option<Composed>) -> Composed {
+    let mut body = format!("# {}\n\n", proposal.title);
+    for (heading, text) in [("Problem", &proposal.problem), ("Solution", &proposal.solution)] {
+        if !text.trim().is_empty() {
+            body.push_str(&format!("## {heading}\n\n{}\n\n", text.trim()));
+        }
+    }
+    let mut tags = proposal.tags.clone();
+    let mut category = proposal.category.clone();
+    if let Some(log) = from_log {
+        body.push_str("## Evidence from the log\n\n");
+        // The log's own title gives way to the proposal's; its sections
+        // become subsections of the evidence.
+        for line in log.body.lines().skip_while(|line| line.starts_with("# ") || line.is_empty()) {
+            match line.strip_prefix("## ") {
+                Some(heading) => body.push_str(&format!("### {heading}\n")),
+                None => body.push_str(&format!("{line}\n")),
+            }
+        }
+        for tag in log.tags {
+            if !tags.contains(&tag) {
+                tags.push(tag);
+            }
+        }
+        if category.is_empty() {
+            category = log.category;
+        }
+    }
+    Composed { title: proposal.title.clone(), category, body: body.trim_end().to_owned() + "\n", tags }
 }
 
 /// A failure and what followed it, for one kind of action (type and

@@ -33,7 +33,17 @@ pub struct Warnings {
 }
 
 impl QaLearning {
+    /// GetWarnings: chooses the task's warnings and records them as
+    /// delivered (held out or shown).
     pub async fn warnings(&self, scope: &ProjectScope, request: &WarningRequest) -> Result<Warnings, Error> {
+        let chosen = self.choose_warnings(scope, request).await?;
+        self.record_deliveries(request, &chosen).await?;
+        Ok(Warnings { warnings: if chosen.held_out { Vec::new() } else { chosen.warnings }, held_out: chosen.held_out })
+    }
+
+    /// The task's warnings, best first, and whether the task is held out;
+    /// nothing is recorded yet (a briefing records only what it shows).
+    pub async fn choose_warnings(&self, scope: &ProjectScope, request: &WarningRequest) -> Result<Warnings, Error> {
         if !scope.allows(&request.project) {
             return Err(Error::PermissionDenied(format!("project {} is outside your scope", request.project)));
         }
@@ -53,9 +63,16 @@ impl QaLearning {
         let candidates = store::warning_candidates(&self.pool, scope, &signals, request.limit as i64).await?;
         let mut ranked: Vec<Warning> = candidates.iter().map(warning).collect();
         ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.pattern_id.cmp(&b.pattern_id)));
-
         let held_out = held_out(&request.project, &task.task_id, self.config.holdout_fraction);
-        let deliveries: Vec<NewDelivery> = ranked
+        Ok(Warnings { warnings: ranked, held_out })
+    }
+
+    /// Records `chosen` as delivered for the request's task and session:
+    /// shown ones count on their patterns, held-out ones are kept for the
+    /// comparison.
+    pub async fn record_deliveries(&self, request: &WarningRequest, chosen: &Warnings) -> Result<(), Error> {
+        let deliveries: Vec<NewDelivery> = chosen
+            .warnings
             .iter()
             .enumerate()
             .map(|(index, warning)| NewDelivery {
@@ -73,13 +90,12 @@ impl QaLearning {
         store::record_deliveries(
             &self.pool,
             &request.project,
-            &task.task_id,
+            &request.task.task_id,
             request.session_id,
-            held_out,
+            chosen.held_out,
             &deliveries,
         )
-        .await?;
-        Ok(Warnings { warnings: if held_out { Vec::new() } else { ranked }, held_out })
+        .await
     }
 
     /// Returns how many deliveries took the outcome (those that already had

@@ -11,6 +11,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use crate::config::Config;
 
 pub mod actions;
+pub mod briefings;
 pub mod drafts;
 pub mod embeddings;
 pub mod knowledge;

@@ -41,9 +41,10 @@ fn session_from_row(row: &PgRow) -> Result<Session, sqlx::Error> {
     })
 }
 
-/// Opens a session; returns it and whether it already existed (a retry).
-/// A session id already used in a project outside `scope`, or in another
-/// project, is refused rather than revealed.
+/// Opens a session; returns it and whether it already existed (a retry, or
+/// with `reopen` a resumed session, which becomes active again). A session
+/// id already used in a project outside `scope`, or in another project, is
+/// refused rather than revealed.
 pub async fn start(pool: &PgPool, scope: &ProjectScope, session: &NewSession) -> Result<(Session, bool), Error> {
     if !scope.allows(&session.project) {
         return Err(Error::PermissionDenied(format!("project {} is outside your scope", session.project)));
@@ -70,6 +71,9 @@ pub async fn start(pool: &PgPool, scope: &ProjectScope, session: &NewSession) ->
     }
     match get(pool, scope, session.session_id).await {
         Ok(existing) if existing.project == session.project && existing.agent_id == session.agent_id => {
+            if session.reopen && existing.status != SessionStatus::Active {
+                return Ok((reopen(pool, existing.session_id).await?, true));
+            }
             Ok((existing, true))
         }
         Ok(_) | Err(Error::NotFound(_)) => {
@@ -77,6 +81,22 @@ pub async fn start(pool: &PgPool, scope: &ProjectScope, session: &NewSession) ->
         }
         Err(error) => Err(error),
     }
+}
+
+/// Makes an ended or disconnected session active again; the caller has
+/// checked it is the caller's.
+async fn reopen(pool: &PgPool, session_id: Uuid) -> Result<Session, Error> {
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE sessions
+            SET status = 'active', ended_at = NULL, end_reason = NULL,
+                last_activity_at = greatest(last_activity_at, now())
+          WHERE session_id = $1
+          RETURNING {SESSION_COLUMNS}"
+    )))
+    .bind(session_id)
+    .fetch_one(pool)
+    .await?;
+    Ok(session_from_row(&row)?)
 }
 
 /// One session, if it is in `scope`.
@@ -153,6 +173,8 @@ pub async fn end(
 pub struct LastSessionFilter<'a> {
     pub agent_id: Option<&'a str>,
     pub supervisor_type: Option<&'a str>,
+    /// Not this session (the one a briefing is for).
+    pub exclude: Option<Uuid>,
 }
 
 /// The most recently started session of `project` matching `filter`.
@@ -167,6 +189,7 @@ pub async fn last(
           WHERE project = $1 AND ($2::text[] IS NULL OR project = ANY($2))
             AND ($3::text IS NULL OR agent_id = $3)
             AND ($4::text IS NULL OR supervisor_type = $4)
+            AND ($5::uuid IS NULL OR session_id <> $5)
           ORDER BY started_at DESC, session_id DESC
           LIMIT 1"
     )))
@@ -174,6 +197,7 @@ pub async fn last(
     .bind(scope.sql_filter())
     .bind(filter.agent_id)
     .bind(filter.supervisor_type)
+    .bind(filter.exclude)
     .fetch_optional(pool)
     .await?
     .ok_or_else(|| Error::NotFound(format!("a session of project {project} matching the filter")))?;

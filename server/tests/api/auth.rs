@@ -9,6 +9,7 @@ use std::time::Duration;
 use lore_proto::auth::Bearer;
 use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
+use lore_proto::v1::agent_service_client::AgentServiceClient;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
 use lore_server::auth::{self, Role, method_access, served_methods};
@@ -211,6 +212,21 @@ async fn a_token_of_project_alpha_neither_reads_nor_writes_project_beta_through_
         ..Default::default()
     };
     refused("GetWarnings", qa.get_warnings(warnings).await);
+    let mut agent = AgentServiceClient::new(authed(&server, &alpha).await);
+    let brief = proto::BriefRequest { project: "beta".into(), agent_id: "a".into(), ..Default::default() };
+    refused("Brief", agent.brief(brief).await);
+    // Naming beta's session from alpha's project reveals nothing of it.
+    // The agent id is the same in both projects.
+    let brief = proto::BriefRequest {
+        project: "alpha".into(),
+        agent_id: "agent".into(),
+        session_id: beta_session.session_id.clone(),
+        ..Default::default()
+    };
+    let briefing = agent.brief(brief).await.expect("alpha is briefed in alpha").into_inner();
+    let last = briefing.last_session.and_then(|summary| summary.session).expect("alpha's own last session");
+    assert_eq!(last.project, "alpha", "beta's session leaked into alpha's briefing");
+    assert!(!briefing.markdown.contains("beta"), "{}", briefing.markdown);
     let mut beta_lesson = proto::Entry {
         key: "beta-signing-key".into(),
         project: "beta".into(),

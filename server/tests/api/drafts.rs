@@ -79,6 +79,7 @@ impl Fixture {
             project: "lore".into(),
             epic_id: epic_id.into(),
             session_id: session_id.into(),
+            proposal: None,
         };
         self.knowledge.create_draft(request).await.map(tonic::Response::into_inner)
     }
@@ -272,4 +273,59 @@ async fn bad_draft_requests_get_a_clear_status_naming_the_field() {
     assert!(status.message().starts_with("status: unknown value 9"), "{status:?}");
     // Nothing was reviewed by the refused requests.
     assert_eq!(fixture.list(proto::DraftStatus::Pending).await, [draft.draft_id]);
+}
+
+#[tokio::test]
+async fn an_agents_proposal_leads_its_draft_with_the_log_as_evidence_even_before_the_log_arrives() {
+    let mut fixture = Fixture::new(TestServer::config()).await;
+    let proposal = proto::DraftProposal {
+        title: "Empty input breaks the parser".into(),
+        problem: "The parser indexes the first token without checking there is one.".into(),
+        solution: "Return an empty document for empty input before tokenizing.".into(),
+        category: "Parsing".into(),
+        tags: vec!["parser".into()],
+    };
+    let request = proto::CreateDraftRequest {
+        draft_id: Uuid::now_v7().to_string(),
+        project: "lore".into(),
+        session_id: fixture.session.session_id.clone(),
+        proposal: Some(proposal.clone()),
+        ..Default::default()
+    };
+    let draft = fixture.knowledge.create_draft(request).await.unwrap().into_inner();
+    assert_eq!(draft.title, "Empty input breaks the parser");
+    assert_eq!(draft.category, "parsing");
+    assert!(
+        draft.tags.contains(&"parser".to_owned()) && draft.tags.contains(&"validate".to_owned()),
+        "{:?}",
+        draft.tags
+    );
+    let problem = draft.body.find("## Problem").unwrap();
+    let solution = draft.body.find("## Solution").unwrap();
+    let evidence = draft.body.find("## Evidence from the log").unwrap();
+    assert!(problem < solution && solution < evidence, "{}", draft.body);
+    assert!(draft.body.contains("### What failed"), "{}", draft.body);
+    assert!(draft.body.contains("assertion failed: empty input"), "{}", draft.body);
+
+    // A session whose actions a sidecar has not shipped yet: the proposal alone.
+    let unseen = proto::CreateDraftRequest {
+        draft_id: Uuid::now_v7().to_string(),
+        project: "lore".into(),
+        session_id: Uuid::now_v7().to_string(),
+        proposal: Some(proposal.clone()),
+        ..Default::default()
+    };
+    let alone = fixture.knowledge.create_draft(unseen).await.unwrap().into_inner();
+    assert!(alone.body.contains("## Solution") && !alone.body.contains("Evidence"), "{}", alone.body);
+
+    let untitled = proto::CreateDraftRequest {
+        draft_id: Uuid::now_v7().to_string(),
+        project: "lore".into(),
+        session_id: fixture.session.session_id.clone(),
+        proposal: Some(proto::DraftProposal { title: " ".into(), ..proposal }),
+        ..Default::default()
+    };
+    let status = fixture.knowledge.create_draft(untitled).await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(status.message().starts_with("proposal.title"), "{}", status.message());
 }

@@ -4,6 +4,7 @@
 
 mod actions;
 mod auth;
+mod brief;
 mod documents;
 mod drafts;
 mod knowledge;

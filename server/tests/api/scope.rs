@@ -21,6 +21,7 @@ fn session(project: &str) -> NewSession {
         kind: SessionKind::Work,
         metadata: serde_json::json!({}),
         started_at: Utc::now(),
+        reopen: false,
     }
 }
 

@@ -12,7 +12,7 @@ use crate::grpc::convert::{
     to_timestamp,
 };
 use crate::knowledge::EntryReport;
-use crate::knowledge::drafts::{Decision, Draft, DraftEdits, DraftSource, DraftStatus, Review};
+use crate::knowledge::drafts::{Decision, Draft, DraftEdits, DraftSource, DraftStatus, Proposal, Review};
 use crate::knowledge::model::limits::{
     MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_ITEM_CHARS, MAX_KEY_CHARS, MAX_LIST_ITEMS, MAX_SOLUTION_CHARS,
     MAX_SOLUTIONS, MAX_SUMMARY_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS,
@@ -29,6 +29,8 @@ use crate::validate::{list, name, optional_name, text};
 /// As the `source_path` column allows.
 const MAX_PATH_CHARS: usize = 4096;
 const MAX_NOTE_CHARS: usize = 4096;
+/// A proposed lesson's problem or solution.
+const MAX_PROPOSAL_CHARS: usize = 8000;
 /// A resolution longer than a year is a unit mistake.
 const MAX_RESOLUTION_MINUTES: f64 = 525_600.0;
 const DEFAULT_HISTORY: u32 = 20;
@@ -68,7 +70,7 @@ pub fn entry_kinds(field: &str, values: &[i32]) -> FieldResult<Vec<EntryKind>> {
     values.iter().enumerate().map(|(index, value)| entry_kind(&format!("{field}[{index}]"), *value)).collect()
 }
 
-fn entry_kind_to_proto(kind: EntryKind) -> proto::EntryKind {
+pub fn entry_kind_to_proto(kind: EntryKind) -> proto::EntryKind {
     match kind {
         EntryKind::IssuePattern => proto::EntryKind::IssuePattern,
         EntryKind::Learning => proto::EntryKind::Learning,
@@ -255,7 +257,7 @@ fn solutions(field: &str, given: &[proto::Solution]) -> FieldResult<Vec<NewSolut
     Ok(solutions)
 }
 
-fn solution_to_proto(solution: &Solution) -> proto::Solution {
+pub fn solution_to_proto(solution: &Solution) -> proto::Solution {
     proto::Solution {
         solution_id: solution.solution_id.to_string(),
         description: solution.description.clone(),
@@ -483,7 +485,7 @@ fn signal_to_proto(signal: Signal) -> proto::MatchSignal {
     }
 }
 
-fn relevance_to_proto(relevance: Relevance) -> proto::Relevance {
+pub fn relevance_to_proto(relevance: Relevance) -> proto::Relevance {
     match relevance {
         Relevance::High => proto::Relevance::High,
         Relevance::Medium => proto::Relevance::Medium,
@@ -521,8 +523,8 @@ pub fn hit_to_proto(hit: &Hit) -> proto::SearchHit {
     }
 }
 
-/// A CreateDraft request: its id, project and source.
-pub fn new_draft(request: &proto::CreateDraftRequest) -> FieldResult<(Uuid, String, DraftSource)> {
+/// A CreateDraft request: its id, project, source and the agent's proposal.
+pub fn new_draft(request: &proto::CreateDraftRequest) -> FieldResult<(Uuid, String, DraftSource, Option<Proposal>)> {
     let draft_id = idempotency_id("draft_id", &request.draft_id)?;
     let project = project("project", &request.project)?;
     let source = match (request.epic_id.is_empty(), request.session_id.is_empty()) {
@@ -530,7 +532,19 @@ pub fn new_draft(request: &proto::CreateDraftRequest) -> FieldResult<(Uuid, Stri
         (true, false) => DraftSource::Session(required_uuid("session_id", &request.session_id)?),
         _ => return Err(FieldError::new("epic_id", "give exactly one of epic_id and session_id")),
     };
-    Ok((draft_id, project, source))
+    let proposal = match &request.proposal {
+        None => None,
+        Some(proposal) => Some(Proposal {
+            title: name("proposal.title", &proposal.title, MAX_TITLE_CHARS, true)?,
+            problem: text("proposal.problem", &proposal.problem, MAX_PROPOSAL_CHARS, false)?,
+            solution: text("proposal.solution", &proposal.solution, MAX_PROPOSAL_CHARS, false)?,
+            category: optional_name("proposal.category", &proposal.category, MAX_CATEGORY_CHARS)?
+                .map(|category| category.to_lowercase())
+                .unwrap_or_default(),
+            tags: tags("proposal.tags", &proposal.tags)?,
+        }),
+    };
+    Ok((draft_id, project, source, proposal))
 }
 
 /// Unspecified is pending.

@@ -212,8 +212,8 @@ impl KnowledgeService for KnowledgeApi {
         request: Request<proto::CreateDraftRequest>,
     ) -> Result<Response<proto::Draft>, Status> {
         let scope = request_scope(&request);
-        let (draft_id, project, source) = convert::new_draft(request.get_ref()).map_err(Error::from)?;
-        let (draft, _) = self.knowledge.create_draft(&scope, draft_id, &project, source).await?;
+        let (draft_id, project, source, proposal) = convert::new_draft(request.get_ref()).map_err(Error::from)?;
+        let (draft, _) = self.knowledge.create_draft(&scope, draft_id, &project, source, proposal).await?;
         Ok(Response::new(convert::draft_to_proto(&draft)))
     }
 

@@ -1,0 +1,2 @@
+DROP INDEX qa_warning_deliveries_session_idx;
+DROP TABLE briefings;

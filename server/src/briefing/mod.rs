@@ -1,0 +1,524 @@
+//! Briefings: what an agent should know before it works on a task, in one
+//! call (AgentService.Brief), and the learnings and warnings a Resume sends.
+//!
+//! A briefing reads three things side by side: where the agent's last
+//! session stopped (the Resume summary), the lessons a hybrid search finds
+//! for the task, and the QA warnings ranked for it. It keeps the lessons
+//! that really matched (a lesson found only by meaning must be close in
+//! meaning), leaves out what the session was already given when asked to,
+//! and renders the most relevant items within a size budget
+//! ([`render`]). Only what it shows is recorded: each warning as a QA
+//! delivery (so its outcome can be scored), and the whole as a briefing of
+//! the session (so the next one can leave it out).
+//!
+//! The query for the lessons is the task's own words; a task without any
+//! (a session that has just started) is briefed on what the last session
+//! left unfinished.
+
+pub mod render;
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::Error;
+use crate::actions::model::Session;
+use crate::actions::resume::ResumeSummary;
+use crate::actions::{ActionLog, ResumeEvent};
+use crate::knowledge::KnowledgeBase;
+use crate::knowledge::rank::Signal;
+use crate::knowledge::search::{Hit, SearchMode, SearchQuery};
+use crate::qa::QaLearning;
+use crate::qa::model::{Task, Warning, WarningRequest};
+use crate::scope::ProjectScope;
+use crate::store::briefings::{self as store, Given, GivenBriefing};
+use crate::store::knowledge_search::SearchFilter;
+
+/// The smallest and largest budget a request may ask for: below 500
+/// characters not even one lesson fits; above 50,000 a briefing is no
+/// longer a briefing.
+pub const MIN_BUDGET_CHARS: usize = 500;
+pub const MAX_BUDGET_CHARS: usize = 50_000;
+/// Lessons and warnings a briefing considers unless asked otherwise: five
+/// of each fit a 4,000-character budget with room for the last session.
+pub const DEFAULT_ITEMS: usize = 5;
+pub const MAX_ITEMS: usize = 20;
+/// The lessons query: the task's words, not a whole document (a long query
+/// dilutes both full text and the embedding).
+const MAX_QUERY_CHARS: usize = 1_200;
+/// Unfinished work items of the last session that make a query.
+const QUERY_WORK_ITEMS: usize = 3;
+/// Files whose names join the query.
+const QUERY_FILES: usize = 10;
+/// What a Resume sends beside the summary.
+const RESUME_LESSONS: usize = 3;
+const RESUME_WARNINGS: usize = 5;
+
+/// `[briefing]` settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BriefingConfig {
+    /// Size of a briefing's markdown when the request does not say.
+    pub budget_chars: usize,
+    /// A lesson found by meaning alone (no word of the task in it) is shown
+    /// only when its embedding is at least this similar to the task's;
+    /// nearest neighbours of an unrelated task are noise to a model.
+    pub min_semantic_similarity: f64,
+}
+
+impl Default for BriefingConfig {
+    fn default() -> Self {
+        Self { budget_chars: 4_000, min_semantic_similarity: 0.3 }
+    }
+}
+
+impl BriefingConfig {
+    pub fn check(&self) -> Result<(), String> {
+        if !(MIN_BUDGET_CHARS..=MAX_BUDGET_CHARS).contains(&self.budget_chars) {
+            return Err(format!("briefing.budget_chars must be {MIN_BUDGET_CHARS} to {MAX_BUDGET_CHARS}"));
+        }
+        if !(0.0..=1.0).contains(&self.min_semantic_similarity) {
+            return Err("briefing.min_semantic_similarity must be 0 to 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// What the agent is about to do; every field may be empty.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BriefTask {
+    pub task_id: Option<String>,
+    pub title: String,
+    pub description: String,
+    pub files: Vec<String>,
+    pub category: String,
+    pub labels: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BriefRequest {
+    pub project: String,
+    /// Required unless `session_id` names a stored session.
+    pub agent_id: Option<String>,
+    pub session_id: Option<Uuid>,
+    pub task: BriefTask,
+    /// `None`: the configured budget.
+    pub budget_chars: Option<usize>,
+    pub max_lessons: usize,
+    pub max_warnings: usize,
+    pub omit_given: bool,
+}
+
+/// A lesson as a briefing shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lesson {
+    pub hit: Hit,
+    /// Why it matched, in words.
+    pub why: String,
+    /// Pooled over its solutions: successful / applied.
+    pub success_rate: f64,
+    pub times_applied: i64,
+}
+
+impl Lesson {
+    fn of(hit: Hit) -> Self {
+        let times_applied: i64 = hit.entry.solutions.iter().map(|solution| solution.times_applied).sum();
+        let times_successful: i64 = hit.entry.solutions.iter().map(|solution| solution.times_successful).sum();
+        let success_rate = if times_applied == 0 { 0.0 } else { times_successful as f64 / times_applied as f64 };
+        Self { why: why_matched(&hit), hit, success_rate, times_applied }
+    }
+
+    /// How to see all of it: by key when it has one, else by id.
+    pub fn handle(&self) -> String {
+        self.hit.entry.key.clone().unwrap_or_else(|| self.hit.entry.entry_id.to_string())
+    }
+
+    /// The CLI command and the MCP tool call that show the whole entry.
+    pub fn expand(&self) -> String {
+        format!(
+            "get_lesson {{\"entry\": \"{}\"}} or `lore entry show {} --project {}`",
+            self.handle(),
+            self.handle(),
+            self.hit.entry.project
+        )
+    }
+}
+
+/// What Brief answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Briefing {
+    pub briefing_id: Uuid,
+    pub last_session: Option<ResumeSummary>,
+    pub lessons: Vec<Lesson>,
+    pub warnings: Vec<Warning>,
+    pub warnings_held_out: bool,
+    pub markdown: String,
+    pub omitted_for_budget: usize,
+    pub omitted_as_given: usize,
+    pub degraded: Option<String>,
+}
+
+/// What a Resume sends after the recent actions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Related {
+    pub lessons: Vec<Hit>,
+    pub warnings: Vec<Warning>,
+}
+
+/// One event of a Resume stream: the action log's, or a learning or warning
+/// for the work in progress, sent after the recent actions.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResumeItem {
+    Log(ResumeEvent),
+    Learning(Box<Hit>),
+    Warning(Box<Warning>),
+}
+
+/// Builds briefings over the three services' domains.
+#[derive(Debug, Clone)]
+pub struct Briefer {
+    actions: ActionLog,
+    knowledge: KnowledgeBase,
+    qa: QaLearning,
+    config: BriefingConfig,
+}
+
+impl Briefer {
+    pub fn new(actions: ActionLog, knowledge: KnowledgeBase, qa: QaLearning, config: BriefingConfig) -> Self {
+        Self { actions, knowledge, qa, config }
+    }
+
+    pub async fn brief(&self, scope: &ProjectScope, request: &BriefRequest) -> Result<Briefing, Error> {
+        if !scope.allows(&request.project) {
+            return Err(Error::PermissionDenied(format!("project {} is outside your scope", request.project)));
+        }
+        let task_id = request.task.task_id.clone().unwrap_or_else(|| default_task_id(request));
+        let warning_request = WarningRequest {
+            project: request.project.clone(),
+            task: Task {
+                task_id: task_id.clone(),
+                title: request.task.title.clone(),
+                category: request.task.category.clone(),
+                files: request.task.files.clone(),
+                description: request.task.description.clone(),
+            },
+            session_id: request.session_id,
+            // Room for what `omit_given` may drop.
+            limit: if request.omit_given { MAX_ITEMS } else { request.max_warnings },
+        };
+        let lessons_wanted = if request.omit_given { MAX_ITEMS * 2 } else { request.max_lessons * 2 };
+        let session_and_lessons = async {
+            match task_query(&request.task) {
+                Some(text) => {
+                    let (last, found) = tokio::join!(
+                        self.last_session(scope, request),
+                        self.lessons(scope, &request.project, &text, lessons_wanted)
+                    );
+                    Ok::<_, Error>((last?, found?))
+                }
+                None => {
+                    let last = self.last_session(scope, request).await?;
+                    let found = match last.as_ref().and_then(summary_query) {
+                        Some(text) => self.lessons(scope, &request.project, &text, lessons_wanted).await?,
+                        None => (Vec::new(), None),
+                    };
+                    Ok((last, found))
+                }
+            }
+        };
+        let given = async {
+            match (request.omit_given, request.session_id) {
+                (true, Some(session_id)) => store::given(self.actions.pool(), &request.project, session_id).await,
+                _ => Ok(Given::default()),
+            }
+        };
+        let (session_and_lessons, chosen, given) =
+            tokio::join!(session_and_lessons, self.qa.choose_warnings(scope, &warning_request), given);
+        let (last_session, (hits, degraded)) = session_and_lessons?;
+        let (chosen, given) = (chosen?, given?);
+
+        let mut omitted_as_given = 0;
+        let lessons: Vec<Lesson> = hits
+            .into_iter()
+            .filter(|hit| {
+                let already = given.entries.contains(&hit.entry.entry_id);
+                omitted_as_given += usize::from(already);
+                !already
+            })
+            .take(request.max_lessons)
+            .map(Lesson::of)
+            .collect();
+        let warnings: Vec<Warning> = chosen
+            .warnings
+            .into_iter()
+            .filter(|warning| {
+                let already = given.patterns.contains(&warning.pattern_id);
+                omitted_as_given += usize::from(already);
+                !already
+            })
+            .take(request.max_warnings)
+            .collect();
+        let shown_warnings: &[Warning] = if chosen.held_out { &[] } else { &warnings };
+
+        let budget = request.budget_chars.unwrap_or(self.config.budget_chars);
+        let rendered = render::render(
+            &render::Contents {
+                project: &request.project,
+                last_session: last_session.as_ref(),
+                lessons: &lessons,
+                warnings: shown_warnings,
+                now: chrono::Utc::now(),
+            },
+            budget,
+        );
+        let lessons: Vec<Lesson> = pick(lessons, &rendered.lessons);
+        let shown: Vec<Warning> = pick(shown_warnings.to_vec(), &rendered.warnings);
+        // Held out: the warnings chosen are recorded as held out, so the
+        // comparison has its control group; shown: what the model saw.
+        let delivered = if chosen.held_out { warnings } else { shown.clone() };
+        let briefing_id = Uuid::now_v7();
+        let entry_ids: Vec<Uuid> = lessons.iter().map(|lesson| lesson.hit.entry.entry_id).collect();
+        let pattern_ids: Vec<Uuid> = shown.iter().map(|warning| warning.pattern_id).collect();
+        let record = GivenBriefing {
+            briefing_id,
+            project: &request.project,
+            session_id: request.session_id,
+            agent_id: request.agent_id.as_deref().unwrap_or_default(),
+            task_id: &task_id,
+            entry_ids: &entry_ids,
+            pattern_ids: &pattern_ids,
+            markdown_chars: rendered.markdown.chars().count(),
+        };
+        let deliveries = crate::qa::warnings::Warnings { warnings: delivered, held_out: chosen.held_out };
+        let (recorded, delivered) = tokio::join!(
+            store::insert(self.actions.pool(), &record),
+            self.qa.record_deliveries(&warning_request, &deliveries)
+        );
+        recorded?;
+        delivered?;
+        Ok(Briefing {
+            briefing_id,
+            last_session,
+            lessons,
+            warnings: shown,
+            warnings_held_out: chosen.held_out,
+            markdown: rendered.markdown,
+            omitted_for_budget: rendered.omitted,
+            omitted_as_given,
+            degraded,
+        })
+    }
+
+    /// A Resume stream (see [`ActionLog::resume`]) with the learnings and
+    /// warnings for the session's unfinished work just before `caught_up`.
+    pub fn resume(
+        &self,
+        scope: ProjectScope,
+        session: Session,
+        agent_filter: Option<String>,
+        recent: usize,
+        follow: bool,
+    ) -> impl futures_util::Stream<Item = Result<ResumeItem, Error>> + Send + 'static {
+        let briefer = self.clone();
+        let events = self.actions.resume(scope.clone(), session, agent_filter, recent, follow);
+        async_stream::try_stream! {
+            futures_util::pin_mut!(events);
+            let mut summary = None;
+            while let Some(event) = futures_util::StreamExt::next(&mut events).await {
+                let event = event?;
+                match &event {
+                    ResumeEvent::Summary(opening) => summary = Some(opening.clone()),
+                    ResumeEvent::CaughtUp(_) => {
+                        if let Some(opening) = summary.take() {
+                            let related = briefer.related(&scope, &opening).await?;
+                            for lesson in related.lessons {
+                                yield ResumeItem::Learning(Box::new(lesson));
+                            }
+                            for warning in related.warnings {
+                                yield ResumeItem::Warning(Box::new(warning));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                yield ResumeItem::Log(event);
+            }
+        }
+    }
+
+    /// The lessons and warnings a Resume of `summary`'s session sends after
+    /// its recent actions: those for its unfinished work, recorded against
+    /// the session like a briefing's.
+    pub async fn related(&self, scope: &ProjectScope, summary: &ResumeSummary) -> Result<Related, Error> {
+        let session = &summary.session;
+        let Some(text) = summary_query(summary) else {
+            return Ok(Related { lessons: Vec::new(), warnings: Vec::new() });
+        };
+        let task_id = summary.active_epic_id.clone().unwrap_or_else(|| format!("session:{}", session.session_id));
+        let warning_request = WarningRequest {
+            project: session.project.clone(),
+            task: Task { task_id: task_id.clone(), title: text.clone(), ..Task::default() },
+            session_id: Some(session.session_id),
+            limit: RESUME_WARNINGS,
+        };
+        let (found, chosen) = tokio::join!(
+            self.lessons(scope, &session.project, &text, RESUME_LESSONS),
+            self.qa.choose_warnings(scope, &warning_request)
+        );
+        let ((lessons, _), chosen) = (found?, chosen?);
+        let lessons: Vec<Hit> = lessons.into_iter().take(RESUME_LESSONS).collect();
+        let entry_ids: Vec<Uuid> = lessons.iter().map(|hit| hit.entry.entry_id).collect();
+        let shown: Vec<Warning> = if chosen.held_out { Vec::new() } else { chosen.warnings.clone() };
+        let pattern_ids: Vec<Uuid> = shown.iter().map(|warning| warning.pattern_id).collect();
+        let record = GivenBriefing {
+            briefing_id: Uuid::now_v7(),
+            project: &session.project,
+            session_id: Some(session.session_id),
+            agent_id: &session.agent_id,
+            task_id: &task_id,
+            entry_ids: &entry_ids,
+            pattern_ids: &pattern_ids,
+            markdown_chars: 0,
+        };
+        let (recorded, delivered) = tokio::join!(
+            store::insert(self.actions.pool(), &record),
+            self.qa.record_deliveries(&warning_request, &chosen)
+        );
+        recorded?;
+        delivered?;
+        Ok(Related { lessons, warnings: shown })
+    }
+
+    /// Where the agent stopped: the briefing's own session when it already
+    /// has actions (resumed, compacted), else the agent's previous one.
+    async fn last_session(&self, scope: &ProjectScope, request: &BriefRequest) -> Result<Option<ResumeSummary>, Error> {
+        let mut agent_id = request.agent_id.clone();
+        if let Some(session_id) = request.session_id {
+            match self.actions.session(scope, session_id).await {
+                Ok(session) if session.action_count > 0 => {
+                    return self.actions.summary(scope, session).await.map(Some);
+                }
+                Ok(session) => agent_id = agent_id.or(Some(session.agent_id)),
+                // Not shipped yet by a sidecar, or never started.
+                Err(Error::NotFound(_)) => {}
+                Err(error) => return Err(error),
+            }
+        }
+        let Some(agent_id) = agent_id else { return Ok(None) };
+        match self.actions.previous_session(scope, &request.project, &agent_id, request.session_id).await? {
+            Some(session) => self.actions.summary(scope, session).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Hybrid search for `text`, keeping the hits that matched for a reason
+    /// a model would accept; and why search degraded, if it did.
+    async fn lessons(
+        &self,
+        scope: &ProjectScope,
+        project: &str,
+        text: &str,
+        limit: usize,
+    ) -> Result<(Vec<Hit>, Option<String>), Error> {
+        let query = SearchQuery {
+            filter: SearchFilter { project: project.to_owned(), ..SearchFilter::default() },
+            text: text.to_owned(),
+            limit: limit.clamp(1, 100),
+            min_similarity: None,
+            mode: SearchMode::Hybrid,
+        };
+        let outcome = self.knowledge.search(scope, &query).await?;
+        let floor = self.config.min_semantic_similarity;
+        let hits = outcome.hits.into_iter().filter(|hit| matched_enough(hit, floor)).collect();
+        Ok((hits, outcome.degraded))
+    }
+}
+
+/// A hit found by the task's words, or close enough in meaning.
+fn matched_enough(hit: &Hit, min_semantic_similarity: f64) -> bool {
+    hit.reasons.iter().any(|reason| match reason.signal {
+        Signal::Keyword | Signal::Fuzzy => true,
+        Signal::Semantic => reason.score >= min_semantic_similarity,
+    })
+}
+
+/// The warnings of a briefing without a task id are delivered against its
+/// session, so an agent session counts as one task.
+fn default_task_id(request: &BriefRequest) -> String {
+    match (request.session_id, &request.agent_id) {
+        (Some(session_id), _) => format!("session:{session_id}"),
+        (None, Some(agent_id)) => format!("agent:{agent_id}"),
+        (None, None) => "briefing".to_owned(),
+    }
+}
+
+/// The task's words: title, labels, category, the start of the
+/// description and the names of its files. `None` when it has none.
+fn task_query(task: &BriefTask) -> Option<String> {
+    let file_names = task.files.iter().take(QUERY_FILES).filter_map(|file| {
+        let name = file.rsplit(['/', '\\']).next()?;
+        let stem = name.split('.').next().unwrap_or(name);
+        (!stem.is_empty()).then_some(stem)
+    });
+    let parts: Vec<&str> = [task.title.as_str(), task.category.as_str()]
+        .into_iter()
+        .chain(task.labels.iter().map(String::as_str))
+        .chain([task.description.as_str()])
+        .chain(file_names)
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .collect();
+    bounded_query(&parts.join("\n"))
+}
+
+/// What the session left unfinished, as a query; `None` when nothing.
+fn summary_query(summary: &ResumeSummary) -> Option<String> {
+    let parts: Vec<&str> =
+        summary.work_in_progress.iter().take(QUERY_WORK_ITEMS).map(|item| item.description.as_str()).collect();
+    bounded_query(&parts.join("\n"))
+}
+
+fn bounded_query(text: &str) -> Option<String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    Some(match text.char_indices().nth(MAX_QUERY_CHARS) {
+        Some((cut, _)) => text[..cut].to_owned(),
+        None => text.to_owned(),
+    })
+}
+
+/// Why a hit matched, in words a model reads: the words it shares with the
+/// task, and how close it is in meaning.
+fn why_matched(hit: &Hit) -> String {
+    let mut words: Vec<&str> = Vec::new();
+    let mut parts: Vec<String> = Vec::new();
+    for reason in &hit.reasons {
+        match reason.signal {
+            Signal::Keyword | Signal::Fuzzy => {
+                for term in &reason.matched_terms {
+                    if !words.contains(&term.as_str()) {
+                        words.push(term);
+                    }
+                }
+            }
+            Signal::Semantic => parts.push(format!("close in meaning ({:.2})", reason.score)),
+        }
+    }
+    if !words.is_empty() {
+        let quoted: Vec<String> = words.iter().take(6).map(|word| format!("\"{word}\"")).collect();
+        parts.insert(0, format!("shares {}", quoted.join(", ")));
+    }
+    if parts.is_empty() { "ranked by the fused search".to_owned() } else { parts.join("; ") }
+}
+
+/// The items at `indices` (ascending), in that order.
+fn pick<T>(items: Vec<T>, indices: &[usize]) -> Vec<T> {
+    let wanted: HashSet<usize> = indices.iter().copied().collect();
+    items.into_iter().enumerate().filter(|(index, _)| wanted.contains(index)).map(|(_, item)| item).collect()
+}
+
+#[cfg(test)]
+mod tests;
