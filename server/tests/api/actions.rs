@@ -196,6 +196,43 @@ async fn ended_sessions_stay_ended_and_unknown_sessions_are_not_found() {
 }
 
 #[tokio::test]
+async fn a_resumed_agent_session_reopens_its_ended_lore_session_and_its_chain_goes_on() {
+    let (_server, mut client, session) = session_fixture().await;
+    log(&mut client, action(&session, "plan", proto::Outcome::Success)).await.unwrap();
+    let end = proto::EndSessionRequest {
+        session_id: session.session_id.clone(),
+        reason: proto::EndReason::Normal as i32,
+        summary: "turn done".into(),
+    };
+    client.end_session(end).await.unwrap();
+    let start = proto::StartSessionRequest {
+        session_id: session.session_id.clone(),
+        project: session.project.clone(),
+        agent_id: session.agent_id.clone(),
+        ..Default::default()
+    };
+    // Without reopen a retried start answers with the session as stored.
+    let plain = client.start_session(start.clone()).await.unwrap().into_inner();
+    assert!(plain.duplicate);
+    assert_eq!(plain.session.unwrap().status, proto::SessionStatus::Ended as i32);
+    let reopened = client.start_session(proto::StartSessionRequest { reopen: true, ..start.clone() }).await.unwrap();
+    let reopened = reopened.into_inner();
+    assert!(reopened.duplicate);
+    let stored = reopened.session.unwrap();
+    assert_eq!(stored.status, proto::SessionStatus::Active as i32);
+    assert_eq!((stored.ended_at, stored.end_reason), (None, proto::EndReason::Unspecified as i32));
+    client.heartbeat(proto::HeartbeatRequest { session_id: session.session_id.clone() }).await.unwrap();
+    log(&mut client, action(&session, "commit", proto::Outcome::Success)).await.unwrap();
+    let chain = chain_of(&mut client, &session).await;
+    assert_eq!((chain.checked, chain.first_broken), (2, None));
+    // Reopening an active session changes nothing; another agent may not.
+    let again = client.start_session(proto::StartSessionRequest { reopen: true, ..start.clone() }).await.unwrap();
+    assert_eq!(again.into_inner().session.unwrap().started_at, stored.started_at);
+    let stranger = proto::StartSessionRequest { agent_id: "someone-else".into(), reopen: true, ..start };
+    assert_eq!(client.start_session(stranger).await.unwrap_err().code(), Code::AlreadyExists);
+}
+
+#[tokio::test]
 async fn last_session_is_found_by_project_agent_and_supervisor() {
     let server = TestServer::start().await;
     let mut client = client(&server).await;
