@@ -34,9 +34,14 @@ impl LocalApi {
     }
 
     async fn spool(&self, writes: Vec<Write>) -> Result<Vec<u64>, Status> {
-        let payloads = writes.into_iter().map(|write| SpoolEntry::new(write).encode()).collect();
-        self.spool.append(payloads).await.map_err(spool_status)
+        spool_writes(&self.spool, writes).await
     }
+}
+
+/// Appends writes to the spool and returns their record ids once durable.
+pub(crate) async fn spool_writes(spool: &Spool, writes: Vec<Write>) -> Result<Vec<u64>, Status> {
+    let payloads = writes.into_iter().map(|write| SpoolEntry::new(write).encode()).collect();
+    spool.append(payloads).await.map_err(spool_status)
 }
 
 /// What a proxied read keeps of the caller's metadata: its token, and its

@@ -8,7 +8,7 @@ use prost::Message as _;
 /// One spooled write.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct SpoolEntry {
-    #[prost(oneof = "Write", tags = "1, 2, 3, 4")]
+    #[prost(oneof = "Write", tags = "1, 2, 3, 4, 6, 7, 8, 9")]
     pub write: Option<Write>,
     /// For a write read from the inbox file: where the inbox stands after
     /// its line (see [`crate::inbox`]).
@@ -37,7 +37,9 @@ pub struct InboxMark {
     pub inbox: Option<InboxPosition>,
 }
 
-/// The writes a sidecar accepts while the server may be away.
+/// The writes a sidecar accepts while the server may be away: the action
+/// log's, and what an agent records about what it learned (see
+/// [`crate::learning_api`]).
 // Records are decoded one at a time, so the variants' size difference costs
 // nothing worth boxing for.
 #[allow(clippy::large_enum_variant)]
@@ -51,6 +53,15 @@ pub enum Write {
     Heartbeat(proto::HeartbeatRequest),
     #[prost(message, tag = "4")]
     EndSession(proto::EndSessionRequest),
+    // Tag 5 is the entry's inbox position.
+    #[prost(message, tag = "6")]
+    CaptureFailure(proto::CaptureFailureRequest),
+    #[prost(message, tag = "7")]
+    RecordFixAttempt(proto::RecordFixAttemptRequest),
+    #[prost(message, tag = "8")]
+    RecordApplication(proto::RecordApplicationRequest),
+    #[prost(message, tag = "9")]
+    CreateDraft(proto::CreateDraftRequest),
 }
 
 impl SpoolEntry {

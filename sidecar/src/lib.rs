@@ -4,6 +4,8 @@
 //! - [`spool`]: the crash-safe on-disk queue (its module doc is the format).
 //! - [`entry`]: what one spool record holds (one write RPC).
 //! - [`api`]: the local ActionService: writes to the spool, reads proxied.
+//! - [`learning_api`]: the QA and knowledge writes an agent makes, spooled
+//!   the same way.
 //! - [`inbox`]: the tail of a JSON-lines file, the other way in.
 //! - [`ship`]: the Ingest stream to the server, acks, reconnects.
 //! - [`status`]: `lore.v1.SidecarService`, the sidecar's figures.
@@ -12,6 +14,7 @@
 pub mod api;
 pub mod entry;
 pub mod inbox;
+pub mod learning_api;
 pub mod metrics;
 pub mod ship;
 pub mod spool;
@@ -28,6 +31,8 @@ use tokio::sync::watch;
 use tonic::transport::Server;
 
 use lore_proto::v1::action_service_server::ActionServiceServer;
+use lore_proto::v1::knowledge_service_server::KnowledgeServiceServer;
+use lore_proto::v1::qa_learning_service_server::QaLearningServiceServer;
 use spool::{FsyncPolicy, FullPolicy, Spool, SpoolConfig};
 
 /// How often the sidecar pings the server on an open connection, and how
@@ -208,6 +213,7 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
     };
     let status = status::StatusApi { figures };
     let server_channel = tonic::service::interceptor::InterceptedService::new(endpoint.connect_lazy(), bearer.clone());
+    let learning = learning_api::LearningApi::new(Arc::clone(&spool), sanitizer.clone());
     let local = api::LocalApi::new(Arc::clone(&spool), sanitizer, server_channel);
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter.set_service_status("", tonic_health::ServingStatus::Serving).await;
@@ -215,6 +221,8 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
     Server::builder()
         .add_service(health_service)
         .add_service(ActionServiceServer::new(local))
+        .add_service(QaLearningServiceServer::new(learning.clone()))
+        .add_service(KnowledgeServiceServer::new(learning))
         .add_service(lore_proto::v1::sidecar_service_server::SidecarServiceServer::new(status))
         .serve_with_incoming_shutdown(tonic::transport::server::TcpIncoming::from(listener), shutdown)
         .await?;

@@ -4,9 +4,10 @@
 //! batches (up to `batch_size`, after waiting up to `linger` for a batch to
 //! fill), at most `max_in_flight` unacknowledged at once; a batch's sequence
 //! number is the id of its last record, and its ack moves the spool's acked
-//! cursor there. A session operation (start, heartbeat, end) keeps its place
-//! in the order: the shipper waits for every batch before it to be
-//! acknowledged, then sends it as a unary call.
+//! cursor there. Any other write (a session operation, a captured failure,
+//! a fix, a lesson applied or proposed) keeps its place in the order: the
+//! shipper waits for every batch before it to be acknowledged, then sends
+//! it as a unary call.
 //!
 //! Any transport trouble drops the connection; the shipper reconnects with
 //! exponential backoff and jitter and replays from the acked cursor. The
@@ -30,6 +31,8 @@ use tonic::{Code, Status};
 
 use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
+use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
+use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
 
 use crate::entry::{SpoolEntry, Write};
 use crate::spool::{Spool, SpooledRecord};
@@ -55,6 +58,9 @@ pub struct ShipConfig {
 pub struct ShipStats {
     pub connected: AtomicBool,
     pub shipped: AtomicU64,
+    /// Writes other than actions delivered (sessions, failures, fixes,
+    /// lessons).
+    pub shipped_records: AtomicU64,
     pub duplicates: AtomicU64,
     pub rejected: AtomicU64,
 }
@@ -114,6 +120,8 @@ struct Connection<'a> {
     config: &'a ShipConfig,
     stats: &'a ShipStats,
     client: ActionServiceClient<AuthChannel>,
+    qa: QaLearningServiceClient<AuthChannel>,
+    knowledge: KnowledgeServiceClient<AuthChannel>,
     batches: mpsc::Sender<proto::IngestRequest>,
     acks: tonic::Streaming<proto::IngestAck>,
     in_flight: VecDeque<InFlight>,
@@ -126,12 +134,16 @@ async fn ship(
     stop: &mut watch::Receiver<bool>,
 ) -> Result<(), ShipError> {
     let channel = config.endpoint.clone().connect_timeout(Duration::from_secs(5)).connect().await?;
-    let mut client = ActionServiceClient::new(InterceptedService::new(channel, config.bearer.clone()));
+    let authed = InterceptedService::new(channel, config.bearer.clone());
+    let mut client = ActionServiceClient::new(authed.clone());
+    let qa = QaLearningServiceClient::new(authed.clone());
+    let knowledge = KnowledgeServiceClient::new(authed);
     let (batches, outgoing) = mpsc::channel(config.max_in_flight.max(1));
     let acks = client.ingest(ReceiverStream::new(outgoing)).await?.into_inner();
     stats.connected.store(true, Ordering::Relaxed);
     tracing::info!(server = %config.server, "shipping to the server");
-    let mut connection = Connection { spool, config, stats, client, batches, acks, in_flight: VecDeque::new() };
+    let mut connection =
+        Connection { spool, config, stats, client, qa, knowledge, batches, acks, in_flight: VecDeque::new() };
     let mut reader = spool.reader();
     let mut written = spool.subscribe();
     loop {
@@ -168,8 +180,8 @@ async fn ship(
 }
 
 impl Connection<'_> {
-    /// Sends records in order: runs of actions as batches, session
-    /// operations as unary calls once everything before them is acked.
+    /// Sends records in order: runs of actions as batches, every other
+    /// write as a unary call once everything before it is acked.
     async fn send_records(&mut self, records: Vec<SpooledRecord>) -> Result<(), ShipError> {
         let mut actions = Vec::new();
         let mut last_id = 0;
@@ -189,7 +201,7 @@ impl Connection<'_> {
                     }
                     self.drain_acks().await?;
                     match other {
-                        Some(write) => self.send_session_write(write).await?,
+                        Some(write) => self.send_unary_write(write).await?,
                         None => self.reject(&format!("record {} is not a spooled write", record.id))?,
                     }
                     self.spool.ack(record.id)?;
@@ -244,18 +256,33 @@ impl Connection<'_> {
         Ok(())
     }
 
-    async fn send_session_write(&mut self, write: Write) -> Result<(), ShipError> {
-        let result = match write {
-            Write::StartSession(start) => self.client.start_session(start).await.map(drop),
-            Write::Heartbeat(heartbeat) => self.client.heartbeat(heartbeat).await.map(drop),
-            Write::EndSession(end) => self.client.end_session(end).await.map(drop),
+    async fn send_unary_write(&mut self, write: Write) -> Result<(), ShipError> {
+        let (what, result) = match write {
+            Write::StartSession(start) => ("session start", self.client.start_session(start).await.map(drop)),
+            Write::Heartbeat(heartbeat) => ("heartbeat", self.client.heartbeat(heartbeat).await.map(drop)),
+            Write::EndSession(end) => ("session end", self.client.end_session(end).await.map(drop)),
+            Write::CaptureFailure(failure) => {
+                ("captured failure", self.qa.capture_failure(failure).await.map(drop))
+            }
+            Write::RecordFixAttempt(attempt) => ("fix attempt", self.qa.record_fix_attempt(attempt).await.map(drop)),
+            Write::RecordApplication(application) => {
+                ("lesson application", self.knowledge.record_application(application).await.map(drop))
+            }
+            Write::CreateDraft(draft) => ("proposed lesson", self.knowledge.create_draft(draft).await.map(drop)),
             Write::Action(_) => unreachable!("actions travel in batches"),
         };
         match result {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                self.stats.shipped_records.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }
             // Retry later: the call may not have reached the server.
             Err(status) if is_transient(&status) => Err(ShipError::Status(status)),
-            Err(status) => self.reject(&format!("session write refused: {status}")),
+            Err(status) if status.code() == Code::PermissionDenied => self.reject(&format!(
+                "{what} refused: {}; the sidecar's token needs the agent role to record what agents learn",
+                status.message()
+            )),
+            Err(status) => self.reject(&format!("{what} refused: {status}")),
         }
     }
 

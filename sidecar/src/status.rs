@@ -34,6 +34,7 @@ impl Figures {
             spooled_bytes: spool.disk_bytes,
             oldest_unacked_age_seconds: self.oldest_unacked_age_seconds(),
             shipped: self.shipped(),
+            shipped_records: self.ship.shipped_records.load(Ordering::Relaxed),
             duplicates: self.duplicates(),
             rejected: self.rejected(),
             dropped: spool.dropped_records,

@@ -26,6 +26,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 "spooled_bytes": status.spooled_bytes,
                 "oldest_unacked_age_seconds": status.oldest_unacked_age_seconds,
                 "shipped": status.shipped,
+                "shipped_records": status.shipped_records,
                 "duplicates": status.duplicates,
                 "rejected": status.rejected,
                 "dropped": status.dropped,
@@ -43,8 +44,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         status.oldest_unacked_age_seconds
     );
     println!(
-        "shipped: {}  duplicates: {}  rejected: {}  dropped: {}",
-        status.shipped, status.duplicates, status.rejected, status.dropped
+        "shipped: {} actions, {} other writes  duplicates: {}  rejected: {}  dropped: {}",
+        status.shipped, status.shipped_records, status.duplicates, status.rejected, status.dropped
     );
     println!("inbox: {} accepted, {} rejected", status.inbox_accepted, status.inbox_rejected);
     Ok(())
