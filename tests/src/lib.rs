@@ -14,6 +14,7 @@ use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
 use tonic::transport::Channel;
 
+pub mod model_stub;
 pub mod otlp;
 pub mod proxy;
 pub mod soak;
@@ -43,6 +44,21 @@ pub fn grpcurl_binary() -> PathBuf {
     let path =
         std::env::var_os("LORE_GRPCURL").map(PathBuf::from).unwrap_or_else(|| default_cache_dir().join("bin/grpcurl"));
     assert!(path.is_file(), "{} is missing: run scripts/fetch-tools.sh (make test does)", path.display());
+    path
+}
+
+/// The Python of the tools' virtualenv (grpcio, the MCP SDK), fetched by
+/// `scripts/fetch-tools.sh`.
+pub fn venv_python() -> PathBuf {
+    let python = default_cache_dir().join("venv/bin/python");
+    assert!(python.is_file(), "{} is missing: run scripts/fetch-tools.sh (make test does)", python.display());
+    python
+}
+
+/// The real Claude Code CLI, fetched from npm by `scripts/fetch-tools.sh`.
+pub fn claude_binary() -> PathBuf {
+    let path = default_cache_dir().join("npm/node_modules/.bin/claude");
+    assert!(path.exists(), "{} is missing: run scripts/fetch-tools.sh (make test does)", path.display());
     path
 }
 
@@ -244,6 +260,12 @@ impl ServerProcess {
     /// Every log line so far.
     pub fn log(&self) -> String {
         self.log.lock().unwrap().join("\n")
+    }
+
+    /// The address a JSON log line with `message` gave (e.g. the sidecar's
+    /// MCP endpoint), once it has been logged.
+    pub fn logged_addr(&self, message: &str) -> Option<String> {
+        self.log.lock().unwrap().iter().find_map(|line| serving_addr(line, message))
     }
 }
 

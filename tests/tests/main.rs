@@ -2,11 +2,14 @@
 //! PostgreSQL. One test binary, one module per concern.
 
 mod auth;
+mod claude_code;
 mod cli;
 mod grpc_surface;
 mod grpcurl_recipes;
+mod hooks;
 mod knowledge;
 mod lifecycle;
+mod mcp;
 mod python_agent;
 mod self_contained;
 mod sidecar;

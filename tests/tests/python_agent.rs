@@ -12,12 +12,6 @@ use lore_server::auth::Role;
 use lore_server::store::tokens::NewToken;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 
-fn python() -> PathBuf {
-    let python = default_cache_dir().join("venv/bin/python");
-    assert!(python.is_file(), "{} is missing: run scripts/fetch-tools.sh (make test does)", python.display());
-    python
-}
-
 fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -25,7 +19,7 @@ fn repository() -> PathBuf {
 /// Generates the Python client from proto/ into `out`
 /// (tests/python/generate.py).
 async fn generate_client(out: &Path) {
-    let output = tokio::process::Command::new(python())
+    let output = tokio::process::Command::new(lore_e2e::venv_python())
         .arg(repository().join("tests/python/generate.py"))
         .arg(out)
         .output()
@@ -43,7 +37,7 @@ struct Agent {
 
 impl Agent {
     fn command(&self, phase: &str, state: &Path) -> tokio::process::Command {
-        let mut command = tokio::process::Command::new(python());
+        let mut command = tokio::process::Command::new(lore_e2e::venv_python());
         command
             .arg(repository().join("tests/python/agent_day.py"))
             .arg(phase)

@@ -705,10 +705,8 @@ async fn failures_fixes_and_lessons_recorded_during_an_outage_arrive_once_in_ord
     assert_eq!(count("SELECT count(*) FROM qa_failure_resolutions").await, 1, "the second attempt resolved it");
     assert_eq!(count("SELECT count(*) FROM knowledge_applications").await, 1);
     assert_eq!(count("SELECT count(*) FROM knowledge_drafts").await, 1);
-    let stored_draft: String = sqlx::query_scalar("SELECT draft_id::text FROM knowledge_drafts")
-        .fetch_one(&database.pool)
-        .await
-        .unwrap();
+    let stored_draft: String =
+        sqlx::query_scalar("SELECT draft_id::text FROM knowledge_drafts").fetch_one(&database.pool).await.unwrap();
     assert_eq!(stored_draft, proposed.draft_id, "the id the sidecar answered with is the one stored");
     let leaked: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM qa_failures WHERE failed_checks::text LIKE '%sk_live_%' OR error_messages::text LIKE '%sk_live_%'",

@@ -108,6 +108,9 @@ pub struct BriefRequest {
     pub max_lessons: usize,
     pub max_warnings: usize,
     pub omit_given: bool,
+    /// Say nothing of where the last session stopped (a briefing in the
+    /// middle of a session).
+    pub omit_last_session: bool,
 }
 
 /// A lesson as a briefing shows it.
@@ -210,12 +213,15 @@ impl Briefer {
         let lessons_wanted = if request.omit_given { MAX_ITEMS * 2 } else { request.max_lessons * 2 };
         let session_and_lessons = async {
             match task_query(&request.task) {
+                Some(text) if request.omit_last_session => {
+                    Ok::<_, Error>((None, self.lessons(scope, &request.project, &text, lessons_wanted).await?))
+                }
                 Some(text) => {
                     let (last, found) = tokio::join!(
                         self.last_session(scope, request),
                         self.lessons(scope, &request.project, &text, lessons_wanted)
                     );
-                    Ok::<_, Error>((last?, found?))
+                    Ok((last?, found?))
                 }
                 None => {
                     let last = self.last_session(scope, request).await?;
@@ -236,6 +242,7 @@ impl Briefer {
         let (session_and_lessons, chosen, given) =
             tokio::join!(session_and_lessons, self.qa.choose_warnings(scope, &warning_request), given);
         let (last_session, (hits, degraded)) = session_and_lessons?;
+        let last_session = if request.omit_last_session { None } else { last_session };
         let (chosen, given) = (chosen?, given?);
 
         let mut omitted_as_given = 0;
@@ -390,14 +397,19 @@ impl Briefer {
         Ok(Related { lessons, warnings: shown })
     }
 
-    /// Where the agent stopped: the briefing's own session when it already
-    /// has actions (resumed, compacted), else the agent's previous one.
+    /// Where the agent stopped: the briefing's own session when it left
+    /// work unfinished (a resumed or compacted agent session, whose model
+    /// lost the context), else the agent's previous session.
     async fn last_session(&self, scope: &ProjectScope, request: &BriefRequest) -> Result<Option<ResumeSummary>, Error> {
         let mut agent_id = request.agent_id.clone();
         if let Some(session_id) = request.session_id {
             match self.actions.session(scope, session_id).await {
                 Ok(session) if session.action_count > 0 => {
-                    return self.actions.summary(scope, session).await.map(Some);
+                    agent_id = agent_id.or_else(|| Some(session.agent_id.clone()));
+                    let current = self.actions.summary(scope, session).await?;
+                    if !current.work_in_progress.is_empty() {
+                        return Ok(Some(current));
+                    }
                 }
                 Ok(session) => agent_id = agent_id.or(Some(session.agent_id)),
                 // Not shipped yet by a sidecar, or never started.

@@ -226,6 +226,7 @@ async fn one_call_brings_the_last_session_the_lessons_and_the_warnings_and_recor
             session_id: session.clone(),
             task: Some(task("Now make divide handle zero in the tests too")),
             omit_given: true,
+            omit_last_session: true,
             ..Default::default()
         })
         .await
@@ -234,6 +235,8 @@ async fn one_call_brings_the_last_session_the_lessons_and_the_warnings_and_recor
     assert!(again.lessons.iter().all(|lesson| lesson.entry_id != entry_id), "{:?}", again.lessons);
     assert!(again.warnings.iter().all(|warning| warning.pattern_id != pattern_id), "{:?}", again.warnings);
     assert!(again.omitted_as_given >= 2, "{}", again.omitted_as_given);
+    assert!(again.last_session.is_none(), "the middle of a session does not repeat where the last one stopped");
+    assert!(!again.markdown.contains("Where your last session stopped"), "{}", again.markdown);
     assert!(!again.markdown.contains("ZeroDivisionError in calc.divide when"), "{}", again.markdown);
 }
 

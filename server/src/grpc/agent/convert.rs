@@ -67,6 +67,7 @@ pub fn brief_request(request: &proto::BriefRequest) -> FieldResult<BriefRequest>
         max_lessons: items("max_lessons", request.max_lessons)?,
         max_warnings: items("max_warnings", request.max_warnings)?,
         omit_given: request.omit_given,
+        omit_last_session: request.omit_last_session,
     })
 }
 

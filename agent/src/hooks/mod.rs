@@ -1,0 +1,616 @@
+//! `lore hook <event>`: the commands Claude Code and Codex run at session
+//! start, at every prompt, after every tool call and at the end. Each reads
+//! the agent's JSON on stdin, speaks to Lore, and answers in the agent's
+//! format: a briefing as `additionalContext` at session start and at each
+//! prompt, nothing otherwise.
+//!
+//! What each event does:
+//! - **session-start**: starts (or, resumed, reopens) the agent session's
+//!   Lore session and answers with the briefing for the repository: where
+//!   the last session stopped, the lessons for the work in progress, the
+//!   QA warnings for the files changed.
+//! - **user-prompt-submit**: a briefing for what was asked, leaving out
+//!   what this session was already given.
+//! - **post-tool-use** (also Claude Code's PostToolUseFailure): the tool
+//!   call as a `tool_call` action. A shell command that runs a check
+//!   (tests, build, type check, linter) and fails is captured as a QA
+//!   failure of the session's task; the same command passing later is its
+//!   fix, with the files edited in between. Lore's own MCP tools are left
+//!   to the MCP server, which records them itself.
+//! - **stop**: the agent has answered: the session ends (normal) with its
+//!   last message as the summary; the next prompt reopens it.
+//! - **session-end**: the session ends, if a stop did not end it already.
+//!
+//! A hook never hurts the agent: whatever happens (Lore down, bad input, a
+//! bug) it exits 0 within its time budget, prints nothing but a valid
+//! answer, and says why in `hooks.log` of the state directory and on
+//! stderr.
+
+pub mod input;
+pub mod record;
+pub mod state;
+
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use lore_proto::v1 as proto;
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::AgentError;
+use crate::checks::{self, Checks};
+use crate::connection::{Connection, LoreAddress};
+use crate::identity::{AgentKind, Identity, lore_session_id};
+use crate::mcp::tools::session_task;
+use input::HookInput;
+use state::{LockedState, OpenCheck};
+
+/// The agent events a hook answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HookEvent {
+    SessionStart,
+    UserPromptSubmit,
+    PostToolUse,
+    Stop,
+    SessionEnd,
+}
+
+impl HookEvent {
+    pub const ALL: [Self; 5] =
+        [Self::SessionStart, Self::UserPromptSubmit, Self::PostToolUse, Self::Stop, Self::SessionEnd];
+
+    /// How long the agent may wait on it: a briefing is worth two seconds
+    /// at the start of a session; after every tool call a tenth of one is
+    /// already noticeable.
+    pub fn default_budget(self) -> Duration {
+        Duration::from_millis(match self {
+            Self::SessionStart => 2000,
+            Self::UserPromptSubmit => 1500,
+            Self::PostToolUse => 100,
+            Self::Stop | Self::SessionEnd => 500,
+        })
+    }
+
+    /// The name in the agents' configuration (`SessionStart`).
+    pub fn agent_name(self) -> &'static str {
+        match self {
+            Self::SessionStart => "SessionStart",
+            Self::UserPromptSubmit => "UserPromptSubmit",
+            Self::PostToolUse => "PostToolUse",
+            Self::Stop => "Stop",
+            Self::SessionEnd => "SessionEnd",
+        }
+    }
+
+    /// The argument of `lore hook` (`session-start`).
+    pub fn arg_name(self) -> &'static str {
+        match self {
+            Self::SessionStart => "session-start",
+            Self::UserPromptSubmit => "user-prompt-submit",
+            Self::PostToolUse => "post-tool-use",
+            Self::Stop => "stop",
+            Self::SessionEnd => "session-end",
+        }
+    }
+}
+
+/// `lore hook` arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct HookArgs {
+    /// The agent event to answer.
+    pub event: HookEvent,
+    /// The Lore project (default: LORE_PROJECT, else the repository's name).
+    #[arg(long, env = "LORE_PROJECT")]
+    pub project: Option<String>,
+    /// The agent's identity (default: LORE_AGENT_ID, else <agent>@<host>).
+    #[arg(long, env = "LORE_AGENT_ID")]
+    pub agent_id: Option<String>,
+    /// Which agent runs the hook: claude-code or codex.
+    #[arg(long, default_value = "claude-code", value_parser = parse_agent)]
+    pub agent: AgentKind,
+    /// The local sidecar, or "off".
+    #[arg(long, env = "LORE_SIDECAR", default_value = crate::connection::DEFAULT_SIDECAR)]
+    pub sidecar: String,
+    /// Time budget in ms (defaults: session-start 2000, user-prompt-submit
+    /// 1500, post-tool-use 100, stop and session-end 500).
+    #[arg(long, env = "LORE_HOOK_BUDGET_MS")]
+    pub budget_ms: Option<u64>,
+    /// A regex over shell commands that marks one more check (repeatable;
+    /// also LORE_CHECK_PATTERNS, one per line).
+    #[arg(long = "check-pattern")]
+    pub check_patterns: Vec<String>,
+    /// The name Lore's MCP server has in the agent: its tools are recorded
+    /// by the server itself, not again by the hook.
+    #[arg(long, default_value = crate::mcp::SERVER_NAME)]
+    pub mcp_name: String,
+    /// Size of the session-start briefing in characters.
+    #[arg(long, env = "LORE_BRIEFING_CHARS", default_value_t = 4000)]
+    pub briefing_chars: u32,
+    /// Size of a prompt's briefing in characters.
+    #[arg(long, env = "LORE_PROMPT_BRIEFING_CHARS", default_value_t = 2500)]
+    pub prompt_briefing_chars: u32,
+}
+
+pub fn parse_agent(text: &str) -> Result<AgentKind, String> {
+    match AgentKind::parse(text) {
+        Some(AgentKind::Other) | None => Err(format!("{text:?}: expected claude-code or codex")),
+        Some(kind) => Ok(kind),
+    }
+}
+
+/// Runs the hook and exits 0, whatever happens. Its own small runtime:
+/// a hook process lives for milliseconds.
+pub fn run(args: HookArgs, mut address: LoreAddress) -> ExitCode {
+    let started = Instant::now();
+    let budget = args.budget_ms.map_or(args.event.default_budget(), Duration::from_millis);
+    let log = HookLog::new(state::state_dir());
+    if args.sidecar == "off" {
+        address.sidecar = None;
+    } else {
+        address.sidecar = Some(args.sidecar.clone());
+    }
+    let panic_log = log.clone();
+    let event = args.event;
+    std::panic::set_hook(Box::new(move |info| panic_log.write(event, None, &format!("bug: {info}"))));
+    let outcome = std::panic::catch_unwind(|| {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let answer = runtime.block_on(async {
+            tokio::time::timeout(budget, async {
+                let bytes = read_stdin(budget).await?;
+                let input = HookInput::parse(&bytes).map_err(AgentError::Setup)?;
+                handle(&args, &address, input, &log).await
+            })
+            .await
+        });
+        // Anything left (a stdin read, a slow call) is abandoned, not awaited.
+        runtime.shutdown_background();
+        Ok::<_, std::io::Error>(answer)
+    });
+    match outcome {
+        Ok(Ok(Ok(Ok(Some(answer))))) => {
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(answer.as_bytes());
+            let _ = stdout.flush();
+        }
+        Ok(Ok(Ok(Ok(None)))) => {}
+        Ok(Ok(Ok(Err(error)))) => log.write(event, None, &error.to_string()),
+        Ok(Ok(Err(_))) => log.write(
+            event,
+            None,
+            &format!(
+                "gave up after its budget of {} ms (took {} ms); the agent went on",
+                budget.as_millis(),
+                started.elapsed().as_millis()
+            ),
+        ),
+        Ok(Err(error)) => log.write(event, None, &format!("cannot start: {error}")),
+        Err(_) => {} // the panic hook logged it
+    }
+    ExitCode::SUCCESS
+}
+
+/// Reads stdin on a thread of its own, so a stdin that never closes costs
+/// the budget, not the agent.
+async fn read_stdin(budget: Duration) -> Result<Vec<u8>, AgentError> {
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let read = std::io::stdin().lock().take(input::MAX_INPUT_BYTES as u64 + 1).read_to_end(&mut bytes);
+        let _ = sender.send(read.map(|_| bytes));
+    });
+    match tokio::time::timeout(budget, receiver).await {
+        Ok(Ok(Ok(bytes))) => Ok(bytes),
+        Ok(Ok(Err(error))) => Err(AgentError::Setup(format!("cannot read the hook input: {error}"))),
+        Ok(Err(_)) | Err(_) => Err(AgentError::Setup("the hook input never arrived on stdin".into())),
+    }
+}
+
+/// Everything a hook does once its input is read; `Some` is what it prints.
+async fn handle(
+    args: &HookArgs,
+    address: &LoreAddress,
+    input: HookInput,
+    log: &HookLog,
+) -> Result<Option<String>, AgentError> {
+    let agent_session = if input.session_id.trim().is_empty() {
+        args.agent.session_from_environment().ok_or_else(|| {
+            AgentError::Setup("the hook input has no session_id, and the agent set none in the environment".into())
+        })?
+    } else {
+        input.session_id.clone()
+    };
+    let dir =
+        if input.cwd.is_empty() { std::env::current_dir().unwrap_or_default() } else { PathBuf::from(&input.cwd) };
+    let identity = Identity::resolve(args.project.as_deref(), args.agent_id.as_deref(), args.agent, &dir);
+    let session_id = lore_session_id(args.agent, &agent_session);
+    let budget = args.budget_ms.map_or(args.event.default_budget(), Duration::from_millis);
+    // A sidecar that is not running refuses at once; one that hangs must
+    // leave time for the server.
+    let connection = address.connect((budget / 3).min(Duration::from_millis(500))).await?;
+    let hook = Hook { args, identity, session_id, agent_session, connection, dir, log };
+    match args.event {
+        HookEvent::SessionStart => hook.session_start(&input).await,
+        HookEvent::UserPromptSubmit => hook.user_prompt_submit(&input).await,
+        HookEvent::PostToolUse => hook.post_tool_use(&input).await.map(|()| None),
+        HookEvent::Stop => hook.stop(&input).await.map(|()| None),
+        HookEvent::SessionEnd => hook.session_end(&input).await.map(|()| None),
+    }
+}
+
+struct Hook<'a> {
+    args: &'a HookArgs,
+    identity: Identity,
+    session_id: Uuid,
+    agent_session: String,
+    connection: Connection,
+    dir: PathBuf,
+    log: &'a HookLog,
+}
+
+impl Hook<'_> {
+    /// The session's state, locked (on a blocking thread: the lock may
+    /// wait for a parallel hook of the same session).
+    async fn state(&self) -> Result<LockedState, AgentError> {
+        let dir = state::state_dir();
+        let session_id = self.session_id;
+        let locked = tokio::task::spawn_blocking(move || LockedState::open(&dir, session_id))
+            .await
+            .map_err(|error| AgentError::Setup(format!("the state lock failed: {error}")))?
+            .map_err(|error| AgentError::Setup(format!("cannot open the hook state: {error}")))?;
+        if let Some(reason) = &locked.reset {
+            self.log.write(
+                self.args.event,
+                Some(self.session_id),
+                &format!("the hook state was unreadable and starts afresh: {reason}"),
+            );
+        }
+        Ok(locked)
+    }
+
+    async fn save(&self, locked: LockedState) -> Result<(), AgentError> {
+        tokio::task::spawn_blocking(move || locked.save())
+            .await
+            .map_err(|error| AgentError::Setup(format!("saving the hook state failed: {error}")))?
+            .map_err(|error| AgentError::Setup(format!("cannot save the hook state: {error}")))
+    }
+
+    /// Starts the Lore session, or reopens it when Stop ended it (a resumed
+    /// or continued agent session goes on in the same Lore session).
+    async fn start_session(&self, source: &str, model: Option<String>) -> Result<(), AgentError> {
+        let mut metadata = json!({ "agent_session_id": self.agent_session, "cwd": self.dir.display().to_string() });
+        if !source.is_empty() {
+            metadata["source"] = json!(source);
+        }
+        if let Some(model) = model {
+            metadata["model"] = json!(model);
+        }
+        let start = proto::StartSessionRequest {
+            session_id: self.session_id.to_string(),
+            project: self.identity.project.clone(),
+            agent_id: self.identity.agent_id.clone(),
+            supervisor_type: self.identity.kind.as_str().to_owned(),
+            metadata: Some(lore_proto::json::to_struct(&metadata)),
+            reopen: true,
+            ..Default::default()
+        };
+        self.connection.actions().start_session(start).await?;
+        Ok(())
+    }
+
+    async fn session_start(&self, input: &HookInput) -> Result<Option<String>, AgentError> {
+        let mut locked = self.state().await?;
+        self.start_session(&input.source, input.model_name()).await?;
+        locked.state.started = true;
+        locked.state.ended = false;
+        self.save(locked).await?;
+        let (branch, files) = git_context(&self.dir).await;
+        let request = proto::BriefRequest {
+            project: self.identity.project.clone(),
+            agent_id: self.identity.agent_id.clone(),
+            session_id: self.session_id.to_string(),
+            task: Some(proto::BriefTask { files, labels: branch.into_iter().collect(), ..Default::default() }),
+            budget_chars: self.args.briefing_chars,
+            ..Default::default()
+        };
+        let briefing = self.connection.agent().brief(request).await?.into_inner();
+        Ok(context_answer(HookEvent::SessionStart, &briefing.markdown))
+    }
+
+    async fn user_prompt_submit(&self, input: &HookInput) -> Result<Option<String>, AgentError> {
+        let prompt = input.prompt.trim();
+        let title: String = prompt.lines().next().unwrap_or_default().chars().take(200).collect();
+        let mut locked = self.state().await?;
+        if !locked.state.started || locked.state.ended {
+            self.start_session(&input.source, input.model_name()).await?;
+            locked.state.started = true;
+            locked.state.ended = false;
+        }
+        if locked.state.task_title.is_empty() {
+            locked.state.task_title = title.clone();
+        }
+        self.save(locked).await?;
+        if prompt.is_empty() {
+            return Ok(None);
+        }
+        let description: String = prompt.chars().take(8000).collect();
+        let request = proto::BriefRequest {
+            project: self.identity.project.clone(),
+            agent_id: self.identity.agent_id.clone(),
+            session_id: self.session_id.to_string(),
+            task: Some(proto::BriefTask { title, description, ..Default::default() }),
+            budget_chars: self.args.prompt_briefing_chars,
+            omit_given: true,
+            omit_last_session: true,
+            ..Default::default()
+        };
+        let briefing = self.connection.agent().brief(request).await?.into_inner();
+        Ok(context_answer(HookEvent::UserPromptSubmit, &briefing.markdown))
+    }
+
+    async fn post_tool_use(&self, input: &HookInput) -> Result<(), AgentError> {
+        if input.tool_name.starts_with(&format!("mcp__{}__", self.args.mcp_name)) {
+            return Ok(());
+        }
+        let failed = input.tool_failed();
+        let checks = self.checks()?;
+        let check = if record::is_shell(&input.tool_name) && !input.is_interrupt {
+            input.command().and_then(|command| checks.check_of(command).map(|check| (check, checks::fold(command))))
+        } else {
+            None
+        };
+        let edited = record::edited_files(input);
+        let mut locked = self.state().await?;
+        if !locked.state.started {
+            self.start_session("", None).await?;
+            locked.state.started = true;
+        }
+        let mut context = json!({
+            "tool": input.tool_name,
+            "input": record::input_summary(input),
+            "agent_session_id": self.agent_session,
+        });
+        if !failed {
+            context["response"] = record::response_summary(input);
+        }
+        if let Some((name, _)) = &check {
+            context["check"] = json!(name);
+        }
+        let action = proto::Action {
+            action_id: Uuid::now_v7().to_string(),
+            session_id: self.session_id.to_string(),
+            project: self.identity.project.clone(),
+            agent_id: self.identity.agent_id.clone(),
+            action_type: "tool_call".into(),
+            category: record::category(&input.tool_name),
+            context: Some(lore_proto::json::to_struct(&context)),
+            outcome: if failed { proto::Outcome::Failure } else { proto::Outcome::Success } as i32,
+            error: if failed { record::error_text(input) } else { String::new() },
+            duration_ms: input.duration_ms.unwrap_or(0),
+            occurred_at: Some(now()),
+            ..Default::default()
+        };
+        self.connection.actions().log_action(proto::LogActionRequest { action: Some(action) }).await?;
+        locked.state.record_edits(&edited);
+        if let Some((name, key)) = check {
+            self.check_ran(&mut locked, input, &name, key, failed).await?;
+        }
+        self.save(locked).await
+    }
+
+    /// A check ran: a failure is captured (or, when it was failing already,
+    /// is one more failed attempt); a pass after a failure is its fix.
+    async fn check_ran(
+        &self,
+        locked: &mut LockedState,
+        input: &HookInput,
+        name: &str,
+        key: String,
+        failed: bool,
+    ) -> Result<(), AgentError> {
+        let state = &mut locked.state;
+        match (state.open_checks.get_mut(&key), failed) {
+            (None, false) => Ok(()),
+            (None, true) => {
+                let output = input.tool_output();
+                let failure_id = Uuid::now_v7();
+                let capture = proto::CaptureFailureRequest {
+                    failure_id: failure_id.to_string(),
+                    project: self.identity.project.clone(),
+                    task: Some(proto::Task {
+                        task_id: session_task(self.session_id),
+                        title: state.task_title.clone(),
+                        files: state.edited.clone(),
+                        ..Default::default()
+                    }),
+                    session_id: self.session_id.to_string(),
+                    failed_checks: vec![proto::FailedCheck {
+                        name: name.to_owned(),
+                        output: checks::tail(&output),
+                        exit_code: input.exit_code().unwrap_or(1),
+                    }],
+                    error_messages: checks::error_lines(&output),
+                    files_modified: state.edited.clone(),
+                    occurred_at: Some(now()),
+                    ..Default::default()
+                };
+                self.connection.qa().capture_failure(capture).await?;
+                state.open_checks.insert(
+                    key,
+                    OpenCheck { failure_id, check: name.to_owned(), attempts: 0, edited_since: Vec::new() },
+                );
+                Ok(())
+            }
+            (Some(open), failed) => {
+                open.attempts += 1;
+                let files = std::mem::take(&mut open.edited_since);
+                let approach = if files.is_empty() {
+                    format!("ran {name} again without editing a file")
+                } else {
+                    format!("edited {}", files.join(", "))
+                };
+                let attempt = proto::RecordFixAttemptRequest {
+                    attempt_id: Uuid::now_v7().to_string(),
+                    failure_id: open.failure_id.to_string(),
+                    attempt_number: open.attempts,
+                    approach: approach.clone(),
+                    files_changed: files,
+                    summary: approach,
+                    outcome: if failed { proto::FixOutcome::Failure } else { proto::FixOutcome::Success } as i32,
+                    qa_result: if failed {
+                        checks::error_lines(&input.tool_output()).join("\n")
+                    } else {
+                        format!("{name} passes")
+                    },
+                };
+                self.connection.qa().record_fix_attempt(attempt).await?;
+                if !failed {
+                    state.open_checks.remove(&key);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn checks(&self) -> Result<Checks, AgentError> {
+        let mut patterns = self.args.check_patterns.clone();
+        if let Ok(extra) = std::env::var("LORE_CHECK_PATTERNS") {
+            patterns.extend(extra.lines().map(str::trim).filter(|line| !line.is_empty()).map(str::to_owned));
+        }
+        Checks::new(&patterns).map_err(AgentError::Setup)
+    }
+
+    async fn stop(&self, input: &HookInput) -> Result<(), AgentError> {
+        let summary: String = input.last_assistant_message.as_deref().unwrap_or_default().chars().take(2000).collect();
+        self.end(summary).await
+    }
+
+    async fn session_end(&self, input: &HookInput) -> Result<(), AgentError> {
+        let reason = if input.reason.is_empty() { "other" } else { &input.reason };
+        self.end(format!("the agent session ended ({reason})")).await
+    }
+
+    /// Ends the Lore session (ending an ended one changes nothing).
+    async fn end(&self, summary: String) -> Result<(), AgentError> {
+        let mut locked = self.state().await?;
+        let end = proto::EndSessionRequest {
+            session_id: self.session_id.to_string(),
+            reason: proto::EndReason::Normal as i32,
+            summary,
+        };
+        self.connection.actions().end_session(end).await?;
+        locked.state.ended = true;
+        self.save(locked).await
+    }
+}
+
+/// The agent's answer carrying a briefing; nothing when it is empty.
+fn context_answer(event: HookEvent, markdown: &str) -> Option<String> {
+    if markdown.trim().is_empty() {
+        return None;
+    }
+    let answer = json!({
+        "hookSpecificOutput": {
+            "hookEventName": event.agent_name(),
+            "additionalContext": markdown,
+        }
+    });
+    Some(format!("{answer}\n"))
+}
+
+/// The branch and the changed files of the repository at `dir` (for the
+/// warnings of those files), each read by git within a second; nothing
+/// when it is not a repository.
+async fn git_context(dir: &Path) -> (Option<String>, Vec<String>) {
+    let git = |args: &'static [&'static str]| {
+        let mut command = tokio::process::Command::new("git");
+        command.arg("-C").arg(dir).args(args).stdin(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+        command.kill_on_drop(true);
+        async move {
+            let output = tokio::time::timeout(Duration::from_secs(1), command.output()).await.ok()?.ok()?;
+            output.status.success().then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+        }
+    };
+    let (branch, status) = tokio::join!(git(&["rev-parse", "--abbrev-ref", "HEAD"]), git(&["status", "--porcelain"]));
+    let branch = branch.map(|branch| branch.trim().to_owned()).filter(|branch| !branch.is_empty() && branch != "HEAD");
+    let files = status
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.get(3..))
+        .map(|path| path.rsplit(" -> ").next().unwrap_or(path).trim_matches('"').to_owned())
+        .filter(|path| !path.is_empty())
+        .take(50)
+        .collect();
+    (branch, files)
+}
+
+fn now() -> prost_types::Timestamp {
+    let now = chrono::Utc::now();
+    prost_types::Timestamp { seconds: now.timestamp(), nanos: now.timestamp_subsec_nanos() as i32 }
+}
+
+/// Where hooks say what went wrong: `hooks.log` in the state directory
+/// (kept under 1 MiB: the older half goes to `hooks.log.1`), and stderr,
+/// which the agents show only in their verbose views.
+#[derive(Debug, Clone)]
+pub struct HookLog {
+    path: PathBuf,
+}
+
+/// Past this, the log moves aside.
+const MAX_LOG_BYTES: u64 = 1024 * 1024;
+
+impl HookLog {
+    pub fn new(dir: PathBuf) -> Self {
+        Self { path: dir.join("hooks.log") }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn write(&self, event: HookEvent, session: Option<Uuid>, message: &str) {
+        let line = format!(
+            "{} lore hook {}{}: {}\n",
+            chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ"),
+            event.arg_name(),
+            session.map(|session| format!(" (session {session})")).unwrap_or_default(),
+            message.replace('\n', " ")
+        );
+        let _ = std::io::stderr().write_all(line.as_bytes());
+        if let Some(dir) = self.path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if std::fs::metadata(&self.path).is_ok_and(|metadata| metadata.len() > MAX_LOG_BYTES) {
+            let _ = std::fs::rename(&self.path, self.path.with_extension("log.1"));
+        }
+        if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(&self.path) {
+            let _ = file.write_all(line.as_bytes());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_briefing_is_answered_in_the_agents_format_and_nothing_is_said_without_one() {
+        let answer = context_answer(HookEvent::SessionStart, "# Lore briefing\n- x \"quoted\"").unwrap();
+        let parsed: serde_json::Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(parsed["hookSpecificOutput"]["hookEventName"], "SessionStart");
+        assert_eq!(parsed["hookSpecificOutput"]["additionalContext"], "# Lore briefing\n- x \"quoted\"");
+        assert_eq!(parsed.as_object().unwrap().len(), 1, "no key Codex's strict schema would refuse");
+        assert_eq!(context_answer(HookEvent::UserPromptSubmit, "  \n"), None);
+    }
+
+    #[test]
+    fn budgets_are_those_the_agents_can_afford() {
+        assert_eq!(HookEvent::PostToolUse.default_budget(), Duration::from_millis(100));
+        assert!(HookEvent::SessionStart.default_budget() <= Duration::from_secs(2));
+        for event in HookEvent::ALL {
+            assert_eq!(<HookEvent as clap::ValueEnum>::from_str(event.arg_name(), false), Ok(event));
+        }
+    }
+}

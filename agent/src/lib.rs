@@ -1,0 +1,34 @@
+//! lore-agent: where coding agents meet Lore.
+//!
+//! The agents people run (Claude Code, Codex, Cursor) do not take generated
+//! gRPC clients. They take MCP servers (tools a model calls) and hooks
+//! (commands they run at session start, around every tool call, at the
+//! end). This crate is both, for the `lore` CLI (`lore mcp`, `lore hook`,
+//! `lore init`) and for lore-sidecar (MCP over streamable HTTP), so that
+//! searching before planning, logging every action and capturing failures
+//! happen without the agent remembering to do them.
+//!
+//! # Layout
+//! - [`identity`]: who speaks: the project, the agent, and the one Lore
+//!   session of an agent session, whichever process speaks for it.
+//! - [`connection`]: how to reach Lore: the local sidecar when it runs
+//!   (writes spooled, reads proxied), else the server.
+//! - [`checks`]: which shell commands are QA checks, and the error lines of
+//!   their output.
+//! - [`mcp`]: the MCP server: its tools, over stdio and streamable HTTP.
+//! - [`hooks`]: `lore hook <event>`: the agents' hook JSON in, their
+//!   answer out, within a time budget, failing open.
+//! - [`init`]: `lore init claude-code|codex`: the MCP server and the hooks
+//!   merged into a repository's configuration.
+//! - [`error`]: the crate's error, as sentences.
+
+pub mod checks;
+pub mod connection;
+pub mod error;
+pub mod hooks;
+pub mod identity;
+pub mod init;
+pub mod mcp;
+mod ordered_json;
+
+pub use error::AgentError;

@@ -1,0 +1,251 @@
+//! `lore hook` as the agents run it: a process per event, JSON on stdin.
+//! Hooks never hurt the agent: with Lore down, frozen, or fed garbage they
+//! exit 0, print nothing, and say why in their log. With Lore up, Codex's
+//! events (its own tool names and response shapes) record the session, a
+//! failing check and its fix.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use lore_agent::hooks::HookEvent;
+use lore_agent::identity::{AgentKind, lore_session_id};
+use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, default_cache_dir, free_port};
+use lore_proto::v1 as proto;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+/// Runs `lore hook <event>` the way an agent does, and how long it took.
+fn hook(event: &str, args: &[&str], stdin: &[u8], state: &Path, sidecar: &str, server: &str) -> (Output, Duration) {
+    let mut command = Command::new(lore_e2e::workspace_binary("lore"));
+    for (key, _) in std::env::vars() {
+        if key.starts_with("LORE_") || key.starts_with("CLAUDE") || key.starts_with("CODEX") {
+            command.env_remove(key);
+        }
+    }
+    let started = Instant::now();
+    let mut child = command
+        .args(["hook", event, "--project", "hooks"])
+        .args(args)
+        .env("LORE_STATE_DIR", state)
+        .env("LORE_SIDECAR", sidecar)
+        .env("LORE_SERVER", server)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("lore runs");
+    // A hook may stop reading (an input over its limit): the rest is the
+    // agent's broken pipe, not the hook's failure.
+    let _ = child.stdin.take().unwrap().write_all(stdin);
+    let output = child.wait_with_output().unwrap();
+    (output, started.elapsed())
+}
+
+fn input(event: &str, extra: Value) -> Vec<u8> {
+    let mut input = json!({ "session_id": "agent-session-1", "cwd": "/tmp", "hook_event_name": event });
+    input.as_object_mut().unwrap().extend(extra.as_object().cloned().unwrap_or_default());
+    input.to_string().into_bytes()
+}
+
+fn log(state: &Path) -> String {
+    std::fs::read_to_string(state.join("hooks.log")).unwrap_or_default()
+}
+
+/// An address that accepts connections and never answers: a frozen
+/// sidecar.
+fn frozen_listener() -> (std::net::TcpListener, String) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = format!("http://{}", listener.local_addr().unwrap());
+    (listener, address)
+}
+
+/// Far above any budget: a hook that waited on Lore instead of its budget
+/// would hang past it (a frozen peer never answers), so this bounds a hang,
+/// not a speed. The hooks' real wall times are in `make bench`.
+const NO_HANG: Duration = Duration::from_secs(10);
+
+#[test]
+fn every_hook_exits_0_and_prints_nothing_with_the_sidecar_and_the_server_down() {
+    let state = tempfile::tempdir().unwrap();
+    let (down_sidecar, down_server) =
+        (format!("http://127.0.0.1:{}", free_port()), format!("http://127.0.0.1:{}", free_port()));
+    let events = [
+        ("session-start", input("SessionStart", json!({"source": "startup"}))),
+        ("user-prompt-submit", input("UserPromptSubmit", json!({"prompt": "fix the bug"}))),
+        (
+            "post-tool-use",
+            input(
+                "PostToolUseFailure",
+                json!({"tool_name": "Bash", "tool_input": {"command": "cargo test"}, "error": "Exit code 101"}),
+            ),
+        ),
+        ("stop", input("Stop", json!({"last_assistant_message": "done"}))),
+        ("session-end", input("SessionEnd", json!({"reason": "other"}))),
+    ];
+    for (event, stdin) in &events {
+        let (output, took) = hook(event, &[], stdin, state.path(), &down_sidecar, &down_server);
+        assert!(output.status.success(), "{event}: {:?}", output.status);
+        assert!(output.stdout.is_empty(), "{event} printed {:?}", String::from_utf8_lossy(&output.stdout));
+        assert!(took < NO_HANG, "{event} took {took:?}");
+    }
+    let log = log(state.path());
+    for event in ["session-start", "user-prompt-submit", "post-tool-use", "stop", "session-end"] {
+        assert!(log.contains(&format!("lore hook {event}: Lore is unreachable")), "{event} not logged:\n{log}");
+    }
+}
+
+#[test]
+fn a_hook_gives_up_on_a_frozen_sidecar_at_its_budget_and_exits_0() {
+    let state = tempfile::tempdir().unwrap();
+    let (_listener, frozen) = frozen_listener();
+    let stdin =
+        input("PostToolUse", json!({"tool_name": "Read", "tool_input": {"file_path": "/tmp/x"}, "tool_response": {}}));
+    for (event, budget) in [("post-tool-use", "100"), ("session-start", "300")] {
+        let (output, took) = hook(event, &["--budget-ms", budget], &stdin, state.path(), &frozen, &frozen);
+        assert!(output.status.success() && output.stdout.is_empty(), "{event}: {output:?}");
+        assert!(took < NO_HANG, "{event} took {took:?}");
+    }
+    let log = log(state.path());
+    assert!(
+        log.contains("post-tool-use: gave up after its budget of 100 ms")
+            || log.contains("post-tool-use: Lore is unreachable"),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_hook_given_malformed_input_exits_0_and_logs_why() {
+    let state = tempfile::tempdir().unwrap();
+    let down = format!("http://127.0.0.1:{}", free_port());
+    let cases: [(&[u8], &str); 5] = [
+        (b"not json at all", "not the agent's JSON"),
+        (b"", "the hook input is empty"),
+        (&[0xff, 0xfe, 0x00], "not UTF-8"),
+        (b"[1, 2, 3]", "not the agent's JSON"),
+        (br#"{"hook_event_name": "PostToolUse", "tool_name": "Bash"}"#, "no session_id"),
+    ];
+    for (stdin, reason) in cases {
+        let (output, _) = hook("post-tool-use", &[], stdin, state.path(), &down, &down);
+        assert!(output.status.success() && output.stdout.is_empty(), "{reason}: {output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(reason), "stderr says why ({reason}): {stderr}");
+        assert!(log(state.path()).contains(reason), "the log says why ({reason})");
+    }
+    // A huge input is refused by size, not read to the end.
+    let huge = vec![b' '; 9 * 1024 * 1024];
+    let (output, _) = hook("post-tool-use", &[], &huge, state.path(), &down, &down);
+    assert!(output.status.success() && output.stdout.is_empty());
+    assert!(log(state.path()).contains("is over"), "{}", log(state.path()));
+}
+
+#[tokio::test]
+async fn codex_hooks_record_the_session_a_failing_check_and_its_fix_through_the_sidecar() {
+    let database = TestDatabase::new().await.unwrap();
+    let server = ServerProcess::start(ServerOptions::with_database(&database.url)).await.unwrap();
+    let mut knowledge = lore_proto::v1::knowledge_service_client::KnowledgeServiceClient::new(server.channel().await);
+    let lesson = proto::Entry {
+        project: "hooks".into(),
+        kind: proto::EntryKind::Gotcha as i32,
+        title: "cargo test fails on the parser's empty input".into(),
+        summary: "Return early for empty input.".into(),
+        ..Default::default()
+    };
+    knowledge.upsert_entry(proto::UpsertEntryRequest { entry: Some(lesson) }).await.unwrap();
+    let spool = tempfile::tempdir_in(default_cache_dir()).unwrap();
+    let sidecar = ServerProcess::start_sidecar(&server.endpoint(), spool.path(), &[]).await.unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let repo = tempfile::tempdir().unwrap();
+    let cwd = repo.path().display().to_string();
+    let agent_session = Uuid::now_v7().to_string();
+    let event = |name: &str, extra: Value| {
+        let mut input =
+            json!({"session_id": agent_session, "cwd": cwd, "hook_event_name": name, "model": "gpt-5", "turn_id": "t"});
+        input.as_object_mut().unwrap().extend(extra.as_object().cloned().unwrap_or_default());
+        input.to_string().into_bytes()
+    };
+    let run = |name: &str, stdin: Vec<u8>| {
+        let (output, _) =
+            hook(name, &["--agent", "codex"], &stdin, state.path(), &sidecar.endpoint(), &server.endpoint());
+        assert!(output.status.success(), "{name}: {output:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+
+    let prompt = run(
+        HookEvent::UserPromptSubmit.arg_name(),
+        event("UserPromptSubmit", json!({"prompt": "Make cargo test pass: the parser fails on empty input"})),
+    );
+    let answer: Value = serde_json::from_str(&prompt).expect("a briefing answer");
+    assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
+    assert!(
+        answer["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("parser's empty input"),
+        "{answer}"
+    );
+    let bash = |exit_code: i64, output: &str| {
+        event(
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_use_id": "u", "tool_input": {"command": ["bash", "-lc", "cargo test -p parser"]},
+                   "tool_response": {"exit_code": exit_code, "output": output}}),
+        )
+    };
+    run(
+        "post-tool-use",
+        bash(101, "test empty_input ... FAILED\nthread 'empty_input' panicked at src/lib.rs:9:5:\nindex out of bounds"),
+    );
+    run(
+        "post-tool-use",
+        event(
+            "PostToolUse",
+            json!({"tool_name": "apply_patch", "tool_input": {"input": "*** Begin Patch\n*** Update File: src/lib.rs\n@@\n-x\n+y\n*** End Patch"}, "tool_response": "Done"}),
+        ),
+    );
+    run("post-tool-use", bash(0, "test result: ok. 3 passed"));
+    run("stop", event("Stop", json!({"last_assistant_message": "The parser returns early on empty input."})));
+
+    let session = lore_session_id(AgentKind::Codex, &agent_session);
+    let pool = &database.pool;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let (mut status, mut outcome) = (None::<String>, None::<(String, Vec<String>)>);
+    while tokio::time::Instant::now() < deadline && (status.as_deref() != Some("ended") || outcome.is_none()) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        status = sqlx::query_scalar("SELECT status FROM sessions WHERE session_id = $1")
+            .bind(session)
+            .fetch_optional(pool)
+            .await
+            .unwrap();
+        outcome = sqlx::query_as(
+            "SELECT a.outcome, a.files_changed FROM qa_fix_attempts a JOIN qa_failures f USING (failure_id) WHERE f.session_id = $1",
+        )
+        .bind(session)
+        .fetch_optional(pool)
+        .await
+        .unwrap();
+    }
+    assert_eq!(status.as_deref(), Some("ended"), "{}", log(state.path()));
+    assert_eq!(outcome, Some(("success".to_owned(), vec!["src/lib.rs".to_owned()])), "{}", log(state.path()));
+    let (supervisor, agent_id): (String, String) =
+        sqlx::query_as("SELECT supervisor_type, agent_id FROM sessions WHERE session_id = $1")
+            .bind(session)
+            .fetch_one(pool)
+            .await
+            .unwrap();
+    assert_eq!(supervisor, "codex");
+    assert!(agent_id.starts_with("codex@"), "{agent_id}");
+    let (check, messages): (String, Vec<String>) =
+        sqlx::query_as("SELECT failed_checks->0->>'name', error_messages FROM qa_failures WHERE session_id = $1")
+            .bind(session)
+            .fetch_one(pool)
+            .await
+            .unwrap();
+    assert_eq!(check, "cargo test");
+    assert!(messages.iter().any(|message| message.contains("panicked at src/lib.rs")), "{messages:?}");
+    let tools: Vec<String> = sqlx::query_scalar(
+        "SELECT context->>'tool' FROM actions WHERE session_id = $1 AND action_type = 'tool_call' ORDER BY chain_seq",
+    )
+    .bind(session)
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    assert_eq!(tools, vec!["Bash", "apply_patch", "Bash"]);
+}

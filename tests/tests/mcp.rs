@@ -1,0 +1,189 @@
+//! Lore's MCP server through a client written by others: the official MCP
+//! Python SDK (tests/python/mcp_client.py) lists the tools and calls each
+//! one over stdio (`lore mcp`, straight to the server) and over
+//! streamable HTTP (the sidecar's /mcp); bad arguments are tool errors
+//! naming the field. With the server stopped, writes still succeed
+//! through the sidecar and arrive once it is back; reads say it is away.
+
+use std::path::Path;
+use std::time::Duration;
+
+use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, default_cache_dir, free_port};
+use lore_proto::auth::Bearer;
+use lore_proto::v1 as proto;
+use lore_server::auth::Role;
+use lore_server::store::tokens::NewToken;
+use serde_json::Value;
+use tonic::service::interceptor::InterceptedService;
+use uuid::Uuid;
+
+fn client_script() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_client.py")
+}
+
+/// Runs one phase of the Python client and returns what it recorded.
+async fn python(args: &[&str], env: &[(&str, &str)]) -> Value {
+    let mut command = tokio::process::Command::new(lore_e2e::venv_python());
+    for (key, _) in std::env::vars() {
+        if key.starts_with("LORE_") || key.starts_with("CLAUDE") {
+            command.env_remove(key);
+        }
+    }
+    let output = command.arg(client_script()).args(args).envs(env.iter().copied()).kill_on_drop(true).output();
+    let output = tokio::time::timeout(Duration::from_secs(120), output).await.expect("the client finishes").unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{args:?} failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap_or_else(|error| panic!("{error}: {stdout}"))
+}
+
+async fn count(database: &TestDatabase, sql: &str, id: &Value) -> i64 {
+    let id = Uuid::parse_str(id.as_str().expect("an id")).unwrap();
+    sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_owned())).bind(id).fetch_one(&database.pool).await.unwrap()
+}
+
+#[tokio::test]
+async fn the_official_python_sdk_calls_every_tool_over_stdio_and_http_and_writes_survive_an_outage() {
+    let database = TestDatabase::new().await.unwrap();
+    let port = free_port();
+    let options = || {
+        ServerOptions::with_database(&database.url).with_auth().env("LORE_LISTEN_ADDR", &format!("127.0.0.1:{port}"))
+    };
+    let mut server = ServerProcess::start(options()).await.unwrap();
+    let token =
+        |name: &str, role| NewToken { name: name.into(), role, projects: Some(vec!["calc".into()]), expires_at: None };
+    let (_, agent_token) = lore_server::auth::create_token(&database.pool, &token("agent", Role::Agent)).await.unwrap();
+    let authed = InterceptedService::new(server.channel().await, Bearer::new(Some(&agent_token)).unwrap());
+    let lesson = proto::Entry {
+        key: "PAT-DIV".into(),
+        project: "calc".into(),
+        kind: proto::EntryKind::IssuePattern as i32,
+        title: "ZeroDivisionError in calc.divide when the divisor is zero".into(),
+        details: Some(proto::entry::Details::IssuePattern(proto::IssuePatternDetails {
+            solutions: vec![proto::Solution { description: "Raise ValueError first.".into(), ..Default::default() }],
+            ..Default::default()
+        })),
+        ..Default::default()
+    };
+    lore_proto::v1::knowledge_service_client::KnowledgeServiceClient::new(authed)
+        .upsert_entry(proto::UpsertEntryRequest { entry: Some(lesson) })
+        .await
+        .unwrap();
+
+    let spool = tempfile::tempdir_in(default_cache_dir()).unwrap();
+    let sidecar = ServerProcess::start_sidecar(
+        &server.endpoint(),
+        spool.path(),
+        &["--token", &agent_token, "--mcp-listen", "127.0.0.1:0"],
+    )
+    .await
+    .unwrap();
+    let mcp_addr = sidecar.logged_addr("lore-sidecar serving MCP at /mcp").expect("the sidecar serves MCP");
+    let lore = lore_e2e::workspace_binary("lore").display().to_string();
+    let state = tempfile::tempdir().unwrap();
+    let state_dir = state.path().display().to_string();
+    let server_url = server.endpoint();
+    let sidecar_url = sidecar.endpoint();
+
+    // stdio, straight to the server with the agent's own token.
+    let direct = [
+        ("LORE_SIDECAR", "off"),
+        ("LORE_SERVER", server_url.as_str()),
+        ("LORE_TOKEN", agent_token.as_str()),
+        ("LORE_STATE_DIR", state_dir.as_str()),
+    ];
+    let over_stdio = python(&["full", "stdio", &lore], &direct).await;
+    // streamable HTTP, through the sidecar (which holds the token).
+    let url = format!("http://{mcp_addr}/mcp?project=calc");
+    let over_http = python(&["full", "http", &url], &[]).await;
+
+    for recorded in [&over_stdio, &over_http] {
+        assert_eq!(
+            count(&database, "SELECT count(*) FROM qa_failures WHERE failure_id = $1", &recorded["failure_id"]).await,
+            1
+        );
+        assert_eq!(
+            count(&database, "SELECT count(*) FROM knowledge_drafts WHERE draft_id = $1", &recorded["draft_id"]).await,
+            1
+        );
+    }
+    let wait_for = |sql: &'static str, id: Value| {
+        let pool = database.pool.clone();
+        async move {
+            let id = Uuid::parse_str(id.as_str().unwrap()).unwrap();
+            for _ in 0..300 {
+                let found: i64 = sqlx::query_scalar(sql).bind(id).fetch_one(&pool).await.unwrap();
+                if found > 0 {
+                    return found;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            0
+        }
+    };
+    assert_eq!(
+        wait_for("SELECT count(*) FROM qa_fix_attempts WHERE attempt_id = $1", over_http["attempt_id"].clone()).await,
+        1
+    );
+    assert_eq!(
+        wait_for("SELECT count(*) FROM qa_failure_resolutions WHERE failure_id = $1", over_stdio["failure_id"].clone())
+            .await,
+        1,
+        "record_fix resolved the failure"
+    );
+    // Every call, bad ones included, is a tool_call action of the stdio
+    // session, redacted; the server ended the session it started itself.
+    let action = Uuid::parse_str(over_stdio["action_id"].as_str().unwrap()).unwrap();
+    let session: Uuid = sqlx::query_scalar("SELECT session_id FROM actions WHERE action_id = $1")
+        .bind(action)
+        .fetch_one(&database.pool)
+        .await
+        .unwrap();
+    let (calls, failed): (i64, i64) = sqlx::query_as(
+        "SELECT count(*), count(*) FILTER (WHERE outcome = 'failure') FROM actions
+          WHERE session_id = $1 AND action_type = 'tool_call' AND category = 'mcp'",
+    )
+    .bind(session)
+    .fetch_one(&database.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        (calls, failed),
+        (over_stdio["calls"].as_i64().unwrap(), 12),
+        "each call recorded once, the refused as failures"
+    );
+    let leaked: i64 = sqlx::query_scalar("SELECT count(*) FROM actions WHERE context::text LIKE '%hunter2%'")
+        .fetch_one(&database.pool)
+        .await
+        .unwrap();
+    assert_eq!(leaked, 0);
+    let (status, summary): (String, String) =
+        sqlx::query_as("SELECT status, summary FROM sessions WHERE session_id = $1")
+            .bind(session)
+            .fetch_one(&database.pool)
+            .await
+            .unwrap();
+    assert_eq!((status.as_str(), summary.as_str()), ("ended", "the MCP client disconnected"));
+
+    // The server goes away: writes still succeed through the sidecar.
+    server.signal(nix::sys::signal::Signal::SIGKILL);
+    server.wait(Duration::from_secs(10)).await.unwrap();
+    let through_sidecar = [
+        ("LORE_SIDECAR", sidecar_url.as_str()),
+        ("LORE_SERVER", server_url.as_str()),
+        ("LORE_STATE_DIR", state_dir.as_str()),
+    ];
+    let entry_id = over_stdio["entry_id"].as_str().unwrap().to_owned();
+    let offline = python(&["outage", "stdio", &lore, &entry_id], &through_sidecar).await;
+    let _server = ServerProcess::start(options()).await.unwrap();
+    for (sql, key) in [
+        ("SELECT count(*) FROM actions WHERE action_id = $1", "action_id"),
+        ("SELECT count(*) FROM qa_failures WHERE failure_id = $1", "failure_id"),
+        ("SELECT count(*) FROM qa_fix_attempts WHERE attempt_id = $1", "attempt_id"),
+        ("SELECT count(*) FROM knowledge_applications WHERE application_id = $1", "application_id"),
+        ("SELECT count(*) FROM knowledge_drafts WHERE draft_id = $1", "draft_id"),
+    ] {
+        assert_eq!(wait_for(sql, offline[key].clone()).await, 1, "{key} shipped once after the outage");
+    }
+    let rejects = std::fs::read_to_string(spool.path().join("rejects.jsonl")).unwrap_or_default();
+    assert!(rejects.is_empty(), "{rejects}");
+}
