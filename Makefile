@@ -40,10 +40,12 @@ bench: tools
 	$(CARGO) bench -p lore-server --bench actions
 	$(CARGO) bench -p lore-server --bench knowledge
 	$(CARGO) bench -p lore-server --bench qa
+	$(CARGO) bench -p lore-server --bench brief
 	$(CARGO) bench -p lore-sidecar --bench spool
 	$(CARGO) build --release --workspace --bins
 	$(CARGO) bench -p lore-e2e --bench replay
 	$(CARGO) bench -p lore-e2e --bench platform
+	$(CARGO) bench -p lore-e2e --bench agent
 
 # Agents through sidecars against one server while PostgreSQL crashes, the
 # server and a sidecar are killed, the network is cut and the server is

@@ -5,16 +5,10 @@
 //! measured in the same run on the same database: a bare HNSW kNN query and a
 //! bare full-text query for search, the embedder alone for indexing.
 //!
-//! The entries are real texts: the CoSQA corpus (Python functions; the
-//! first line is the title, the code the body) with a real question of the
-//! set as summary. Embedding 100,000 texts with the local model would take
-//! over an hour here, so the first 1,000 bodies are embedded for real and
-//! entry i gets the vector of body i mod 1,000 plus a little noise: real
-//! clusters for HNSW, at a cost of minutes.
+//! The entries are the CoSQA corpus (see `common::corpus`).
 
 mod common;
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,142 +21,21 @@ use lore_server::knowledge::KnowledgeBase;
 use lore_server::knowledge::embed::{self, Embedder};
 use lore_server::knowledge::watch::{self, WatchConfig, WatchStats, WatchedFolder};
 use lore_server::testing::TestServer;
+use lore_server::testing::corpus::{Corpus, base_vectors, fill, vector_text};
 use sqlx::PgPool;
 use tonic::transport::Channel;
-use uuid::Uuid;
 
 /// The project searched: exactly the entries of [`SIZES`].
 const PROJECT: &str = "bench-knowledge";
 /// The project of the indexing and watcher sections.
 const INDEXING_PROJECT: &str = "bench-indexing";
 const SIZES: [usize; 2] = [10_000, 100_000];
-/// Bodies embedded for real; the rest reuse their vectors with noise.
-const BASE_VECTORS: usize = 1000;
-/// Standard deviation of the noise added to each component of a reused
-/// vector (before normalizing): neighbours stay neighbours, ties are broken.
-const NOISE: f32 = 0.02;
 const SEARCHES: usize = 300;
 const WARMUP: usize = 30;
 const INDEXED_DOCUMENTS: usize = 200;
 const SAVES: usize = 40;
 
 type Client = KnowledgeServiceClient<Channel>;
-
-struct Corpus {
-    /// Function source texts.
-    documents: Vec<String>,
-    /// Real questions of the set.
-    questions: Vec<String>,
-}
-
-fn read_jsonl_texts(path: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
-    text.lines()
-        .map(|line| {
-            let value: serde_json::Value = serde_json::from_str(line).expect("JSON line");
-            value["text"].as_str().expect("text").to_owned()
-        })
-        .collect()
-}
-
-impl Corpus {
-    fn load() -> Self {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/retrieval/cosqa");
-        Self {
-            documents: read_jsonl_texts(&root.join("corpus.jsonl")),
-            questions: read_jsonl_texts(&root.join("queries.jsonl")),
-        }
-    }
-
-    fn title(&self, index: usize) -> String {
-        let first = self.documents[index % self.documents.len()].lines().next().unwrap_or("function").trim();
-        first.chars().take(200).collect()
-    }
-}
-
-/// Escapes a value for COPY's text format.
-fn copy_text(value: &str) -> String {
-    value.replace('\\', "\\\\").replace('\t', "\\t").replace('\n', "\\n").replace('\r', "\\r")
-}
-
-fn vector_text(vector: &[f32]) -> String {
-    let parts: Vec<String> = vector.iter().map(|value| format!("{value:.6}")).collect();
-    format!("[{}]", parts.join(","))
-}
-
-fn noisy(base: &[f32], rng: &mut fastrand::Rng) -> Vec<f32> {
-    let mut vector: Vec<f32> = base.iter().map(|value| value + NOISE * (rng.f32() * 2.0 - 1.0)).collect();
-    let norm = vector.iter().map(|value| value * value).sum::<f32>().sqrt();
-    vector.iter_mut().for_each(|value| *value /= norm);
-    vector
-}
-
-async fn copy(pool: &PgPool, statement: &str, data: &[u8]) {
-    let mut connection = pool.acquire().await.unwrap();
-    let mut copy = connection.copy_in_raw(statement).await.unwrap();
-    copy.send(data).await.unwrap();
-    copy.finish().await.unwrap();
-}
-
-/// Grows the project to `target` entries (and their vectors) with COPY. The
-/// model's HNSW index is dropped for the load and built again afterwards,
-/// as one would for any bulk load.
-async fn fill(pool: &PgPool, corpus: &Corpus, model: &str, bases: &[Vec<f32>], from: usize, target: usize) {
-    let started = Instant::now();
-    let index: String =
-        sqlx::query_scalar("SELECT lore_ensure_embedding_index($1)").bind(model).fetch_one(pool).await.unwrap();
-    sqlx::query(sqlx::AssertSqlSafe(format!("DROP INDEX {index}"))).execute(pool).await.unwrap();
-    let mut rng = fastrand::Rng::with_seed(from as u64);
-    for chunk_start in (from..target).step_by(10_000) {
-        let chunk = chunk_start..(chunk_start + 10_000).min(target);
-        let mut entries = Vec::new();
-        let mut vectors = Vec::new();
-        for index in chunk {
-            let entry_id = Uuid::now_v7();
-            let body = &corpus.documents[index % BASE_VECTORS];
-            let summary = &corpus.questions[index % corpus.questions.len()];
-            let category = ["python", "io", "strings", "data", "web"][index % 5];
-            entries.extend_from_slice(
-                format!(
-                    "{entry_id}\t{PROJECT}\tlearning\t{}\t{category}\t{}\t{}\t{{bench,t{}}}\n",
-                    copy_text(&corpus.title(index % BASE_VECTORS)),
-                    copy_text(summary),
-                    copy_text(body),
-                    index % 50,
-                )
-                .as_bytes(),
-            );
-            let vector = noisy(&bases[index % BASE_VECTORS], &mut rng);
-            vectors.extend_from_slice(
-                format!("{entry_id}\t{model}\t0\t{PROJECT}\t\\\\x00\t{}\n", vector_text(&vector)).as_bytes(),
-            );
-        }
-        copy(
-            pool,
-            "COPY knowledge_entries (entry_id, project, kind, title, category, summary, body, tags) FROM STDIN",
-            &entries,
-        )
-        .await;
-        copy(
-            pool,
-            "COPY knowledge_embeddings (entry_id, model, chunk, project, content_hash, embedding) FROM STDIN",
-            &vectors,
-        )
-        .await;
-    }
-    let loaded = started.elapsed();
-    let started = Instant::now();
-    let mut connection = pool.acquire().await.unwrap();
-    sqlx::query("SET maintenance_work_mem = '1GB'").execute(&mut *connection).await.unwrap();
-    sqlx::query("SELECT lore_ensure_embedding_index($1)").bind(model).execute(&mut *connection).await.unwrap();
-    sqlx::query("ANALYZE knowledge_entries").execute(&mut *connection).await.unwrap();
-    sqlx::query("ANALYZE knowledge_embeddings").execute(&mut *connection).await.unwrap();
-    eprintln!(
-        "filled to {target} entries: COPY {:.1} s, HNSW build + ANALYZE {:.1} s",
-        loaded.as_secs_f64(),
-        started.elapsed().as_secs_f64()
-    );
-}
 
 fn search_request(project: &str, text: &str, mode: proto::SearchMode) -> proto::SearchRequest {
     proto::SearchRequest {
@@ -235,16 +108,9 @@ async fn bench_query_embedding(corpus: &Corpus, embedder: &Arc<dyn Embedder>) {
 }
 
 async fn bench_search(server: &TestServer, corpus: &Corpus, embedder: &Arc<dyn Embedder>) {
-    let started = Instant::now();
-    let bases = embedder.embed(&corpus.documents[..BASE_VECTORS]).await.unwrap();
-    eprintln!("embedded {BASE_VECTORS} base texts in {:.1} s", started.elapsed().as_secs_f64());
+    let bases = base_vectors(corpus, embedder).await;
     let (embedding, query_vectors) = embed_questions(corpus, embedder).await;
     let pool = server.pool();
-    sqlx::query("INSERT INTO projects (name) VALUES ($1) ON CONFLICT DO NOTHING")
-        .bind(PROJECT)
-        .execute(pool)
-        .await
-        .unwrap();
     let mut client = KnowledgeServiceClient::new(server.channel().await);
     println!("\n## Search latency over gRPC, 10 hits, {SEARCHES} real questions per row, one client\n");
     println!(
@@ -255,7 +121,7 @@ async fn bench_search(server: &TestServer, corpus: &Corpus, embedder: &Arc<dyn E
     println!("| entries | measure | p50 | p99 |\n|---:|---|---:|---:|");
     let mut filled = 0;
     for size in SIZES {
-        fill(pool, corpus, embedder.model(), &bases, filled, size).await;
+        fill(pool, PROJECT, corpus, embedder.model(), &bases, filled, size).await;
         filled = size;
         for (name, mode) in [
             ("Search hybrid", proto::SearchMode::Hybrid),

@@ -5,22 +5,18 @@
 //! bare top-5 query over the file-glob index for warnings, and a bare
 //! per-day count for the dashboard.
 //!
-//! The failures are generated: real error-message shapes (pytest, tsc,
-//! rustc, eslint, jest, Python tracebacks ...) whose constant words come
-//! from the CoSQA questions, with paths, line numbers and quoted values that
-//! vary from one occurrence to the next. Each pattern's words are drawn from
-//! a generator seeded by its index, so a later "same pattern, other numbers"
-//! capture regenerates them. The patterns are created through the real
+//! The failures are generated (see `common::failures`). The patterns are
+//! created through the real
 //! CaptureFailure RPC (two occurrences each, so they can be warned about);
 //! the dashboard's 100,000 failures are those captures copied in SQL with
 //! their occurrences and spread over 90 days, 60 % of them resolved.
 
 mod common;
 
-use std::path::Path;
 use std::time::Instant;
 
-use common::{histogram, latency_row, millis, record};
+use common::failures::{Shape, fill_patterns, vocabulary};
+use common::{histogram, latency_row, record};
 use hdrhistogram::Histogram;
 use lore_proto::v1 as proto;
 use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
@@ -32,175 +28,14 @@ use uuid::Uuid;
 const PROJECT: &str = "bench-qa";
 const PATTERNS: usize = 10_000;
 const FAILURES: usize = 100_000;
-/// Concurrent clients while filling.
-const FILL_CLIENTS: usize = 4;
 const CALLS: usize = 500;
 const WARMUP: usize = 50;
 const DASHBOARD_CALLS: usize = 20;
 
 type Client = QaLearningServiceClient<Channel>;
 
-/// (check name, the message's first words): two constant leading tokens,
-/// as real tools print them.
-const SHAPES: [(&str, &str, &str); 12] = [
-    ("pytest", "AssertionError: expected", "py"),
-    ("pytest", "ModuleNotFoundError: No", "py"),
-    ("tsc", "error TS2322: Type", "ts"),
-    ("tsc", "error TS2339: Property", "ts"),
-    ("cargo build", "error[E0308]: mismatched types", "rs"),
-    ("cargo build", "error[E0425]: cannot find", "rs"),
-    ("clippy", "warning: unused", "rs"),
-    ("eslint", "error no-unused-vars", "js"),
-    ("jest", "expect(received).toEqual(expected) received", "tsx"),
-    ("e2e", "TimeoutError: waiting for", "ts"),
-    ("integration", "Traceback (most recent call last):", "py"),
-    ("migrate", "ERROR: relation", "sql"),
-];
-const FOLDERS: [&str; 24] = [
-    "src/api",
-    "src/db",
-    "src/auth",
-    "src/billing",
-    "src/ui/components",
-    "src/ui/pages",
-    "schema",
-    "migrations",
-    "tests/unit",
-    "tests/e2e",
-    "server/src/grpc",
-    "server/src/store",
-    "cli/src",
-    "lib/utils",
-    "lib/models",
-    "app/routes",
-    "app/services",
-    "config",
-    "scripts",
-    "jobs",
-    "workers",
-    "infra",
-    "docs",
-    "pkg/cache",
-];
-const TASK_CATEGORIES: [&str; 5] = ["feature", "bugfix", "refactor", "migration", "test"];
-
-/// Lowercase words of the CoSQA questions: real English and programming
-/// vocabulary for the constant parts of the messages and the task titles.
-fn vocabulary() -> Vec<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/retrieval/cosqa/queries.jsonl");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
-    let mut words: Vec<String> = text
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter_map(|value| value["text"].as_str().map(str::to_lowercase))
-        .flat_map(|text| {
-            text.split(|c: char| !c.is_ascii_alphabetic()).map(str::to_owned).collect::<Vec<_>>().into_iter()
-        })
-        .filter(|word| word.len() >= 3)
-        .collect();
-    words.sort();
-    words.dedup();
-    words
-}
-
-/// One generated pattern: what stays the same between its occurrences.
-struct Shape {
-    check: &'static str,
-    prefix: &'static str,
-    words: Vec<String>,
-    folder: &'static str,
-    extension: &'static str,
-    task_category: &'static str,
-    title: String,
-}
-
-impl Shape {
-    fn of(pattern: usize, vocabulary: &[String]) -> Self {
-        let mut rng = fastrand::Rng::with_seed(pattern as u64);
-        let (check, prefix, extension) = SHAPES[pattern % SHAPES.len()];
-        let mut pick = || vocabulary[rng.usize(..vocabulary.len())].clone();
-        let words: Vec<String> = (0..3 + pattern % 6).map(|_| pick()).collect();
-        let title = format!("{} {} {} for {}", pick(), pick(), pick(), pick());
-        Self {
-            check,
-            prefix,
-            words,
-            folder: FOLDERS[pattern % FOLDERS.len()],
-            extension,
-            task_category: TASK_CATEGORIES[pattern % TASK_CATEGORIES.len()],
-            title,
-        }
-    }
-
-    /// An occurrence: the constant words with a fresh path, line and value.
-    fn failure(&self, task: &str, variant: usize) -> proto::CaptureFailureRequest {
-        let file = format!("{}/{}_{variant}.{}", self.folder, self.words[0], self.extension);
-        let message =
-            format!("{} {} '{}{variant}' at {file}:{}", self.prefix, self.words.join(" "), self.words[1], 10 + variant);
-        proto::CaptureFailureRequest {
-            failure_id: Uuid::now_v7().to_string(),
-            project: PROJECT.into(),
-            task: Some(self.task(task, &file)),
-            failed_checks: vec![proto::FailedCheck { name: self.check.into(), output: message.clone(), exit_code: 1 }],
-            error_messages: vec![message],
-            files_modified: vec![file],
-            diff_summary: "2 files changed, 14 insertions(+), 3 deletions(-)".into(),
-            ..Default::default()
-        }
-    }
-
-    fn task(&self, task: &str, file: &str) -> proto::Task {
-        proto::Task {
-            task_id: task.into(),
-            title: self.title.clone(),
-            category: self.task_category.into(),
-            files: vec![file.into()],
-            description: String::new(),
-        }
-    }
-}
-
 async fn client(server: &TestServer) -> Client {
     QaLearningServiceClient::new(server.channel().await)
-}
-
-/// Creates the patterns through CaptureFailure: two occurrences each, in
-/// two tasks, from `FILL_CLIENTS` clients at once.
-async fn fill_patterns(server: &TestServer, vocabulary: &[String]) {
-    let started = Instant::now();
-    let vocabulary = std::sync::Arc::new(vocabulary.to_vec());
-    let (latencies, elapsed) = {
-        let channel = server.channel().await;
-        common::latencies(FILL_CLIENTS, PATTERNS * 2, move |client, index| {
-            let mut qa = QaLearningServiceClient::new(channel.clone());
-            let vocabulary = std::sync::Arc::clone(&vocabulary);
-            async move {
-                let call = client * (PATTERNS * 2 / FILL_CLIENTS) + index;
-                let (pattern, variant) = (call / 2, call % 2);
-                let shape = Shape::of(pattern, &vocabulary);
-                qa.capture_failure(shape.failure(&format!("T-{pattern}-{variant}"), variant)).await.unwrap();
-            }
-        })
-        .await
-    };
-    let patterns: i64 = sqlx::query_scalar("SELECT count(*) FROM qa_patterns WHERE project = $1")
-        .bind(PROJECT)
-        .fetch_one(server.pool())
-        .await
-        .unwrap();
-    eprintln!(
-        "{} captures from {FILL_CLIENTS} clients in {:.1} s ({:.0}/s, p50 {:.2} ms): {patterns} patterns",
-        PATTERNS * 2,
-        elapsed.as_secs_f64(),
-        (PATTERNS * 2) as f64 / elapsed.as_secs_f64(),
-        millis(&latencies, 0.5),
-    );
-    assert!(patterns as usize >= PATTERNS * 95 / 100, "the generated shapes should stay apart: {patterns} patterns");
-    // Autovacuum analyzes tables this size within a minute or two of such a
-    // load; measuring before it would measure plans made without any
-    // statistics (the planner then walks every pattern of the project).
-    sqlx::query("ANALYZE").execute(server.pool()).await.unwrap();
-    eprintln!("filled in {:.1} s", started.elapsed().as_secs_f64());
 }
 
 async fn timed_captures(qa: &mut Client, requests: Vec<proto::CaptureFailureRequest>) -> (Histogram<u64>, usize) {
@@ -254,15 +89,16 @@ async fn bench_capture(server: &TestServer, vocabulary: &[String]) {
     let joining: Vec<_> = (0..calls)
         .map(|call| {
             let pattern = call * 7919 % PATTERNS;
-            Shape::of(pattern, vocabulary).failure(&format!("J-{call}"), 100 + call)
+            Shape::of(PROJECT, pattern, vocabulary).failure(&format!("J-{call}"), 100 + call)
         })
         .collect();
     let bare: Vec<_> = joining.clone();
     let (joined, new_patterns) = timed_captures(&mut qa, joining).await;
     assert_eq!(new_patterns, 0, "a known pattern with other numbers joins it");
     // Shapes never seen: each starts a candidate pattern.
-    let fresh: Vec<_> =
-        (0..calls).map(|call| Shape::of(PATTERNS + 1000 + call, vocabulary).failure(&format!("N-{call}"), 0)).collect();
+    let fresh: Vec<_> = (0..calls)
+        .map(|call| Shape::of(PROJECT, PATTERNS + 1000 + call, vocabulary).failure(&format!("N-{call}"), 0))
+        .collect();
     let (started, new_patterns) = timed_captures(&mut qa, fresh).await;
     assert!(new_patterns >= calls * 9 / 10, "new shapes start patterns: {new_patterns}");
     let baseline = timed_bare_inserts(server.pool(), &bare).await;
@@ -293,7 +129,7 @@ async fn bench_warnings(server: &TestServer, vocabulary: &[String], failures: &s
     for call in 0..CALLS + WARMUP {
         // A task like a past one: same folder and kind of file, title and
         // task category, other file names.
-        let shape = Shape::of(call * 7907 % PATTERNS, vocabulary);
+        let shape = Shape::of(PROJECT, call * 7907 % PATTERNS, vocabulary);
         let begin = Instant::now();
         let response = qa.get_warnings(warnings_request(&shape, call)).await.unwrap().into_inner();
         if call >= WARMUP {
@@ -305,7 +141,7 @@ async fn bench_warnings(server: &TestServer, vocabulary: &[String], failures: &s
     let mut baseline = histogram();
     let mut connection = server.pool().acquire().await.unwrap();
     for call in 0..CALLS + WARMUP {
-        let shape = Shape::of(call * 7907 % PATTERNS, vocabulary);
+        let shape = Shape::of(PROJECT, call * 7907 % PATTERNS, vocabulary);
         let glob = format!("{}/*.{}", shape.folder, shape.extension);
         let begin = Instant::now();
         sqlx::query(
@@ -466,7 +302,7 @@ fn main() {
         let server = TestServer::start().await;
         let vocabulary = vocabulary();
         println!("# QaLearningService benchmarks ({} cores)", common::cores());
-        fill_patterns(&server, &vocabulary).await;
+        fill_patterns(&server, PROJECT, PATTERNS, &vocabulary).await;
         bench_capture(&server, &vocabulary).await;
         bench_warnings(&server, &vocabulary, &format!("{}", PATTERNS * 2 + 2 * (CALLS + WARMUP))).await;
         grow_failures(server.pool()).await;

@@ -339,3 +339,31 @@ pub fn rss_bytes(pid: u32) -> Option<u64> {
 pub fn now() -> prost_types::Timestamp {
     lore_server::grpc::convert::to_timestamp(chrono::Utc::now())
 }
+
+/// Asks `check` every 200 ms until it answers `Some`, for at most a minute
+/// (what a sidecar may take to ship after an outage's backoff); `None` when
+/// it never did.
+pub async fn eventually<T, Fut>(mut check: impl FnMut() -> Fut) -> Option<T>
+where
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(found) = check().await {
+            return Some(found);
+        }
+        if tokio::time::Instant::now() > deadline {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// A session's status and summary as stored, if it is.
+pub async fn session_state(pool: &sqlx::PgPool, session: uuid::Uuid) -> Option<(String, String)> {
+    sqlx::query_as("SELECT status, summary FROM sessions WHERE session_id = $1")
+        .bind(session)
+        .fetch_optional(pool)
+        .await
+        .expect("sessions are readable")
+}

@@ -9,7 +9,6 @@
 //! and what Lore recorded, with nothing done by hand in between.
 
 use std::path::Path;
-use std::time::Duration;
 
 use lore_e2e::model_stub::{Block, ModelStub};
 use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, default_cache_dir, free_port};
@@ -220,8 +219,7 @@ async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_rec
 
     // What Lore recorded, once the sidecar has shipped it.
     let pool = &database.pool;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
+    lore_e2e::eventually(|| async {
         let resolved: i64 = sqlx::query_scalar(
             "SELECT count(*) FROM qa_failure_resolutions r JOIN qa_failures f USING (failure_id) WHERE f.session_id = $1",
         )
@@ -229,16 +227,10 @@ async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_rec
         .fetch_one(pool)
         .await
         .unwrap();
-        let status: Option<String> = sqlx::query_scalar("SELECT status FROM sessions WHERE session_id = $1")
-            .bind(session)
-            .fetch_optional(pool)
-            .await
-            .unwrap();
-        if (resolved == 1 && status.as_deref() == Some("ended")) || tokio::time::Instant::now() > deadline {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+        let ended = lore_e2e::session_state(pool, session).await.is_some_and(|(status, _)| status == "ended");
+        (resolved == 1 && ended).then_some(())
+    })
+    .await;
     let rejects = std::fs::read_to_string(spool.path().join("rejects.jsonl")).unwrap_or_default();
     assert!(rejects.is_empty(), "the server refused spooled writes: {rejects}");
 
@@ -304,12 +296,7 @@ async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_rec
     assert_eq!(leaked, 0);
 
     // The session ended, with the agent's last answer as its summary.
-    let (status, summary): (String, String) =
-        sqlx::query_as("SELECT status, summary FROM sessions WHERE session_id = $1")
-            .bind(session)
-            .fetch_one(pool)
-            .await
-            .unwrap();
+    let (status, summary) = lore_e2e::session_state(pool, session).await.expect("the session is stored");
     assert_eq!(status, "ended");
     assert!(summary.starts_with("Fixed: divide raises ValueError"), "{summary}");
 

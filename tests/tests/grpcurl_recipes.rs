@@ -22,7 +22,7 @@ const README_ADDRESS: &str = "127.0.0.1:50051";
 const CHECKS: &[(&str, &[&str], &[&str])] = &[
     (
         "which services are there",
-        &["lore.v1.ActionService", "lore.v1.KnowledgeService", "lore.v1.QaLearningService"],
+        &["lore.v1.ActionService", "lore.v1.KnowledgeService", "lore.v1.QaLearningService", "lore.v1.AgentService"],
         &[],
     ),
     ("what an action is, with the documentation of each field", &["lore.v1.Action is a message", "occurred_at"], &[]),
@@ -35,6 +35,11 @@ const CHECKS: &[(&str, &[&str], &[&str])] = &[
     ("search the lessons learned for a problem", &["Flaky test: retry the database connection"], &[]),
     ("the QA dashboard: failures, top patterns, whether warnings worked", &["\"failures\": \"1\""], &[]),
     ("the recurring failure patterns", &["database connection refused", "\"occurrenceCount\": \"1\""], &[]),
+    (
+        "what agent-7 should know before it fixes the flaky test (a briefing, as markdown too)",
+        &["\"markdown\": \"# Lore briefing (project lore)", "Flaky test: retry the database connection", "{session}"],
+        &[],
+    ),
 ];
 
 /// The recipes of the README's section: each `# question` comment and the

@@ -205,25 +205,19 @@ async fn codex_hooks_record_the_session_a_failing_check_and_its_fix_through_the_
 
     let session = lore_session_id(AgentKind::Codex, &agent_session);
     let pool = &database.pool;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    let (mut status, mut outcome) = (None::<String>, None::<(String, Vec<String>)>);
-    while tokio::time::Instant::now() < deadline && (status.as_deref() != Some("ended") || outcome.is_none()) {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        status = sqlx::query_scalar("SELECT status FROM sessions WHERE session_id = $1")
-            .bind(session)
-            .fetch_optional(pool)
-            .await
-            .unwrap();
-        outcome = sqlx::query_as(
+    let fixed = lore_e2e::eventually(|| async {
+        let ended = lore_e2e::session_state(pool, session).await.is_some_and(|(status, _)| status == "ended");
+        let fix: Option<(String, Vec<String>)> = sqlx::query_as(
             "SELECT a.outcome, a.files_changed FROM qa_fix_attempts a JOIN qa_failures f USING (failure_id) WHERE f.session_id = $1",
         )
         .bind(session)
         .fetch_optional(pool)
         .await
         .unwrap();
-    }
-    assert_eq!(status.as_deref(), Some("ended"), "{}", log(state.path()));
-    assert_eq!(outcome, Some(("success".to_owned(), vec!["src/lib.rs".to_owned()])), "{}", log(state.path()));
+        fix.filter(|_| ended)
+    })
+    .await;
+    assert_eq!(fixed, Some(("success".to_owned(), vec!["src/lib.rs".to_owned()])), "{}", log(state.path()));
     let (supervisor, agent_id): (String, String) =
         sqlx::query_as("SELECT supervisor_type, agent_id FROM sessions WHERE session_id = $1")
             .bind(session)

@@ -108,16 +108,14 @@ async fn the_official_python_sdk_calls_every_tool_over_stdio_and_http_and_writes
     }
     let wait_for = |sql: &'static str, id: Value| {
         let pool = database.pool.clone();
+        let id = Uuid::parse_str(id.as_str().unwrap()).unwrap();
         async move {
-            let id = Uuid::parse_str(id.as_str().unwrap()).unwrap();
-            for _ in 0..300 {
+            lore_e2e::eventually(|| async {
                 let found: i64 = sqlx::query_scalar(sql).bind(id).fetch_one(&pool).await.unwrap();
-                if found > 0 {
-                    return found;
-                }
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            0
+                (found > 0).then_some(found)
+            })
+            .await
+            .unwrap_or(0)
         }
     };
     assert_eq!(
@@ -156,12 +154,7 @@ async fn the_official_python_sdk_calls_every_tool_over_stdio_and_http_and_writes
         .await
         .unwrap();
     assert_eq!(leaked, 0);
-    let (status, summary): (String, String) =
-        sqlx::query_as("SELECT status, summary FROM sessions WHERE session_id = $1")
-            .bind(session)
-            .fetch_one(&database.pool)
-            .await
-            .unwrap();
+    let (status, summary) = lore_e2e::session_state(&database.pool, session).await.expect("the session is stored");
     assert_eq!((status.as_str(), summary.as_str()), ("ended", "the MCP client disconnected"));
 
     // The server goes away: writes still succeed through the sidecar.
@@ -186,4 +179,56 @@ async fn the_official_python_sdk_calls_every_tool_over_stdio_and_http_and_writes
     }
     let rejects = std::fs::read_to_string(spool.path().join("rejects.jsonl")).unwrap_or_default();
     assert!(rejects.is_empty(), "{rejects}");
+}
+
+/// The status line of a raw HTTP POST of an MCP `initialize` to `address`.
+async fn post_initialize(address: &str, authorization: Option<&str>) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let header = authorization.map(|value| format!("Authorization: {value}\r\n")).unwrap_or_default();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{header}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = vec![0; 512];
+    let read = stream.read(&mut answer).await.unwrap();
+    String::from_utf8_lossy(&answer[..read]).lines().next().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn mcp_over_http_off_loopback_requires_its_bearer_token() {
+    let database = TestDatabase::new().await.unwrap();
+    let server = ServerProcess::start(ServerOptions::with_database(&database.url)).await.unwrap();
+    let spool = tempfile::tempdir_in(default_cache_dir()).unwrap();
+
+    // Reachable from other machines without a token: refused at start.
+    let mut refused = tokio::process::Command::new(lore_e2e::workspace_binary("lore-sidecar"));
+    refused.args([
+        "--listen",
+        "127.0.0.1:0",
+        "--server",
+        &server.endpoint(),
+        "--mcp-listen",
+        "0.0.0.0:0",
+        "--spool-dir",
+    ]);
+    let output = refused.arg(spool.path().join("refused")).output().await.unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("give --mcp-token"), "{output:?}");
+
+    let token = "mcp-token-of-this-machine-0123456789";
+    let sidecar = ServerProcess::start_sidecar(
+        &server.endpoint(),
+        spool.path(),
+        &["--mcp-listen", "0.0.0.0:0", "--mcp-token", token, "--mcp-project", "calc"],
+    )
+    .await
+    .unwrap();
+    let bound = sidecar.logged_addr("lore-sidecar serving MCP at /mcp").expect("the MCP endpoint");
+    let address = bound.replace("0.0.0.0", "127.0.0.1");
+    assert!(post_initialize(&address, None).await.contains(" 401 "), "no token");
+    assert!(post_initialize(&address, Some("Bearer not-the-token")).await.contains(" 401 "), "a wrong token");
+    assert!(post_initialize(&address, Some(&format!("Bearer {token}"))).await.contains(" 200 "), "the token");
 }

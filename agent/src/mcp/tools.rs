@@ -497,12 +497,7 @@ async fn search_lessons(args: SearchArgs, context: &ToolContext<'_>) -> Result<T
             "summary": entry.summary,
             "score": hit.score,
             "why": why_found(hit),
-            "best_fix": hit.best_solution.as_ref().map(|solution| json!({
-                "solution_id": solution.solution_id,
-                "description": solution.description,
-                "success_rate": solution.success_rate,
-                "times_applied": solution.times_applied,
-            })),
+            "best_fix": hit.best_solution.as_ref().map(solution_json),
         }));
     }
     if found.degraded {
@@ -524,6 +519,19 @@ fn one_line(text: &str, max_chars: usize) -> String {
     } else {
         format!("{}…", folded.chars().take(max_chars).collect::<String>())
     }
+}
+
+/// A solution and its record, as JSON (also what `lore entry show --json`
+/// prints).
+pub fn solution_json(solution: &proto::Solution) -> Value {
+    json!({
+        "solution_id": solution.solution_id,
+        "description": solution.description,
+        "times_applied": solution.times_applied,
+        "times_successful": solution.times_successful,
+        "success_rate": solution.success_rate,
+        "avg_resolution_minutes": solution.avg_resolution_minutes,
+    })
 }
 
 // ---- get_lesson ----
@@ -624,14 +632,7 @@ async fn get_lesson(args: GetLessonArgs, context: &ToolContext<'_>) -> Result<To
         "summary": entry.summary,
         "body": entry.body,
         "tags": entry.tags,
-        "solutions": solutions.iter().map(|solution| json!({
-            "solution_id": solution.solution_id,
-            "description": solution.description,
-            "times_applied": solution.times_applied,
-            "times_successful": solution.times_successful,
-            "success_rate": solution.success_rate,
-            "avg_resolution_minutes": solution.avg_resolution_minutes,
-        })).collect::<Vec<_>>(),
+        "solutions": solutions.iter().map(solution_json).collect::<Vec<_>>(),
         "prevention_checklist": checklist,
         "applications": found.effectiveness.as_ref().map(|effectiveness| effectiveness.applications),
         "success_rate": found.effectiveness.as_ref().map(|effectiveness| effectiveness.success_rate),

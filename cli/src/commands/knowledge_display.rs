@@ -51,16 +51,7 @@ pub fn solution_line(solution: &proto::Solution) -> String {
     )
 }
 
-pub fn solution_json(solution: &proto::Solution) -> serde_json::Value {
-    serde_json::json!({
-        "solution_id": solution.solution_id,
-        "description": solution.description,
-        "times_applied": solution.times_applied,
-        "times_successful": solution.times_successful,
-        "success_rate": solution.success_rate,
-        "avg_resolution_minutes": solution.avg_resolution_minutes,
-    })
-}
+pub use lore_agent::mcp::tools::solution_json;
 
 /// An entry's solutions, whatever its kind.
 fn solutions(entry: &proto::Entry) -> &[proto::Solution] {

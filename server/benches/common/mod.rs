@@ -2,6 +2,8 @@
 // Each benchmark uses a part of this module.
 #![allow(dead_code)]
 
+pub mod failures;
+
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;

@@ -1,5 +1,8 @@
 //! An in-process server for integration tests and benchmarks: the real gRPC
-//! stack on a port of its own, over a fresh migrated database.
+//! stack on a port of its own, over a fresh migrated database; and the data
+//! the benchmarks load ([`corpus`]).
+
+pub mod corpus;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -130,4 +133,34 @@ pub fn bench_action(session: &lore_proto::v1::Session, index: usize) -> lore_pro
         }),
         ..Default::default()
     }
+}
+
+/// An agent's session that ended (its network lost) after a few actions
+/// and a validation that failed with `error`: what a briefing of the
+/// agent's next session starts from.
+pub async fn seed_failed_session(channel: Channel, project: &str, agent: &str, error: &str) {
+    let mut actions = lore_proto::v1::action_service_client::ActionServiceClient::new(channel);
+    let start =
+        lore_proto::v1::StartSessionRequest { project: project.into(), agent_id: agent.into(), ..Default::default() };
+    let session = actions.start_session(start).await.expect("start").into_inner().session.expect("session");
+    let mut steps: Vec<lore_proto::v1::Action> = (0..10).map(|index| bench_action(&session, index)).collect();
+    steps.push(lore_proto::v1::Action {
+        session_id: session.session_id.clone(),
+        project: project.into(),
+        action_type: "validate".into(),
+        category: "tests".into(),
+        outcome: lore_proto::v1::Outcome::Failure as i32,
+        error: error.into(),
+        occurred_at: Some(crate::grpc::convert::to_timestamp(chrono::Utc::now())),
+        ..Default::default()
+    });
+    for action in steps {
+        actions.log_action(lore_proto::v1::LogActionRequest { action: Some(action) }).await.expect("log");
+    }
+    let end = lore_proto::v1::EndSessionRequest {
+        session_id: session.session_id,
+        reason: lore_proto::v1::EndReason::NetworkDisconnect as i32,
+        summary: String::new(),
+    };
+    actions.end_session(end).await.expect("end");
 }

@@ -1,0 +1,205 @@
+//! What Lore costs an agent (`make bench`): each hook's wall time as a whole
+//! process, spawned and fed its JSON the way Claude Code does, with 10,000
+//! entries in the project; and the MCP tool-call overhead over the direct
+//! gRPC call on the same route (through the sidecar).
+//!
+//! Baselines in the same run, interleaved round by round with what they
+//! are compared to: spawning `/bin/true` and `lore --version` (what any
+//! hook process costs before it does anything), and the direct gRPC calls
+//! the MCP tools make.
+//!
+//! `cargo build --release --workspace --bins` first (make bench does).
+
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use hdrhistogram::Histogram;
+use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, default_cache_dir};
+use lore_proto::v1 as proto;
+use lore_proto::v1::action_service_client::ActionServiceClient;
+use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
+use lore_server::config::Config;
+use lore_server::knowledge::embed;
+use lore_server::testing::corpus::{Corpus, base_vectors, fill};
+use rmcp::ServiceExt as _;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::{ConfigureCommandExt as _, TokioChildProcess};
+use serde_json::json;
+
+const PROJECT: &str = "bench-agent";
+const AGENT: &str = "bench-agent-1";
+const ENTRIES: usize = 10_000;
+const HOOK_ROUNDS: usize = 200;
+const MCP_CALLS: usize = 300;
+const WARMUP: usize = 10;
+
+fn histogram() -> Histogram<u64> {
+    Histogram::<u64>::new(3).expect("histogram")
+}
+
+fn millis(histogram: &Histogram<u64>, quantile: f64) -> f64 {
+    histogram.value_at_quantile(quantile) as f64 / 1000.0
+}
+
+fn row(name: &str, histogram: &Histogram<u64>) {
+    println!("| {name} | {:.2} ms | {:.2} ms |", millis(histogram, 0.5), millis(histogram, 0.99));
+}
+
+/// Spawns `program args`, writes `stdin`, waits: the wall time an agent
+/// waits for a hook.
+fn timed_process(program: &std::path::Path, args: &[&str], stdin: &[u8], env: &[(&str, String)]) -> u64 {
+    let begin = Instant::now();
+    let mut child = Command::new(program)
+        .args(args)
+        .envs(env.iter().map(|(key, value)| (*key, value.as_str())))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let _ = child.stdin.take().expect("stdin").write_all(stdin);
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "{program:?} {args:?} exited {status:?}");
+    begin.elapsed().as_micros() as u64
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let database = TestDatabase::new().await.unwrap();
+        let server = ServerProcess::start(ServerOptions::with_database(&database.url)).await.unwrap();
+        let spool = tempfile::tempdir_in(default_cache_dir()).unwrap();
+        let sidecar = ServerProcess::start_sidecar(&server.endpoint(), spool.path(), &[]).await.unwrap();
+        let embedder = embed::from_config(&Config::default().knowledge.embedding, &default_cache_dir())
+            .expect("the local model (`make tools`)");
+        let corpus = Corpus::load();
+        let bases = base_vectors(&corpus, &embedder).await;
+        fill(&database.pool, PROJECT, &corpus, embedder.model(), &bases, 0, ENTRIES).await;
+        let error = "AssertionError: read the file line by line returned 2 lines, expected 3";
+        lore_server::testing::seed_failed_session(server.channel().await, PROJECT, AGENT, error).await;
+        println!("# What Lore costs an agent ({} cores)", std::thread::available_parallelism().map_or(0, |n| n.get()));
+
+        // ---- hooks, each a whole process ----
+        let lore = lore_e2e::workspace_binary("lore");
+        let state = tempfile::tempdir().unwrap();
+        let repo = tempfile::tempdir().unwrap();
+        let cwd = repo.path().display().to_string();
+        let env = [
+            ("LORE_SIDECAR", sidecar.endpoint()),
+            ("LORE_SERVER", server.endpoint()),
+            ("LORE_STATE_DIR", state.path().display().to_string()),
+            ("LORE_AGENT_ID", AGENT.to_owned()),
+            ("LORE_PROJECT", PROJECT.to_owned()),
+        ];
+        let working = "0193b1c2-0000-7000-8000-000000000001";
+        let input = |event: &str, session: &str, extra: serde_json::Value| {
+            let mut input = json!({"session_id": session, "cwd": cwd, "hook_event_name": event});
+            input.as_object_mut().unwrap().extend(extra.as_object().cloned().unwrap_or_default());
+            input.to_string().into_bytes()
+        };
+        let read = input("PostToolUse", working, json!({"tool_name": "Read", "tool_input": {"file_path": format!("{cwd}/src/lib.rs")}, "tool_response": {"type": "text"}, "duration_ms": 3}));
+        let failing = input(
+            "PostToolUseFailure",
+            working,
+            json!({"tool_name": "Bash", "tool_input": {"command": "cargo test"}, "error": "Exit code 101\ntest parse ... FAILED\nthread 'parse' panicked at src/lib.rs:9:5", "duration_ms": 900}),
+        );
+        let prompt = input("UserPromptSubmit", working, json!({"prompt": "read the file line by line and count the lines"}));
+        let stop = input("Stop", working, json!({"last_assistant_message": "Done."}));
+        let true_binary = std::path::Path::new("/bin/true");
+        let rows: [(&str, &str); 7] = [
+            ("baseline: /bin/true, spawned and waited", ""),
+            ("baseline: lore --version", ""),
+            ("post-tool-use (a Read, logged through the sidecar)", "post-tool-use"),
+            ("post-tool-use (a failing cargo test: logged and captured)", "post-tool-use"),
+            ("session-start (a new session: start, briefing with 10,000 entries)", "session-start"),
+            ("user-prompt-submit (briefing for the prompt, given items left out)", "user-prompt-submit"),
+            ("stop (the session ends)", "stop"),
+        ];
+        let mut latencies: Vec<Histogram<u64>> = rows.iter().map(|_| histogram()).collect();
+        for round in 0..HOOK_ROUNDS + WARMUP {
+            let fresh = format!("0193b1c2-0000-7000-9000-{round:012}");
+            let start = input("SessionStart", &fresh, json!({"source": "startup"}));
+            let runs: [(&std::path::Path, Vec<&str>, &[u8]); 7] = [
+                (true_binary, vec![], b""),
+                (&lore, vec!["--version"], b""),
+                (&lore, vec!["hook", "post-tool-use"], &read),
+                (&lore, vec!["hook", "post-tool-use"], &failing),
+                (&lore, vec!["hook", "session-start"], &start),
+                (&lore, vec!["hook", "user-prompt-submit"], &prompt),
+                (&lore, vec!["hook", "stop"], &stop),
+            ];
+            for (index, (program, args, stdin)) in runs.iter().enumerate() {
+                let took = timed_process(program, args, stdin, &env);
+                if round >= WARMUP {
+                    latencies[index].record(took).unwrap();
+                }
+            }
+        }
+        let log = std::fs::read_to_string(state.path().join("hooks.log")).unwrap_or_default();
+        let over_budget = log.lines().filter(|line| line.contains("gave up after its budget")).count();
+        println!("\n## Hooks as whole processes, {HOOK_ROUNDS} rounds, {ENTRIES} entries, through a sidecar\n");
+        println!("| hook | p50 | p99 |\n|---|---:|---:|");
+        for ((name, _), histogram) in rows.iter().zip(&latencies) {
+            row(name, histogram);
+        }
+        println!("\nHook runs that gave up at their budget: {over_budget}; other problems logged: {}.", log.lines().count() - over_budget);
+
+        // ---- MCP over stdio against the direct gRPC call, same route ----
+        let transport = TokioChildProcess::new(tokio::process::Command::new(&lore).configure(|command| {
+            command.args(["mcp", "--project", PROJECT]).envs(env.iter().map(|(key, value)| (*key, value.as_str())));
+        }))
+        .unwrap();
+        let mcp = ().serve(transport).await.expect("lore mcp starts");
+        let mut knowledge = KnowledgeServiceClient::new(sidecar.channel().await);
+        let mut actions = ActionServiceClient::new(sidecar.channel().await);
+        let session = lore_e2e::start_session(&mut actions, PROJECT, AGENT).await;
+        let (mut mcp_search, mut grpc_search, mut mcp_log, mut grpc_log) = (histogram(), histogram(), histogram(), histogram());
+        for call in 0..MCP_CALLS + WARMUP {
+            let question = corpus.questions[call % corpus.questions.len()].clone();
+            let arguments = json!({"query": question, "limit": 5}).as_object().cloned().unwrap();
+            let begin = Instant::now();
+            let result = mcp.call_tool(CallToolRequestParams::new("search_lessons").with_arguments(arguments)).await.unwrap();
+            let mcp_took = begin.elapsed().as_micros() as u64;
+            assert_ne!(result.is_error, Some(true), "{result:?}");
+            let request = proto::SearchRequest {
+                project: PROJECT.into(),
+                query: Some(proto::SearchQuery { text: question, limit: 5, ..Default::default() }),
+            };
+            let begin = Instant::now();
+            knowledge.search(request).await.unwrap();
+            let grpc_took = begin.elapsed().as_micros() as u64;
+
+            let arguments = json!({"action_type": "note", "outcome": "success", "summary": format!("step {call}")});
+            let begin = Instant::now();
+            mcp.call_tool(CallToolRequestParams::new("log_action").with_arguments(arguments.as_object().cloned().unwrap()))
+                .await
+                .unwrap();
+            let mcp_log_took = begin.elapsed().as_micros() as u64;
+            let action = lore_server::testing::bench_action(&session, call);
+            let begin = Instant::now();
+            actions.log_action(proto::LogActionRequest { action: Some(action) }).await.unwrap();
+            let grpc_log_took = begin.elapsed().as_micros() as u64;
+            if call >= WARMUP {
+                mcp_search.record(mcp_took).unwrap();
+                grpc_search.record(grpc_took).unwrap();
+                mcp_log.record(mcp_log_took).unwrap();
+                grpc_log.record(grpc_log_took).unwrap();
+            }
+        }
+        mcp.cancel().await.unwrap();
+        println!("\n## MCP tool calls over stdio vs the direct gRPC call through the same sidecar, {MCP_CALLS} calls, one client\n");
+        println!("| call | p50 | p99 |\n|---|---:|---:|");
+        row("MCP search_lessons (5 hits; the call also recorded as an action)", &mcp_search);
+        row("baseline: gRPC Search through the sidecar (5 hits)", &grpc_search);
+        row("MCP log_action (the action and the call's own record: two spooled writes)", &mcp_log);
+        row("baseline: gRPC LogAction through the sidecar", &grpc_log);
+        println!(
+            "\nMCP overhead at p50: search_lessons +{:.2} ms ({:.2}x), log_action +{:.2} ms ({:.2}x).",
+            millis(&mcp_search, 0.5) - millis(&grpc_search, 0.5),
+            millis(&mcp_search, 0.5) / millis(&grpc_search, 0.5),
+            millis(&mcp_log, 0.5) - millis(&grpc_log, 0.5),
+            millis(&mcp_log, 0.5) / millis(&grpc_log, 0.5),
+        );
+    });
+}
