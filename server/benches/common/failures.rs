@@ -171,7 +171,7 @@ pub async fn fill_patterns(server: &TestServer, project: &str, patterns: usize, 
         (patterns * 2) as f64 / elapsed.as_secs_f64(),
         super::millis(&latencies, 0.5),
     );
-    assert!(patterns as usize >= patterns * 95 / 100, "the generated shapes should stay apart: {stored} patterns");
+    assert!(stored as usize >= patterns * 95 / 100, "the generated shapes should stay apart: {stored} patterns");
     // Autovacuum analyzes tables this size within a minute or two of such a
     // load; measuring before it would measure plans made without any
     // statistics (the planner then walks every pattern of the project).
