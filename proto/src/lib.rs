@@ -19,3 +19,7 @@ pub mod v1 {
 pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/lore_descriptor.bin"));
 
 pub use auth::DEV_TOKEN_FILE;
+
+/// Response metadata of a write lore-sidecar spooled on its disk rather
+/// than one the server processed: `x-lore-spooled: true`.
+pub const SPOOLED_METADATA: &str = "x-lore-spooled";

@@ -16,7 +16,6 @@ use lore_proto::v1::action_service_server::ActionService;
 use lore_sanitize::Sanitizer;
 
 use crate::entry::{SpoolEntry, Write};
-use crate::learning_api::SPOOLED_HEADER;
 use crate::spool::{Spool, SpoolError};
 
 /// Actions per Ingest batch, as on the server.
@@ -44,7 +43,7 @@ impl LocalApi {
 /// the server processed.
 pub(crate) fn spooled<T>(answer: T) -> Response<T> {
     let mut response = Response::new(answer);
-    response.metadata_mut().insert(SPOOLED_HEADER, tonic::metadata::MetadataValue::from_static("true"));
+    response.metadata_mut().insert(lore_proto::SPOOLED_METADATA, tonic::metadata::MetadataValue::from_static("true"));
     response
 }
 

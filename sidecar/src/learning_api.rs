@@ -35,9 +35,6 @@ use crate::api::forward;
 use crate::entry::Write;
 use crate::spool::Spool;
 
-/// Response metadata of a write the sidecar spooled.
-pub const SPOOLED_HEADER: &str = "x-lore-spooled";
-
 /// The sidecar's QaLearningService, KnowledgeService and AgentService.
 #[derive(Clone)]
 pub struct LearningApi {

@@ -269,7 +269,9 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
         .add_service(AgentServiceServer::new(learning))
         .add_service(lore_proto::v1::sidecar_service_server::SidecarServiceServer::new(status))
         .serve_with_incoming_shutdown(
-            tonic::transport::server::TcpIncoming::from(listener),
+            // Without it, a short-lived client (a hook process) waits out
+            // Nagle and a delayed ACK (40 ms) on its few small messages.
+            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),
             until_stopping(stopping.clone()),
         )
         .await?;

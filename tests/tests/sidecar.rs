@@ -643,7 +643,10 @@ async fn failures_fixes_and_lessons_recorded_during_an_outage_arrive_once_in_ord
         })
         .await
         .unwrap();
-    assert_eq!(captured.metadata().get("x-lore-spooled").and_then(|value| value.to_str().ok()), Some("true"));
+    assert_eq!(
+        captured.metadata().get(lore_proto::SPOOLED_METADATA).and_then(|value| value.to_str().ok()),
+        Some("true")
+    );
     let failure_id = captured.into_inner().ack.unwrap().id;
     for (number, outcome) in [(1, proto::FixOutcome::Failure), (2, proto::FixOutcome::Success)] {
         qa.record_fix_attempt(proto::RecordFixAttemptRequest {

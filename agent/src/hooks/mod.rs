@@ -160,7 +160,7 @@ pub fn run(args: HookArgs, mut address: LoreAddress) -> ExitCode {
             tokio::time::timeout(budget, async {
                 let bytes = read_stdin(budget).await?;
                 let input = HookInput::parse(&bytes).map_err(AgentError::Setup)?;
-                handle(&args, &address, input, &log).await
+                handle(&args, &address, input, budget, &log).await
             })
             .await
         });
@@ -212,6 +212,7 @@ async fn handle(
     args: &HookArgs,
     address: &LoreAddress,
     input: HookInput,
+    budget: Duration,
     log: &HookLog,
 ) -> Result<Option<String>, AgentError> {
     let agent_session = if input.session_id.trim().is_empty() {
@@ -225,7 +226,6 @@ async fn handle(
         if input.cwd.is_empty() { std::env::current_dir().unwrap_or_default() } else { PathBuf::from(&input.cwd) };
     let identity = Identity::resolve(args.project.as_deref(), args.agent_id.as_deref(), args.agent, &dir);
     let session_id = lore_session_id(args.agent, &agent_session);
-    let budget = args.budget_ms.map_or(args.event.default_budget(), Duration::from_millis);
     // A sidecar that is not running refuses at once; one that hangs must
     // leave time for the server.
     let connection = address.connect((budget / 3).min(Duration::from_millis(500))).await?;
@@ -354,11 +354,13 @@ impl Hook<'_> {
             return Ok(());
         }
         let failed = input.tool_failed();
-        let checks = self.checks()?;
-        let check = if record::is_shell(&input.tool_name) && !input.is_interrupt {
-            input.command().and_then(|command| checks.check_of(command).map(|check| (check, checks::fold(command))))
-        } else {
-            None
+        // Only a shell command can be a check: the patterns are compiled
+        // for it alone, not for every Read.
+        let check = match input.command() {
+            Some(command) if record::is_shell(&input.tool_name) && !input.is_interrupt => {
+                self.checks()?.check_of(command).map(|check| (check, checks::fold(command)))
+            }
+            _ => None,
         };
         let edited = record::edited_files(input);
         let mut locked = self.state().await?;

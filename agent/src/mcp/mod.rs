@@ -15,7 +15,10 @@
 //! `x-lore-agent-id` / `?agent=`), and the agent session's Lore session
 //! (`CLAUDE_CODE_SESSION_ID` for stdio, the `x-lore-session-id` header for
 //! HTTP). Without one, the server starts a session of its own at the first
-//! call and ends it when the client leaves.
+//! call: over stdio it ends it when the client leaves; over HTTP, where
+//! clients come and go per request, one such session per project and agent
+//! lasts as long as the sidecar, and the server's sweep marks it
+//! disconnected when it goes quiet.
 
 pub mod http;
 pub mod tools;
@@ -219,9 +222,10 @@ impl LoreMcp {
         }
     }
 
-    /// Records the call as a `tool_call` action of the speaker's session.
-    /// Best effort: a record that cannot be written must not turn a good
-    /// answer into an error.
+    /// Records the call as a `tool_call` action of the speaker's session,
+    /// the way the call went (no new connection: with Lore unreachable the
+    /// model must not wait twice). Best effort: a record that cannot be
+    /// written must not turn a good answer into an error.
     async fn record(
         &self,
         speaker: &Speaker,
@@ -230,7 +234,7 @@ impl LoreMcp {
         result: &Result<ToolOutput, AgentError>,
         took: Duration,
     ) {
-        let Ok(connection) = self.connection().await else { return };
+        let Some(connection) = self.state.connection.lock().await.clone() else { return };
         if !speaker.started.load(Ordering::Acquire) {
             return;
         }
@@ -354,10 +358,10 @@ impl ServerHandler for LoreMcp {
             Err(error) => return Ok(tool_error(&error).into()),
         };
         let result = self.run(tool, arguments, &speaker).await;
+        self.record(&speaker, tool, &shown_arguments, &result, started.elapsed()).await;
         if result.as_ref().is_err_and(AgentError::is_unreachable) {
             self.forget_connection().await;
         }
-        self.record(&speaker, tool, &shown_arguments, &result, started.elapsed()).await;
         Ok(match result {
             Ok(output) => {
                 // Some clients (Claude Code) give the model the structured

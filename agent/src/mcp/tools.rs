@@ -238,15 +238,11 @@ fn timestamp_now() -> prost_types::Timestamp {
 
 /// A note for the model when a write waits in the sidecar's spool.
 fn spooled_note(metadata: &tonic::metadata::MetadataMap) -> &'static str {
-    if metadata.get("x-lore-spooled").is_some() {
-        " The sidecar on this machine keeps it and delivers it to the server."
-    } else {
-        ""
-    }
+    if is_spooled(metadata) { " The sidecar on this machine keeps it and delivers it to the server." } else { "" }
 }
 
 fn is_spooled(metadata: &tonic::metadata::MetadataMap) -> bool {
-    metadata.get("x-lore-spooled").is_some()
+    metadata.get(lore_proto::SPOOLED_METADATA).is_some()
 }
 
 // ---- briefing ----
