@@ -85,13 +85,20 @@ fn main() {
         let state = tempfile::tempdir().unwrap();
         let repo = tempfile::tempdir().unwrap();
         let cwd = repo.path().display().to_string();
-        let env = [
-            ("LORE_SIDECAR", sidecar.endpoint()),
-            ("LORE_SERVER", server.endpoint()),
-            ("LORE_STATE_DIR", state.path().display().to_string()),
-            ("LORE_AGENT_ID", AGENT.to_owned()),
-            ("LORE_PROJECT", PROJECT.to_owned()),
-        ];
+        let env_of = |agent: &str| {
+            [
+                ("LORE_SIDECAR", sidecar.endpoint()),
+                ("LORE_SERVER", server.endpoint()),
+                ("LORE_STATE_DIR", state.path().display().to_string()),
+                ("LORE_AGENT_ID", agent.to_owned()),
+                ("LORE_PROJECT", PROJECT.to_owned()),
+            ]
+        };
+        // Each session start is a new session of the agent whose last
+        // session failed (so its briefing searches); the other hooks work
+        // in one session of another agent, so they do not become that last
+        // session.
+        let (starting, working_env) = (env_of(AGENT), env_of("bench-agent-worker"));
         let working = "0193b1c2-0000-7000-8000-000000000001";
         let input = |event: &str, session: &str, extra: serde_json::Value| {
             let mut input = json!({"session_id": session, "cwd": cwd, "hook_event_name": event});
@@ -130,7 +137,8 @@ fn main() {
                 (&lore, vec!["hook", "stop"], &stop),
             ];
             for (index, (program, args, stdin)) in runs.iter().enumerate() {
-                let took = timed_process(program, args, stdin, &env);
+                let env = if args.contains(&"session-start") { &starting } else { &working_env };
+                let took = timed_process(program, args, stdin, env);
                 if round >= WARMUP {
                     latencies[index].record(took).unwrap();
                 }
@@ -147,7 +155,7 @@ fn main() {
 
         // ---- MCP over stdio against the direct gRPC call, same route ----
         let transport = TokioChildProcess::new(tokio::process::Command::new(&lore).configure(|command| {
-            command.args(["mcp", "--project", PROJECT]).envs(env.iter().map(|(key, value)| (*key, value.as_str())));
+            command.args(["mcp", "--project", PROJECT]).envs(working_env.iter().map(|(key, value)| (*key, value.as_str())));
         }))
         .unwrap();
         let mcp = ().serve(transport).await.expect("lore mcp starts");

@@ -301,7 +301,8 @@ impl ActionLog {
         }
     }
 
-    /// The agent's latest session other than `exclude`, if it has one.
+    /// The agent's latest session other than `exclude` that did something,
+    /// if it has one.
     pub async fn previous_session(
         &self,
         scope: &ProjectScope,
@@ -309,7 +310,7 @@ impl ActionLog {
         agent_id: &str,
         exclude: Option<Uuid>,
     ) -> Result<Option<Session>, Error> {
-        let filter = LastSessionFilter { agent_id: Some(agent_id), exclude, ..Default::default() };
+        let filter = LastSessionFilter { agent_id: Some(agent_id), exclude, with_actions: true, ..Default::default() };
         match store::sessions::last(&self.pool, scope, project, &filter).await {
             Ok(session) => Ok(Some(session)),
             Err(Error::NotFound(_)) => Ok(None),

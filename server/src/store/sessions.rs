@@ -175,6 +175,9 @@ pub struct LastSessionFilter<'a> {
     pub supervisor_type: Option<&'a str>,
     /// Not this session (the one a briefing is for).
     pub exclude: Option<Uuid>,
+    /// Only sessions that stored an action: one started and left empty
+    /// says nothing about where the agent stopped.
+    pub with_actions: bool,
 }
 
 /// The most recently started session of `project` matching `filter`.
@@ -190,6 +193,7 @@ pub async fn last(
             AND ($3::text IS NULL OR agent_id = $3)
             AND ($4::text IS NULL OR supervisor_type = $4)
             AND ($5::uuid IS NULL OR session_id <> $5)
+            AND (NOT $6 OR action_count > 0)
           ORDER BY started_at DESC, session_id DESC
           LIMIT 1"
     )))
@@ -198,6 +202,7 @@ pub async fn last(
     .bind(filter.agent_id)
     .bind(filter.supervisor_type)
     .bind(filter.exclude)
+    .bind(filter.with_actions)
     .fetch_optional(pool)
     .await?
     .ok_or_else(|| Error::NotFound(format!("a session of project {project} matching the filter")))?;

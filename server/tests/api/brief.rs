@@ -244,14 +244,20 @@ async fn one_call_brings_the_last_session_the_lessons_and_the_warnings_and_recor
 async fn a_session_with_no_task_yet_is_briefed_on_what_its_last_session_left_unfinished() {
     let server = TestServer::start().await;
     seed_lessons(&server).await;
-    seed_last_session(&server).await;
+    let failed = seed_last_session(&server).await;
+    // A session started since and left empty says nothing: it is passed over.
+    start_session(&server, AGENT).await;
     let briefing = agent(&server)
         .await
         .brief(proto::BriefRequest { project: PROJECT.into(), agent_id: AGENT.into(), ..Default::default() })
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(briefing.lessons.first().map(|lesson| lesson.key.as_str()), Some("PAT-DIV"), "{briefing:?}");
+    assert_eq!(
+        briefing.last_session.and_then(|summary| summary.session).map(|session| session.session_id),
+        Some(failed)
+    );
+    assert_eq!(briefing.lessons.first().map(|lesson| lesson.key.as_str()), Some("PAT-DIV"), "{:?}", briefing.lessons);
     assert!(briefing.markdown.contains("- Unfinished: validation of tests failed"), "{}", briefing.markdown);
 
     // A new agent with nothing behind it and no task gets an empty briefing.
