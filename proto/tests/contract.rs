@@ -95,8 +95,8 @@ fn every_service_rpc_message_field_and_enum_value_has_a_doc_comment() {
 fn the_services_are_in_package_lore_v1() {
     let services: Vec<String> =
         lore_files().iter().flat_map(|file| file.service.iter().map(|service| service.name().to_owned())).collect();
-    assert_eq!(services.len(), 4, "{services:?}");
-    for expected in ["ActionService", "KnowledgeService", "QaLearningService", "SidecarService"] {
+    assert_eq!(services.len(), 5, "{services:?}");
+    for expected in ["ActionService", "AgentService", "KnowledgeService", "QaLearningService", "SidecarService"] {
         assert!(services.iter().any(|service| service == expected), "{expected} missing");
     }
 }

@@ -342,7 +342,8 @@ pub fn now() -> prost_types::Timestamp {
 
 /// Asks `check` every 200 ms until it answers `Some`, for at most a minute
 /// (what a sidecar may take to ship after an outage's backoff); `None` when
-/// it never did.
+/// it never did, which the caller must look at.
+#[must_use = "a wait that timed out says the check never held"]
 pub async fn eventually<T, Fut>(mut check: impl FnMut() -> Fut) -> Option<T>
 where
     Fut: std::future::Future<Output = Option<T>>,

@@ -112,6 +112,11 @@ fn claude(
         .env("LORE_SIDECAR", sidecar)
         .env("LORE_SERVER", server)
         .env("LORE_STATE_DIR", state)
+        // The hooks' default budgets are for release builds on an idle
+        // machine; here they are debug builds beside other tests, and a
+        // post-tool-use hook that gave up would record nothing. Their
+        // times are measured in `make bench`, not here.
+        .env("LORE_HOOK_BUDGET_MS", "4000")
         .env("LORE_AGENT_ID", AGENT)
         .env("LORE_CACHE_DIR", default_cache_dir());
     command
@@ -219,7 +224,7 @@ async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_rec
 
     // What Lore recorded, once the sidecar has shipped it.
     let pool = &database.pool;
-    lore_e2e::eventually(|| async {
+    let shipped = lore_e2e::eventually(|| async {
         let resolved: i64 = sqlx::query_scalar(
             "SELECT count(*) FROM qa_failure_resolutions r JOIN qa_failures f USING (failure_id) WHERE f.session_id = $1",
         )
@@ -233,6 +238,10 @@ async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_rec
     .await;
     let rejects = std::fs::read_to_string(spool.path().join("rejects.jsonl")).unwrap_or_default();
     assert!(rejects.is_empty(), "the server refused spooled writes: {rejects}");
+    assert!(
+        shipped.is_some(),
+        "within a minute, the failing check is resolved by its fix and the session has ended; hook log: {hook_log}"
+    );
 
     let calls: Vec<(String, String, String, Value, String)> = sqlx::query_as(
         "SELECT category, outcome, coalesce(context->>'tool', ''), context, error FROM actions
