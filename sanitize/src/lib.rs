@@ -8,12 +8,19 @@
 //!   case-insensitively on the key with `_`/`-` removed, at any depth, inside
 //!   arrays) becomes `[REDACTED]`. Numbers and booleans stay (`max_tokens: 4096`
 //!   is not a secret).
-//! - **Secret values** anywhere: provider tokens (AWS, GitHub, GitLab, Slack,
-//!   Stripe, OpenAI, SendGrid, npm, PyPI, Telegram, Discord, Mailchimp, JFrog,
-//!   Azure), JWTs, PEM private keys, passwords inside URLs, bearer/basic
-//!   credentials, `key = value` assignments of secret-looking keys, and long
-//!   high-entropy strings. Only the secret part of a string is replaced, so
-//!   `https://user:[REDACTED]@host/path` keeps what helps debugging.
+//! - **Secret values** anywhere, in layers (`redact.rs`): the provider
+//!   formats of a maintained catalog (gitleaks' rules, `catalog.rs`); Lore's
+//!   own formats for what agents' contexts hold (`patterns.rs`: private-key
+//!   blocks, URL passwords, bearer and basic credentials); the values of
+//!   secret-named keys in env, shell-flag, YAML, TOML, JSON, XML, HCL,
+//!   Makefile and Gradle syntax (`assignments.rs`); and long random tokens
+//!   that are not digests or data (`entropy.rs`). Placeholders, references
+//!   and the names of secrets are spared (`placeholders.rs`). Only the
+//!   secret part of a string is replaced, so `https://user:[REDACTED]@host/path`
+//!   keeps what helps debugging.
+//! - **Personal data** (`personal.rs`): card numbers (Luhn), IBANs
+//!   (mod-97), US and UK national ids, e-mail addresses and phone numbers,
+//!   each class switchable (`PersonalData`).
 //! - **Limits**: strings longer than `max_string_chars` are cut and marked
 //!   `... [TRUNCATED]`; NUL bytes (which PostgreSQL rejects in text and JSON)
 //!   are removed from keys and strings; -0.0 becomes 0 (PostgreSQL's numeric
@@ -24,13 +31,35 @@
 
 #![forbid(unsafe_code)]
 
+mod assignments;
+mod catalog;
+mod entropy;
+mod keys;
 mod patterns;
+mod personal;
+mod placeholders;
+mod redact;
 
 use std::borrow::Cow;
 
 use serde_json::Value;
 
-pub use patterns::looks_like_placeholder;
+pub use personal::PersonalData;
+pub use placeholders::looks_like_placeholder;
+
+/// The rule catalog in use: how many rules, and which of its rules do not
+/// apply to an action's context (with why). Compiles it on first use, so a
+/// server that calls this at start pays that once, up front.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogSummary {
+    pub rules: usize,
+    pub unused: Vec<(String, String)>,
+}
+
+pub fn catalog_summary() -> CatalogSummary {
+    let catalog = catalog::compiled();
+    CatalogSummary { rules: catalog.len(), unused: catalog.skipped.clone() }
+}
 
 /// Marker that replaces a secret.
 pub const REDACTED: &str = "[REDACTED]";
@@ -46,11 +75,13 @@ pub const DEFAULT_MAX_STRING_CHARS: usize = 1000;
 pub struct SanitizeConfig {
     /// Strings longer than this many characters are truncated.
     pub max_string_chars: usize,
+    /// The classes of personal data redacted.
+    pub personal: PersonalData,
 }
 
 impl Default for SanitizeConfig {
     fn default() -> Self {
-        Self { max_string_chars: DEFAULT_MAX_STRING_CHARS }
+        Self { max_string_chars: DEFAULT_MAX_STRING_CHARS, personal: PersonalData::default() }
     }
 }
 
@@ -77,7 +108,6 @@ impl Report {
 #[derive(Debug, Clone)]
 pub struct Sanitizer {
     config: SanitizeConfig,
-    patterns: &'static patterns::Patterns,
 }
 
 impl Default for Sanitizer {
@@ -88,7 +118,7 @@ impl Default for Sanitizer {
 
 impl Sanitizer {
     pub fn new(config: SanitizeConfig) -> Self {
-        Self { config, patterns: patterns::compiled() }
+        Self { config }
     }
 
     pub fn config(&self) -> &SanitizeConfig {
@@ -137,7 +167,7 @@ impl Sanitizer {
                     }
                 }
                 for (key, entry) in map.iter_mut() {
-                    let secret = under_secret_key || self.patterns.is_secret_key(key);
+                    let secret = under_secret_key || keys::is_secret_key(key);
                     self.walk(entry, secret, report);
                 }
             }
@@ -156,7 +186,7 @@ impl Sanitizer {
             text = Cow::Owned(text.replace('\0', ""));
             report.nul_bytes_removed = true;
         }
-        let (redacted, redactions) = self.patterns.redact(&text);
+        let (redacted, redactions) = redact::redact(&text, &self.config.personal);
         if redactions > 0 {
             report.redactions += redactions;
             text = Cow::Owned(redacted.into_owned());

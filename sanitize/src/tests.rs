@@ -156,7 +156,7 @@ fn env_var_references_under_secret_keys_are_kept() {
 
 #[test]
 fn long_strings_are_truncated_with_a_marker() {
-    let sanitizer = Sanitizer::new(SanitizeConfig { max_string_chars: 10 });
+    let sanitizer = Sanitizer::new(SanitizeConfig { max_string_chars: 10, ..SanitizeConfig::default() });
     let mut context = json!({"log": "é".repeat(50), "short": "ok"});
     let report = sanitizer.sanitize_value(&mut context);
     assert_eq!(context["log"], json!(format!("{}{TRUNCATED_MARKER}", "é".repeat(10))));
@@ -208,4 +208,93 @@ fn entropy_rule_catches_almost_all_random_tokens() {
         .count();
     let recall = caught as f64 / total as f64;
     assert!(recall >= 0.95, "entropy rule caught {caught} of {total} random tokens ({recall:.3})");
+}
+
+/// The development corpus (tests/data/secrets/corpus): per family, the
+/// positives whose secret did not survive and the negatives left alone.
+#[test]
+fn the_development_corpus_is_redacted_with_high_recall_and_little_over_redaction() {
+    use std::collections::BTreeMap;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/secrets/corpus");
+    let read = |name: &str| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(dir.join(name))
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    };
+    let family = |sample: &serde_json::Value| {
+        let family = sample["family"].as_str().unwrap();
+        family.split('/').next().unwrap().to_owned()
+    };
+    let sanitizer = Sanitizer::new(SanitizeConfig { max_string_chars: 1_000_000, ..SanitizeConfig::default() });
+    let mut figures: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut missed = Vec::new();
+    let (mut caught, mut positives) = (0, 0);
+    for sample in read("positives.jsonl") {
+        let (text, secret) = (sample["text"].as_str().unwrap(), sample["secret"].as_str().unwrap());
+        let (out, _) = sanitizer.sanitize_text(text);
+        let entry = figures.entry(family(&sample)).or_default();
+        entry.1 += 1;
+        positives += 1;
+        if out.contains(secret) {
+            missed.push(format!("{}: {text:?} -> {out:?}", sample["family"]));
+        } else {
+            entry.0 += 1;
+            caught += 1;
+        }
+    }
+    let mut altered = Vec::new();
+    let negatives = read("negatives.jsonl");
+    for sample in &negatives {
+        let text = sample["text"].as_str().unwrap();
+        let (out, _) = sanitizer.sanitize_text(text);
+        if out != text {
+            altered.push(format!("{}: {text:?} -> {out:?}", sample["family"]));
+        }
+    }
+    for (family, (caught, total)) in &figures {
+        eprintln!("{family:24} recall {:.3} ({caught}/{total})", *caught as f64 / *total as f64);
+    }
+    let recall = caught as f64 / positives as f64;
+    let over = altered.len() as f64 / negatives.len() as f64;
+    eprintln!(
+        "recall {recall:.3} ({caught}/{positives}), over-redaction {over:.3} ({}/{})",
+        altered.len(),
+        negatives.len()
+    );
+    eprintln!("missed:\n{}\naltered:\n{}", missed.join("\n"), altered.join("\n"));
+    assert!(recall >= 0.98, "recall {recall:.3}");
+    assert!(over <= 0.10, "over-redaction {over:.3}");
+}
+
+/// Real text agents log that holds no secret: the LogHub samples' log lines
+/// and the CoSQA corpus's Python functions (tests/data). Redaction must
+/// leave them alone; the one CoSQA function it changes holds a literal that
+/// has every sign of a key.
+#[test]
+fn real_logs_and_real_code_survive_unchanged() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data");
+    let sanitizer = Sanitizer::new(SanitizeConfig { max_string_chars: 1_000_000, ..SanitizeConfig::default() });
+    let mut altered = Vec::new();
+    for system in ["Apache", "HDFS", "OpenSSH", "Spark"] {
+        let path = data.join(format!("loghub2k/{system}/{system}_2k.log_structured.csv"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        for line in text.lines().skip(1) {
+            let (out, _) = sanitizer.sanitize_text(line);
+            if out != line {
+                altered.push(format!("{system}: {line}\n  -> {out}"));
+            }
+        }
+    }
+    assert!(altered.is_empty(), "log lines altered:\n{}", altered.join("\n"));
+    let corpus = std::fs::read_to_string(data.join("retrieval/cosqa/corpus.jsonl")).unwrap();
+    let functions: Vec<String> = corpus
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap()["text"].as_str().unwrap().to_owned())
+        .collect();
+    let changed: Vec<&String> =
+        functions.iter().filter(|function| sanitizer.sanitize_text(function).0 != **function).collect();
+    assert!(functions.len() > 6000);
+    assert!(changed.len() <= 1, "{} of {} functions altered: {changed:#?}", changed.len(), functions.len());
 }

@@ -55,6 +55,7 @@ const ENV_TOP_LEVEL_KEYS: &[&str] = &[
     "auth",
     "tool_calls",
     "actions",
+    "redaction",
     "retention",
     "knowledge",
     "qa",
@@ -82,6 +83,7 @@ pub struct Config {
     pub auth: AuthConfig,
     pub tool_calls: ToolCallsConfig,
     pub actions: ActionsConfig,
+    pub redaction: RedactionConfig,
     pub retention: RetentionConfig,
     pub knowledge: crate::knowledge::KnowledgeConfig,
     pub qa: crate::qa::QaConfig,
@@ -265,6 +267,43 @@ impl Default for ActionsConfig {
     }
 }
 
+/// Which classes of personal data are redacted from what is stored
+/// (secrets always are).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RedactionConfig {
+    pub cards: bool,
+    pub ibans: bool,
+    pub national_ids: bool,
+    pub emails: bool,
+    pub phones: bool,
+}
+
+impl Default for RedactionConfig {
+    fn default() -> Self {
+        let all = lore_sanitize::PersonalData::default();
+        Self {
+            cards: all.cards,
+            ibans: all.ibans,
+            national_ids: all.national_ids,
+            emails: all.emails,
+            phones: all.phones,
+        }
+    }
+}
+
+impl RedactionConfig {
+    pub fn personal_data(&self) -> lore_sanitize::PersonalData {
+        lore_sanitize::PersonalData {
+            cards: self.cards,
+            ibans: self.ibans,
+            national_ids: self.national_ids,
+            emails: self.emails,
+            phones: self.phones,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RetentionConfig {
@@ -299,6 +338,7 @@ impl Default for Config {
             knowledge: crate::knowledge::KnowledgeConfig::default(),
             qa: crate::qa::QaConfig::default(),
             briefing: crate::briefing::BriefingConfig::default(),
+            redaction: RedactionConfig::default(),
             actions: ActionsConfig::default(),
             retention: RetentionConfig::default(),
             shutdown_grace_secs: DEFAULT_SHUTDOWN_GRACE_SECS,

@@ -64,6 +64,31 @@ impl TlsArgs {
     }
 }
 
+/// A class of personal data (`--keep-personal`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PersonalClass {
+    Cards,
+    Ibans,
+    NationalIds,
+    Emails,
+    Phones,
+}
+
+/// What the sidecar redacts: every class but those kept.
+fn personal_data(keep: &[PersonalClass]) -> lore_sanitize::PersonalData {
+    let mut personal = lore_sanitize::PersonalData::default();
+    for class in keep {
+        match class {
+            PersonalClass::Cards => personal.cards = false,
+            PersonalClass::Ibans => personal.ibans = false,
+            PersonalClass::NationalIds => personal.national_ids = false,
+            PersonalClass::Emails => personal.emails = false,
+            PersonalClass::Phones => personal.phones = false,
+        }
+    }
+    personal
+}
+
 /// Configuration of the sidecar (command-line flags, or `LORE_SIDECAR_*`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct SidecarConfig {
@@ -104,6 +129,11 @@ pub struct SidecarConfig {
     /// How long a batch may wait to fill, in ms.
     #[arg(long, env = "LORE_SIDECAR_LINGER_MS", default_value_t = 5)]
     pub linger_ms: u64,
+    /// Classes of personal data to keep instead of redacting before the
+    /// spool (comma-separated: cards, ibans, national-ids, emails, phones).
+    /// Secrets are always redacted. Match the server's `redaction` settings.
+    #[arg(long, env = "LORE_SIDECAR_KEEP_PERSONAL", value_delimiter = ',')]
+    pub keep_personal: Vec<PersonalClass>,
     /// Batches on the wire without an ack. Two full batches keep the server
     /// busy (replay at 100-114% of a direct Ingest in `make bench`) while
     /// the sidecar stays under 20 MB.
@@ -207,7 +237,10 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
         rejects_file: config.spool_dir.join("rejects.jsonl"),
     };
     let shipper = tokio::spawn(ship::run(Arc::clone(&spool), ship_config, Arc::clone(&stats), stop_rx));
-    let sanitizer = lore_sanitize::Sanitizer::default();
+    let sanitizer = lore_sanitize::Sanitizer::new(lore_sanitize::SanitizeConfig {
+        personal: personal_data(&config.keep_personal),
+        ..lore_sanitize::SanitizeConfig::default()
+    });
     let inbox_stats = Arc::new(inbox::InboxStats::default());
     let inbox = match &config.inbox {
         Some(path) => Some(

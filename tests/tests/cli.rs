@@ -6,6 +6,7 @@ use std::time::Duration;
 use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, workspace_binary};
 use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
+use serde_json::json;
 
 async fn lore(server: &ServerProcess, args: &[&str]) -> (bool, String, String) {
     lore_e2e::lore_cli(server, None, args).await
@@ -159,6 +160,58 @@ async fn lore_export_resumes_a_broken_export_into_the_same_file() {
         "resumed export differs from the whole one"
     );
     assert!(!state.exists(), "state file left behind");
+}
+
+/// Families and the personal-data switches through the real server: a
+/// server that keeps e-mail addresses (`redaction.emails = false`) still
+/// redacts cards and tokens, and `lore eval redaction` reports per family.
+#[tokio::test]
+async fn lore_eval_redaction_reports_per_family_and_the_server_keeps_the_classes_it_is_told_to() {
+    let database = TestDatabase::new().await.unwrap();
+    let options = ServerOptions::with_database(&database.url).env("LORE_REDACTION__EMAILS", "false");
+    let server = ServerProcess::start(options).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let positives = dir.path().join("positives.jsonl");
+    let negatives = dir.path().join("negatives.jsonl");
+    let token = "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";
+    std::fs::write(
+        &positives,
+        [
+            json!({"text": "paid with 4111 1111 1111 1111", "secret": "4111 1111 1111 1111", "family": "card/prose"}),
+            json!({"text": format!("GITHUB_TOKEN={token}"), "secret": token, "family": "token/env"}),
+            json!({"text": format!("<password>{token}</password>"), "secret": token, "family": "token/xml"}),
+        ]
+        .map(|sample| sample.to_string())
+        .join("\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        &negatives,
+        [
+            json!({"text": "mail jane.doe@acme.io about the release", "family": "email/prose"}),
+            json!({"text": "CREDENTIALS_ID = \"K8S_CRED\"", "family": "secret-name/groovy"}),
+        ]
+        .map(|sample| sample.to_string())
+        .join("\n"),
+    )
+    .unwrap();
+    let (ok, stdout, stderr) = lore(
+        &server,
+        &[
+            "eval",
+            "redaction",
+            "--positives",
+            &positives.display().to_string(),
+            "--negatives",
+            &negatives.display().to_string(),
+        ],
+    )
+    .await;
+    assert!(ok, "{stderr}");
+    for family in ["card ", "token ", "email ", "secret-name "] {
+        assert!(stdout.lines().any(|line| line.starts_with(family)), "no line for {family}: {stdout}");
+    }
+    assert_eq!(stdout.lines().last().unwrap(), "redaction_recall=1.000 false_positive_rate=0.000", "{stdout}");
 }
 
 #[tokio::test]

@@ -1,13 +1,17 @@
 //! `lore eval redaction`: how well redaction works, measured through the
 //! real server. Each sample goes into an action's context with LogAction and
-//! is read back with SearchActions; a positive counts as caught when it came
-//! back changed, a negative as a false positive when it came back changed.
+//! is read back with SearchActions. A positive counts as caught when its
+//! secret (the sample's `secret`, else the whole sample) did not come back;
+//! a negative is over-redacted when it came back changed. With families
+//! (`family` in .jsonl samples, grouped by what precedes a `/`), the figures
+//! are given per family as well.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use super::Channel;
 use anyhow::{Context as _, bail};
+use indicatif::{ProgressBar, ProgressStyle};
 use lore_proto::v1 as proto;
 use prost_types::value::Kind;
 
@@ -56,22 +60,66 @@ fn unescape(line: &str) -> String {
     out
 }
 
-fn read_samples(path: &Path) -> anyhow::Result<Vec<String>> {
+/// One sample: its text, the secret in it (positives), and its family.
+#[derive(Debug, Clone)]
+struct Sample {
+    text: String,
+    secret: Option<String>,
+    family: String,
+}
+
+fn read_samples(path: &Path) -> anyhow::Result<Vec<Sample>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     if path.extension().is_some_and(|extension| extension == "jsonl") {
         return text
             .lines()
-            .filter(|line| !line.trim().is_empty())
-            .map(|line| {
-                let value: serde_json::Value = serde_json::from_str(line)?;
-                value["text"].as_str().map(str::to_owned).context("a sample without \"text\"")
+            .enumerate()
+            .filter(|(_, line)| !line.trim().is_empty())
+            .map(|(number, line)| {
+                let at = || format!("{} line {}", path.display(), number + 1);
+                let value: serde_json::Value = serde_json::from_str(line).with_context(at)?;
+                let field = |name: &str| value[name].as_str().map(str::to_owned);
+                let text = field("text").with_context(|| format!("{}: a sample without \"text\"", at()))?;
+                let family = field("family").unwrap_or_else(|| "samples".into());
+                let family = family.split('/').next().unwrap_or_default().to_owned();
+                Ok(Sample { text, secret: field("secret").filter(|secret| !secret.is_empty()), family })
             })
             .collect();
     }
     let Some((_, samples)) = text.split_once(SAMPLES_MARKER) else {
         bail!("{} has no line {SAMPLES_MARKER:?}", path.display());
     };
-    Ok(samples.lines().skip(1).filter(|line| !line.is_empty()).map(unescape).collect())
+    Ok(samples
+        .lines()
+        .skip(1)
+        .filter(|line| !line.is_empty())
+        .map(|line| Sample { text: unescape(line), secret: None, family: "samples".into() })
+        .collect())
+}
+
+/// Per family: positives, caught, negatives, altered.
+#[derive(Debug, Default, Clone, Copy)]
+struct Figures {
+    positives: usize,
+    caught: usize,
+    negatives: usize,
+    altered: usize,
+}
+
+impl Figures {
+    fn recall(&self) -> f64 {
+        self.caught as f64 / self.positives.max(1) as f64
+    }
+
+    fn over_redaction(&self) -> f64 {
+        self.altered as f64 / self.negatives.max(1) as f64
+    }
+}
+
+/// A bar of `width` characters, `share` of it full.
+fn bar(share: f64, width: usize) -> String {
+    let full = (share.clamp(0.0, 1.0) * width as f64).round() as usize;
+    format!("{}{}", "█".repeat(full), "·".repeat(width - full))
 }
 
 pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
@@ -89,14 +137,22 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
         .session
         .context("no session")?;
 
-    let mut sent: HashMap<String, (bool, String)> = HashMap::new();
+    let progress = ProgressBar::new((positives.len() + negatives.len()) as u64).with_style(
+        ProgressStyle::with_template("{msg} {bar:40} {pos}/{len} [{elapsed_precise}, {per_sec}]")
+            .expect("valid template"),
+    );
+    progress.set_message("logging samples");
+    let mut sent: HashMap<String, (bool, Sample)> = HashMap::new();
     for (is_positive, samples) in [(true, &positives), (false, &negatives)] {
         for sample in samples {
             let action_id = uuid::Uuid::now_v7().to_string();
             let context = prost_types::Struct {
-                fields: [("sample".to_owned(), prost_types::Value { kind: Some(Kind::StringValue(sample.clone())) })]
-                    .into_iter()
-                    .collect(),
+                fields: [(
+                    "sample".to_owned(),
+                    prost_types::Value { kind: Some(Kind::StringValue(sample.text.clone())) },
+                )]
+                .into_iter()
+                .collect(),
             };
             let action = proto::Action {
                 action_id: action_id.clone(),
@@ -110,8 +166,10 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
             };
             client.log_action(proto::LogActionRequest { action: Some(action) }).await?;
             sent.insert(action_id, (is_positive, sample.clone()));
+            progress.inc(1);
         }
     }
+    progress.finish_and_clear();
 
     let mut stored: HashMap<String, String> = HashMap::new();
     let mut cursor = String::new();
@@ -142,23 +200,52 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
         cursor = page.next_cursor;
     }
 
-    let (mut caught, mut altered) = (0_usize, 0_usize);
-    for (action_id, (is_positive, original)) in &sent {
+    let mut families: BTreeMap<String, Figures> = BTreeMap::new();
+    let mut total = Figures::default();
+    for (action_id, (is_positive, sample)) in &sent {
         let back = stored.get(action_id).with_context(|| format!("action {action_id} was not stored"))?;
-        let changed = back != original;
-        match (is_positive, changed) {
-            (true, true) => caught += 1,
-            (false, true) => altered += 1,
-            (true, false) if args.verbose => println!("missed secret: {original:?}"),
-            _ => {}
-        }
-        if !is_positive && changed && args.verbose {
-            println!("altered non-secret: {original:?} -> {back:?}");
+        let figures = families.entry(sample.family.clone()).or_default();
+        if *is_positive {
+            let secret = sample.secret.as_deref().unwrap_or(&sample.text);
+            let caught = if sample.secret.is_some() { !back.contains(secret) } else { back != &sample.text };
+            for figures in [&mut *figures, &mut total] {
+                figures.positives += 1;
+                figures.caught += usize::from(caught);
+            }
+            if !caught && args.verbose {
+                println!("missed secret ({}): {:?} -> {back:?}", sample.family, sample.text);
+            }
+        } else {
+            let altered = back != &sample.text;
+            for figures in [&mut *figures, &mut total] {
+                figures.negatives += 1;
+                figures.altered += usize::from(altered);
+            }
+            if altered && args.verbose {
+                println!("altered non-secret ({}): {:?} -> {back:?}", sample.family, sample.text);
+            }
         }
     }
-    let recall = caught as f64 / positives.len().max(1) as f64;
-    let false_positive_rate = altered as f64 / negatives.len().max(1) as f64;
-    println!("positives={} caught={caught} negatives={} altered={altered}", positives.len(), negatives.len());
-    println!("redaction_recall={recall:.3} false_positive_rate={false_positive_rate:.3}");
+    if families.len() > 1 {
+        println!("{:<22} {:>7}  {:<20} {:>11}  {:>10}", "family", "recall", "", "secrets", "over-red.");
+        for (family, figures) in &families {
+            let recall = if figures.positives > 0 { format!("{:.3}", figures.recall()) } else { "-".into() };
+            let over = if figures.negatives > 0 {
+                format!("{:.3} ({}/{})", figures.over_redaction(), figures.altered, figures.negatives)
+            } else {
+                "-".into()
+            };
+            let shown = if figures.positives > 0 { bar(figures.recall(), 20) } else { String::new() };
+            println!(
+                "{family:<22} {recall:>7}  {shown:<20} {:>11}  {over:>10}",
+                format!("{}/{}", figures.caught, figures.positives)
+            );
+        }
+    }
+    println!(
+        "positives={} caught={} negatives={} altered={}",
+        total.positives, total.caught, total.negatives, total.altered
+    );
+    println!("redaction_recall={:.3} false_positive_rate={:.3}", total.recall(), total.over_redaction());
     Ok(())
 }

@@ -98,7 +98,9 @@ fn every_section_can_be_set_from_the_environment() {
         jail.set_env("LORE_KNOWLEDGE__EMBEDDING__PROVIDER", "openai");
         jail.set_env("LORE_KNOWLEDGE__EMBEDDING__API_KEY", "sk-test");
         jail.set_env("LORE_KNOWLEDGE__SEARCH__SEMANTIC_SIGNAL_WEIGHT", "2.5");
+        jail.set_env("LORE_REDACTION__EMAILS", "false");
         let config = Config::load(None).expect("config loads");
+        assert!(!config.redaction.personal_data().emails && config.redaction.personal_data().cards);
         assert_eq!(config.knowledge.embedding.provider, crate::knowledge::embed::ProviderKind::Openai);
         assert_eq!(config.knowledge.embedding.api_key.as_deref(), Some("sk-test"));
         assert_eq!(config.knowledge.search.semantic_signal_weight, 2.5);

@@ -56,7 +56,16 @@ impl Services {
     pub fn new(config: &Config, pool: sqlx::PgPool) -> Result<Self, crate::knowledge::embed::EmbedError> {
         let sanitizer = lore_sanitize::Sanitizer::new(lore_sanitize::SanitizeConfig {
             max_string_chars: config.actions.max_string_chars,
+            personal: config.redaction.personal_data(),
         });
+        let catalog = lore_sanitize::catalog_summary();
+        tracing::info!(
+            rules = catalog.rules,
+            unused = catalog.unused.len(),
+            "secret redaction: {} catalog rules in use, {} that need a file path left out",
+            catalog.rules,
+            catalog.unused.len()
+        );
         let limits = crate::actions::ActionLimits {
             max_context_bytes: config.actions.max_context_bytes,
             follow_heartbeat: std::time::Duration::from_secs(config.actions.follow_heartbeat_secs),

@@ -1,0 +1,392 @@
+//! Provider secret formats from a maintained catalog: the default rule set
+//! of gitleaks (`rules/gitleaks.toml`, MIT, pinned; `rules/README.md` says
+//! how to update it), read with gitleaks' own semantics so that an update is
+//! a file copy:
+//! - a rule runs only when one of its keywords is in the text (compared
+//!   lowercase), which keeps the cost of ~220 rules near that of a few;
+//! - the secret is the rule's `secretGroup`, else its first non-empty
+//!   capture group, else the whole match;
+//! - a secret whose Shannon entropy is at most the rule's `entropy` is not
+//!   one;
+//! - the global and the rule's allowlists spare a finding when one of their
+//!   regexes matches the secret (or the match, or the line, per
+//!   `regexTarget`) or the secret contains one of their stopwords; `AND`
+//!   allowlists need every check, and path and commit checks never hold
+//!   here (an action context has no file path), nor do rules that only
+//!   match paths.
+//!
+//! gitleaks is written in Go, whose RE2 regexes are ASCII-only: `\w`, `\s`
+//! and `(?i)` know no Unicode. The rules are compiled as byte regexes with
+//! Unicode off, which is the same language (and keeps `[\w.-]{0,50}` small);
+//! a match's ends are widened to character boundaries before use.
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::bytes::{Regex, RegexBuilder};
+use serde::Deserialize;
+
+/// The vendored catalog, compiled into the binary.
+const GITLEAKS_RULES: &str = include_str!("../rules/gitleaks.toml");
+
+/// Big enough for the largest rule (the generic key rule's alternations).
+const REGEX_SIZE_LIMIT: usize = 64 * 1024 * 1024;
+
+#[derive(Debug, Deserialize)]
+struct CatalogFile {
+    #[serde(default)]
+    allowlist: Option<AllowlistFile>,
+    #[serde(default)]
+    allowlists: Vec<AllowlistFile>,
+    rules: Vec<RuleFile>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RuleFile {
+    id: String,
+    regex: Option<String>,
+    path: Option<String>,
+    #[serde(default, rename = "secretGroup")]
+    secret_group: usize,
+    entropy: Option<f64>,
+    #[serde(default)]
+    keywords: Vec<String>,
+    #[serde(default)]
+    allowlists: Vec<AllowlistFile>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AllowlistFile {
+    #[serde(default)]
+    regexes: Vec<String>,
+    #[serde(default, rename = "regexTarget")]
+    regex_target: Option<String>,
+    #[serde(default)]
+    stopwords: Vec<String>,
+    #[serde(default)]
+    paths: Vec<String>,
+    #[serde(default)]
+    commits: Vec<String>,
+    #[serde(default)]
+    condition: Option<String>,
+}
+
+/// What an allowlist regex is matched against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Secret,
+    Match,
+    Line,
+}
+
+#[derive(Debug)]
+struct Allowlist {
+    regexes: Vec<Regex>,
+    target: Target,
+    stopwords: Option<AhoCorasick>,
+    /// `AND` with a path or commit check: can never hold for a context.
+    never: bool,
+    all: bool,
+}
+
+#[derive(Debug)]
+struct Rule {
+    id: String,
+    regex: Regex,
+    secret_group: usize,
+    entropy: Option<f64>,
+    allowlists: Vec<Allowlist>,
+}
+
+/// The compiled catalog.
+#[derive(Debug)]
+pub(crate) struct Catalog {
+    rules: Vec<Rule>,
+    /// Keyword automaton; `keyword_rules[pattern]` are the rules it wakes.
+    keywords: AhoCorasick,
+    keyword_rules: Vec<Vec<usize>>,
+    /// Rules without keywords run on every text.
+    always: Vec<usize>,
+    global: Vec<Allowlist>,
+    /// Rules of the file that could not be used here, with why.
+    pub(crate) skipped: Vec<(String, String)>,
+}
+
+/// One secret found by a rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Finding {
+    pub rule: usize,
+    pub secret: Range<usize>,
+}
+
+static CATALOG: LazyLock<Catalog> =
+    LazyLock::new(|| Catalog::parse(GITLEAKS_RULES).expect("the vendored gitleaks rules parse"));
+
+pub(crate) fn compiled() -> &'static Catalog {
+    &CATALOG
+}
+
+fn compile(source: &str) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(&literal_braces(source)).unicode(false).size_limit(REGEX_SIZE_LIMIT).build()
+}
+
+/// RE2 reads a `{` that does not open a repetition (`{\d+}` in
+/// `^\$(?:\d+|{\d+})$`) as a literal; Rust's parser refuses it. Escape
+/// those, outside classes and escapes, and leave the rest as written.
+fn literal_braces(source: &str) -> String {
+    let bytes = source.as_bytes();
+    let mut out = String::with_capacity(source.len() + 8);
+    let (mut at, mut in_class) = (0, false);
+    while at < bytes.len() {
+        let byte = bytes[at];
+        match byte {
+            b'\\' => {
+                let end = (at + 2).min(bytes.len());
+                out.push_str(&source[at..end]);
+                at = end;
+                continue;
+            }
+            b'[' => in_class = true,
+            b']' => in_class = false,
+            b'{' if !in_class && !opens_repetition(&source[at..]) => {
+                out.push_str("\\{");
+                at += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let width = source[at..].chars().next().map_or(1, char::len_utf8);
+        out.push_str(&source[at..at + width]);
+        at += width;
+    }
+    out
+}
+
+/// `{3}`, `{3,}`, `{3,5}`.
+fn opens_repetition(rest: &str) -> bool {
+    let Some(close) = rest.find('}') else { return false };
+    let inner = &rest[1..close];
+    let (low, high) = inner.split_once(',').unwrap_or((inner, "0"));
+    !low.is_empty() && low.bytes().all(|byte| byte.is_ascii_digit()) && high.bytes().all(|byte| byte.is_ascii_digit())
+}
+
+fn stopword_automaton(words: &[String]) -> Option<AhoCorasick> {
+    if words.is_empty() {
+        return None;
+    }
+    let lower: Vec<String> = words.iter().map(|word| word.to_lowercase()).collect();
+    AhoCorasickBuilder::new().ascii_case_insensitive(true).build(&lower).ok()
+}
+
+impl Allowlist {
+    fn compile(file: &AllowlistFile) -> Result<Self, String> {
+        let regexes = file
+            .regexes
+            .iter()
+            .map(|source| compile(source).map_err(|error| format!("allowlist regex {source:?}: {error}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let target = match file.regex_target.as_deref() {
+            None | Some("secret") => Target::Secret,
+            Some("match") => Target::Match,
+            Some("line") => Target::Line,
+            Some(other) => return Err(format!("unknown regexTarget {other:?}")),
+        };
+        let all = file.condition.as_deref().is_some_and(|condition| condition.eq_ignore_ascii_case("and"));
+        let never = all && (!file.paths.is_empty() || !file.commits.is_empty());
+        Ok(Self { regexes, target, stopwords: stopword_automaton(&file.stopwords), never, all })
+    }
+
+    /// True when the finding is allowed (not a secret).
+    fn allows(&self, secret: &[u8], matched: &[u8], line: &[u8]) -> bool {
+        if self.never {
+            return false;
+        }
+        let target = match self.target {
+            Target::Secret => secret,
+            Target::Match => matched,
+            Target::Line => line,
+        };
+        let regex = (!self.regexes.is_empty()).then(|| self.regexes.iter().any(|regex| regex.is_match(target)));
+        let stopword = self.stopwords.as_ref().map(|words| words.is_match(secret));
+        let checks = [regex, stopword];
+        if self.all {
+            checks.iter().flatten().all(|held| *held) && checks.iter().any(Option::is_some)
+        } else {
+            checks.iter().flatten().any(|held| *held)
+        }
+    }
+}
+
+impl Catalog {
+    fn parse(text: &str) -> Result<Self, String> {
+        let file: CatalogFile = toml::from_str(text).map_err(|error| error.to_string())?;
+        let global =
+            file.allowlist.iter().chain(&file.allowlists).map(Allowlist::compile).collect::<Result<Vec<_>, _>>()?;
+        let mut rules = Vec::new();
+        let mut skipped = Vec::new();
+        let mut keyword_index: Vec<(String, usize)> = Vec::new();
+        let mut always = Vec::new();
+        for rule in file.rules {
+            let Some(source) = rule.regex.as_deref() else {
+                skipped.push((rule.id, "matches file paths only".to_owned()));
+                continue;
+            };
+            if rule.path.is_some() {
+                skipped.push((rule.id, "holds only in files of a given path".to_owned()));
+                continue;
+            }
+            let regex = match compile(source) {
+                Ok(regex) => regex,
+                Err(error) => {
+                    skipped.push((rule.id, format!("its regex does not compile here: {error}")));
+                    continue;
+                }
+            };
+            let allowlists = match rule.allowlists.iter().map(Allowlist::compile).collect::<Result<Vec<_>, _>>() {
+                Ok(allowlists) => allowlists,
+                Err(error) => {
+                    skipped.push((rule.id, error));
+                    continue;
+                }
+            };
+            let index = rules.len();
+            if rule.keywords.is_empty() {
+                always.push(index);
+            }
+            keyword_index.extend(rule.keywords.iter().map(|keyword| (keyword.to_lowercase(), index)));
+            rules.push(Rule { id: rule.id, regex, secret_group: rule.secret_group, entropy: rule.entropy, allowlists });
+        }
+        keyword_index.sort();
+        let mut words: Vec<String> = Vec::new();
+        let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+        for (word, rule) in keyword_index {
+            if words.last() != Some(&word) {
+                words.push(word);
+                keyword_rules.push(Vec::new());
+            }
+            keyword_rules.last_mut().expect("pushed above").push(rule);
+        }
+        let keywords = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .build(&words)
+            .map_err(|error| error.to_string())?;
+        Ok(Self { rules, keywords, keyword_rules, always, global, skipped })
+    }
+
+    /// How many rules are in use.
+    pub(crate) fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// The id of a rule (`github-pat`).
+    #[cfg(test)]
+    pub(crate) fn rule_id(&self, rule: usize) -> &str {
+        &self.rules[rule].id
+    }
+
+    /// Every secret the catalog finds in `text`, in no particular order.
+    pub(crate) fn find(&self, text: &str, findings: &mut Vec<Finding>) {
+        let bytes = text.as_bytes();
+        let mut woken = vec![false; self.rules.len()];
+        for rule in &self.always {
+            woken[*rule] = true;
+        }
+        for found in self.keywords.find_overlapping_iter(bytes) {
+            for rule in &self.keyword_rules[found.pattern().as_usize()] {
+                woken[*rule] = true;
+            }
+        }
+        for (index, rule) in self.rules.iter().enumerate().filter(|(index, _)| woken[*index]) {
+            self.find_rule(index, rule, bytes, findings);
+        }
+    }
+
+    fn find_rule(&self, index: usize, rule: &Rule, bytes: &[u8], findings: &mut Vec<Finding>) {
+        for captures in rule.regex.captures_iter(bytes) {
+            let whole = captures.get(0).expect("group 0 always matches");
+            let secret = if rule.secret_group > 0 {
+                captures.get(rule.secret_group)
+            } else {
+                captures.iter().skip(1).flatten().find(|group| !group.is_empty()).or(Some(whole))
+            };
+            let Some(secret) = secret.filter(|secret| !secret.is_empty()) else { continue };
+            let secret_bytes = secret.as_bytes();
+            if rule.entropy.is_some_and(|minimum| crate::entropy::shannon(secret_bytes) <= minimum) {
+                continue;
+            }
+            let line = line_around(bytes, whole.range());
+            let allowed = self
+                .global
+                .iter()
+                .chain(&rule.allowlists)
+                .any(|allowlist| allowlist.allows(secret_bytes, whole.as_bytes(), line));
+            if !allowed {
+                findings.push(Finding { rule: index, secret: password_of_pair(&rule.id, secret.range(), bytes) });
+            }
+        }
+    }
+}
+
+/// A `user:password` secret (`curl -u`) keeps its user: the password is
+/// the secret, the user is what tells whose it was.
+fn password_of_pair(rule: &str, secret: Range<usize>, bytes: &[u8]) -> Range<usize> {
+    if !rule.ends_with("-auth-user") {
+        return secret;
+    }
+    let inner = &bytes[secret.clone()];
+    let quoted = usize::from(inner.first().is_some_and(|byte| matches!(byte, b'"' | b'\'')));
+    match inner.iter().position(|byte| *byte == b':') {
+        Some(colon) if colon + 1 < inner.len() => {
+            secret.start + colon + 1..secret.end - usize::from(quoted == 1 && inner.len() > colon + 2)
+        }
+        _ => secret,
+    }
+}
+
+/// The lines of `bytes` that `range` touches.
+fn line_around(bytes: &[u8], range: Range<usize>) -> &[u8] {
+    let start = bytes[..range.start].iter().rposition(|byte| *byte == b'\n').map_or(0, |at| at + 1);
+    let end = bytes[range.end..].iter().position(|byte| *byte == b'\n').map_or(bytes.len(), |at| range.end + at);
+    &bytes[start..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secrets(text: &str) -> Vec<(String, String)> {
+        let catalog = compiled();
+        let mut findings = Vec::new();
+        catalog.find(text, &mut findings);
+        findings
+            .iter()
+            .map(|found| (catalog.rule_id(found.rule).to_owned(), text[found.secret.clone()].to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn nearly_every_rule_of_the_catalog_is_in_use() {
+        let catalog = compiled();
+        assert!(catalog.len() >= 200, "{} rules", catalog.len());
+        let broken: Vec<_> = catalog.skipped.iter().filter(|(_, why)| why.contains("compile")).collect();
+        assert!(broken.is_empty(), "{broken:?}");
+    }
+
+    #[test]
+    fn a_rule_yields_its_secret_group_not_its_whole_match() {
+        let found = secrets("export GITHUB_TOKEN=ghp_XIxB7KMNdAr3zqWtQqhE94qglHqOzn1D1stg\n");
+        assert!(found.iter().any(|(rule, secret)| rule == "github-pat" && secret.starts_with("ghp_")), "{found:?}");
+        let found = secrets("aws_secret_access_key = \"wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY\"");
+        assert!(found.iter().all(|(_, secret)| !secret.contains("aws_secret")), "{found:?}");
+    }
+
+    #[test]
+    fn keywords_wake_rules_case_insensitively_and_allowlists_spare_what_they_name() {
+        assert!(!secrets("API_KEY=sk_live_ReTllpYQYfIZu2Jnf2lAPFjD").is_empty());
+        assert!(secrets("nothing to see: cargo build --release").is_empty());
+        // The global allowlist: template variables are not secrets.
+        assert!(secrets("password = \"${DATABASE_PASSWORD}\"").is_empty());
+    }
+}
