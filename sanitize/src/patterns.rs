@@ -48,7 +48,7 @@ const VALUE_PATTERNS: &[(&str, usize, Check)] = &[
     ),
     // Passwords inside URLs: scheme://user:password@host.
     // A password may hold '@' itself: the host starts after the last one.
-    (r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:([^\s/?#]+)@", 1, Check::Format),
+    (r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:([^\s/]+)@", 1, Check::Format),
     // AWS access key ids.
     (r"\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16})\b", 1, Check::Format),
     // GitHub tokens.

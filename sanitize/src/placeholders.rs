@@ -52,6 +52,7 @@ pub(crate) fn is_stand_in(secret: &str) -> bool {
             | (?i:your[_-]?(?:api[_-]?)?(?:key|token|secret|password))
             | (?i:[_-]here$) | (?i:^(?:dummy|fake|sample|placeholder|redacted|changeme|replace[_-]?me|todo)\b)
             | 0123456789 | 123456789 | (?i:abcdefg)
+            | (?i:^(?:password|passwd|secret|token|pass|apikey|api_key)$)
             ",
         )
         .expect("stand-in regex compiles")
