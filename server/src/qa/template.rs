@@ -5,6 +5,11 @@
 //! wildcard `<*>`: URLs, quoted values, and any token carrying a digit
 //! (numbers, hex ids, UUIDs, IPs, ports, timestamps, line:column) or a path.
 //! Error codes such as `TS2322` or `E0308` are kept: they name the error.
+//! A list of variables is one wildcard, whatever its length: versions or
+//! ids after commas, or paths one after another, do not change a message's
+//! length, so messages of one kind keep one route. (Patterns stored before
+//! this rule keep their longer templates; a list message now starts its own
+//! pattern beside such a one, which a merge joins.)
 //!
 //! Grouping follows Drain (He et al., ICWS 2017): messages are only compared
 //! with templates of the same length whose first tokens are the same (the
@@ -51,7 +56,18 @@ impl Template {
         };
         let message = URL.replace_all(message, WILDCARD);
         let message = QUOTED.replace_all(&message, "${1}<*>");
-        let tokens = message.split_whitespace().take(MAX_TOKENS).map(normalize_token).collect();
+        let mut tokens: Vec<String> = Vec::new();
+        let mut previous: Option<&str> = None;
+        for token in message.split_whitespace().take(MAX_TOKENS) {
+            let normalized = normalize_token(token);
+            let continues_run = normalized == WILDCARD
+                && tokens.last().is_some_and(|last| last == WILDCARD)
+                && previous.is_some_and(|previous| continues_list(previous, token));
+            if !continues_run {
+                tokens.push(normalized);
+            }
+            previous = Some(token);
+        }
         Self { tokens }
     }
 
@@ -107,6 +123,13 @@ impl Template {
             .collect();
         Template { tokens }
     }
+}
+
+/// Whether `token` goes on a list that `previous` is part of: after a
+/// comma (`1.0, 1.1, 1.2`), or one path after another (`src/a.rs src/b.rs`).
+/// A host then its address are two things, not a list.
+fn continues_list(previous: &str, token: &str) -> bool {
+    previous.ends_with(',') || (is_path(previous) && is_path(token))
 }
 
 fn fits(template_token: &str, message_token: &str) -> bool {

@@ -106,8 +106,9 @@ fn failure_messages_group_accuracy() {
     assert!(accuracy >= FAILURES_FLOOR, "group accuracy {accuracy:.3} < {FAILURES_FLOOR}");
 }
 
-/// What grouping reaches on tests/data/failures today.
-const FAILURES_FLOOR: f64 = 0.76;
+/// What grouping reaches on tests/data/failures: 0.768 comparing position
+/// by position, 0.835 with a list of variables read as one wildcard.
+const FAILURES_FLOOR: f64 = 0.83;
 
 #[test]
 fn near_templates_join_and_far_ones_start_new_patterns() {

@@ -17,6 +17,24 @@ fn variables_become_wildcards() {
 }
 
 #[test]
+fn a_list_of_variables_is_one_wildcard_whatever_its_length() {
+    let versions = |list: &str| {
+        Template::of(&format!(
+            "ERROR: Could not find a version that satisfies the requirement numpy==9.9 (from versions: {list})"
+        ))
+    };
+    let (none, two, five) = (versions(""), versions("1.0.1, 1.2.0"), versions("1.0, 1.1, 1.2, 2.0, 2.1"));
+    assert_eq!(two, five);
+    assert_eq!(two.route(), five.route());
+    assert!(text("files missing: src/a.rs src/b/c.rs ./d.rs").ends_with("missing: <*>"));
+    // Constant tokens between variables keep them apart, and two variables
+    // of different kinds (a host, then its address) are not a list.
+    assert_eq!(text("took 3 ms of 10 ms"), "took <*> ms of <*> ms");
+    assert_eq!(text("for host-7.example.com [10.0.0.7] failed"), "for <*> <*> failed");
+    assert_ne!(none, two, "an empty list is a different message");
+}
+
+#[test]
 fn error_codes_and_ordinary_words_are_kept() {
     assert_eq!(
         text("error TS2322: Type \"string\" is not assignable to type 'number'."),
