@@ -166,8 +166,13 @@ fn joined(
             let widened = candidate.template.generalize(template);
             let reason = if candidate.template == *template {
                 REASON_EXACT.to_owned()
-            } else {
+            } else if similarity >= threshold {
                 format!("similarity {similarity:.2} >= {threshold:.2}")
+            } else {
+                format!(
+                    "similarity {similarity:.2}: a short template ({} tokens) that differs in one position",
+                    template.tokens.len()
+                )
             };
             let widened = (widened != candidate.template).then_some(widened);
             (candidate.pattern_id, widened, similarity, reason)

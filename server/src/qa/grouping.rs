@@ -3,13 +3,33 @@
 //! The candidates are the live patterns with the message's route (same
 //! length and first tokens, see `Template::route`). The most similar wins;
 //! equally similar templates go to the most specific (fewest wildcards). A
-//! message joins it when the similarity reaches the threshold, otherwise it
+//! message joins it when the similarity reaches the threshold, or, for a
+//! short template, when it differs in one position only; otherwise it
 //! starts a new candidate pattern.
 
 use super::template::Template;
 
 /// The default share of positions a message must fit to join a pattern.
 pub const DEFAULT_SIMILARITY_THRESHOLD: f64 = 0.85;
+
+/// Templates of this many tokens may differ from a message in one position
+/// whatever the threshold. Below seven tokens a threshold of 0.85 asks every
+/// position to fit, so a short message could never carry a variable its
+/// normalization missed (a user or test name: `Invalid user webmaster from
+/// <*>`); from four tokens on, the route's two and one more that fit are
+/// evidence enough. Three-token messages stay exact: one word is a third.
+pub const ONE_OFF_TOKENS: std::ops::RangeInclusive<usize> = 4..=6;
+
+/// Whether a message with `similarity` to a template of `length` tokens
+/// joins it.
+pub fn joins(similarity: f64, length: usize, threshold: f64) -> bool {
+    similarity >= threshold || (ONE_OFF_TOKENS.contains(&length) && one_off(similarity, length))
+}
+
+/// Whether all positions but one fit.
+pub fn one_off(similarity: f64, length: usize) -> bool {
+    (similarity * length as f64).round() as usize + 1 >= length
+}
 
 /// The best candidate for a message.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,7 +47,7 @@ pub fn best_match<'a, T>(
     let mut best: Option<(Match<T>, usize)> = None;
     for (candidate, template) in candidates {
         let similarity = template.similarity(message);
-        if similarity < threshold {
+        if !joins(similarity, template.tokens.len(), threshold) {
             continue;
         }
         let wildcards = template.wildcards();
