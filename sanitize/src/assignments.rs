@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 use aho_corasick::AhoCorasick;
 use regex::{Captures, Regex};
 
-use crate::keys::{is_key_named, is_password_key, is_secret_key};
+use crate::keys::{is_credential_id, is_key_named, is_password_key, is_secret_key};
 use crate::placeholders::{is_reference, is_secret_name, is_stand_in, looks_random};
 
 /// A value: quoted (the quotes kept), or bare up to a delimiter.
@@ -85,6 +85,10 @@ static SECRET_WORDS: LazyLock<AhoCorasick> = LazyLock::new(|| {
             "mongo",
             "redis",
             "psexec",
+            "client",
+            "consumer",
+            "reporter",
+            "subscription",
         ])
         .expect("secret words build")
 });
@@ -169,7 +173,7 @@ fn is_secret_of(key: &str, value: &str, pair: bool) -> bool {
         is_secret_value(value, 6) || is_password_word(value)
     } else if is_secret_key(key) {
         is_secret_value(value, 6)
-    } else if is_key_named(key) {
+    } else if is_key_named(key) || is_credential_id(key) {
         is_key_value(value)
     } else {
         false
@@ -298,6 +302,11 @@ mod tests {
             ("mysql -u root -pRootPa55 shop", "RootPa55"),
             ("requests.get(url, auth=('admin', 'pa55word'))", "pa55word"),
             ("heroku_api_key = \"01234567-89ab-4cde-8f01-23456789abcd\"", "01234567-89ab-4cde-8f01-23456789abcd"),
+            ("AZURE_CLIENT_ID=9f8e7d6c-5b4a-4c3d-8e2f-1a0b9c8d7e6f", "9f8e7d6c-5b4a-4c3d-8e2f-1a0b9c8d7e6f"),
+            (
+                "  CC_TEST_REPORTER_ID: 945dfb58a832d233a3caeb84e3e6d3be212e8c7a",
+                "945dfb58a832d233a3caeb84e3e6d3be212e8c7a",
+            ),
         ] {
             assert_eq!(secrets(text), vec![secret], "{text}");
         }
@@ -318,6 +327,8 @@ mod tests {
             "token_count: 4096",
             "secret_name: prod-db-password",
             "password: required",
+            "client_id: my-service",
+            "request_id=4f9a8e7d6c5b4a3f",
         ] {
             assert!(secrets(text).is_empty(), "{text}: {:?}", secrets(text));
         }

@@ -82,6 +82,15 @@ pub(crate) fn is_password_key(key: &str) -> bool {
                 && !PASS_NOT_SECRET.iter().any(|word| normalized.ends_with(word)))
 }
 
+/// True when a key names an identifier that works as a credential: an OAuth
+/// client id or consumer key, a CI reporter id, a subscription key. Weaker
+/// than a secret name, so the value must show it is random.
+pub(crate) fn is_credential_id(key: &str) -> bool {
+    const WORDS: &[&str] = &["clientid", "consumerkey", "consumerid", "reporterid", "subscriptionkey", "appsecret"];
+    let normalized = normalize(key);
+    WORDS.iter().any(|word| normalized.ends_with(word))
+}
+
 /// True when a key ends in `key` (`STRIPE_KEY`, `appKey`, `license.key`):
 /// a weaker sign, which the value must back with length and randomness.
 /// Keys of data structures are not (`primary_key`, `sort_key`).
