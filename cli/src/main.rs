@@ -6,6 +6,7 @@
 
 mod commands;
 mod convert;
+mod errors;
 
 use std::process::ExitCode;
 
@@ -138,7 +139,7 @@ fn report(result: anyhow::Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("lore: {error:#}");
+            eprintln!("lore: {}", errors::sentence(&error));
             ExitCode::FAILURE
         }
     }
@@ -151,13 +152,7 @@ async fn run(cli: Cli, address: lore_agent::connection::LoreAddress) -> ExitCode
     if let Command::Sidecar(sidecar) = cli.command {
         return match sidecar.action {
             None => run_sidecar(sidecar.config).await,
-            Some(SidecarAction::Status(args)) => match commands::sidecar_status::run(args).await {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(error) => {
-                    eprintln!("lore: {error:#}");
-                    ExitCode::FAILURE
-                }
-            },
+            Some(SidecarAction::Status(args)) => report(commands::sidecar_status::run(args).await),
         };
     }
     let result = async {
@@ -182,13 +177,7 @@ async fn run(cli: Cli, address: lore_agent::connection::LoreAddress) -> ExitCode
         }
     }
     .await;
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("lore: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
+    report(result)
 }
 
 /// `lore sidecar`: the daemon, until SIGTERM or SIGINT.

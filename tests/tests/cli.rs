@@ -281,6 +281,9 @@ async fn lore_indexes_a_folder_searches_shows_an_entry_and_reviews_a_draft() {
     let (ok, _, stderr) = lore(&server, &["entry", "show", "PAT-999", "--project", "kb"]).await;
     assert!(!ok);
     assert!(stderr.contains("entry PAT-999 in project kb not found"), "{stderr}");
+    // A sentence, not tonic's rendering of the status.
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(!stderr.contains("metadata") && !stderr.contains("code:") && !stderr.contains("status:"), "{stderr}");
 
     // A draft from an epic's actions, reviewed from the command line.
     let mut client = ActionServiceClient::new(server.channel().await);
