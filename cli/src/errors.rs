@@ -9,15 +9,14 @@ use tonic::Code;
 pub fn sentence(error: &anyhow::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
     for cause in error.chain() {
-        let part = match cause.downcast_ref::<tonic::Status>() {
-            Some(status) => status_sentence(status),
-            None => cause.to_string(),
-        };
-        // `{:#}` repeats a cause that a context already quotes in full.
+        let status = cause.downcast_ref::<tonic::Status>();
+        let part = status.map_or_else(|| cause.to_string(), status_sentence);
+        // A context may already quote its cause in full.
         if !parts.last().is_some_and(|last| last.ends_with(&part)) {
             parts.push(part);
         }
-        if cause.downcast_ref::<tonic::Status>().is_some() {
+        // What a status wraps is transport detail, not for the terminal.
+        if status.is_some() {
             break;
         }
     }

@@ -336,11 +336,10 @@ fn password_of_pair(rule: &str, secret: Range<usize>, bytes: &[u8]) -> Range<usi
         return secret;
     }
     let inner = &bytes[secret.clone()];
-    let quoted = usize::from(inner.first().is_some_and(|byte| matches!(byte, b'"' | b'\'')));
-    match inner.iter().position(|byte| *byte == b':') {
-        Some(colon) if colon + 1 < inner.len() => {
-            secret.start + colon + 1..secret.end - usize::from(quoted == 1 && inner.len() > colon + 2)
-        }
+    let quoted = inner.len() >= 2 && matches!(inner[0], b'"' | b'\'') && inner.last() == Some(&inner[0]);
+    let (start, end) = if quoted { (secret.start + 1, secret.end - 1) } else { (secret.start, secret.end) };
+    match bytes[start..end].iter().position(|byte| *byte == b':') {
+        Some(colon) if start + colon + 1 < end => start + colon + 1..end,
         _ => secret,
     }
 }
@@ -380,6 +379,14 @@ mod tests {
         assert!(found.iter().any(|(rule, secret)| rule == "github-pat" && secret.starts_with("ghp_")), "{found:?}");
         let found = secrets("aws_secret_access_key = \"wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY\"");
         assert!(found.iter().all(|(_, secret)| !secret.contains("aws_secret")), "{found:?}");
+    }
+
+    #[test]
+    fn a_curl_user_keeps_its_name_and_loses_its_password_quoted_or_not() {
+        for text in ["curl -u deploy:S3cr3tPa55 https://nexus", "curl -u \"deploy:S3cr3tPa55\" https://nexus"] {
+            let found = secrets(text);
+            assert!(found.iter().any(|(rule, secret)| rule == "curl-auth-user" && secret == "S3cr3tPa55"), "{found:?}");
+        }
     }
 
     #[test]

@@ -20,8 +20,10 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-/// Which classes of personal data are redacted. All by default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which classes of personal data are redacted. All by default. Also the
+/// server's `[redaction]` configuration section, as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct PersonalData {
     pub cards: bool,
     pub ibans: bool,

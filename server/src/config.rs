@@ -83,7 +83,8 @@ pub struct Config {
     pub auth: AuthConfig,
     pub tool_calls: ToolCallsConfig,
     pub actions: ActionsConfig,
-    pub redaction: RedactionConfig,
+    /// Which classes of personal data are redacted (secrets always are).
+    pub redaction: lore_sanitize::PersonalData,
     pub retention: RetentionConfig,
     pub knowledge: crate::knowledge::KnowledgeConfig,
     pub qa: crate::qa::QaConfig,
@@ -267,43 +268,6 @@ impl Default for ActionsConfig {
     }
 }
 
-/// Which classes of personal data are redacted from what is stored
-/// (secrets always are).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct RedactionConfig {
-    pub cards: bool,
-    pub ibans: bool,
-    pub national_ids: bool,
-    pub emails: bool,
-    pub phones: bool,
-}
-
-impl Default for RedactionConfig {
-    fn default() -> Self {
-        let all = lore_sanitize::PersonalData::default();
-        Self {
-            cards: all.cards,
-            ibans: all.ibans,
-            national_ids: all.national_ids,
-            emails: all.emails,
-            phones: all.phones,
-        }
-    }
-}
-
-impl RedactionConfig {
-    pub fn personal_data(&self) -> lore_sanitize::PersonalData {
-        lore_sanitize::PersonalData {
-            cards: self.cards,
-            ibans: self.ibans,
-            national_ids: self.national_ids,
-            emails: self.emails,
-            phones: self.phones,
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RetentionConfig {
@@ -338,7 +302,7 @@ impl Default for Config {
             knowledge: crate::knowledge::KnowledgeConfig::default(),
             qa: crate::qa::QaConfig::default(),
             briefing: crate::briefing::BriefingConfig::default(),
-            redaction: RedactionConfig::default(),
+            redaction: lore_sanitize::PersonalData::default(),
             actions: ActionsConfig::default(),
             retention: RetentionConfig::default(),
             shutdown_grace_secs: DEFAULT_SHUTDOWN_GRACE_SECS,

@@ -100,7 +100,7 @@ fn every_section_can_be_set_from_the_environment() {
         jail.set_env("LORE_KNOWLEDGE__SEARCH__SEMANTIC_SIGNAL_WEIGHT", "2.5");
         jail.set_env("LORE_REDACTION__EMAILS", "false");
         let config = Config::load(None).expect("config loads");
-        assert!(!config.redaction.personal_data().emails && config.redaction.personal_data().cards);
+        assert!(!config.redaction.emails && config.redaction.cards);
         assert_eq!(config.knowledge.embedding.provider, crate::knowledge::embed::ProviderKind::Openai);
         assert_eq!(config.knowledge.embedding.api_key.as_deref(), Some("sk-test"));
         assert_eq!(config.knowledge.search.semantic_signal_weight, 2.5);

@@ -56,7 +56,7 @@ impl Services {
     pub fn new(config: &Config, pool: sqlx::PgPool) -> Result<Self, crate::knowledge::embed::EmbedError> {
         let sanitizer = lore_sanitize::Sanitizer::new(lore_sanitize::SanitizeConfig {
             max_string_chars: config.actions.max_string_chars,
-            personal: config.redaction.personal_data(),
+            personal: config.redaction,
         });
         let catalog = lore_sanitize::catalog_summary();
         tracing::info!(

@@ -27,7 +27,7 @@ pub fn joins(similarity: f64, length: usize, threshold: f64) -> bool {
 }
 
 /// Whether all positions but one fit.
-pub fn one_off(similarity: f64, length: usize) -> bool {
+fn one_off(similarity: f64, length: usize) -> bool {
     (similarity * length as f64).round() as usize + 1 >= length
 }
 
