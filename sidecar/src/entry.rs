@@ -62,6 +62,8 @@ pub enum Write {
     RecordApplication(proto::RecordApplicationRequest),
     #[prost(message, tag = "9")]
     CreateDraft(proto::CreateDraftRequest),
+    #[prost(message, tag = "10")]
+    RecordTaskResult(proto::RecordTaskResultRequest),
 }
 
 impl SpoolEntry {

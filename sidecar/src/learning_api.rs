@@ -138,6 +138,27 @@ impl QaLearningService for LearningApi {
         self.spool(Write::RecordFixAttempt(attempt), answer).await
     }
 
+    async fn record_task_result(
+        &self,
+        request: Request<proto::RecordTaskResultRequest>,
+    ) -> Result<Response<proto::RecordTaskResultResponse>, Status> {
+        let mut result = request.into_inner();
+        required("project", &result.project)?;
+        required("task.task_id", result.task.as_ref().map(|task| task.task_id.as_str()).unwrap_or_default())?;
+        if result.verdict == 0 || proto::TaskVerdict::try_from(result.verdict).is_err() {
+            return Err(Status::invalid_argument(format!("verdict: {} is not passed or failed", result.verdict)));
+        }
+        fix_id("result_id", &mut result.result_id)?;
+        // The deliveries it scores are the ones made before QA answered,
+        // not before the server heard of it.
+        result.occurred_at.get_or_insert_with(crate::api::now);
+        for check in &mut result.checks {
+            self.clean(&mut check.output);
+        }
+        let answer = proto::RecordTaskResultResponse { ack: ack(&result.result_id), ..Default::default() };
+        self.spool(Write::RecordTaskResult(result), answer).await
+    }
+
     async fn get_warnings(
         &self,
         request: Request<proto::GetWarningsRequest>,

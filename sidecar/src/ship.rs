@@ -267,6 +267,7 @@ impl Connection<'_> {
                 ("lesson application", self.knowledge.record_application(application).await.map(drop))
             }
             Write::CreateDraft(draft) => ("proposed lesson", self.knowledge.create_draft(draft).await.map(drop)),
+            Write::RecordTaskResult(result) => ("task result", self.qa.record_task_result(result).await.map(drop)),
             Write::Action(_) => unreachable!("actions travel in batches"),
         };
         match result {

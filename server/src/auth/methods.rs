@@ -60,6 +60,7 @@ const METHODS: &[(&str, &str, Access)] = &[
     // deliveries it records are bookkeeping, not the caller's data.
     (QA, "GetWarnings", Access::Read),
     (QA, "RecordOutcome", Access::Write),
+    (QA, "RecordTaskResult", Access::Write),
     (QA, "ListPatterns", Access::Read),
     (QA, "GetPattern", Access::Read),
     (QA, "UpdatePattern", Access::Admin),

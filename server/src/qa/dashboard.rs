@@ -1,9 +1,12 @@
 //! The QA dashboard: failure rate per day, top patterns, categories, mean
-//! attempts to pass, resolution rate and prevention effectiveness (overall,
-//! per pattern, and shown against held out).
+//! attempts to pass, resolution rate, prevention effectiveness, the task
+//! figures of task results (failure rate, first-time pass rate, attempts to
+//! pass), missed opportunities, and shown against held-out tasks with
+//! intervals.
 
 use super::QaLearning;
 use super::model::{Dashboard, DashboardQuery};
+use super::significance::Comparison;
 use crate::Error;
 use crate::scope::ProjectScope;
 use crate::store::qa_feedback as store;
@@ -15,7 +18,6 @@ impl QaLearning {
         }
         self.check_category(scope, &query.project, query.category.as_deref()).await?;
         let figures = store::dashboard(&self.pool, scope, query).await?;
-        let share = |part: i64, whole: i64| if whole == 0 { 0.0 } else { part as f64 / whole as f64 };
         Ok(Dashboard {
             failure_rate: figures.days,
             top_patterns: figures.top,
@@ -26,8 +28,9 @@ impl QaLearning {
             prevented: figures.prevented,
             failed_anyway: figures.failed_anyway,
             warnings_delivered: figures.delivered,
-            shown_failure_rate: share(figures.shown_failed.0, figures.shown_failed.1),
-            held_out_failure_rate: share(figures.held_out_failed.0, figures.held_out_failed.1),
+            comparison: Comparison::new(figures.shown, figures.held_out, self.config.promotion.significance),
+            tasks: figures.tasks,
+            missed_opportunities: figures.missed,
         })
     }
 }

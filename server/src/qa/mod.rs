@@ -5,6 +5,8 @@
 //!   message into a template, link it to a pattern (or start one).
 //! - `fixes`: fix attempts, resolution and the gotcha a fix becomes.
 //! - `warnings`: GetWarnings and RecordOutcome.
+//! - `results`: task results, which score the warnings of their task.
+//! - `significance`: shown against held-out warnings, with intervals.
 //! - `patterns`: listing, editing, merging and splitting patterns.
 //! - `promotion`: proven patterns proposed, reviewed and published.
 //! - `dashboard`: the aggregates.
@@ -18,7 +20,9 @@ pub mod grouping;
 pub mod model;
 pub mod patterns;
 pub mod promotion;
+pub mod results;
 pub mod routes;
+pub mod significance;
 pub mod template;
 pub mod warnings;
 
@@ -59,6 +63,11 @@ pub struct PromotionThresholds {
     pub min_effectiveness: f64,
     pub min_tasks: i64,
     pub min_confidence: f64,
+    /// The level the effect of a pattern's warnings must reach: the one-sided
+    /// Fisher p-value of "shown tasks fail on it less than held-out ones"
+    /// must be at most this. 1 turns the test off. Needs a held-out share
+    /// (`holdout_fraction` above 0), or nothing qualifies.
+    pub significance: f64,
 }
 
 impl Default for QaConfig {
@@ -81,7 +90,7 @@ impl Default for QaConfig {
 
 impl Default for PromotionThresholds {
     fn default() -> Self {
-        Self { min_effectiveness: 0.8, min_tasks: 5, min_confidence: 0.8 }
+        Self { min_effectiveness: 0.8, min_tasks: 5, min_confidence: 0.8, significance: 0.05 }
     }
 }
 
@@ -100,9 +109,13 @@ impl QaConfig {
             ("holdout_fraction", self.holdout_fraction),
             ("promotion.min_effectiveness", self.promotion.min_effectiveness),
             ("promotion.min_confidence", self.promotion.min_confidence),
+            ("promotion.significance", self.promotion.significance),
         ];
         if let Some((name, _)) = unit.iter().find(|(_, value)| !(0.0..=1.0).contains(value)) {
             return Err(format!("qa.{name} must be between 0 and 1"));
+        }
+        if self.promotion.significance == 0.0 {
+            return Err("qa.promotion.significance must be above 0 (1 turns the test off)".into());
         }
         if self.similarity_threshold == 0.0 {
             return Err("qa.similarity_threshold must be above 0".into());

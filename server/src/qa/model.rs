@@ -239,9 +239,66 @@ pub enum WarningOutcome {
     FailedAnyway,
     NotApplicable,
     TaskIncomplete,
+    Unrelated,
 }
 
 impl StoredName for WarningOutcome {}
+
+/// One check of a task result.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CheckResult {
+    pub name: String,
+    pub passed: bool,
+    /// Kept only to capture a failure from; not stored with the result.
+    #[serde(skip)]
+    pub output: String,
+    pub exit_code: i32,
+}
+
+/// A task's QA verdict to record, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTaskResult {
+    pub result_id: Uuid,
+    pub project: String,
+    pub task: Task,
+    pub session_id: Option<Uuid>,
+    pub passed: bool,
+    pub checks: Vec<CheckResult>,
+    /// For a failed verdict; empty means "the task's unattached failures".
+    pub failure_ids: Vec<Uuid>,
+    pub occurred_at: DateTime<Utc>,
+}
+
+/// A delivery a task result scored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScoredDelivery {
+    pub delivery_id: Uuid,
+    pub pattern_id: Uuid,
+    pub outcome: WarningOutcome,
+    pub held_out: bool,
+}
+
+/// A pattern a task failed on that it could have been warned about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MissedOpportunity {
+    pub pattern_id: Uuid,
+    pub pattern_name: String,
+    /// Whether the task asked for warnings at all.
+    pub warned: bool,
+}
+
+/// What recording a task result did (or, replayed, did the first time).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskResultRecorded {
+    pub result_id: Uuid,
+    pub duplicate: bool,
+    pub attempt: i32,
+    pub passed: bool,
+    pub failure_ids: Vec<Uuid>,
+    pub pattern_ids: Vec<Uuid>,
+    pub scored: Vec<ScoredDelivery>,
+    pub missed: Vec<MissedOpportunity>,
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PatternStanding {
@@ -330,10 +387,23 @@ pub struct Dashboard {
     pub prevented: i64,
     pub failed_anyway: i64,
     pub warnings_delivered: i64,
-    /// Failure rate of the warned-about pattern in tasks shown the warning
-    /// and in tasks it was held out from.
-    pub shown_failure_rate: f64,
-    pub held_out_failure_rate: f64,
+    /// Tasks shown their warnings against tasks they were held out from:
+    /// the share that failed on a warned pattern, on the same denominator.
+    pub comparison: super::significance::Comparison,
+    pub tasks: TaskFigures,
+    pub missed_opportunities: i64,
+}
+
+/// From task results: the tasks whose first result is in the window.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct TaskFigures {
+    pub tasks: i64,
+    pub failed: i64,
+    pub passed: i64,
+    pub passed_first_time: i64,
+    /// Over the tasks that passed: results up to and including the first
+    /// pass.
+    pub mean_attempts_to_pass: f64,
 }
 
 /// Where a page of patterns ends: (occurrence_count, pattern_id) of its

@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use super::QaLearning;
 use super::model::{Pattern, PatternStatus, Promotion, PromotionDecision, PromotionStatus};
+use super::significance::{Comparison, Counts};
 use crate::Error;
 use crate::actions::model::StoredName as _;
 use crate::knowledge::document;
@@ -19,15 +20,41 @@ use crate::store::qa_feedback as store;
 
 /// Example failures a proposal quotes.
 const EXAMPLES: i64 = 3;
+/// Patterns over the thresholds whose evidence is weighed per listing.
+const MAX_EXAMINED: i64 = 500;
 
 impl QaLearning {
+    /// Patterns over the thresholds whose effect is significant, best
+    /// first, with their evidence.
     pub async fn promotion_candidates(
         &self,
         scope: &ProjectScope,
         project: &str,
         limit: i64,
-    ) -> Result<Vec<Pattern>, Error> {
-        store::promotion_candidates(&self.pool, scope, project, &self.config.promotion, limit).await
+    ) -> Result<Vec<(Pattern, Comparison)>, Error> {
+        let over =
+            store::promotion_candidates(&self.pool, scope, project, &self.config.promotion, MAX_EXAMINED).await?;
+        let ids: Vec<Uuid> = over.iter().map(|pattern| pattern.pattern_id).collect();
+        let evidence = store::pattern_evidence(&self.pool, &ids).await?;
+        Ok(over
+            .into_iter()
+            .map(|pattern| {
+                let comparison = self.comparison(evidence.get(&pattern.pattern_id).copied().unwrap_or_default());
+                (pattern, comparison)
+            })
+            .filter(|(_, comparison)| comparison.significant)
+            .take(usize::try_from(limit).unwrap_or(0))
+            .collect())
+    }
+
+    /// The evidence of a pattern's warnings: shown against held-out tasks.
+    pub async fn evidence(&self, pattern_id: Uuid) -> Result<Comparison, Error> {
+        let evidence = store::pattern_evidence(&self.pool, &[pattern_id]).await?;
+        Ok(self.comparison(evidence.get(&pattern_id).copied().unwrap_or_default()))
+    }
+
+    fn comparison(&self, (shown, held_out): (Counts, Counts)) -> Comparison {
+        Comparison::new(shown, held_out, self.config.promotion.significance)
     }
 
     /// Proposes a qualifying pattern. A replay of `promotion_id` returns the
@@ -47,7 +74,7 @@ impl QaLearning {
             return Ok(stored);
         }
         let pattern = pattern_store::pattern(&self.pool, scope, pattern_id).await?;
-        self.check_qualifies(&pattern)?;
+        self.check_qualifies(&pattern, &self.evidence(pattern_id).await?)?;
         let examples = store::example_failures(&self.pool, pattern_id, EXAMPLES).await?;
         let promotion = Promotion {
             promotion_id,
@@ -68,7 +95,7 @@ impl QaLearning {
             .ok_or_else(|| Error::NotFound(format!("promotion {promotion_id}")))
     }
 
-    fn check_qualifies(&self, pattern: &Pattern) -> Result<(), Error> {
+    fn check_qualifies(&self, pattern: &Pattern, evidence: &Comparison) -> Result<(), Error> {
         let thresholds = &self.config.promotion;
         let mut short = Vec::new();
         if pattern.status != PatternStatus::Active {
@@ -82,6 +109,17 @@ impl QaLearning {
         }
         if pattern.confidence < thresholds.min_confidence {
             short.push(format!("confidence {:.2} < {:.2}", pattern.confidence, thresholds.min_confidence));
+        }
+        if !evidence.significant {
+            short.push(format!(
+                "its effect is not significant: p = {:.3} > {} (shown: {} of {} tasks failed on it; held out: {} of {})",
+                evidence.p_value,
+                evidence.significance,
+                evidence.shown.counts.failed,
+                evidence.shown.counts.tasks,
+                evidence.held_out.counts.failed,
+                evidence.held_out.counts.tasks,
+            ));
         }
         if short.is_empty() {
             Ok(())

@@ -107,12 +107,7 @@ impl QaLearning {
         outcome: WarningOutcome,
         note: &str,
     ) -> Result<(u64, Vec<PatternStanding>), Error> {
-        let effect = OutcomeEffect {
-            prevention_boost: self.config.prevention_boost,
-            max_confidence: self.config.max_confidence,
-            failure_decay: self.config.failure_decay,
-            min_confidence: self.config.min_confidence,
-        };
+        let effect = OutcomeEffect::from(&self.config);
         let (updated, patterns) =
             store::record_outcome(&self.pool, scope, delivery_ids, outcome, note, &effect).await?;
         let standings = patterns

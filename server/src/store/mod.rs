@@ -18,6 +18,7 @@ pub mod knowledge;
 pub mod knowledge_search;
 pub mod qa;
 pub mod qa_feedback;
+pub mod qa_results;
 pub mod retention;
 pub mod sessions;
 pub mod tokens;

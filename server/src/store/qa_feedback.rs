@@ -11,7 +11,10 @@ use super::qa::{PATTERN_COLUMNS, pattern_from_row, title_words_sql};
 use crate::Error;
 use crate::actions::model::StoredName as _;
 use crate::qa::PromotionThresholds;
-use crate::qa::model::{DashboardQuery, DayRate, Pattern, Promotion, PromotionEvent, PromotionStatus, WarningOutcome};
+use crate::qa::model::{
+    DashboardQuery, DayRate, Pattern, Promotion, PromotionEvent, PromotionStatus, TaskFigures, WarningOutcome,
+};
+use crate::qa::significance::Counts;
 use crate::scope::ProjectScope;
 
 // ---- warnings ----
@@ -256,14 +259,11 @@ pub async fn record_outcome(
     }
     let open: Vec<Uuid> =
         rows.iter().filter(|row| !row.get::<bool, _>("judged")).map(|row| row.get("delivery_id")).collect();
-    let mut per_pattern: Vec<(Uuid, i64)> = Vec::new();
-    for row in rows.iter().filter(|row| !row.get::<bool, _>("judged") && !row.get::<bool, _>("held_out")) {
-        let pattern_id: Uuid = row.get("pattern_id");
-        match per_pattern.iter_mut().find(|(id, _)| *id == pattern_id) {
-            Some((_, count)) => *count += 1,
-            None => per_pattern.push((pattern_id, 1)),
-        }
-    }
+    let shown: Vec<Uuid> = rows
+        .iter()
+        .filter(|row| !row.get::<bool, _>("judged") && !row.get::<bool, _>("held_out"))
+        .map(|row| row.get("pattern_id"))
+        .collect();
     sqlx::query(
         "UPDATE qa_warning_deliveries SET outcome = $2, outcome_note = $3, outcome_at = now()
          WHERE delivery_id = ANY($1)",
@@ -273,6 +273,36 @@ pub async fn record_outcome(
     .bind(note)
     .execute(&mut *transaction)
     .await?;
+    apply_outcomes(&mut transaction, &shown, outcome, effect).await?;
+    let mut affected: Vec<Uuid> = rows.iter().map(|row| row.get("pattern_id")).collect();
+    affected.sort();
+    affected.dedup();
+    let patterns = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {PATTERN_COLUMNS} FROM qa_patterns p WHERE pattern_id = ANY($1) ORDER BY pattern_id"
+    )))
+    .bind(&affected)
+    .fetch_all(&mut *transaction)
+    .await?;
+    transaction.commit().await?;
+    Ok((open.len() as u64, patterns.iter().map(pattern_from_row).collect::<Result<_, _>>()?))
+}
+
+/// Counts `outcome` once per entry of `pattern_ids` (a pattern appears once
+/// per shown delivery) on the patterns and moves their confidence, in
+/// pattern order so that concurrent calls lock alike.
+pub async fn apply_outcomes(
+    connection: &mut PgConnection,
+    pattern_ids: &[Uuid],
+    outcome: WarningOutcome,
+    effect: &OutcomeEffect,
+) -> Result<(), Error> {
+    let mut per_pattern: Vec<(Uuid, i64)> = Vec::new();
+    for pattern_id in pattern_ids {
+        match per_pattern.iter_mut().find(|(id, _)| id == pattern_id) {
+            Some((_, count)) => *count += 1,
+            None => per_pattern.push((*pattern_id, 1)),
+        }
+    }
     per_pattern.sort();
     for (pattern_id, count) in &per_pattern {
         sqlx::query(
@@ -293,20 +323,10 @@ pub async fn record_outcome(
         .bind(effect.max_confidence)
         .bind(effect.failure_decay)
         .bind(effect.min_confidence)
-        .execute(&mut *transaction)
+        .execute(&mut *connection)
         .await?;
     }
-    let mut affected: Vec<Uuid> = rows.iter().map(|row| row.get("pattern_id")).collect();
-    affected.sort();
-    affected.dedup();
-    let patterns = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {PATTERN_COLUMNS} FROM qa_patterns p WHERE pattern_id = ANY($1) ORDER BY pattern_id"
-    )))
-    .bind(&affected)
-    .fetch_all(&mut *transaction)
-    .await?;
-    transaction.commit().await?;
-    Ok((open.len() as u64, patterns.iter().map(pattern_from_row).collect::<Result<_, _>>()?))
+    Ok(())
 }
 
 // ---- promotions ----
@@ -339,6 +359,40 @@ pub async fn promotion_candidates(
     .fetch_all(pool)
     .await?;
     Ok(rows.iter().map(pattern_from_row).collect::<Result<_, _>>()?)
+}
+
+/// Per pattern, the tasks whose warning about it was scored, shown and held
+/// out, and how many of them failed on it anyway. Tasks, not deliveries: a
+/// task briefed several times before its result counts once.
+pub async fn pattern_evidence(
+    pool: &PgPool,
+    pattern_ids: &[Uuid],
+) -> Result<std::collections::HashMap<Uuid, (Counts, Counts)>, Error> {
+    let rows = sqlx::query(
+        "SELECT pattern_id, held_out, count(DISTINCT task_id) AS tasks,
+                count(DISTINCT task_id) FILTER (WHERE outcome = 'failed_anyway') AS failed
+         FROM qa_warning_deliveries
+         WHERE pattern_id = ANY($1) AND outcome IN ('prevented', 'failed_anyway', 'unrelated')
+         GROUP BY pattern_id, held_out",
+    )
+    .bind(pattern_ids)
+    .fetch_all(pool)
+    .await?;
+    let mut evidence: std::collections::HashMap<Uuid, (Counts, Counts)> =
+        pattern_ids.iter().map(|id| (*id, Default::default())).collect();
+    for row in &rows {
+        let counts = Counts {
+            tasks: row.get::<i64, _>("tasks").max(0) as u64,
+            failed: row.get::<i64, _>("failed").max(0) as u64,
+        };
+        let entry = evidence.entry(row.get("pattern_id")).or_default();
+        if row.get::<bool, _>("held_out") {
+            entry.1 = counts;
+        } else {
+            entry.0 = counts;
+        }
+    }
+    Ok(evidence)
 }
 
 /// Example failures of a pattern for its proposal: task and message.
@@ -560,8 +614,12 @@ pub struct DashboardFigures {
     pub prevented: i64,
     pub failed_anyway: i64,
     pub delivered: i64,
-    pub shown_failed: (i64, i64),
-    pub held_out_failed: (i64, i64),
+    /// Tasks with a scored warning, and how many of them failed on a
+    /// warned pattern: shown, then held out.
+    pub shown: Counts,
+    pub held_out: Counts,
+    pub tasks: TaskFigures,
+    pub missed: i64,
 }
 
 /// The dashboard's aggregates, each one query over the window, run side by
@@ -618,11 +676,7 @@ pub async fn dashboard(pool: &PgPool, scope: &ProjectScope, query: &DashboardQue
     let outcomes = window_query(
         "SELECT count(*) FILTER (WHERE NOT d.held_out) AS delivered,
                 count(*) FILTER (WHERE NOT d.held_out AND d.outcome = 'prevented') AS prevented,
-                count(*) FILTER (WHERE NOT d.held_out AND d.outcome = 'failed_anyway') AS failed_anyway,
-                count(*) FILTER (WHERE NOT d.held_out AND d.outcome IN ('prevented', 'failed_anyway'))
-                    AS shown_judged,
-                count(*) FILTER (WHERE d.held_out) AS held_out,
-                count(*) FILTER (WHERE d.held_out AND d.outcome = 'failed_anyway') AS held_out_failed
+                count(*) FILTER (WHERE NOT d.held_out AND d.outcome = 'failed_anyway') AS failed_anyway
          FROM qa_warning_deliveries d
          WHERE d.project = $1 AND ($2::text[] IS NULL OR d.project = ANY($2))
            AND d.delivered_at >= $3 AND d.delivered_at < $4
@@ -635,7 +689,75 @@ pub async fn dashboard(pool: &PgPool, scope: &ProjectScope, query: &DashboardQue
         scope,
     )
     .fetch_one(pool);
-    let (days, top, categories, totals, outcomes) = tokio::try_join!(days, top, categories, totals, outcomes)?;
+    // The agent filter reads the session of the task's results.
+    let of_agent = "($6::text IS NULL OR r.session_id IN (SELECT session_id FROM sessions WHERE project = $1
+                                                          AND agent_id = $6))";
+    let tasks = window_query(
+        format!(
+            "WITH started AS (
+                 SELECT r.task_id FROM qa_task_results r
+                 WHERE r.project = $1 AND ($2::text[] IS NULL OR r.project = ANY($2)) AND r.attempt = 1
+                   AND r.occurred_at >= $3 AND r.occurred_at < $4 AND {of_agent}
+                   -- A category keeps the tasks that failed in it.
+                   AND ($5::text IS NULL OR EXISTS (SELECT 1 FROM qa_failures f WHERE f.project = $1
+                                                    AND f.task_id = r.task_id AND f.category = $5))
+             ), per_task AS (
+                 SELECT r.task_id, bool_or(NOT r.passed) AS failed, bool_or(r.passed AND r.attempt = 1) AS first_time,
+                        min(r.attempt) FILTER (WHERE r.passed) AS attempts_to_pass
+                 FROM qa_task_results r JOIN started USING (task_id) WHERE r.project = $1 GROUP BY r.task_id
+             )
+             SELECT count(*) AS tasks, count(*) FILTER (WHERE failed) AS failed,
+                    count(attempts_to_pass) AS passed, count(*) FILTER (WHERE first_time) AS first_time,
+                    coalesce(avg(attempts_to_pass), 0)::float8 AS mean FROM per_task"
+        ),
+        query,
+        scope,
+    )
+    .fetch_one(pool);
+    // A task is in the held-out group when its warnings were held out (a
+    // task is held out whole); it failed when a warned pattern recurred.
+    let groups = window_query(
+        "SELECT d.held_out, count(DISTINCT d.task_id) AS tasks,
+                count(DISTINCT d.task_id) FILTER (WHERE d.outcome = 'failed_anyway') AS failed
+         FROM qa_warning_deliveries d
+         WHERE d.project = $1 AND ($2::text[] IS NULL OR d.project = ANY($2))
+           AND d.outcome IN ('prevented', 'failed_anyway', 'unrelated')
+           AND d.outcome_at >= $3 AND d.outcome_at < $4
+           AND ($5::text IS NULL OR d.pattern_id IN (SELECT pattern_id FROM qa_patterns WHERE project = $1
+                                                     AND category = $5))
+           AND ($6::text IS NULL OR d.session_id IN (SELECT session_id FROM sessions WHERE project = $1
+                                                     AND agent_id = $6))
+         GROUP BY d.held_out"
+            .to_owned(),
+        query,
+        scope,
+    )
+    .fetch_all(pool);
+    let missed = window_query(
+        format!(
+            "SELECT count(*) FROM qa_missed_opportunities m JOIN qa_task_results r USING (result_id)
+             WHERE m.project = $1 AND ($2::text[] IS NULL OR m.project = ANY($2))
+               AND m.recorded_at >= $3 AND m.recorded_at < $4
+               AND ($5::text IS NULL OR m.pattern_id IN (SELECT pattern_id FROM qa_patterns WHERE project = $1
+                                                         AND category = $5))
+               AND {of_agent}"
+        ),
+        query,
+        scope,
+    )
+    .fetch_one(pool);
+    let (days, top, categories, totals, outcomes, tasks, groups, missed) =
+        tokio::try_join!(days, top, categories, totals, outcomes, tasks, groups, missed)?;
+    let group = |held_out: bool| {
+        groups
+            .iter()
+            .find(|row| row.get::<bool, _>("held_out") == held_out)
+            .map(|row| Counts {
+                tasks: row.get::<i64, _>("tasks").max(0) as u64,
+                failed: row.get::<i64, _>("failed").max(0) as u64,
+            })
+            .unwrap_or_default()
+    };
     Ok(DashboardFigures {
         days: days
             .iter()
@@ -649,7 +771,15 @@ pub async fn dashboard(pool: &PgPool, scope: &ProjectScope, query: &DashboardQue
         prevented: outcomes.get("prevented"),
         failed_anyway: outcomes.get("failed_anyway"),
         delivered: outcomes.get("delivered"),
-        shown_failed: (outcomes.get("failed_anyway"), outcomes.get("shown_judged")),
-        held_out_failed: (outcomes.get("held_out_failed"), outcomes.get("held_out")),
+        shown: group(false),
+        held_out: group(true),
+        tasks: TaskFigures {
+            tasks: tasks.get("tasks"),
+            failed: tasks.get("failed"),
+            passed: tasks.get("passed"),
+            passed_first_time: tasks.get("first_time"),
+            mean_attempts_to_pass: tasks.get("mean"),
+        },
+        missed: missed.get(0),
     })
 }

@@ -12,6 +12,7 @@ mod limits;
 mod qa;
 mod scope;
 mod search;
+mod task_results;
 mod tool_calls;
 mod watch;
 

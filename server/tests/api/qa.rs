@@ -67,6 +67,9 @@ async fn the_whole_loop_from_failure_to_published_learning() {
     let mut config = TestServer::config();
     config.knowledge.watch.folders =
         vec![WatchedFolder { path: folder.path().to_owned(), project: "lore".into(), publish: true }];
+    // No held-out share here, so no significance test: task_results.rs
+    // covers promotion that waits for a significant effect.
+    config.qa.promotion.significance = 1.0;
     let server = TestServer::start_with(config).await;
     let mut qa = client(&server).await;
 

@@ -16,10 +16,11 @@ use crate::qa::model::limits::{
     MAX_TEXT_CHARS,
 };
 use crate::qa::model::{
-    CategoryRule, Dashboard, DashboardQuery, FailedCheck, FixAttempt, FixOutcome, NewFailure, Occurrence, Pattern,
-    PatternCursor, PatternEdits, PatternFilter, PatternLink, PatternStatus, Promotion, PromotionStatus, Split, Task,
-    Warning, WarningOutcome, WarningRequest,
+    CategoryRule, CheckResult, Dashboard, DashboardQuery, FailedCheck, FixAttempt, FixOutcome, NewFailure,
+    NewTaskResult, Occurrence, Pattern, PatternCursor, PatternEdits, PatternFilter, PatternLink, PatternStatus,
+    Promotion, PromotionStatus, Split, Task, TaskFigures, TaskResultRecorded, Warning, WarningOutcome, WarningRequest,
 };
+use crate::qa::significance::{Comparison, GroupRate};
 use crate::validate;
 
 /// Days the dashboard covers when the request gives no window.
@@ -230,7 +231,123 @@ pub fn warning_outcome(field: &str, value: i32) -> FieldResult<WarningOutcome> {
         proto::WarningOutcome::FailedAnyway => WarningOutcome::FailedAnyway,
         proto::WarningOutcome::NotApplicable => WarningOutcome::NotApplicable,
         proto::WarningOutcome::TaskIncomplete => WarningOutcome::TaskIncomplete,
+        proto::WarningOutcome::Unrelated => WarningOutcome::Unrelated,
     })
+}
+
+fn warning_outcome_to_proto(outcome: WarningOutcome) -> proto::WarningOutcome {
+    match outcome {
+        WarningOutcome::Prevented => proto::WarningOutcome::Prevented,
+        WarningOutcome::FailedAnyway => proto::WarningOutcome::FailedAnyway,
+        WarningOutcome::NotApplicable => proto::WarningOutcome::NotApplicable,
+        WarningOutcome::TaskIncomplete => proto::WarningOutcome::TaskIncomplete,
+        WarningOutcome::Unrelated => proto::WarningOutcome::Unrelated,
+    }
+}
+
+pub fn task_result(request: &proto::RecordTaskResultRequest, now: DateTime<Utc>) -> FieldResult<NewTaskResult> {
+    let passed = match enum_value::<proto::TaskVerdict>("verdict", request.verdict)? {
+        proto::TaskVerdict::Unspecified => return Err(FieldError::new("verdict", "required: passed or failed")),
+        proto::TaskVerdict::Passed => true,
+        proto::TaskVerdict::Failed => false,
+    };
+    if request.checks.len() > MAX_CHECKS {
+        return Err(FieldError::new(
+            "checks",
+            format!("{} checks, over the limit of {MAX_CHECKS}", request.checks.len()),
+        ));
+    }
+    let mut checks: Vec<CheckResult> = Vec::with_capacity(request.checks.len());
+    for (index, check) in request.checks.iter().enumerate() {
+        let field = format!("checks[{index}]");
+        let name = validate::name(&format!("{field}.name"), &check.name, MAX_NAME_CHARS, true)?;
+        if checks.iter().any(|seen| seen.name == name) {
+            return Err(FieldError::new(format!("{field}.name"), format!("check {name:?} is listed twice")));
+        }
+        if passed && !check.passed {
+            return Err(FieldError::new(
+                format!("{field}.passed"),
+                format!("check {name:?} failed, which contradicts the passed verdict"),
+            ));
+        }
+        let output = validate::text(&format!("{field}.output"), &check.output, usize::MAX, false)?;
+        checks.push(CheckResult {
+            name,
+            passed: check.passed,
+            output: truncate_bytes(&output, MAX_CHECK_OUTPUT_BYTES),
+            exit_code: check.exit_code,
+        });
+    }
+    if !passed && !checks.is_empty() && checks.iter().all(|check| check.passed) {
+        return Err(FieldError::new("checks", "every check passed, which contradicts the failed verdict"));
+    }
+    let failure_ids = if request.failure_ids.is_empty() {
+        Vec::new()
+    } else if passed {
+        return Err(FieldError::new("failure_ids", "a passed verdict has no failures"));
+    } else {
+        uuids("failure_ids", &request.failure_ids, MAX_CHECKS)?
+    };
+    let occurred_at = optional_timestamp("occurred_at", request.occurred_at.as_ref())?.unwrap_or(now);
+    if occurred_at > now + Duration::hours(1) {
+        return Err(FieldError::new("occurred_at", "is in the future"));
+    }
+    Ok(NewTaskResult {
+        result_id: optional_uuid("result_id", &request.result_id)?.unwrap_or_else(Uuid::now_v7),
+        project: project("project", &request.project)?,
+        task: task("task", request.task.as_ref())?,
+        session_id: optional_uuid("session_id", &request.session_id)?,
+        passed,
+        checks,
+        failure_ids,
+        occurred_at,
+    })
+}
+
+pub fn task_result_to_proto(recorded: &TaskResultRecorded) -> proto::RecordTaskResultResponse {
+    let ids = |ids: &[Uuid]| ids.iter().map(ToString::to_string).collect();
+    proto::RecordTaskResultResponse {
+        ack: Some(proto::WriteAck { id: recorded.result_id.to_string(), duplicate: recorded.duplicate }),
+        attempt: recorded.attempt.max(0) as u32,
+        failure_ids: ids(&recorded.failure_ids),
+        pattern_ids: ids(&recorded.pattern_ids),
+        scored: recorded
+            .scored
+            .iter()
+            .map(|delivery| proto::ScoredDelivery {
+                delivery_id: delivery.delivery_id.to_string(),
+                pattern_id: delivery.pattern_id.to_string(),
+                outcome: warning_outcome_to_proto(delivery.outcome).into(),
+                held_out: delivery.held_out,
+            })
+            .collect(),
+        missed: recorded
+            .missed
+            .iter()
+            .map(|missed| proto::MissedOpportunity {
+                pattern_id: missed.pattern_id.to_string(),
+                pattern_name: missed.pattern_name.clone(),
+                warned: missed.warned,
+            })
+            .collect(),
+    }
+}
+
+pub fn comparison_to_proto(comparison: &Comparison) -> proto::Comparison {
+    let group = |group: &GroupRate| proto::GroupRate {
+        tasks: group.counts.tasks,
+        failed: group.counts.failed,
+        rate: group.rate,
+        interval_low: group.low,
+        interval_high: group.high,
+    };
+    proto::Comparison {
+        shown: Some(group(&comparison.shown)),
+        held_out: Some(group(&comparison.held_out)),
+        p_value: comparison.p_value,
+        significant: comparison.significant,
+        significance: comparison.significance,
+    }
 }
 
 /// Distinct ids, at most `max`, each named by its index when malformed.
@@ -427,8 +544,23 @@ pub fn dashboard_to_proto(dashboard: &Dashboard) -> proto::DashboardResponse {
         failures,
         resolved: dashboard.resolved.max(0) as u64,
         resolution_rate: if failures == 0 { 0.0 } else { dashboard.resolved as f64 / failures as f64 },
-        shown_failure_rate: dashboard.shown_failure_rate,
-        held_out_failure_rate: dashboard.held_out_failure_rate,
+        shown_failure_rate: dashboard.comparison.shown.rate,
+        held_out_failure_rate: dashboard.comparison.held_out.rate,
+        tasks: Some(task_figures_to_proto(&dashboard.tasks)),
+        comparison: Some(comparison_to_proto(&dashboard.comparison)),
+        missed_opportunities: dashboard.missed_opportunities.max(0) as u64,
+    }
+}
+
+fn task_figures_to_proto(figures: &TaskFigures) -> proto::TaskFigures {
+    let share = |part: i64| if figures.tasks <= 0 { 0.0 } else { part as f64 / figures.tasks as f64 };
+    proto::TaskFigures {
+        tasks: figures.tasks.max(0) as u64,
+        failed: figures.failed.max(0) as u64,
+        failure_rate: share(figures.failed),
+        first_time_pass_rate: share(figures.passed_first_time),
+        mean_attempts_to_pass: figures.mean_attempts_to_pass,
+        passed: figures.passed.max(0) as u64,
     }
 }
 

@@ -118,6 +118,16 @@ impl QaLearningService for QaLearningApi {
         }))
     }
 
+    async fn record_task_result(
+        &self,
+        request: Request<proto::RecordTaskResultRequest>,
+    ) -> Result<Response<proto::RecordTaskResultResponse>, Status> {
+        let scope = request_scope(&request);
+        let result = field(convert::task_result(request.get_ref(), Utc::now()))?;
+        let recorded = self.qa.record_result(&scope, result).await?;
+        Ok(Response::new(convert::task_result_to_proto(&recorded)))
+    }
+
     async fn list_patterns(
         &self,
         request: Request<proto::ListPatternsRequest>,
@@ -213,7 +223,14 @@ impl QaLearningService for QaLearningApi {
         };
         let candidates = self.qa.promotion_candidates(&scope, &project, i64::from(limit)).await?;
         Ok(Response::new(proto::ListPromotionCandidatesResponse {
-            candidates: candidates.iter().map(convert::pattern_to_proto).collect(),
+            candidates: candidates.iter().map(|(pattern, _)| convert::pattern_to_proto(pattern)).collect(),
+            ranked: candidates
+                .iter()
+                .map(|(pattern, evidence)| proto::PromotionCandidate {
+                    pattern: Some(convert::pattern_to_proto(pattern)),
+                    evidence: Some(convert::comparison_to_proto(evidence)),
+                })
+                .collect(),
         }))
     }
 
