@@ -1,3 +1,4 @@
+ALTER TABLE qa_promotions DROP COLUMN instructions;
 DROP TABLE qa_missed_opportunities;
 DROP INDEX qa_warning_deliveries_result_idx;
 DROP INDEX qa_warning_deliveries_open_idx;

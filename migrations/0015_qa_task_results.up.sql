@@ -52,3 +52,7 @@ CREATE TABLE qa_missed_opportunities (
 );
 CREATE INDEX qa_missed_opportunities_project_idx ON qa_missed_opportunities (project, recorded_at DESC);
 CREATE INDEX qa_missed_opportunities_pattern_idx ON qa_missed_opportunities (pattern_id);
+
+-- Where a promotion stands in its project's instructions file (AGENTS.md):
+-- written, removed, or a conflict with a person's edit.
+ALTER TABLE qa_promotions ADD COLUMN instructions text NOT NULL DEFAULT '';

@@ -74,6 +74,8 @@ pub struct KnowledgeBase {
     query_embedding_timeout: Duration,
     /// Watched folders that receive approved drafts.
     publish_folders: Arc<Vec<watch::WatchedFolder>>,
+    /// Files Lore itself wrote, which the watcher leaves alone.
+    own_writes: Arc<watch::OwnWrites>,
 }
 
 impl KnowledgeBase {
@@ -85,7 +87,14 @@ impl KnowledgeBase {
             ranking,
             query_embedding_timeout: QUERY_EMBEDDING_TIMEOUT,
             publish_folders: Arc::default(),
+            own_writes: Arc::default(),
         }
+    }
+
+    /// Where Lore records the files it writes itself (standing
+    /// instructions), so that the watcher does not act on them.
+    pub fn own_writes(&self) -> &watch::OwnWrites {
+        &self.own_writes
     }
 
     /// Approved drafts of a folder's project are written into the folders

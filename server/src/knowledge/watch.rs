@@ -104,6 +104,28 @@ impl WatchStats {
     }
 }
 
+/// The content Lore last wrote to files of its own (the standing
+/// instructions block): a file that still holds exactly that is not
+/// reindexed, so Lore's writes trigger nothing. A person's later edit
+/// changes the content and is indexed as usual.
+#[derive(Debug, Default)]
+pub struct OwnWrites {
+    written: Mutex<BTreeMap<PathBuf, blake3::Hash>>,
+}
+
+impl OwnWrites {
+    pub fn record(&self, path: &Path, bytes: &[u8]) {
+        let path = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+        self.written.lock().expect("own writes lock").insert(path, blake3::hash(bytes));
+    }
+
+    pub fn is_own(&self, path: &Path, bytes: &[u8]) -> bool {
+        let written = self.written.lock().expect("own writes lock");
+        let path = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+        written.get(&path).is_some_and(|hash| *hash == blake3::hash(bytes))
+    }
+}
+
 /// A folder ready to watch: canonical root and the name stored as the
 /// documents' `source_root`.
 #[derive(Debug, Clone)]
@@ -272,6 +294,10 @@ impl Indexer {
             Ok(read) => read,
             Err(problem) => return self.skip(path, &problem),
         };
+        if self.knowledge.own_writes().is_own(path, &bytes) {
+            self.stats.unchanged.fetch_add(1, Ordering::Relaxed);
+            return Outcome::Unchanged;
+        }
         let parsed = match document::parse_bytes(relative_path, &bytes, self.max_file_bytes) {
             Ok(parsed) => parsed,
             Err(error) => return self.skip(path, &error.to_string()),

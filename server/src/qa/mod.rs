@@ -9,6 +9,8 @@
 //! - `significance`: shown against held-out warnings, with intervals.
 //! - `patterns`: listing, editing, merging and splitting patterns.
 //! - `promotion`: proven patterns proposed, reviewed and published.
+//! - `instructions`: published promotions as entries of the project's
+//!   AGENTS.md or CLAUDE.md.
 //! - `dashboard`: the aggregates.
 
 pub mod capture;
@@ -17,6 +19,7 @@ pub mod dashboard;
 pub mod files;
 pub mod fixes;
 pub mod grouping;
+pub mod instructions;
 pub mod model;
 pub mod patterns;
 pub mod promotion;
@@ -55,6 +58,9 @@ pub struct QaConfig {
     /// to measure what warnings change; 0 shows every warning.
     pub holdout_fraction: f64,
     pub promotion: PromotionThresholds,
+    /// Per project, the instructions file approved promotions are written
+    /// into (see `instructions`).
+    pub instructions: Vec<instructions::InstructionsFile>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -84,6 +90,7 @@ impl Default for QaConfig {
             warn_min_confidence: 0.3,
             holdout_fraction: 0.0,
             promotion: PromotionThresholds::default(),
+            instructions: Vec::new(),
         }
     }
 }
@@ -124,6 +131,14 @@ impl QaConfig {
             || !(self.min_confidence..=self.max_confidence).contains(&self.initial_confidence)
         {
             return Err("qa: min_confidence <= initial_confidence <= max_confidence must hold".into());
+        }
+        for (index, file) in self.instructions.iter().enumerate() {
+            if self.instructions[..index].iter().any(|earlier| earlier.project == file.project) {
+                return Err(format!("qa.instructions: project {} has two instructions files", file.project));
+            }
+            if file.file.file_name().is_none() {
+                return Err(format!("qa.instructions: {} is not a file path", file.file.display()));
+            }
         }
         if self.warn_min_occurrences < 1 || self.promotion.min_tasks < 1 {
             return Err("qa.warn_min_occurrences and qa.promotion.min_tasks must be at least 1".into());

@@ -336,6 +336,9 @@ pub struct Promotion {
     pub markdown: String,
     pub entry_id: Option<Uuid>,
     pub history: Vec<PromotionEvent>,
+    /// Where it stands in the project's instructions file; empty before
+    /// approval.
+    pub instructions: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use super::QaLearning;
+use super::instructions::{self, Edit};
 use super::model::{Pattern, PatternStatus, Promotion, PromotionDecision, PromotionStatus};
 use super::significance::{Comparison, Counts};
 use crate::Error;
@@ -84,6 +85,7 @@ impl QaLearning {
             markdown: proposal(&pattern, &examples),
             entry_id: None,
             history: Vec::new(),
+            instructions: String::new(),
         };
         let mut transaction = self.pool.begin().await?;
         if !store::insert_promotion(&mut transaction, &promotion, actor).await? {
@@ -197,10 +199,62 @@ impl QaLearning {
         if let Some(entry_id) = published {
             self.knowledge.embed_now(entry_id).await;
         }
+        if decision != PromotionDecision::Reject {
+            self.update_instructions(&promotion, decision).await?;
+        }
         let mut connection = self.pool.acquire().await?;
         store::promotion(&mut connection, scope, promotion_id, false)
             .await?
             .ok_or_else(|| Error::NotFound(format!("promotion {promotion_id}")))
+    }
+
+    /// Writes a published promotion into its project's instructions file,
+    /// or takes a rolled-back one out, and records how that went on the
+    /// promotion. Edits of one file are serialized across replicas.
+    async fn update_instructions(&self, promotion: &Promotion, decision: PromotionDecision) -> Result<(), Error> {
+        let Some(file) = self.config.instructions.iter().find(|file| file.project == promotion.project) else {
+            let status = format!("no instructions file is configured for project {}", promotion.project);
+            let mut connection = self.pool.acquire().await?;
+            return store::set_promotion_instructions(&mut connection, promotion.promotion_id, &status).await;
+        };
+        let pattern = pattern_store::pattern(&self.pool, &ProjectScope::All, promotion.pattern_id).await?;
+        let key = entry_key(promotion);
+        let body = standing_instruction(&pattern, &key);
+        let mut transaction = self.pool.begin().await?;
+        let path = file.file.clone();
+        sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('lore instructions ' || $1, 0))")
+            .bind(path.to_string_lossy().as_ref())
+            .execute(&mut *transaction)
+            .await?;
+        let knowledge = self.knowledge.clone();
+        let entry = key.clone();
+        let applied = tokio::task::spawn_blocking(move || {
+            instructions::apply(
+                &path,
+                |text| match decision {
+                    PromotionDecision::Approve => instructions::upsert(text, &entry, &body),
+                    _ => instructions::remove(text, &entry),
+                },
+                |bytes| knowledge.own_writes().record(&path, bytes),
+            )
+        })
+        .await
+        .map_err(|error| Error::Unavailable(format!("writing the instructions file stopped: {error}")))?;
+        let shown = file.file.display();
+        let status = match (applied, decision) {
+            (Ok((Edit::Changed(_), _)), PromotionDecision::Approve) => format!("written to {shown} as entry {key}"),
+            (Ok((Edit::Unchanged, _)), PromotionDecision::Approve) => format!("already in {shown} as entry {key}"),
+            (Ok((Edit::Changed(_), _)), _) => format!("entry {key} removed from {shown}"),
+            (Ok((Edit::Unchanged, _)), _) => format!("entry {key} was not in {shown}; nothing to remove"),
+            (Ok((Edit::Conflict(reason), _)), _) => format!("conflict in {shown}: {reason}"),
+            (Err(error), _) => format!("could not write {shown}: {error}"),
+        };
+        if status.starts_with("conflict") || status.starts_with("could not") {
+            tracing::warn!(promotion_id = %promotion.promotion_id, status, "standing instructions not updated");
+        }
+        store::set_promotion_instructions(&mut transaction, promotion.promotion_id, &status).await?;
+        transaction.commit().await?;
+        Ok(())
     }
 
     pub async fn list_promotions(
@@ -219,6 +273,33 @@ impl QaLearning {
 fn entry_key(promotion: &Promotion) -> String {
     let hex = promotion.pattern_id.simple().to_string();
     format!("QA-{}", &hex[hex.len() - 12..])
+}
+
+/// A promotion as one standing instruction: what to do, and where it came
+/// from.
+fn standing_instruction(pattern: &Pattern, key: &str) -> String {
+    let advice = [&pattern.recommended_fix, &pattern.description]
+        .into_iter()
+        .map(|text| text.trim())
+        .find(|text| !text.is_empty())
+        .map(str::to_owned)
+        .unwrap_or_else(|| {
+            format!("QA fails with `{}`; check for it before you submit", pattern.template.replace('`', "'"))
+        });
+    let files = if pattern.file_globs.is_empty() {
+        String::new()
+    } else {
+        format!(" (files {})", pattern.file_globs.iter().map(|glob| format!("`{glob}`")).collect::<Vec<_>>().join(", "))
+    };
+    let one_line = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!(
+        "- **{}**{files}: {}. _From Lore QA pattern {key} ({}), seen {} times in {} tasks._",
+        one_line(&pattern.name),
+        one_line(advice.trim_end_matches('.')),
+        pattern.category.replace('_', " "),
+        pattern.occurrence_count,
+        pattern.task_count,
+    )
 }
 
 fn file_name(promotion: &Promotion) -> String {

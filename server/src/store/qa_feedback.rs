@@ -413,7 +413,7 @@ pub async fn example_failures(
     Ok(rows.iter().map(|row| (row.get("task_id"), row.get("task_title"), row.get("message"))).collect())
 }
 
-const PROMOTION_COLUMNS: &str = "promotion_id, project, pattern_id, status, markdown, entry_id";
+const PROMOTION_COLUMNS: &str = "promotion_id, project, pattern_id, status, markdown, entry_id, instructions";
 
 fn promotion_from_row(row: &PgRow) -> Result<Promotion, sqlx::Error> {
     let status: String = row.try_get("status")?;
@@ -425,6 +425,7 @@ fn promotion_from_row(row: &PgRow) -> Result<Promotion, sqlx::Error> {
         markdown: row.try_get("markdown")?,
         entry_id: row.try_get("entry_id")?,
         history: Vec::new(),
+        instructions: row.try_get("instructions")?,
     })
 }
 
@@ -538,6 +539,20 @@ async fn add_event(
     .bind(note)
     .execute(connection)
     .await?;
+    Ok(())
+}
+
+/// Records where a promotion stands in its instructions file.
+pub async fn set_promotion_instructions(
+    connection: &mut PgConnection,
+    promotion_id: Uuid,
+    instructions: &str,
+) -> Result<(), Error> {
+    sqlx::query("UPDATE qa_promotions SET instructions = $2, updated_at = now() WHERE promotion_id = $1")
+        .bind(promotion_id)
+        .bind(instructions)
+        .execute(connection)
+        .await?;
     Ok(())
 }
 

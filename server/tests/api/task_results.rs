@@ -7,6 +7,7 @@
 use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
 use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
+use lore_server::qa::instructions::InstructionsFile;
 use lore_server::qa::warnings::held_out;
 use lore_server::testing::TestServer;
 use tonic::Code;
@@ -118,9 +119,14 @@ async fn round(qa: &mut Qa, held: &[String], shown: &[String]) {
 
 #[tokio::test]
 async fn the_loop_closes_with_task_results_alone() {
+    let repository = tempfile::tempdir().unwrap();
+    let agents_md = repository.path().join("AGENTS.md");
+    let theirs = "# Working here\n\nRun `make test` before you push.\n";
+    std::fs::write(&agents_md, theirs).unwrap();
     let mut config = TestServer::config();
     config.qa.holdout_fraction = HOLDOUT;
     config.qa.promotion.min_confidence = 0.3;
+    config.qa.instructions = vec![InstructionsFile { project: PROJECT.into(), file: agents_md.clone() }];
     let server = TestServer::start_with(config).await;
     let mut qa = QaLearningServiceClient::new(server.channel().await);
 
@@ -139,7 +145,11 @@ async fn the_loop_closes_with_task_results_alone() {
     let pattern_id = warned.warnings.first().expect("a warning about the seeded pattern").pattern_id.clone();
     let failed = fail_on(&mut qa, first, WARNED_ERROR).await;
     assert_eq!(failed.attempt, 1);
-    assert_eq!(failed.pattern_ids, std::slice::from_ref(&pattern_id), "the failure was captured from the check's output");
+    assert_eq!(
+        failed.pattern_ids,
+        std::slice::from_ref(&pattern_id),
+        "the failure was captured from the check's output"
+    );
     assert_eq!(outcomes(&failed), [(proto::WarningOutcome::FailedAnyway, false)]);
     assert!(failed.missed.is_empty());
     let fixed = qa
@@ -206,6 +216,72 @@ async fn the_loop_closes_with_task_results_alone() {
     assert_eq!((shown_group.failed, shown_group.tasks, held_group.failed, held_group.tasks), (1, 7, 4, 4));
     assert!((evidence.p_value - 5.0 / 330.0).abs() < 1e-12, "{}", evidence.p_value);
     assert!(evidence.significant);
+
+    // Approved: the entry is written into AGENTS.md, after what was there.
+    let promotion_id = Uuid::now_v7().to_string();
+    qa.propose_promotion(proto::ProposePromotionRequest {
+        promotion_id: promotion_id.clone(),
+        pattern_id: pattern_id.clone(),
+        actor: "reviewer".into(),
+    })
+    .await
+    .unwrap();
+    let review = |note: &str| proto::ReviewPromotionRequest {
+        promotion_id: promotion_id.clone(),
+        actor: "reviewer".into(),
+        note: note.into(),
+    };
+    let approved = qa.approve_promotion(review("")).await.unwrap().into_inner();
+    assert!(approved.instructions.starts_with("written to "), "{}", approved.instructions);
+    let written = std::fs::read_to_string(&agents_md).unwrap();
+    assert!(written.starts_with(theirs), "{written}");
+    let key = format!("QA-{}", &pattern_id.replace('-', "")[20..]);
+    assert!(written.contains(&format!("<!-- lore:entry {key} hash=")), "{written}");
+    assert!(written.contains("Check the row exists before reading its id"), "the fix is the instruction: {written}");
+    // A person adds a line of their own, outside the entry.
+    let with_theirs = written.replace(theirs, &format!("{theirs}Never force-push to main.\n"));
+    std::fs::write(&agents_md, &with_theirs).unwrap();
+    // Rolled back: exactly the entry goes, the person's lines stay.
+    let rolled_back = qa.rollback_promotion(review("advice no longer holds")).await.unwrap().into_inner();
+    assert!(rolled_back.instructions.contains(&format!("entry {key} removed from")), "{}", rolled_back.instructions);
+    let after = std::fs::read_to_string(&agents_md).unwrap();
+    assert!(after.starts_with(&format!("{theirs}Never force-push to main.\n")), "{after}");
+    assert!(!after.contains(&key) && !after.contains("Check the row exists"), "{after}");
+    let entry_start = with_theirs.find("<!-- lore:entry").unwrap();
+    let entry_end =
+        with_theirs.find(&format!("<!-- lore:end {key} -->\n")).unwrap() + format!("<!-- lore:end {key} -->\n").len();
+    assert_eq!(
+        after,
+        format!("{}{}", &with_theirs[..entry_start], &with_theirs[entry_end..]),
+        "only the entry's lines"
+    );
+
+    // Approved again, then edited by a person: a rollback leaves the edit
+    // and says so in the promotion's status.
+    let again = Uuid::now_v7().to_string();
+    qa.propose_promotion(proto::ProposePromotionRequest {
+        promotion_id: again.clone(),
+        pattern_id: pattern_id.clone(),
+        actor: "reviewer".into(),
+    })
+    .await
+    .unwrap();
+    let review_again = |note: &str| proto::ReviewPromotionRequest {
+        promotion_id: again.clone(),
+        actor: "reviewer".into(),
+        note: note.into(),
+    };
+    qa.approve_promotion(review_again("")).await.unwrap();
+    let edited =
+        std::fs::read_to_string(&agents_md).unwrap().replace("before reading its id", "before reading any field");
+    std::fs::write(&agents_md, &edited).unwrap();
+    let kept = qa.rollback_promotion(review_again("wrong")).await.unwrap().into_inner();
+    assert!(
+        kept.instructions.starts_with("conflict in ") && kept.instructions.contains("edited by hand"),
+        "{}",
+        kept.instructions
+    );
+    assert_eq!(std::fs::read_to_string(&agents_md).unwrap(), edited);
 
     // The dashboard against what the results above say, computed by hand.
     // Tasks with a result: 2 seeds, first, other, unasked, 4 held, 5 shown

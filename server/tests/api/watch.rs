@@ -27,6 +27,7 @@ struct Fixture {
     folder: tempfile::TempDir,
     stats: Arc<WatchStats>,
     watcher: Option<JoinHandle<()>>,
+    knowledge: Option<KnowledgeBase>,
 }
 
 impl Fixture {
@@ -34,7 +35,7 @@ impl Fixture {
         let server = TestServer::start().await;
         let client = KnowledgeServiceClient::new(server.channel().await);
         let folder = tempfile::tempdir().unwrap();
-        Self { server, client, folder, stats: Arc::default(), watcher: None }
+        Self { server, client, folder, stats: Arc::default(), watcher: None, knowledge: None }
     }
 
     /// Starts the watcher and waits for its first reconciliation.
@@ -42,6 +43,7 @@ impl Fixture {
         let cache_dir = lore_server::embedded_postgres::default_cache_dir();
         let embedder = embed::from_config(&Config::default().knowledge.embedding, &cache_dir).unwrap();
         let knowledge = KnowledgeBase::new(self.server.pool().clone(), Some(embedder), Default::default());
+        self.knowledge = Some(knowledge.clone());
         let config = WatchConfig {
             folders: vec![WatchedFolder {
                 path: self.folder.path().to_owned(),
@@ -134,6 +136,24 @@ where
 
 fn with_id(id: &str, title: &str) -> String {
     format!("---\nid: {id}\n---\n# {title}\n\nBody of {title}.\n")
+}
+
+/// The standing instructions Lore writes into an AGENTS.md of a watched
+/// folder are not indexed back; a person's edit of the same file is.
+#[tokio::test]
+async fn lore_s_own_writes_to_a_watched_file_trigger_nothing() {
+    let mut fixture = Fixture::new().await;
+    fixture.write("AGENTS.md", with_id("agents", "Agents"));
+    fixture.start().await;
+    fixture.expect(&[("Agents", "AGENTS.md")]).await;
+    let ours = with_id("agents", "Agents as Lore wrote them");
+    fixture.knowledge.as_ref().unwrap().own_writes().record(&fixture.path("AGENTS.md"), ours.as_bytes());
+    fixture.write("AGENTS.md", &ours);
+    // Indexed once the watcher has acted on everything written before it.
+    fixture.write("later.md", with_id("later", "Later"));
+    fixture.expect(&[("Agents", "AGENTS.md"), ("Later", "later.md")]).await;
+    fixture.write("AGENTS.md", with_id("agents", "Agents as a person wrote them"));
+    fixture.expect(&[("Agents as a person wrote them", "AGENTS.md"), ("Later", "later.md")]).await;
 }
 
 #[tokio::test]

@@ -593,6 +593,7 @@ pub fn promotion_to_proto(promotion: &Promotion) -> proto::Promotion {
         status: promotion_status_to_proto(promotion.status).into(),
         markdown: promotion.markdown.clone(),
         entry_id: promotion.entry_id.map(|id| id.to_string()).unwrap_or_default(),
+        instructions: promotion.instructions.clone(),
         history: promotion
             .history
             .iter()
