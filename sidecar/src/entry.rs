@@ -8,7 +8,7 @@ use prost::Message as _;
 /// One spooled write.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct SpoolEntry {
-    #[prost(oneof = "Write", tags = "1, 2, 3, 4, 6, 7, 8, 9")]
+    #[prost(oneof = "Write", tags = "1, 2, 3, 4, 6, 7, 8, 9, 10")]
     pub write: Option<Write>,
     /// For a write read from the inbox file: where the inbox stands after
     /// its line (see [`crate::inbox`]).

@@ -268,6 +268,16 @@ async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_rec
         .map(|(_, outcome, _, _, _)| outcome.as_str())
         .collect();
     assert_eq!(bash_outcomes, vec!["failure", "success"]);
+    // The failing check and its fix are the task's two QA results: a
+    // failure, then a pass on the second attempt.
+    let results: Vec<(i32, bool, i32)> = sqlx::query_as(
+        "SELECT attempt, passed, cardinality(failure_ids) FROM qa_task_results WHERE session_id = $1 ORDER BY attempt",
+    )
+    .bind(session)
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    assert_eq!(results, [(1, false, 1), (2, true, 0)], "hook log: {hook_log}");
     let edit = calls.iter().find(|(_, _, tool, _, _)| tool == "Edit").unwrap();
     assert_eq!(edit.3["input"]["file_path"], calc, "an edit is logged by its path");
     assert!(edit.3.to_string().len() < 1000, "never the file's content: {}", edit.3);

@@ -412,8 +412,15 @@ impl Hook<'_> {
         failed: bool,
     ) -> Result<(), AgentError> {
         let state = &mut locked.state;
+        // A pass says something only as the task's first result or as the
+        // fix of its last failing check.
+        let pass_is_news = !state.passed && state.open_checks.is_empty();
         match (state.open_checks.get_mut(&key), failed) {
-            (None, false) => Ok(()),
+            (None, false) if !pass_is_news => Ok(()),
+            (None, false) => {
+                state.passed = true;
+                self.task_result(name, None).await
+            }
             (None, true) => {
                 let output = input.tool_output();
                 let failure_id = Uuid::now_v7();
@@ -442,7 +449,8 @@ impl Hook<'_> {
                     key,
                     OpenCheck { failure_id, check: name.to_owned(), attempts: 0, edited_since: Vec::new() },
                 );
-                Ok(())
+                state.passed = false;
+                self.task_result(name, Some(failure_id)).await
             }
             (Some(open), failed) => {
                 open.attempts += 1;
@@ -469,10 +477,28 @@ impl Hook<'_> {
                 self.connection.qa().record_fix_attempt(attempt).await?;
                 if !failed {
                     state.open_checks.remove(&key);
+                    if state.open_checks.is_empty() {
+                        state.passed = true;
+                        return self.task_result(name, None).await;
+                    }
                 }
                 Ok(())
             }
         }
+    }
+
+    /// The session's task passed or failed QA: the warnings it was given are
+    /// scored by it.
+    async fn task_result(&self, check: &str, failure_id: Option<Uuid>) -> Result<(), AgentError> {
+        let result = checks::task_result(
+            &self.identity.project,
+            session_task(self.session_id),
+            self.session_id,
+            check,
+            failure_id,
+        );
+        self.connection.qa().record_task_result(result).await?;
+        Ok(())
     }
 
     fn checks(&self) -> Result<Checks, AgentError> {

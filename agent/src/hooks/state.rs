@@ -34,6 +34,9 @@ pub struct SessionState {
     pub open_checks: BTreeMap<String, OpenCheck>,
     /// Files edited in the session, oldest first.
     pub edited: Vec<String>,
+    /// The last task result sent was a pass: passing checks after it say
+    /// nothing new until a check fails again.
+    pub passed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

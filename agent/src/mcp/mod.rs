@@ -93,7 +93,7 @@ struct Speaker {
     /// The session was chosen here, not by the agent: this server ends it.
     owned: bool,
     started: AtomicBool,
-    fix_attempts: Mutex<HashMap<Uuid, u32>>,
+    failures: Mutex<HashMap<Uuid, tools::ReportedFailure>>,
 }
 
 impl LoreMcp {
@@ -173,7 +173,7 @@ impl LoreMcp {
                 session_id: named.unwrap_or_else(Uuid::now_v7),
                 owned: named.is_none(),
                 started: AtomicBool::new(false),
-                fix_attempts: Mutex::new(HashMap::new()),
+                failures: Mutex::new(HashMap::new()),
             })
         });
         Ok(Arc::clone(speaker))
@@ -210,7 +210,7 @@ impl LoreMcp {
             connection: &connection,
             identity: &speaker.identity,
             session_id: speaker.session_id,
-            fix_attempts: &speaker.fix_attempts,
+            failures: &speaker.failures,
         };
         match tokio::time::timeout(CALL_TIMEOUT, tools::call(tool, arguments, &context)).await {
             Ok(result) => result,

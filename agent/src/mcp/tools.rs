@@ -159,9 +159,17 @@ pub struct ToolContext<'a> {
     pub connection: &'a Connection,
     pub identity: &'a Identity,
     pub session_id: Uuid,
-    /// Fix attempts recorded per failure by this server, for the next
+    /// The failures reported through this server: their task, for the task
+    /// result of a working fix, and the fix attempts recorded, for the next
     /// attempt's number.
-    pub fix_attempts: &'a Mutex<HashMap<Uuid, u32>>,
+    pub failures: &'a Mutex<HashMap<Uuid, ReportedFailure>>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ReportedFailure {
+    pub task_id: String,
+    pub check: String,
+    pub attempts: u32,
 }
 
 /// Runs one tool.
@@ -905,11 +913,12 @@ async fn report_failure(args: ReportFailureArgs, context: &ToolContext<'_>) -> R
     let output = required_text("output", &args.output, usize::MAX)?;
     let files = list("files", &args.files, 200)?;
     let failure_id = Uuid::now_v7();
+    let task_id = args.task_id.unwrap_or_else(|| session_task(context.session_id));
     let request = proto::CaptureFailureRequest {
         failure_id: failure_id.to_string(),
         project: context.identity.project.clone(),
         task: Some(proto::Task {
-            task_id: args.task_id.unwrap_or_else(|| session_task(context.session_id)),
+            task_id: task_id.clone(),
             title: optional_text("task_title", &args.task_title, 512)?,
             files: files.clone(),
             ..Default::default()
@@ -928,6 +937,14 @@ async fn report_failure(args: ReportFailureArgs, context: &ToolContext<'_>) -> R
     let response = context.connection.qa().capture_failure(request).await?;
     let queued = is_spooled(response.metadata());
     let captured = response.into_inner();
+    let result =
+        checks::task_result(&context.identity.project, task_id.clone(), context.session_id, &check, Some(failure_id));
+    context.connection.qa().record_task_result(result).await?;
+    context
+        .failures
+        .lock()
+        .expect("reported failures")
+        .insert(failure_id, ReportedFailure { task_id, check: check.clone(), attempts: 0 });
     let mut text = if queued {
         format!(
             "Recorded the {check} failure as {failure_id}. The sidecar on this machine delivers it; its pattern is known once the server has it."
@@ -989,7 +1006,9 @@ async fn record_fix(args: RecordFixArgs, context: &ToolContext<'_>) -> Result<To
     let attempt = match args.attempt {
         Some(0) => return Err(AgentError::invalid("attempt", "attempts count from 1")),
         Some(number) => number,
-        None => context.fix_attempts.lock().expect("attempt counts").get(&failure_id).map_or(1, |last| last + 1),
+        None => {
+            context.failures.lock().expect("reported failures").get(&failure_id).map_or(1, |seen| seen.attempts + 1)
+        }
     };
     let attempt_id = Uuid::now_v7();
     let outcome = if args.worked { proto::FixOutcome::Success } else { proto::FixOutcome::Failure };
@@ -1004,7 +1023,20 @@ async fn record_fix(args: RecordFixArgs, context: &ToolContext<'_>) -> Result<To
         qa_result: if args.worked { "passes".into() } else { "still fails".into() },
     };
     let response = context.connection.qa().record_fix_attempt(request).await?;
-    context.fix_attempts.lock().expect("attempt counts").insert(failure_id, attempt);
+    let reported = {
+        let mut failures = context.failures.lock().expect("reported failures");
+        let reported = failures.entry(failure_id).or_default();
+        reported.attempts = attempt;
+        reported.clone()
+    };
+    if args.worked {
+        // The task passed: its warnings are scored. A failure reported
+        // elsewhere stands for this session's task.
+        let task_id = if reported.task_id.is_empty() { session_task(context.session_id) } else { reported.task_id };
+        let check = if reported.check.is_empty() { "qa" } else { &reported.check };
+        let result = checks::task_result(&context.identity.project, task_id, context.session_id, check, None);
+        context.connection.qa().record_task_result(result).await?;
+    }
     let queued = is_spooled(response.metadata());
     let note = spooled_note(response.metadata());
     let recorded = response.into_inner();
