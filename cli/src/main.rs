@@ -31,8 +31,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Log one action.
+    /// Log one action (in this agent's session of the project, started on
+    /// first use, unless --session is given).
     Log(commands::log::Args),
+    /// Start or end a session.
+    #[command(subcommand)]
+    Session(commands::session::Command),
     /// Query the action log.
     #[command(subcommand)]
     Actions(ActionsCommand),
@@ -98,6 +102,10 @@ enum ActionsCommand {
 enum EntryCommand {
     /// One entry: solutions, checklist, body, where it was applied.
     Show(commands::entry::ShowArgs),
+    /// Record that a lesson was used, and whether it worked.
+    Apply(commands::entry::ApplyArgs),
+    /// Create or replace an entry by its key.
+    Upsert(commands::entry::UpsertArgs),
 }
 
 #[derive(Subcommand)]
@@ -159,12 +167,15 @@ async fn run(cli: Cli, address: lore_agent::connection::LoreAddress) -> ExitCode
         let channel = commands::connect(&cli.server, cli.token.as_deref(), &cli.tls.files()).await?;
         match cli.command {
             Command::Log(args) => commands::log::run(channel, args).await,
+            Command::Session(command) => commands::session::run(channel, command).await,
             Command::Actions(ActionsCommand::Search(args)) => commands::actions_search::run(channel, args).await,
             Command::Resume(args) => commands::resume::run(channel, args).await,
             Command::Report(args) => commands::report::run(channel, args).await,
             Command::Export(args) => commands::export::run(channel, args).await,
             Command::Search(args) => commands::knowledge_search::run(channel, args).await,
             Command::Entry(EntryCommand::Show(args)) => commands::entry::show(channel, args).await,
+            Command::Entry(EntryCommand::Apply(args)) => commands::entry::apply(channel, args).await,
+            Command::Entry(EntryCommand::Upsert(args)) => commands::entry::upsert(channel, args).await,
             Command::Index(args) => commands::index::run(channel, args).await,
             Command::Drafts(command) => commands::drafts::run(channel, command).await,
             Command::Eval(EvalCommand::Redaction(args)) => commands::eval::run(channel, args).await,

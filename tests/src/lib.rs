@@ -295,9 +295,15 @@ pub async fn lore_cli(server: &ServerProcess, dir: Option<&Path>, args: &[&str])
     if let Some(dir) = dir {
         command.current_dir(dir);
     }
+    // The sessions `lore log` remembers per agent and project stay with
+    // this server, not in the user's state directory.
+    let state = std::env::temp_dir().join("lore-e2e-cli-state").join(server.endpoint().replace([':', '/'], "_"));
     let output = command
         .env_remove("LORE_PROJECT")
         .env_remove("LORE_TOKEN")
+        .env_remove("LORE_SESSION_ID")
+        .env_remove("LORE_AGENT_ID")
+        .env("LORE_STATE_DIR", state)
         .arg("--server")
         .arg(server.endpoint())
         .args(args)

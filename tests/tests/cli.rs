@@ -385,3 +385,147 @@ async fn lore_qa_captures_warns_lists_and_shows_the_dashboard() {
     assert!(ok);
     assert_eq!(stdout.trim(), "no pattern qualifies yet");
 }
+
+/// The loop from the command line: `lore log` with no session uses one per
+/// agent and project, `lore session end` ends it; a task's failed and passed
+/// results score its warning with no delivery id; a fix, a lesson written
+/// and applied; and errors read as sentences.
+#[tokio::test]
+async fn the_cli_covers_the_loop() {
+    let (database, server) = server().await;
+    let log = |kind: &'static str| {
+        let server = &server;
+        async move {
+            let (ok, _, stderr) =
+                lore(server, &["log", "--project", "loop", "--agent", "scripted", "--type", kind]).await;
+            assert!(ok, "{stderr}");
+            stderr
+        }
+    };
+    assert!(log("plan").await.contains("started session"), "the first action starts the agent's session");
+    assert!(!log("commit").await.contains("started session"), "the second uses it");
+    let sessions: Vec<(uuid::Uuid, String, i64)> = sqlx::query_as(
+        "SELECT s.session_id, s.agent_id, count(a.*) FROM sessions s JOIN actions a USING (session_id)
+         WHERE s.project = 'loop' GROUP BY 1, 2",
+    )
+    .fetch_all(&database.pool)
+    .await
+    .unwrap();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    assert_eq!((sessions[0].1.as_str(), sessions[0].2), ("scripted", 2));
+    let (ok, stdout, stderr) = lore(&server, &["session", "end", "--project", "loop", "--agent", "scripted"]).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout.trim(), format!("{} ended", sessions[0].0));
+    assert!(log("deploy").await.contains("started session"), "an ended session is not reused");
+    let (ok, _, stderr) = lore(&server, &["session", "end", "--project", "loop", "--agent", "nobody"]).await;
+    assert!(!ok);
+    assert!(stderr.contains("agent nobody has no current session in project loop"), "{stderr}");
+
+    // A pattern, a warning, a failed result, a fix and a passed result.
+    let error = "relation \"users\" does not exist at migrations/0001.sql:3";
+    for task in ["T-1", "T-2"] {
+        let (ok, _, stderr) = lore(
+            &server,
+            &[
+                "qa",
+                "capture",
+                "--project",
+                "loop",
+                "--task",
+                task,
+                "--check",
+                "pytest",
+                "--message",
+                error,
+                "--modified",
+                "migrations/0001.sql",
+            ],
+        )
+        .await;
+        assert!(ok, "{stderr}");
+    }
+    let (ok, stdout, stderr) =
+        lore(&server, &["qa", "warnings", "--project", "loop", "--task", "T-3", "--files", "migrations/0003.sql"])
+            .await;
+    assert!(ok && stdout.starts_with("1. "), "{stdout}{stderr}");
+    let failed_id = uuid::Uuid::now_v7().to_string();
+    let (ok, stdout, stderr) = lore(
+        &server,
+        &[
+            "qa",
+            "result",
+            "--project",
+            "loop",
+            "--task",
+            "T-3",
+            "--failed",
+            "--check",
+            "pytest",
+            "--output",
+            error,
+            "--result-id",
+            &failed_id,
+        ],
+    )
+    .await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.starts_with("task T-3 failed on attempt 1"), "{stdout}");
+    assert!(stdout.contains(": failed_anyway"), "{stdout}");
+    let failure = stdout
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("failures: "))
+        .expect("the failure captured")
+        .to_owned();
+    let (ok, stdout, stderr) =
+        lore(&server, &["qa", "fix", &failure, "--approach", "create the table in an earlier migration"]).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.starts_with(&format!("failure {failure} resolved on attempt 1")), "{stdout}");
+    lore(&server, &["qa", "warnings", "--project", "loop", "--task", "T-3", "--files", "migrations/0003.sql"]).await;
+    let (ok, stdout, stderr) = lore(&server, &["qa", "result", "--project", "loop", "--task", "T-3", "--passed"]).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.starts_with("task T-3 passed on attempt 2") && stdout.contains(": prevented"), "{stdout}");
+    let (ok, stdout, _) = lore(&server, &["qa", "dashboard", "--project", "loop"]).await;
+    assert!(ok);
+    assert!(
+        stdout.contains("tasks with a QA result: 1, failed 100%, passed the first time 0%, 2.0 results to pass"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("shown     ") && stdout.contains("not significant yet"), "{stdout}");
+
+    // The same result id with the other verdict, and an outcome for a
+    // delivery that does not exist: sentences that name what is wrong.
+    let (ok, _, stderr) =
+        lore(&server, &["qa", "result", "--project", "loop", "--task", "T-3", "--passed", "--result-id", &failed_id])
+            .await;
+    assert!(!ok);
+    assert!(stderr.contains(&format!("result_id {failed_id} is already the failed result of task T-3")), "{stderr}");
+    assert!(!stderr.contains("status:") && !stderr.contains("metadata"), "a sentence, not tonic's rendering: {stderr}");
+    let missing = uuid::Uuid::now_v7().to_string();
+    let (ok, _, stderr) = lore(&server, &["qa", "outcome", &missing, "--outcome", "prevented"]).await;
+    assert!(!ok);
+    assert!(stderr.contains(&format!("delivery_ids[0]: delivery {missing} not found")), "{stderr}");
+
+    // A lesson written, then used in the agent's session.
+    let (ok, stdout, stderr) = lore(
+        &server,
+        &[
+            "entry",
+            "upsert",
+            "--project",
+            "loop",
+            "--key",
+            "LRN-1",
+            "--title",
+            "Create tables before their foreign keys",
+            "--body",
+            "Order migrations by dependency.",
+        ],
+    )
+    .await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("created (LRN-1)"), "{stdout}");
+    let (ok, stdout, stderr) =
+        lore(&server, &["entry", "apply", "LRN-1", "--project", "loop", "--agent", "scripted", "--minutes", "5"]).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("recorded as working; it has worked 1 of 1 times (100%)"), "{stdout}");
+}

@@ -1,5 +1,6 @@
-//! `lore entry show`: one knowledge entry, its solutions, where it was
-//! applied and how well it works.
+//! `lore entry show|apply|upsert`: one knowledge entry, its solutions,
+//! where it was applied and how well it works; recording that a lesson was
+//! used and whether it worked; writing an entry.
 
 use super::Channel;
 use lore_proto::v1 as proto;
@@ -22,16 +23,139 @@ pub struct ShowArgs {
     json: bool,
 }
 
+#[derive(clap::Args)]
+pub struct ApplyArgs {
+    /// The entry's key (e.g. PAT-004) or id.
+    entry: String,
+    #[arg(long, env = "LORE_PROJECT")]
+    project: String,
+    /// The session that used it; this agent's session in the project when
+    /// left out (started on first use).
+    #[arg(long, env = "LORE_SESSION_ID")]
+    session: Option<String>,
+    #[arg(long, env = "LORE_AGENT_ID")]
+    agent: Option<String>,
+    /// It did not work (the default is that it did).
+    #[arg(long)]
+    failed: bool,
+    /// The solution used, when the entry has several.
+    #[arg(long)]
+    solution: Option<String>,
+    /// How long it took to resolve the problem with it.
+    #[arg(long, default_value_t = 0.0)]
+    minutes: f64,
+    /// It was found through search (not known beforehand).
+    #[arg(long)]
+    found_via_search: bool,
+    #[arg(long, default_value = "")]
+    note: String,
+}
+
+#[derive(clap::Args)]
+pub struct UpsertArgs {
+    #[arg(long, env = "LORE_PROJECT")]
+    project: String,
+    /// The entry's key; an entry with this key is replaced.
+    #[arg(long)]
+    key: String,
+    #[arg(long)]
+    title: String,
+    #[arg(long, default_value = "learning", value_parser = ["learning", "issue_pattern", "retrospective", "gotcha"])]
+    kind: String,
+    #[arg(long, default_value = "")]
+    category: String,
+    #[arg(long, default_value = "")]
+    summary: String,
+    /// Tags (repeat, or comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    tags: Vec<String>,
+    /// The body as markdown.
+    #[arg(long, conflicts_with = "body_file", required_unless_present = "body_file")]
+    body: Option<String>,
+    /// The body read from a markdown file.
+    #[arg(long)]
+    body_file: Option<std::path::PathBuf>,
+}
+
+/// The request that finds `entry` (an id, or a key of `project`).
+fn lookup(entry: String, project: Option<String>, history: u32) -> anyhow::Result<proto::GetEntryRequest> {
+    if uuid::Uuid::parse_str(&entry).is_ok() {
+        return Ok(proto::GetEntryRequest { entry_id: entry, history_limit: history, ..Default::default() });
+    }
+    let Some(project) = project else {
+        anyhow::bail!("--project (or LORE_PROJECT) is needed to find an entry by key");
+    };
+    Ok(proto::GetEntryRequest { project, key: entry, history_limit: history, ..Default::default() })
+}
+
+pub async fn apply(channel: Channel, args: ApplyArgs) -> anyhow::Result<()> {
+    let mut client = super::knowledge_client(channel.clone());
+    let request = lookup(args.entry.clone(), Some(args.project.clone()), 0)?;
+    let Some(entry) = client.get_entry(request).await?.into_inner().entry else {
+        anyhow::bail!("the server answered without an entry")
+    };
+    let session_id = match args.session {
+        Some(session) => session,
+        None => {
+            super::session::current_or_new(channel, &args.project, args.agent.as_deref(), None).await?.0.to_string()
+        }
+    };
+    let request = proto::RecordApplicationRequest {
+        application_id: uuid::Uuid::now_v7().to_string(),
+        entry_id: entry.entry_id.clone(),
+        session_id,
+        solution_id: args.solution.unwrap_or_default(),
+        success: !args.failed,
+        resolution_minutes: args.minutes,
+        found_via_search: args.found_via_search,
+        note: args.note,
+    };
+    let recorded = client.record_application(request).await?.into_inner();
+    let effectiveness = recorded.effectiveness.unwrap_or_default();
+    println!(
+        "{} {} recorded as {}; it has worked {} of {} times ({:.0}%)",
+        if entry.key.is_empty() { &entry.entry_id } else { &entry.key },
+        entry.title,
+        if args.failed { "not working" } else { "working" },
+        effectiveness.successes,
+        effectiveness.applications,
+        effectiveness.success_rate * 100.0
+    );
+    Ok(())
+}
+
+pub async fn upsert(channel: Channel, args: UpsertArgs) -> anyhow::Result<()> {
+    let body = match (args.body, &args.body_file) {
+        (Some(body), _) => body,
+        (None, Some(path)) => std::fs::read_to_string(path)
+            .map_err(|error| anyhow::anyhow!("cannot read the body from {}: {error}", path.display()))?,
+        (None, None) => anyhow::bail!("give the body with --body or --body-file"),
+    };
+    let kind = proto::EntryKind::from_str_name(&format!("ENTRY_KIND_{}", args.kind.to_uppercase()))
+        .unwrap_or(proto::EntryKind::Learning);
+    let entry = proto::Entry {
+        key: args.key,
+        project: args.project,
+        kind: kind.into(),
+        title: args.title,
+        category: args.category,
+        summary: args.summary,
+        body,
+        tags: args.tags,
+        ..Default::default()
+    };
+    let response = super::knowledge_client(channel)
+        .upsert_entry(proto::UpsertEntryRequest { entry: Some(entry) })
+        .await?
+        .into_inner();
+    let stored = response.entry.unwrap_or_default();
+    println!("{} {} ({})", stored.entry_id, if response.created { "created" } else { "replaced" }, stored.key);
+    Ok(())
+}
+
 pub async fn show(channel: Channel, args: ShowArgs) -> anyhow::Result<()> {
     let mut client = super::knowledge_client(channel);
-    let request = if uuid::Uuid::parse_str(&args.entry).is_ok() {
-        proto::GetEntryRequest { entry_id: args.entry, history_limit: args.history, ..Default::default() }
-    } else {
-        let Some(project) = args.project else {
-            anyhow::bail!("--project (or LORE_PROJECT) is needed to find an entry by key");
-        };
-        proto::GetEntryRequest { project, key: args.entry, history_limit: args.history, ..Default::default() }
-    };
+    let request = lookup(args.entry, args.project, args.history)?;
     let response = client.get_entry(request).await?.into_inner();
     let Some(entry) = &response.entry else { anyhow::bail!("the server answered without an entry") };
     let effectiveness = response.effectiveness.unwrap_or_default();

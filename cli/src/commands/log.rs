@@ -3,6 +3,7 @@
 use super::Channel;
 use lore_proto::v1 as proto;
 
+use super::session;
 use crate::convert;
 
 #[derive(clap::Args)]
@@ -16,10 +17,11 @@ pub struct Args {
     /// success, failure, blocked or in_progress.
     #[arg(long, default_value = "success")]
     outcome: String,
-    /// Session the action belongs to.
+    /// Session the action belongs to; when left out, this agent's session
+    /// in the project (`lore session start`), started on first use.
     #[arg(long, env = "LORE_SESSION_ID")]
     session: Option<String>,
-    /// Agent that acted.
+    /// Agent that acted; `LORE_AGENT_ID`, else `agent@<host>`.
     #[arg(long, env = "LORE_AGENT_ID")]
     agent: Option<String>,
     #[arg(long)]
@@ -38,11 +40,11 @@ pub struct Args {
 }
 
 pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
-    let action = proto::Action {
+    let mut action = proto::Action {
         action_id: uuid::Uuid::now_v7().to_string(),
-        session_id: args.session.unwrap_or_default(),
-        project: args.project,
-        agent_id: args.agent.unwrap_or_default(),
+        session_id: args.session.clone().unwrap_or_default(),
+        project: args.project.clone(),
+        agent_id: args.agent.clone().unwrap_or_default(),
         action_type: args.action_type,
         category: args.category.unwrap_or_default(),
         context: args.context.as_deref().map(convert::json_object).transpose()?,
@@ -54,8 +56,25 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
         occurred_at: Some(convert::now()),
         ..Default::default()
     };
-    let response =
-        super::actions_client(channel).log_action(proto::LogActionRequest { action: Some(action) }).await?.into_inner();
+    let mut client = super::actions_client(channel.clone());
+    let response = if args.session.is_some() {
+        client.log_action(proto::LogActionRequest { action: Some(action) }).await?.into_inner()
+    } else {
+        let who = (args.project.as_str(), args.agent.as_deref());
+        let (session_id, agent) = session::current_or_new(channel.clone(), who.0, who.1, None).await?;
+        (action.session_id, action.agent_id) = (session_id.to_string(), agent);
+        match client.log_action(proto::LogActionRequest { action: Some(action.clone()) }).await {
+            Ok(response) => response.into_inner(),
+            // The remembered session is unknown to this server or over.
+            Err(status) if session::is_gone(&status) => {
+                eprintln!("session {session_id} cannot take actions ({}); starting another", status.message());
+                let (session_id, agent) = session::current_or_new(channel, who.0, who.1, Some(session_id)).await?;
+                (action.session_id, action.agent_id) = (session_id.to_string(), agent);
+                client.log_action(proto::LogActionRequest { action: Some(action) }).await?.into_inner()
+            }
+            Err(status) => return Err(status.into()),
+        }
+    };
     let ack = response.ack.unwrap_or_default();
     println!(
         "{} {}{}",

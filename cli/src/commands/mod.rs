@@ -14,9 +14,11 @@ pub mod knowledge_search;
 pub mod log;
 pub mod mcp;
 pub mod qa;
+pub mod qa_results;
 pub mod report;
 pub mod resume;
 pub mod retrieval;
+pub mod session;
 pub mod sidecar_status;
 
 use anyhow::Context as _;

@@ -7,7 +7,8 @@ use lore_proto::v1 as proto;
 use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
 use uuid::Uuid;
 
-use super::display::{bar, largest, or_dash};
+use super::display::{bar, interval_bar, largest, or_dash};
+use super::qa_results;
 use crate::convert;
 
 #[derive(clap::Subcommand)]
@@ -20,6 +21,12 @@ pub enum Command {
     Patterns(PatternsArgs),
     /// Failure rate, top patterns, categories and whether warnings work.
     Dashboard(DashboardArgs),
+    /// Record a task's QA verdict: it scores the warnings the task was given.
+    Result(qa_results::ResultArgs),
+    /// Record a fix attempt of a captured failure.
+    Fix(qa_results::FixArgs),
+    /// Judge warning deliveries by hand (a task result does it by itself).
+    Outcome(qa_results::OutcomeArgs),
     /// Promotion of proven patterns to published learnings.
     #[command(subcommand)]
     Promote(PromoteCommand),
@@ -152,6 +159,9 @@ pub fn client(channel: Channel) -> QaLearningServiceClient<Channel> {
 pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {
     let mut qa = client(channel);
     match command {
+        Command::Result(args) => qa_results::result(&mut qa, args).await?,
+        Command::Fix(args) => qa_results::fix(&mut qa, args).await?,
+        Command::Outcome(args) => qa_results::outcome(&mut qa, args).await?,
         Command::Capture(args) => {
             let request = proto::CaptureFailureRequest {
                 failure_id: Uuid::now_v7().to_string(),
@@ -250,12 +260,23 @@ async fn dashboard(qa: &mut QaLearningServiceClient<Channel>, args: DashboardArg
         dashboard.mean_attempts_to_pass
     );
     println!(
-        "warnings shown: {}, prevention effectiveness {:.0}% (failed anyway: {:.0}% shown vs {:.0}% held out)",
+        "warnings shown: {}, prevention effectiveness {:.0}%, missed opportunities: {}",
         dashboard.warnings_delivered,
         dashboard.prevention_effectiveness * 100.0,
-        dashboard.shown_failure_rate * 100.0,
-        dashboard.held_out_failure_rate * 100.0
+        dashboard.missed_opportunities
     );
+    if let Some(tasks) = dashboard.tasks.filter(|tasks| tasks.tasks > 0) {
+        println!(
+            "tasks with a QA result: {}, failed {:.0}%, passed the first time {:.0}%, {:.1} results to pass",
+            tasks.tasks,
+            tasks.failure_rate * 100.0,
+            tasks.first_time_pass_rate * 100.0,
+            tasks.mean_attempts_to_pass
+        );
+    }
+    if let Some(comparison) = &dashboard.comparison {
+        print_comparison(comparison);
+    }
     println!("\nfailure rate per day (failures / tasks that reached QA):");
     let max = largest(dashboard.failure_rate.iter().map(|day| day.failures));
     for day in &dashboard.failure_rate {
@@ -278,6 +299,30 @@ async fn dashboard(qa: &mut QaLearningServiceClient<Channel>, args: DashboardArg
     Ok(())
 }
 
+/// Shown against held-out tasks: the share that failed on a warned pattern,
+/// with its interval, one under the other.
+fn print_comparison(comparison: &proto::Comparison) {
+    let level = (1.0 - comparison.significance) * 100.0;
+    println!("\ntasks failing on a warned pattern, {level:.0}% intervals (0% ... 100%):");
+    for (name, group) in [("shown", &comparison.shown), ("held out", &comparison.held_out)] {
+        let group = group.unwrap_or_default();
+        println!(
+            "{name:<9} {} {} of {} ({:.0}%, {:.0}%-{:.0}%)",
+            interval_bar(group.interval_low, group.rate, group.interval_high),
+            group.failed,
+            group.tasks,
+            group.rate * 100.0,
+            group.interval_low * 100.0,
+            group.interval_high * 100.0
+        );
+    }
+    println!(
+        "p = {:.3}: {}",
+        comparison.p_value,
+        if comparison.significant { "warnings make a significant difference" } else { "not significant yet" }
+    );
+}
+
 async fn promote(qa: &mut QaLearningServiceClient<Channel>, command: PromoteCommand) -> anyhow::Result<()> {
     let review = |args: ReviewArgs| proto::ReviewPromotionRequest {
         promotion_id: args.promotion_id,
@@ -287,14 +332,21 @@ async fn promote(qa: &mut QaLearningServiceClient<Channel>, command: PromoteComm
     let promotion = match command {
         PromoteCommand::Candidates { project } => {
             let request = proto::ListPromotionCandidatesRequest { project, limit: 0 };
-            let candidates = qa.list_promotion_candidates(request).await?.into_inner().candidates;
-            if candidates.is_empty() {
+            let ranked = qa.list_promotion_candidates(request).await?.into_inner().ranked;
+            if ranked.is_empty() {
                 println!("no pattern qualifies yet");
             }
-            for pattern in &candidates {
+            for candidate in &ranked {
+                let pattern = candidate.pattern.clone().unwrap_or_default();
+                let evidence = candidate.evidence.unwrap_or_default();
+                let (shown, held) = (evidence.shown.unwrap_or_default(), evidence.held_out.unwrap_or_default());
                 println!(
                     "{}  eff {:.2}  conf {:.2}  {} tasks  {}",
                     pattern.pattern_id, pattern.effectiveness, pattern.confidence, pattern.task_count, pattern.name
+                );
+                println!(
+                    "  failed on it: {} of {} shown, {} of {} held out (p = {:.3})",
+                    shown.failed, shown.tasks, held.failed, held.tasks, evidence.p_value
                 );
             }
             return Ok(());
@@ -342,6 +394,9 @@ fn print_promotion(promotion: &proto::Promotion, with_markdown: bool) {
     println!("promotion {} of pattern {}: {status}", promotion.promotion_id, promotion.pattern_id);
     if !promotion.entry_id.is_empty() {
         println!("  learning {}", promotion.entry_id);
+    }
+    if !promotion.instructions.is_empty() {
+        println!("  instructions file: {}", promotion.instructions);
     }
     for event in &promotion.history {
         let status = status_name(event.status);
