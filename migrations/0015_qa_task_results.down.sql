@@ -1,3 +1,4 @@
+DROP TABLE knowledge_auto_drafts;
 ALTER TABLE qa_promotions DROP COLUMN instructions;
 DROP TABLE qa_missed_opportunities;
 DROP INDEX qa_warning_deliveries_result_idx;

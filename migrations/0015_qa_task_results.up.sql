@@ -56,3 +56,14 @@ CREATE INDEX qa_missed_opportunities_pattern_idx ON qa_missed_opportunities (pat
 -- Where a promotion stands in its project's instructions file (AGENTS.md):
 -- written, removed, or a conflict with a person's edit.
 ALTER TABLE qa_promotions ADD COLUMN instructions text NOT NULL DEFAULT '';
+
+-- The causes automatic drafts were made for (an epic completed, an epic's
+-- validations failing, a session's failures fixed), so each is drafted once,
+-- whichever replica leads.
+CREATE TABLE knowledge_auto_drafts (
+    cause       text PRIMARY KEY,
+    project     text NOT NULL REFERENCES projects (name),
+    draft_id    uuid REFERENCES knowledge_drafts ON DELETE SET NULL,
+    note        text NOT NULL DEFAULT '',
+    created_at  timestamptz NOT NULL DEFAULT now()
+);

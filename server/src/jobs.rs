@@ -12,6 +12,7 @@ use sqlx::{Connection as _, PgConnection, PgPool};
 
 use crate::actions::ActionLog;
 use crate::knowledge::KnowledgeBase;
+use crate::knowledge::auto_drafts::AutoDraftsConfig;
 use crate::knowledge::watch::{self, WatchConfig, WatchStats};
 use crate::store;
 
@@ -90,6 +91,7 @@ pub struct Jobs {
     pub embedding_interval: Duration,
     pub watch: WatchConfig,
     pub watch_stats: Arc<WatchStats>,
+    pub auto_drafts: AutoDraftsConfig,
 }
 
 impl Jobs {
@@ -100,6 +102,7 @@ impl Jobs {
             retention(&self.actions, self.retention_interval),
             embedding_worker(&self.knowledge, self.embedding_interval),
             watch_folders(&self.knowledge, &self.watch, &self.watch_stats),
+            auto_drafts(&self.knowledge, &self.auto_drafts),
         );
     }
 }
@@ -150,6 +153,24 @@ async fn embedding_worker(knowledge: &KnowledgeBase, interval: Duration) {
             Ok(0) => {}
             Ok(count) => tracing::info!(count, "entries embedded"),
             Err(error) => tracing::warn!(%error, "embedding queued entries failed; retrying later"),
+        }
+    }
+}
+
+/// Every `interval_secs`, drafts the lessons of what happened (epics
+/// completed, validations failing, failures fixed).
+async fn auto_drafts(knowledge: &KnowledgeBase, config: &AutoDraftsConfig) {
+    if !config.enabled {
+        return std::future::pending().await;
+    }
+    let mut ticker = tokio::time::interval(Duration::from_secs(config.interval_secs.max(1)));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        match knowledge.draft_what_happened(config, Utc::now()).await {
+            Ok(drafted) if drafted.is_empty() => {}
+            Ok(drafted) => tracing::info!(count = drafted.len(), "lessons drafted; they wait for review"),
+            Err(error) => tracing::warn!(%error, "drafting lessons failed; retrying later"),
         }
     }
 }

@@ -140,6 +140,7 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
         embedding_interval: std::time::Duration::from_secs(5),
         watch: config.knowledge.watch.clone(),
         watch_stats: Default::default(),
+        auto_drafts: config.knowledge.auto_drafts.clone(),
     };
     let background =
         tokio::spawn(

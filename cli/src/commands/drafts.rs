@@ -107,7 +107,20 @@ pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {
             let request = proto::ListDraftsRequest { project: args.project, status: status as i32, page: Some(page) };
             let drafts = client.list_drafts(request).await?.into_inner().drafts;
             for draft in &drafts {
-                println!("{}  {}  {}", draft.draft_id, convert::time(draft.created_at.as_ref()), draft.title);
+                // An automatic draft says what made it.
+                let why = draft
+                    .tags
+                    .iter()
+                    .any(|tag| tag == "auto-draft")
+                    .then(|| {
+                        draft.tags.iter().find(|tag| {
+                            ["epic-complete", "validations-failing", "failures-fixed"].contains(&tag.as_str())
+                        })
+                    })
+                    .flatten()
+                    .map(|cause| format!("  (drafted by Lore: {})", cause.replace('-', " ")))
+                    .unwrap_or_default();
+                println!("{}  {}  {}{why}", draft.draft_id, convert::time(draft.created_at.as_ref()), draft.title);
             }
             eprintln!("{} {} drafts", drafts.len(), args.status);
         }

@@ -135,6 +135,20 @@ impl KnowledgeBase {
         source: DraftSource,
         proposal: Option<Proposal>,
     ) -> Result<(Draft, bool), Error> {
+        self.create_tagged_draft(scope, draft_id, project, source, proposal, &[]).await
+    }
+
+    /// [`Self::create_draft`] with `extra_tags` added to the draft's own
+    /// (an automatic draft says why it was made).
+    pub async fn create_tagged_draft(
+        &self,
+        scope: &ProjectScope,
+        draft_id: Uuid,
+        project: &str,
+        source: DraftSource,
+        proposal: Option<Proposal>,
+        extra_tags: &[String],
+    ) -> Result<(Draft, bool), Error> {
         if let Some(existing) = store::get(&self.pool, scope, draft_id).await? {
             if existing.project == project && existing.source == source {
                 return Ok((existing, true));
@@ -150,7 +164,7 @@ impl KnowledgeBase {
             action_store::page(&self.pool, scope, &filter, None, Direction::Ascending, MAX_DRAFT_ACTIONS as i64)
                 .await?;
         let from_log = (!actions.is_empty()).then(|| compose(&source, &actions));
-        let composed = match (proposal, from_log) {
+        let mut composed = match (proposal, from_log) {
             (Some(proposal), from_log) => with_proposal(&proposal, from_log),
             (None, Some(from_log)) => from_log,
             (None, None) => {
@@ -161,6 +175,11 @@ impl KnowledgeBase {
                 return Err(Error::NotFound(format!("actions of {source} in project {project}")));
             }
         };
+        for tag in extra_tags {
+            if !composed.tags.contains(tag) {
+                composed.tags.push(tag.clone());
+            }
+        }
         let draft = Draft {
             draft_id,
             project: project.to_owned(),

@@ -17,6 +17,7 @@
 //! entry right away; what fails stays queued and the background worker
 //! retries it with backoff. Writing never calls an LLM.
 
+pub mod auto_drafts;
 pub mod document;
 pub mod drafts;
 pub mod embed;
@@ -49,6 +50,7 @@ pub struct KnowledgeConfig {
     pub embedding: EmbeddingConfig,
     pub search: RankingConfig,
     pub watch: watch::WatchConfig,
+    pub auto_drafts: auto_drafts::AutoDraftsConfig,
 }
 
 /// How long a query waits for its embedding before searching without it.

@@ -329,3 +329,117 @@ async fn an_agents_proposal_leads_its_draft_with_the_log_as_evidence_even_before
     assert_eq!(status.code(), Code::InvalidArgument);
     assert!(status.message().starts_with("proposal.title"), "{}", status.message());
 }
+
+/// An epic marked complete, an epic whose validations keep failing and a
+/// session whose failures were fixed are drafted without anyone asking,
+/// each once: a second look, and a new leader after a restart, draft
+/// nothing more.
+#[tokio::test]
+async fn lessons_are_drafted_without_being_asked_once_per_cause() {
+    use lore_server::knowledge::KnowledgeBase;
+    use lore_server::knowledge::auto_drafts::AutoDraftsConfig;
+
+    let server = TestServer::start().await;
+    let mut actions = ActionServiceClient::new(server.channel().await);
+    let session = actions
+        .start_session(proto::StartSessionRequest {
+            project: "auto".into(),
+            agent_id: "agent-1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap();
+    let log = |action_type: &str, epic: &str, outcome: proto::Outcome| proto::Action {
+        action_id: Uuid::now_v7().to_string(),
+        session_id: session.session_id.clone(),
+        project: "auto".into(),
+        action_type: action_type.into(),
+        epic_id: epic.into(),
+        outcome: outcome.into(),
+        error: if outcome == proto::Outcome::Failure { "check failed".into() } else { String::new() },
+        occurred_at: Some(Timestamp::from(std::time::SystemTime::now())),
+        ..Default::default()
+    };
+    let mut steps = vec![
+        log("plan", "E-1", proto::Outcome::Success),
+        log("commit", "E-1", proto::Outcome::Success),
+        log("epic_complete", "E-1", proto::Outcome::Success),
+    ];
+    // Three failed validations are not yet "more than 3".
+    steps.extend((0..3).map(|_| log("validate", "E-2", proto::Outcome::Failure)));
+    for action in steps {
+        actions.log_action(proto::LogActionRequest { action: Some(action) }).await.unwrap();
+    }
+    let knowledge = KnowledgeBase::new(server.pool().clone(), None, Default::default());
+    let config = AutoDraftsConfig::default();
+    let first = knowledge.draft_what_happened(&config, Utc::now()).await.unwrap();
+    let tags: Vec<&str> = first.iter().map(|(cause, _)| cause.tag()).collect();
+    assert_eq!(tags, ["epic-complete"], "{first:?}");
+
+    // The fourth failed validation, and a QA failure of the session fixed
+    // before it ended.
+    actions
+        .log_action(proto::LogActionRequest { action: Some(log("validate", "E-2", proto::Outcome::Failure)) })
+        .await
+        .unwrap();
+    let mut qa = lore_proto::v1::qa_learning_service_client::QaLearningServiceClient::new(server.channel().await);
+    let failure_id = Uuid::now_v7().to_string();
+    qa.capture_failure(proto::CaptureFailureRequest {
+        failure_id: failure_id.clone(),
+        project: "auto".into(),
+        task: Some(proto::Task { task_id: "T-1".into(), ..Default::default() }),
+        session_id: session.session_id.clone(),
+        error_messages: vec!["error[E0308]: mismatched types".into()],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let again = knowledge.draft_what_happened(&config, Utc::now()).await.unwrap();
+    assert_eq!(again.iter().map(|(cause, _)| cause.tag()).collect::<Vec<_>>(), ["validations-failing"]);
+    qa.record_fix_attempt(proto::RecordFixAttemptRequest {
+        attempt_id: Uuid::now_v7().to_string(),
+        failure_id,
+        attempt_number: 1,
+        approach: "convert the id to i64".into(),
+        outcome: proto::FixOutcome::Success.into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    assert!(knowledge.draft_what_happened(&config, Utc::now()).await.unwrap().is_empty(), "the session is not over");
+    actions
+        .end_session(proto::EndSessionRequest {
+            session_id: session.session_id.clone(),
+            reason: proto::EndReason::Normal.into(),
+            summary: String::new(),
+        })
+        .await
+        .unwrap();
+    let fixed = knowledge.draft_what_happened(&config, Utc::now()).await.unwrap();
+    assert_eq!(fixed.iter().map(|(cause, _)| cause.tag()).collect::<Vec<_>>(), ["failures-fixed"]);
+
+    // A new leader after a restart (a fresh knowledge base, no memory)
+    // drafts nothing again.
+    let restarted = KnowledgeBase::new(server.pool().clone(), None, Default::default());
+    assert!(restarted.draft_what_happened(&config, Utc::now()).await.unwrap().is_empty());
+    let mut client = KnowledgeServiceClient::new(server.channel().await);
+    let drafts = client
+        .list_drafts(proto::ListDraftsRequest { project: "auto".into(), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner()
+        .drafts;
+    assert_eq!(drafts.len(), 3, "{drafts:?}");
+    for draft in &drafts {
+        assert_eq!(draft.status, proto::DraftStatus::Pending as i32);
+        assert!(draft.tags.contains(&"auto-draft".to_owned()), "{:?}", draft.tags);
+        assert!(
+            draft.body.contains(&session.session_id[..8]) || draft.body.contains("E-"),
+            "links its source: {}",
+            draft.body
+        );
+    }
+}
