@@ -17,8 +17,9 @@ tools:
 build:
 	$(CARGO) build --workspace --bins
 
+# The daily and weekly reports go to .lore/reports unless told otherwise.
 run: tools
-	$(CARGO) run --release --bin lore-server -- serve
+	LORE_REPORTS__FOLDER="$${LORE_REPORTS__FOLDER:-.lore/reports}" $(CARGO) run --release --bin lore-server -- serve
 
 # The chart is linted, rendered and validated first (scripts/check-helm.sh).
 # The end-to-end tests run the real binaries, so build them first. Tests

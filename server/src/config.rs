@@ -59,6 +59,7 @@ const ENV_TOP_LEVEL_KEYS: &[&str] = &[
     "retention",
     "knowledge",
     "qa",
+    "reports",
     "briefing",
     "shutdown_grace_secs",
 ];
@@ -88,6 +89,7 @@ pub struct Config {
     pub retention: RetentionConfig,
     pub knowledge: crate::knowledge::KnowledgeConfig,
     pub qa: crate::qa::QaConfig,
+    pub reports: crate::reports::ReportsConfig,
     pub briefing: crate::briefing::BriefingConfig,
     /// How long in-flight calls may take to finish after SIGTERM/SIGINT
     /// before their connections are closed.
@@ -301,6 +303,7 @@ impl Default for Config {
             tool_calls: ToolCallsConfig::default(),
             knowledge: crate::knowledge::KnowledgeConfig::default(),
             qa: crate::qa::QaConfig::default(),
+            reports: crate::reports::ReportsConfig::default(),
             briefing: crate::briefing::BriefingConfig::default(),
             redaction: lore_sanitize::PersonalData::default(),
             actions: ActionsConfig::default(),

@@ -14,6 +14,7 @@ use crate::actions::ActionLog;
 use crate::knowledge::KnowledgeBase;
 use crate::knowledge::auto_drafts::AutoDraftsConfig;
 use crate::knowledge::watch::{self, WatchConfig, WatchStats};
+use crate::reports::Reports;
 use crate::store;
 
 /// The lock every replica tries to take; its holder runs the jobs.
@@ -92,6 +93,8 @@ pub struct Jobs {
     pub watch: WatchConfig,
     pub watch_stats: Arc<WatchStats>,
     pub auto_drafts: AutoDraftsConfig,
+    pub reports: Reports,
+    pub reports_interval: Duration,
 }
 
 impl Jobs {
@@ -103,6 +106,7 @@ impl Jobs {
             embedding_worker(&self.knowledge, self.embedding_interval),
             watch_folders(&self.knowledge, &self.watch, &self.watch_stats),
             auto_drafts(&self.knowledge, &self.auto_drafts),
+            scheduled_reports(&self.reports, self.reports_interval),
         );
     }
 }
@@ -171,6 +175,23 @@ async fn auto_drafts(knowledge: &KnowledgeBase, config: &AutoDraftsConfig) {
             Ok(drafted) if drafted.is_empty() => {}
             Ok(drafted) => tracing::info!(count = drafted.len(), "lessons drafted; they wait for review"),
             Err(error) => tracing::warn!(%error, "drafting lessons failed; retrying later"),
+        }
+    }
+}
+
+/// Every `interval`, writes the daily and weekly reports that are due.
+async fn scheduled_reports(reports: &Reports, interval: Duration) {
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        match reports.write_due(Utc::now()).await {
+            Ok(written) => {
+                for path in written {
+                    tracing::info!(path = %path.display(), "report written");
+                }
+            }
+            Err(error) => tracing::warn!(%error, "writing the reports failed; retrying later"),
         }
     }
 }

@@ -34,6 +34,7 @@ pub mod knowledge;
 pub mod limits;
 pub mod middleware;
 pub mod qa;
+pub mod reports;
 pub mod scope;
 pub mod store;
 pub mod telemetry;
@@ -141,6 +142,8 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
         watch: config.knowledge.watch.clone(),
         watch_stats: Default::default(),
         auto_drafts: config.knowledge.auto_drafts.clone(),
+        reports: services.reports.clone(),
+        reports_interval: std::time::Duration::from_secs(config.reports.interval_secs.max(1)),
     };
     let background =
         tokio::spawn(

@@ -11,6 +11,7 @@ mod knowledge;
 mod lifecycle;
 mod mcp;
 mod python_agent;
+mod reports;
 mod self_contained;
 mod sidecar;
 mod telemetry;

@@ -19,9 +19,28 @@ pub struct Args {
     /// Print the server's markdown rendering.
     #[arg(long)]
     markdown: bool,
+    /// The daily or weekly report instead (markdown): deployments, failures,
+    /// top actions, active agents, QA, drafts waiting. `--project ""` is the
+    /// fleet's.
+    #[arg(long, value_parser = ["daily", "weekly"])]
+    period: Option<String>,
+    /// A day of the period (YYYY-MM-DD); the last complete one when left out.
+    #[arg(long, requires = "period")]
+    day: Option<String>,
 }
 
 pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
+    if let Some(period) = &args.period {
+        let period = if period == "weekly" { proto::ReportPeriod::Weekly } else { proto::ReportPeriod::Daily };
+        let request = proto::PeriodicReportRequest {
+            project: args.project,
+            period: period.into(),
+            day: args.day.unwrap_or_default(),
+        };
+        let report = super::actions_client(channel).periodic_report(request).await?.into_inner();
+        print!("{}", report.markdown);
+        return Ok(());
+    }
     let request = proto::ActivityReportRequest {
         project: args.project.clone(),
         window: Some(convert::last_days(args.days)),

@@ -35,6 +35,7 @@ const METHODS: &[(&str, &str, Access)] = &[
     (ACTIONS, "GetRecentActions", Access::Read),
     (ACTIONS, "SearchActions", Access::Read),
     (ACTIONS, "ActivityReport", Access::Read),
+    (ACTIONS, "PeriodicReport", Access::Read),
     (ACTIONS, "Resume", Access::Read),
     (ACTIONS, "Export", Access::Read),
     (ACTIONS, "VerifyChain", Access::Read),

@@ -16,6 +16,7 @@ use crate::Error;
 use crate::actions::ActionLog;
 use crate::actions::query::{ActionFilter, Position};
 use crate::briefing::{Briefer, ResumeItem};
+use crate::reports::{Period, Reports};
 use crate::store::sessions::LastSessionFilter;
 
 /// Actions per Ingest batch; larger batches end the stream with
@@ -34,11 +35,12 @@ pub struct ActionsApi {
     log: ActionLog,
     /// Resume's learnings and warnings come from the briefing.
     briefer: Briefer,
+    reports: Reports,
 }
 
 impl ActionsApi {
-    pub fn new(log: ActionLog, briefer: Briefer) -> Self {
-        Self { log, briefer }
+    pub fn new(log: ActionLog, briefer: Briefer, reports: Reports) -> Self {
+        Self { log, briefer, reports }
     }
 }
 
@@ -218,6 +220,40 @@ impl ActionService for ActionsApi {
         Ok(Response::new(proto::SearchActionsResponse {
             actions: actions.iter().map(convert::action_to_proto).collect(),
             next_cursor: next_cursor.unwrap_or_default(),
+        }))
+    }
+
+    async fn periodic_report(
+        &self,
+        request: Request<proto::PeriodicReportRequest>,
+    ) -> Result<Response<proto::PeriodicReportResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let period = match convert::enum_value::<proto::ReportPeriod>("period", message.period).map_err(Error::from)? {
+            proto::ReportPeriod::Unspecified => {
+                return Err(Error::invalid("period", "required: daily or weekly").into());
+            }
+            proto::ReportPeriod::Daily => Period::Daily,
+            proto::ReportPeriod::Weekly => Period::Weekly,
+        };
+        let day = match message.day.as_str() {
+            "" => period.last_complete(Utc::now()).0,
+            day => chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")
+                .map_err(|_| Error::invalid("day", format!("{day:?} is not a date like 2026-11-23")))?,
+        };
+        let report = if message.project.is_empty() {
+            self.reports.fleet_report(&scope, period, day).await?
+        } else {
+            let project = convert::project("project", &message.project).map_err(Error::from)?;
+            self.reports.project_report(&scope, &project, period, day).await?
+        };
+        Ok(Response::new(proto::PeriodicReportResponse {
+            title: report.title,
+            window: Some(proto::TimeRange {
+                start: Some(convert::to_timestamp(report.from)),
+                end: Some(convert::to_timestamp(report.until)),
+            }),
+            markdown: report.markdown,
         }))
     }
 

@@ -39,6 +39,7 @@ pub struct Services {
     pub knowledge: crate::knowledge::KnowledgeBase,
     pub qa: crate::qa::QaLearning,
     pub briefer: crate::briefing::Briefer,
+    pub reports: crate::reports::Reports,
     /// `None` when auth is switched off.
     pub auth: Option<Arc<crate::auth::Authenticator>>,
     pub limits: Arc<crate::limits::Limits>,
@@ -90,6 +91,13 @@ impl Services {
                 knowledge.clone(),
                 qa.clone(),
                 config.briefing.clone(),
+            ),
+            reports: crate::reports::Reports::new(
+                pool.clone(),
+                actions.clone(),
+                knowledge.clone(),
+                qa.clone(),
+                config.reports.clone(),
             ),
             qa,
             knowledge,
@@ -188,9 +196,13 @@ pub async fn serve(
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(
-            ActionServiceServer::new(ActionsApi::new(services.actions.clone(), services.briefer.clone()))
-                .max_decoding_message_size(services.max_message_bytes)
-                .max_encoding_message_size(services.max_message_bytes),
+            ActionServiceServer::new(ActionsApi::new(
+                services.actions.clone(),
+                services.briefer.clone(),
+                services.reports.clone(),
+            ))
+            .max_decoding_message_size(services.max_message_bytes)
+            .max_encoding_message_size(services.max_message_bytes),
         )
         .add_service(
             KnowledgeServiceServer::new(KnowledgeApi::new(services.knowledge.clone()))

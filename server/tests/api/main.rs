@@ -10,6 +10,7 @@ mod drafts;
 mod knowledge;
 mod limits;
 mod qa;
+mod reports;
 mod scope;
 mod search;
 mod task_results;
