@@ -75,14 +75,15 @@ impl QaLearning {
             return Ok(stored);
         }
         let pattern = pattern_store::pattern(&self.pool, scope, pattern_id).await?;
-        self.check_qualifies(&pattern, &self.evidence(pattern_id).await?)?;
+        let evidence = self.evidence(pattern_id).await?;
+        self.check_qualifies(&pattern, &evidence)?;
         let examples = store::example_failures(&self.pool, pattern_id, EXAMPLES).await?;
         let promotion = Promotion {
             promotion_id,
             project: pattern.project.clone(),
             pattern_id,
             status: PromotionStatus::Pending,
-            markdown: proposal(&pattern, &examples),
+            markdown: proposal(&pattern, &evidence, &examples),
             entry_id: None,
             history: Vec::new(),
             instructions: String::new(),
@@ -320,7 +321,7 @@ fn published_markdown(promotion: &Promotion, approver: &str, obsolete: bool) -> 
 
 /// The proposal: title, when it occurs, what goes wrong, how to avoid it,
 /// how often, and concrete example failures.
-pub fn proposal(pattern: &Pattern, examples: &[(String, String, String)]) -> String {
+pub fn proposal(pattern: &Pattern, evidence: &Comparison, examples: &[(String, String, String)]) -> String {
     let mut text = format!("# {}\n\n", pattern.name);
     text.push_str("## When it occurs\n\n");
     text.push_str(&format!("QA category: {}.", pattern.category.replace('_', " ")));
@@ -357,6 +358,20 @@ pub fn proposal(pattern: &Pattern, examples: &[(String, String, String)]) -> Str
         pattern.prevented_count + pattern.failed_anyway_count,
         pattern.confidence,
     ));
+    let (shown, held_out) = (&evidence.shown, &evidence.held_out);
+    if held_out.counts.tasks > 0 {
+        text.push_str(&format!(
+            "Tasks shown the warning failed on it {} of {} times ({:.0}%); tasks it was held out from, {} of {} \
+             ({:.0}%); one-sided Fisher exact p = {:.3}.\n",
+            shown.counts.failed,
+            shown.counts.tasks,
+            shown.rate * 100.0,
+            held_out.counts.failed,
+            held_out.counts.tasks,
+            held_out.rate * 100.0,
+            evidence.p_value
+        ));
+    }
     if !examples.is_empty() {
         text.push_str("\n## Example failures\n\n");
         for (task_id, title, message) in examples {

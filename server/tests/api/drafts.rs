@@ -27,21 +27,16 @@ struct Fixture {
     session: proto::Session,
 }
 
+async fn start_session(actions: &mut ActionServiceClient<Channel>, project: &str, agent: &str) -> proto::Session {
+    let request = proto::StartSessionRequest { project: project.into(), agent_id: agent.into(), ..Default::default() };
+    actions.start_session(request).await.unwrap().into_inner().session.unwrap()
+}
+
 impl Fixture {
     async fn new(config: Config) -> Self {
         let server = TestServer::start_with(config).await;
         let mut actions = ActionServiceClient::new(server.channel().await);
-        let session = actions
-            .start_session(proto::StartSessionRequest {
-                project: "lore".into(),
-                agent_id: "agent-7".into(),
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .session
-            .unwrap();
+        let session = start_session(&mut actions, "lore", "agent-7").await;
         // Epic E-42: a plan, a failing validation, a fix, a passing
         // validation, and a deploy that still fails; one minute apart.
         let start = Utc::now() - chrono::Duration::minutes(10);
@@ -341,17 +336,7 @@ async fn lessons_are_drafted_without_being_asked_once_per_cause() {
 
     let server = TestServer::start().await;
     let mut actions = ActionServiceClient::new(server.channel().await);
-    let session = actions
-        .start_session(proto::StartSessionRequest {
-            project: "auto".into(),
-            agent_id: "agent-1".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .session
-        .unwrap();
+    let session = start_session(&mut actions, "auto", "agent-1").await;
     let log = |action_type: &str, epic: &str, outcome: proto::Outcome| proto::Action {
         action_id: Uuid::now_v7().to_string(),
         session_id: session.session_id.clone(),

@@ -219,13 +219,20 @@ async fn the_loop_closes_with_task_results_alone() {
 
     // Approved: the entry is written into AGENTS.md, after what was there.
     let promotion_id = Uuid::now_v7().to_string();
-    qa.propose_promotion(proto::ProposePromotionRequest {
-        promotion_id: promotion_id.clone(),
-        pattern_id: pattern_id.clone(),
-        actor: "reviewer".into(),
-    })
-    .await
-    .unwrap();
+    let proposed = qa
+        .propose_promotion(proto::ProposePromotionRequest {
+            promotion_id: promotion_id.clone(),
+            pattern_id: pattern_id.clone(),
+            actor: "reviewer".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        proposed.markdown.contains("failed on it 1 of 7 times (14%); tasks it was held out from, 4 of 4 (100%)"),
+        "the proposal shows its evidence:\n{}",
+        proposed.markdown
+    );
     let review = |note: &str| proto::ReviewPromotionRequest {
         promotion_id: promotion_id.clone(),
         actor: "reviewer".into(),
