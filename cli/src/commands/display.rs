@@ -43,7 +43,8 @@ mod tests {
         let bar = interval_bar(0.25, 0.5, 0.75);
         assert_eq!(bar.chars().count(), 40);
         assert_eq!(bar.chars().position(|c| c == '●'), Some(20));
-        assert_eq!(bar.chars().filter(|c| *c == '─').count(), 20);
+        // Positions 10 to 29 are the interval, one of them the rate.
+        assert_eq!(bar.chars().filter(|c| *c == '─').count(), 19);
         assert!(interval_bar(0.0, 0.0, 0.0).starts_with('●'));
     }
 }
