@@ -36,11 +36,6 @@ async fn python(args: &[&str], env: &[(&str, &str)]) -> Value {
     serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap_or_else(|error| panic!("{error}: {stdout}"))
 }
 
-async fn count(database: &TestDatabase, sql: &str, id: &Value) -> i64 {
-    let id = Uuid::parse_str(id.as_str().expect("an id")).unwrap();
-    sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_owned())).bind(id).fetch_one(&database.pool).await.unwrap()
-}
-
 #[tokio::test]
 async fn the_official_python_sdk_calls_every_tool_over_stdio_and_http_and_writes_survive_an_outage() {
     let database = TestDatabase::new().await.unwrap();
@@ -96,16 +91,6 @@ async fn the_official_python_sdk_calls_every_tool_over_stdio_and_http_and_writes
     let url = format!("http://{mcp_addr}/mcp?project=calc");
     let over_http = python(&["full", "http", &url], &[]).await;
 
-    for recorded in [&over_stdio, &over_http] {
-        assert_eq!(
-            count(&database, "SELECT count(*) FROM qa_failures WHERE failure_id = $1", &recorded["failure_id"]).await,
-            1
-        );
-        assert_eq!(
-            count(&database, "SELECT count(*) FROM knowledge_drafts WHERE draft_id = $1", &recorded["draft_id"]).await,
-            1
-        );
-    }
     let wait_for = |sql: &'static str, id: Value| {
         let pool = database.pool.clone();
         let id = Uuid::parse_str(id.as_str().unwrap()).unwrap();
@@ -118,6 +103,16 @@ async fn the_official_python_sdk_calls_every_tool_over_stdio_and_http_and_writes
             .unwrap_or(0)
         }
     };
+    // Writes through the sidecar are acknowledged once spooled and reach
+    // the server a moment later, so both transports are waited for.
+    for recorded in [&over_stdio, &over_http] {
+        for (sql, key) in [
+            ("SELECT count(*) FROM qa_failures WHERE failure_id = $1", "failure_id"),
+            ("SELECT count(*) FROM knowledge_drafts WHERE draft_id = $1", "draft_id"),
+        ] {
+            assert_eq!(wait_for(sql, recorded[key].clone()).await, 1, "{key} recorded once");
+        }
+    }
     assert_eq!(
         wait_for("SELECT count(*) FROM qa_fix_attempts WHERE attempt_id = $1", over_http["attempt_id"].clone()).await,
         1
