@@ -17,9 +17,11 @@ tools:
 build:
 	$(CARGO) build --workspace --bins
 
-# The daily and weekly reports go to .lore/reports unless told otherwise.
+# The daily and weekly reports go to .lore/reports and the web console is at
+# http://127.0.0.1:8080 unless told otherwise.
 run: tools
-	LORE_REPORTS__FOLDER="$${LORE_REPORTS__FOLDER:-.lore/reports}" $(CARGO) run --release --bin lore-server -- serve
+	LORE_REPORTS__FOLDER="$${LORE_REPORTS__FOLDER:-.lore/reports}" LORE_WEB__LISTEN="$${LORE_WEB__LISTEN:-127.0.0.1:8080}" \
+		$(CARGO) run --release --bin lore-server -- serve
 
 # The chart is linted, rendered and validated first (scripts/check-helm.sh).
 # The end-to-end tests run the real binaries, so build them first. Tests

@@ -51,3 +51,8 @@ if "$helm" template lore "$chart" --set auth.adminToken=short >"$out/refused.txt
 fi
 grep -q 'at least 32 characters' "$out/refused.txt" || { cat "$out/refused.txt"; exit 1; }
 echo "chart ok: refuses a short admin token"
+
+grep -q 'kind: Ingress' "$out/console-ingress.yaml" && grep -q 'LORE_WEB__SECURE_COOKIE' "$out/console-ingress.yaml" \
+    || { echo "the console's Ingress and cookie are not wired" >&2; exit 1; }
+grep -q 'name: console' "$out/defaults.yaml" || { echo "the console port is not on the Service" >&2; exit 1; }
+echo "chart ok: the console has its Service port and an optional Ingress"

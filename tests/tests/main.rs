@@ -4,6 +4,7 @@
 mod auth;
 mod claude_code;
 mod cli;
+mod console;
 mod grpc_surface;
 mod grpcurl_recipes;
 mod hooks;

@@ -54,6 +54,12 @@ app.kubernetes.io/component: server
       key: {{ .Values.database.existingSecretKey }}
 - name: LORE_LISTEN_ADDR
   value: {{ printf "0.0.0.0:%d" (int .Values.service.port) | quote }}
+{{- if .Values.console.enabled }}
+- name: LORE_WEB__LISTEN
+  value: {{ printf "0.0.0.0:%d" (int .Values.console.port) | quote }}
+- name: LORE_WEB__SECURE_COOKIE
+  value: {{ .Values.console.secureCookie | quote }}
+{{- end }}
 - name: LORE_DATABASE__MAX_CONNECTIONS
   value: {{ .Values.database.maxConnections | int | quote }}
 # With the migration Job, servers do not migrate themselves.

@@ -335,7 +335,7 @@ impl ActionLog {
         agent_filter: Option<String>,
         recent: usize,
         follow: bool,
-    ) -> impl futures_util::Stream<Item = Result<ResumeEvent, Error>> + Send + 'static {
+    ) -> impl futures_util::Stream<Item = Result<ResumeEvent, Error>> + Send + 'static + use<> {
         let pool = self.pool.clone();
         let feed = self.feed.clone();
         let heartbeat_every = self.limits.follow_heartbeat;
@@ -396,7 +396,7 @@ impl ActionLog {
         resume: Option<ExportCursor>,
         as_of: Option<chrono::DateTime<chrono::Utc>>,
         chunk_rows: i64,
-    ) -> impl futures_util::Stream<Item = Result<ExportChunk, Error>> + Send + 'static {
+    ) -> impl futures_util::Stream<Item = Result<ExportChunk, Error>> + Send + 'static + use<> {
         let pool = self.pool.clone();
         async_stream::try_stream! {
             let fingerprint = export::fingerprint(format, &filter);

@@ -66,7 +66,7 @@ fn revocable(body: Body, authenticator: Arc<Authenticator>, secret: String) -> B
                 () = tokio::time::sleep(authenticator.ttl) => {}
             }
             // Still valid, or the database cannot say now: carry on.
-            if let Err(error @ crate::Error::Unauthenticated(_)) = authenticator.caller(&secret).await {
+            if let Err(error @ crate::Error::Unauthenticated(_)) = authenticator.verify(&secret).await {
                 return tonic::Status::from(error);
             }
         }

@@ -411,7 +411,7 @@ pub fn next_cursor<T>(items: &[T], limit: i64, position: impl Fn(&T) -> Position
     }
 }
 
-fn optional_text(field: &str, value: &str) -> FieldResult<Option<String>> {
+pub(crate) fn optional_text(field: &str, value: &str) -> FieldResult<Option<String>> {
     if value.is_empty() { Ok(None) } else { identifier(field, value, false).map(Some) }
 }
 

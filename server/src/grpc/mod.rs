@@ -5,8 +5,8 @@
 mod actions;
 mod agent;
 pub mod convert;
-mod knowledge;
-mod qa;
+pub(crate) mod knowledge;
+pub(crate) mod qa;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -35,7 +35,7 @@ use crate::scope::ProjectScope;
 /// every replica.
 pub const ACTIONS_CHANNEL: &str = "lore_actions";
 
-const ACTION_COLUMNS: &str = "action_id, occurred_at, project, session_id, agent_id, action_type, category, \
+pub(crate) const ACTION_COLUMNS: &str = "action_id, occurred_at, project, session_id, agent_id, action_type, category, \
      context, outcome, error, duration_ms, parent_action_id, epic_id, issue_id, received_at, \
      redaction_count, truncated, chain_seq, prev_hash, chain_hash";
 

@@ -12,6 +12,7 @@ use crate::config::Config;
 
 pub mod actions;
 pub mod briefings;
+pub mod console;
 pub mod drafts;
 pub mod embeddings;
 pub mod knowledge;

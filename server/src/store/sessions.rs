@@ -11,10 +11,10 @@ use crate::Error;
 use crate::actions::model::{EndReason, NewSession, Session, SessionKind, SessionStatus};
 use crate::scope::ProjectScope;
 
-const SESSION_COLUMNS: &str = "session_id, project, agent_id, supervisor_type, kind, metadata, status, \
+pub(crate) const SESSION_COLUMNS: &str = "session_id, project, agent_id, supervisor_type, kind, metadata, status, \
      started_at, last_activity_at, ended_at, end_reason, summary, action_count";
 
-fn session_from_row(row: &PgRow) -> Result<Session, sqlx::Error> {
+pub(crate) fn session_from_row(row: &PgRow) -> Result<Session, sqlx::Error> {
     let decode_error = |column: &str, value: &str| sqlx::Error::ColumnDecode {
         index: column.to_owned(),
         source: format!("unexpected value {value:?}").into(),

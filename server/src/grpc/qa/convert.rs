@@ -420,7 +420,7 @@ pub fn pattern_cursor(pattern: &Pattern) -> String {
         .encode(format!("{}/{}", pattern.occurrence_count, pattern.pattern_id))
 }
 
-fn decode_pattern_cursor(field: &str, cursor: &str) -> FieldResult<(i64, Uuid)> {
+pub fn decode_pattern_cursor(field: &str, cursor: &str) -> FieldResult<(i64, Uuid)> {
     let invalid = || FieldError::new(field, "not a cursor this server issued");
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(cursor).map_err(|_| invalid())?;
     let text = String::from_utf8(bytes).map_err(|_| invalid())?;

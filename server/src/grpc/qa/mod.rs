@@ -16,7 +16,7 @@ use crate::qa::QaLearning;
 use crate::qa::model::PromotionDecision;
 
 /// Patterns one merge may fold, deliveries one outcome may cover.
-const MAX_IDS: usize = 1000;
+pub(crate) const MAX_IDS: usize = 1000;
 const DEFAULT_OCCURRENCES: u32 = 20;
 const DEFAULT_CANDIDATES: u32 = 20;
 

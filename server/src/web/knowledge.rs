@@ -1,0 +1,273 @@
+//! Knowledge: hybrid search showing why each hit matched and its score
+//! parts, an entry with its solutions and where it was applied, and the
+//! drafts queue with approve-with-edits and reject.
+//!
+//! Forms are turned into the same proto requests gRPC receives and checked
+//! by the same conversions, so the console refuses exactly what gRPC does.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::{IntoResponse, Redirect, Response};
+use maud::{Markup, html};
+use uuid::Uuid;
+
+use super::layout::{self, Section};
+use super::markdown;
+use super::params::Params;
+use super::signin::{Submitted, Viewer};
+use super::{Console, PageError};
+use crate::Error;
+use crate::actions::model::StoredName as _;
+use crate::grpc::knowledge::convert;
+use crate::knowledge::drafts::{Draft, DraftStatus};
+use crate::knowledge::search::Hit;
+use lore_proto::v1 as proto;
+
+const HITS: u32 = 10;
+const DRAFTS_SHOWN: i64 = 50;
+const REVIEW_DRAFT: &str = "/lore.v1.KnowledgeService/ReviewDraft";
+const MODES: [(&str, proto::SearchMode); 3] = [
+    ("hybrid", proto::SearchMode::Hybrid),
+    ("keyword", proto::SearchMode::Keyword),
+    ("semantic", proto::SearchMode::Semantic),
+];
+
+pub async fn search(
+    State(console): State<Console>,
+    viewer: Viewer,
+    Path(project): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Markup, PageError> {
+    let scope = viewer.scope();
+    super::check_project(&scope, &project)?;
+    let params = Params::from_query(query.as_deref());
+    let text = params.get("q").unwrap_or_default().to_owned();
+    let mode = params.choice("mode", &MODES);
+    let outcome = match (text.trim().is_empty(), mode) {
+        (true, _) => None,
+        (false, Err(problem)) => Some(Err(problem)),
+        (false, Ok(mode)) => {
+            let request = proto::SearchQuery {
+                text: text.clone(),
+                limit: HITS,
+                mode: mode.unwrap_or(proto::SearchMode::Hybrid) as i32,
+                ..Default::default()
+            };
+            match convert::search_query(&project, &request, None) {
+                Err(problem) => Some(Err(Error::from(problem))),
+                Ok(query) => Some(console.knowledge.search(&scope, &query).await),
+            }
+        }
+    };
+    let chosen = params.get("mode").unwrap_or("hybrid").to_owned();
+    let body = html! {
+        form.filters method="get" role="search" aria-label="Search lessons" {
+            label { "Search lessons" input type="search" name="q" value=(text) size="48" placeholder="an error message, a task, a file"; }
+            label { "Signals"
+                select name="mode" { @for (name, _) in MODES { option value=(name) selected[chosen == name] { (name) } } }
+            }
+            button type="submit" { "Search" }
+        }
+        @match outcome {
+            None => p.muted { "Hybrid search fuses full text, trigram and embedding similarity; each hit says which signals found it." },
+            Some(Err(problem)) => (layout::problem(Some(&super::sentence(&problem.to_string())))),
+            Some(Ok(found)) => {
+                @if let Some(degraded) = &found.degraded { p.problem { "Semantic search was left out: " (degraded) } }
+                p.muted { (found.hits.len()) " hits." }
+                @for hit in &found.hits { (hit_card(hit)) }
+            }
+        }
+    };
+    Ok(layout::page(&viewer, &format!("{project}: knowledge"), Some(&project), Section::Knowledge, body))
+}
+
+fn hit_card(hit: &Hit) -> Markup {
+    let entry = &hit.entry;
+    html! {
+        article.hit {
+            h3 { a href={ "/entries/" (entry.entry_id) } { (entry.title) } }
+            div.parts {
+                span { "score " (format!("{:.3}", hit.score)) }
+                span { "similarity " (format!("{:.2}", hit.parts.similarity)) }
+                span { "success " (format!("{:.2}", hit.parts.success_rate)) }
+                span { "recency " (format!("{:.2}", hit.parts.recency)) }
+                span { "specificity " (format!("{:.2}", hit.parts.specificity)) }
+                span { "relevance " (format!("{:?}", hit.relevance).to_lowercase()) }
+            }
+            p.muted { "Why: "
+                @for (index, reason) in hit.reasons.iter().enumerate() {
+                    @if index > 0 { "; " }
+                    (format!("{:?}", reason.signal).to_lowercase()) " rank " (reason.rank)
+                    @if !reason.matched_terms.is_empty() { " (" (reason.matched_terms.join(", ")) ")" }
+                }
+            }
+            @if !hit.snippet.is_empty() { p { (hit.snippet) } }
+            @if let Some(solution) = hit.best_solution() {
+                p { strong { "Best solution" } " (" (layout::ratio(solution.times_successful, solution.times_applied)) " of "
+                    (solution.times_applied) " uses): " (solution.description) }
+            }
+        }
+    }
+}
+
+pub async fn entry(
+    State(console): State<Console>,
+    viewer: Viewer,
+    Path(raw_id): Path<String>,
+) -> Result<Markup, PageError> {
+    let scope = viewer.scope();
+    let entry_id = Uuid::parse_str(&raw_id).map_err(|_| Error::invalid("entry_id", "not an id"))?;
+    let report = console.knowledge.get(&scope, entry_id, 50).await?;
+    let entry = &report.entry;
+    let effectiveness = report.effectiveness;
+    let body = html! {
+        div.tiles {
+            (layout::tile("applications", effectiveness.applications, None))
+            (layout::tile("success rate", layout::ratio(effectiveness.successes, effectiveness.applications), None))
+            (layout::tile("found via search", layout::percent(effectiveness.found_via_search_rate()), None))
+            (layout::tile("occurrences", entry.occurrence_count, None))
+        }
+        div.card {
+            dl.facts {
+                dt { "Kind" } dd { (entry.kind.as_str()) }
+                dt { "Category" } dd { (entry.category) }
+                dt { "Status" } dd { span class={ "badge status-" (entry.status.as_str()) } { (entry.status.as_str()) } }
+                @if let Some(severity) = entry.severity { dt { "Severity" } dd { span class={ "badge sev-" (severity.as_str()) } { (severity.as_str()) } } }
+                @if let Some(key) = &entry.key { dt { "Key" } dd.mono { (key) } }
+                dt { "Tags" } dd { (entry.tags.join(", ")) }
+                dt { "Last seen" } dd { (layout::maybe_time(entry.last_seen_at)) }
+            }
+        }
+        @if !entry.summary.is_empty() { p { (entry.summary) } }
+        div.report { (layout::trusted(markdown::to_html(&entry.body))) }
+        h2 { "Solutions" }
+        @if entry.solutions.is_empty() { p.muted { "No solution recorded." } } @else {
+            table {
+                thead { tr { th { "Solution" } th.num { "Applied" } th.num { "Worked" } th.num { "Success rate" } th.num { "Avg minutes" } } }
+                tbody { @for solution in &entry.solutions { tr {
+                    td { (solution.description) }
+                    td.num { (solution.times_applied) }
+                    td.num { (solution.times_successful) }
+                    td.num { (layout::percent(solution.success_rate())) }
+                    td.num { (format!("{:.0}", solution.avg_resolution_minutes())) }
+                } } }
+            }
+        }
+        h2 { "Where it was applied" }
+        @if report.history.is_empty() { p.muted { "Not applied yet." } } @else {
+            table {
+                thead { tr { th { "When" } th { "Session" } th { "Worked" } th { "Found via search" } th { "Note" } } }
+                tbody { @for application in &report.history { tr {
+                    td { (layout::time(application.applied_at)) }
+                    td { a.mono href={ "/sessions/" (application.session_id) } { (application.session_id.to_string()[..8]) } }
+                    td { @if application.success { "yes" } @else { "no" } }
+                    td { @if application.found_via_search { "yes" } @else { "no" } }
+                    td { (application.note) }
+                } } }
+            }
+        }
+    };
+    Ok(layout::page(&viewer, &entry.title, Some(&entry.project), Section::Knowledge, body))
+}
+
+pub async fn drafts(
+    State(console): State<Console>,
+    viewer: Viewer,
+    Path(project): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Markup, PageError> {
+    let scope = viewer.scope();
+    super::check_project(&scope, &project)?;
+    let params = Params::from_query(query.as_deref());
+    let status = params
+        .choice(
+            "status",
+            &[
+                ("pending", DraftStatus::Pending),
+                ("approved", DraftStatus::Approved),
+                ("rejected", DraftStatus::Rejected),
+            ],
+        )?
+        .unwrap_or(DraftStatus::Pending);
+    let drafts = console.knowledge.list_drafts(&scope, &project, status, DRAFTS_SHOWN, None).await?;
+    let may_review = viewer.may(REVIEW_DRAFT);
+    let body = html! {
+        @if let Some(done) = params.text("done") { p.notice role="status" { (done) } }
+        div.actions-row {
+            @for name in ["pending", "approved", "rejected"] {
+                a href={ (layout::project_path(&project)) "/drafts?status=" (name) }
+                  aria-current=[(status.as_str() == name).then_some("page")] { (name) }
+            }
+        }
+        @if !may_review { p.muted { "Your token may read drafts; reviewing them needs an admin token." } }
+        @if drafts.is_empty() { p.muted { "No " (status.as_str()) " draft." } }
+        @for draft in &drafts { (draft_card(&viewer, draft, may_review && status == DraftStatus::Pending)) }
+    };
+    Ok(layout::page(&viewer, &format!("{project}: drafts"), Some(&project), Section::Drafts, body))
+}
+
+fn draft_card(viewer: &Viewer, draft: &Draft, reviewable: bool) -> Markup {
+    let id = draft.draft_id;
+    html! {
+        article.card id={ "draft-" (id) } {
+            h2 { (draft.title) }
+            p.muted { (draft.category) " · " (draft.tags.join(", ")) " · created " (layout::time(draft.created_at))
+                @if let Some(reviewer) = &draft.reviewer { " · reviewed by " (reviewer) } }
+            @if reviewable {
+                form.editor method="post" action={ "/drafts/" (id) "/review" } {
+                    (layout::csrf_field(viewer))
+                    input type="hidden" name="decision" value="approve";
+                    label for={ "title-" (id) } { "Title" }
+                    input type="text" id={ "title-" (id) } name="title" value=(draft.title);
+                    label for={ "category-" (id) } { "Category" }
+                    input type="text" id={ "category-" (id) } name="category" value=(draft.category);
+                    label for={ "tags-" (id) } { "Tags (comma-separated)" }
+                    input type="text" id={ "tags-" (id) } name="tags" value=(draft.tags.join(", "));
+                    label for={ "body-" (id) } { "Body (markdown)" }
+                    textarea id={ "body-" (id) } name="body" { (draft.body) }
+                    div.actions-row { button type="submit" { "Approve with these edits" } }
+                }
+                form.actions-row method="post" action={ "/drafts/" (id) "/review" } {
+                    (layout::csrf_field(viewer))
+                    input type="hidden" name="decision" value="reject";
+                    label for={ "note-" (id) } { "Why reject" }
+                    input type="text" id={ "note-" (id) } name="note" size="40";
+                    button.danger type="submit" { "Reject" }
+                }
+            } @else {
+                div.report { (layout::trusted(markdown::to_html(&draft.body))) }
+                @if !draft.review_note.is_empty() { p { "Note: " (draft.review_note) } }
+            }
+        }
+    }
+}
+
+pub async fn review(
+    State(console): State<Console>,
+    Path(raw_id): Path<String>,
+    submitted: Submitted,
+) -> Result<Response, PageError> {
+    let Submitted { viewer, fields } = submitted;
+    viewer.require(REVIEW_DRAFT)?;
+    let decision = fields
+        .choice("decision", &[("approve", proto::ReviewDecision::Approve), ("reject", proto::ReviewDecision::Reject)])?
+        .ok_or_else(|| Error::invalid("decision", "required: approve or reject"))?;
+    let tags = fields.get("tags").unwrap_or_default().split(',').map(str::trim).filter(|tag| !tag.is_empty());
+    let request = proto::ReviewDraftRequest {
+        draft_id: raw_id,
+        decision: decision as i32,
+        reviewer: viewer.name().to_owned(),
+        note: fields.get("note").unwrap_or_default().to_owned(),
+        title: fields.get("title").unwrap_or_default().to_owned(),
+        category: fields.get("category").unwrap_or_default().to_owned(),
+        body: fields.get("body").unwrap_or_default().to_owned(),
+        tags: if decision == proto::ReviewDecision::Approve { tags.map(str::to_owned).collect() } else { Vec::new() },
+    };
+    let review = convert::review(&request).map_err(Error::from)?;
+    let (draft, entry) = console.knowledge.review_draft(&viewer.scope(), &review).await?;
+    let done = match entry {
+        Some(entry) => format!("Approved “{}”: it is now a lesson ({}).", draft.title, entry.entry_id),
+        None => format!("Rejected “{}”.", draft.title),
+    };
+    let query = form_urlencoded::Serializer::new(String::new()).append_pair("done", &done).finish();
+    Ok(Redirect::to(&format!("{}/drafts?{query}", layout::project_path(&draft.project))).into_response())
+}

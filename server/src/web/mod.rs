@@ -1,0 +1,263 @@
+//! The web console: server-rendered pages for the people who supervise a
+//! fleet, on their own HTTP port (`web.listen`).
+//!
+//! # Layout
+//! - [`signin`]: the session cookie, who is looking ([`signin::Viewer`]), and
+//!   the CSRF check every form post passes before its handler runs.
+//! - [`params`]: query strings and form bodies, read leniently and checked
+//!   field by field.
+//! - [`layout`]: the page shell and the small pieces every page uses.
+//! - [`charts`]: SVG charts drawn on the server.
+//! - [`markdown`]: markdown made safe to show (reports, lessons, drafts).
+//! - [`assets`]: the stylesheet and scripts, embedded in the binary.
+//! - [`fleet`], [`activity`], [`sessions`], [`knowledge`], [`qa`],
+//!   [`reports`]: the pages, each a thin handler over the domain modules.
+//!
+//! The handlers call the same domain modules as gRPC, with the caller's
+//! [`ProjectScope`], and check every change against the same per-method
+//! access table ([`crate::auth::method_access`]). Pages carry a strict
+//! Content-Security-Policy: no inline script or style, so text an agent
+//! wrote can only ever be text.
+
+mod activity;
+mod assets;
+mod charts;
+mod fleet;
+mod knowledge;
+mod layout;
+mod markdown;
+mod params;
+mod qa;
+mod reports;
+mod sessions;
+mod signin;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
+use tokio::net::TcpListener;
+
+use crate::Error;
+use crate::scope::ProjectScope;
+
+/// `[web]`: the console's listener and its cookie.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WebConfig {
+    /// Where the console listens; no console when unset.
+    pub listen: Option<SocketAddr>,
+    /// Marks the session cookie `Secure`: set it when the console is reached
+    /// over HTTPS (an Ingress with TLS), so the cookie never travels in the
+    /// clear.
+    pub secure_cookie: bool,
+    /// Rows per page of the long lists (actions, patterns).
+    pub page_size: i64,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        Self { listen: None, secure_cookie: false, page_size: 50 }
+    }
+}
+
+/// What the console's handlers share.
+#[derive(Clone)]
+pub struct Console {
+    pool: PgPool,
+    actions: crate::actions::ActionLog,
+    knowledge: crate::knowledge::KnowledgeBase,
+    qa: crate::qa::QaLearning,
+    reports: crate::reports::Reports,
+    /// `None` when auth is switched off: everyone is an admin of every
+    /// project, as on gRPC.
+    auth: Option<Arc<crate::auth::Authenticator>>,
+    config: WebConfig,
+    /// Shown on the sign-in page in dev mode, where the token is.
+    dev_token_file: Option<PathBuf>,
+    /// The CSRF secret when there is no sign-in (auth switched off).
+    open_csrf: Arc<str>,
+}
+
+impl std::fmt::Debug for Console {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Console").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+impl Console {
+    pub fn new(services: &crate::grpc::Services, config: WebConfig, dev_token_file: Option<PathBuf>) -> Self {
+        Self {
+            pool: services.actions.pool().clone(),
+            actions: services.actions.clone(),
+            knowledge: services.knowledge.clone(),
+            qa: services.qa.clone(),
+            reports: services.reports.clone(),
+            auth: services.auth.clone(),
+            config,
+            dev_token_file,
+            open_csrf: signin::random_secret().into(),
+        }
+    }
+
+    /// Every page and form of the console.
+    pub fn router(self) -> Router {
+        Router::new()
+            .route("/", get(fleet::page))
+            .route("/fleet/sessions", get(fleet::live_sessions))
+            .route("/signin", get(signin::form).post(signin::submit))
+            .route("/signout", post(signin::sign_out))
+            .route("/assets/{file}", get(assets::serve))
+            .route("/favicon.ico", get(assets::favicon))
+            .route("/projects/{project}", get(activity::page))
+            .route("/projects/{project}/export", get(activity::export))
+            .route("/actions/{action_id}", get(activity::action))
+            .route("/sessions/{session_id}", get(sessions::page))
+            .route("/sessions/{session_id}/live", get(sessions::live))
+            .route("/projects/{project}/knowledge", get(knowledge::search))
+            .route("/entries/{entry_id}", get(knowledge::entry))
+            .route("/projects/{project}/drafts", get(knowledge::drafts))
+            .route("/drafts/{draft_id}/review", post(knowledge::review))
+            .route("/projects/{project}/qa", get(qa::dashboard))
+            .route("/patterns/{pattern_id}", get(qa::pattern))
+            .route("/patterns/{pattern_id}/merge", post(qa::merge))
+            .route("/patterns/{pattern_id}/split", post(qa::split))
+            .route("/projects/{project}/promotions", get(qa::promotions))
+            .route("/promotions/{promotion_id}/review", post(qa::review_promotion))
+            .route("/projects/{project}/reports", get(reports::project))
+            .route("/reports", get(reports::fleet))
+            .fallback(not_found)
+            .layer(axum::middleware::map_response(secure_headers))
+            .with_state(self)
+    }
+}
+
+/// Serves the console on `listener` until `shutdown` resolves.
+pub async fn serve(
+    console: Console,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let address = listener.local_addr()?;
+    tracing::info!(addr = %address, url = %format!("http://{address}/"), "web console serving");
+    axum::serve(listener, console.router()).with_graceful_shutdown(shutdown).await
+}
+
+/// The strict policy of every response: scripts and styles from this
+/// server's own files only, no frames, forms post only here.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
+     connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+async fn secure_headers(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CONTENT_SECURITY_POLICY));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    headers.entry(header::CACHE_CONTROL).or_insert(HeaderValue::from_static("no-store"));
+    response
+}
+
+async fn not_found() -> PageError {
+    PageError::from(Error::NotFound("this page".into()))
+}
+
+/// Why a page could not be shown.
+#[derive(Debug)]
+pub enum PageError {
+    /// No session, or its token stopped being valid: sign in first.
+    SignIn,
+    /// The CSRF token of a form post is missing or wrong.
+    Forged,
+    Domain(Error),
+}
+
+impl From<Error> for PageError {
+    fn from(error: Error) -> Self {
+        Self::Domain(error)
+    }
+}
+
+impl From<sqlx::Error> for PageError {
+    fn from(error: sqlx::Error) -> Self {
+        Self::Domain(Error::Database(error))
+    }
+}
+
+impl IntoResponse for PageError {
+    fn into_response(self) -> Response {
+        let (status, message) = match self {
+            PageError::SignIn => return Redirect::to("/signin").into_response(),
+            PageError::Forged => (
+                StatusCode::FORBIDDEN,
+                "This form was refused: its security token is missing or stale. Reload the page and try again."
+                    .to_owned(),
+            ),
+            // The one mapping of domain errors stays the gRPC one; the
+            // console turns its code into the HTTP equivalent.
+            PageError::Domain(error) => {
+                let status = tonic::Status::from(error);
+                (http_status(status.code()), sentence(status.message()))
+            }
+        };
+        (status, layout::error_page(status, &message)).into_response()
+    }
+}
+
+fn http_status(code: tonic::Code) -> StatusCode {
+    use tonic::Code;
+    match code {
+        Code::InvalidArgument | Code::OutOfRange => StatusCode::BAD_REQUEST,
+        Code::NotFound => StatusCode::NOT_FOUND,
+        Code::AlreadyExists | Code::Aborted | Code::FailedPrecondition => StatusCode::CONFLICT,
+        Code::Unauthenticated => StatusCode::UNAUTHORIZED,
+        Code::PermissionDenied => StatusCode::FORBIDDEN,
+        Code::ResourceExhausted => StatusCode::TOO_MANY_REQUESTS,
+        Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+/// A domain message ("pattern_ids: must not ...") as a sentence.
+fn sentence(message: &str) -> String {
+    let mut characters = message.trim().chars();
+    let mut text: String = match characters.next() {
+        Some(first) => first.to_uppercase().chain(characters).collect(),
+        None => "Something went wrong".into(),
+    };
+    if !text.ends_with(['.', '!', '?']) {
+        text.push('.');
+    }
+    text
+}
+
+/// The projects a page may show for `scope`: its own list, or every
+/// project for an all-projects scope.
+async fn visible_projects(pool: &PgPool, scope: &ProjectScope) -> Result<Vec<String>, Error> {
+    crate::store::console::projects(pool, scope).await
+}
+
+/// Refuses a project outside the viewer's scope the way a missing one is
+/// refused, so a URL edited to another project learns nothing about it.
+fn check_project(scope: &ProjectScope, project: &str) -> Result<(), Error> {
+    if scope.allows(project) { Ok(()) } else { Err(Error::NotFound(format!("project {project}"))) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn domain_messages_read_as_sentences() {
+        assert_eq!(sentence("pattern_ids: must not be empty"), "Pattern_ids: must not be empty.");
+        assert_eq!(sentence("Done."), "Done.");
+        assert_eq!(sentence(""), "Something went wrong.");
+    }
+}

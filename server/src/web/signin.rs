@@ -1,0 +1,224 @@
+//! Signing in with a Lore token, who is looking, and CSRF.
+//!
+//! The session is the token itself in an HttpOnly, SameSite=Strict cookie:
+//! scripts cannot read it, other sites cannot send it, and every request
+//! verifies it through the same cache as gRPC, so a revoked token stops
+//! working in the console at once. The CSRF token of a session is a keyed
+//! hash of its secret: stateless, the same on every replica, and unknown to
+//! anyone who cannot read the cookie.
+
+use std::sync::Arc;
+
+use axum::extract::{FromRequest, FromRequestParts, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use base64::Engine as _;
+use maud::html;
+
+use super::params::Params;
+use super::{Console, PageError, layout};
+use crate::Error;
+use crate::auth::{Caller, Role};
+use crate::scope::ProjectScope;
+
+const COOKIE: &str = "lore_console";
+/// The form field every post carries.
+pub const CSRF_FIELD: &str = "csrf";
+/// Largest form body read; a draft's body is the largest field.
+const MAX_FORM_BYTES: usize = 512 * 1024;
+
+/// 256 random bits, URL-safe.
+pub fn random_secret() -> String {
+    let mut bytes = [0u8; 32];
+    // Without randomness the console cannot protect its forms at all.
+    getrandom::fill(&mut bytes).expect("the operating system provides randomness");
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// Who is looking at a page.
+#[derive(Debug, Clone)]
+pub struct Viewer {
+    /// `None` when auth is switched off.
+    pub caller: Option<Arc<Caller>>,
+    pub csrf: String,
+}
+
+impl Viewer {
+    pub fn scope(&self) -> ProjectScope {
+        self.caller.as_ref().map_or(ProjectScope::All, |caller| caller.scope.clone())
+    }
+
+    pub fn name(&self) -> &str {
+        self.caller.as_ref().map_or("console", |caller| caller.name.as_str())
+    }
+
+    pub fn role(&self) -> Role {
+        self.caller.as_ref().map_or(Role::Admin, |caller| caller.role)
+    }
+
+    /// Whether this viewer's token may call `method` (a gRPC path): the
+    /// console offers and accepts exactly what gRPC would.
+    pub fn may(&self, method: &str) -> bool {
+        crate::auth::method_access(method).is_some_and(|access| self.role().permits(access))
+    }
+
+    pub fn require(&self, method: &str) -> Result<(), Error> {
+        if self.may(method) {
+            return Ok(());
+        }
+        let name = method.rsplit('/').next().unwrap_or(method);
+        Err(Error::PermissionDenied(format!("a {} token may not {name}", self.role())))
+    }
+}
+
+fn csrf_of(secret: &str) -> String {
+    let key = crate::auth::hash_secret(secret);
+    blake3::keyed_hash(&key, b"lore console csrf").to_hex().to_string()
+}
+
+fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find_map(|(key, value)| (key == name).then_some(value))
+}
+
+impl FromRequestParts<Console> for Viewer {
+    type Rejection = PageError;
+
+    async fn from_request_parts(parts: &mut Parts, console: &Console) -> Result<Self, Self::Rejection> {
+        let Some(auth) = &console.auth else {
+            return Ok(Viewer { caller: None, csrf: csrf_of(&console.open_csrf) });
+        };
+        let secret = cookie(&parts.headers, COOKIE).ok_or(PageError::SignIn)?;
+        match auth.verify(secret).await {
+            Ok(caller) => Ok(Viewer { caller: Some(caller), csrf: csrf_of(secret) }),
+            Err(Error::Unauthenticated(_)) => Err(PageError::SignIn),
+            Err(error) => Err(error.into()),
+        }
+    }
+}
+
+/// A form post from a signed-in viewer whose CSRF token matched: handlers
+/// that take one cannot forget the check.
+pub struct Submitted {
+    pub viewer: Viewer,
+    pub fields: Params,
+}
+
+impl FromRequest<Console> for Submitted {
+    type Rejection = PageError;
+
+    async fn from_request(request: Request, console: &Console) -> Result<Self, Self::Rejection> {
+        let (mut parts, body) = request.into_parts();
+        let viewer = Viewer::from_request_parts(&mut parts, console).await?;
+        let bytes = axum::body::to_bytes(body, MAX_FORM_BYTES)
+            .await
+            .map_err(|_| Error::invalid("form", format!("larger than {} KiB", MAX_FORM_BYTES / 1024)))?;
+        let fields = Params::parse(&bytes);
+        let sent = fields.get(CSRF_FIELD).unwrap_or_default();
+        if !constant_time_eq(sent.as_bytes(), viewer.csrf.as_bytes()) {
+            return Err(PageError::Forged);
+        }
+        Ok(Self { viewer, fields })
+    }
+}
+
+fn constant_time_eq(left: &[u8], right: &[u8]) -> bool {
+    left.len() == right.len() && left.iter().zip(right).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+}
+
+pub async fn form(State(console): State<Console>) -> Response {
+    sign_in_page(&console, None).into_response()
+}
+
+fn sign_in_page(console: &Console, problem: Option<&str>) -> maud::Markup {
+    let hint = console.dev_token_file.as_ref().map(|path| path.display().to_string());
+    layout::bare(
+        "Sign in",
+        html! {
+            main.signin {
+                h1 { "Lore" }
+                p.lede { "Sign in with a Lore token. Every role may look; what you may change follows the token's role." }
+                @if let Some(problem) = problem {
+                    p.problem role="alert" { (problem) }
+                }
+                form method="post" action="/signin" {
+                    label for="token" { "Token" }
+                    input #token type="password" name="token" autocomplete="current-password" required autofocus;
+                    button type="submit" { "Sign in" }
+                }
+                @if let Some(hint) = hint {
+                    p.hint { "Dev mode: an admin token is in " code { (hint) } "." }
+                }
+            }
+        },
+    )
+}
+
+/// Sign-in needs no CSRF token: there is no session yet to ride on, and a
+/// forged sign-in would only sign the victim in as the attacker's token,
+/// which SameSite=Strict and the token's own scope leave harmless.
+pub async fn submit(State(console): State<Console>, body: axum::body::Bytes) -> Result<Response, PageError> {
+    let fields = Params::parse(&body);
+    let token = fields.get("token").unwrap_or_default().trim().to_owned();
+    let Some(auth) = &console.auth else { return Ok(Redirect::to("/").into_response()) };
+    if token.is_empty() {
+        return Ok(
+            (axum::http::StatusCode::BAD_REQUEST, sign_in_page(&console, Some("Enter a token."))).into_response()
+        );
+    }
+    match auth.verify(&token).await {
+        Ok(_) => {
+            let secure = if console.config.secure_cookie { "; Secure" } else { "" };
+            let cookie = format!("{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict{secure}");
+            let mut response = Redirect::to("/").into_response();
+            response.headers_mut().insert(
+                header::SET_COOKIE,
+                HeaderValue::from_str(&cookie).map_err(|_| Error::invalid("token", "not a token"))?,
+            );
+            Ok(response)
+        }
+        Err(Error::Unauthenticated(_)) => Ok((
+            axum::http::StatusCode::UNAUTHORIZED,
+            sign_in_page(&console, Some("That token is invalid, expired or revoked.")),
+        )
+            .into_response()),
+        Err(error) => Err(error.into()),
+    }
+}
+
+pub async fn sign_out(_submitted: Submitted) -> Response {
+    let mut response = Redirect::to("/signin").into_response();
+    response.headers_mut().insert(
+        header::SET_COOKIE,
+        HeaderValue::from_static("lore_console=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_csrf_token_depends_on_the_secret_and_comparison_needs_every_byte() {
+        assert_eq!(csrf_of("lore_a"), csrf_of("lore_a"));
+        assert_ne!(csrf_of("lore_a"), csrf_of("lore_b"));
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"ab"));
+    }
+
+    #[test]
+    fn the_session_cookie_is_found_among_others() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::COOKIE, HeaderValue::from_static("a=1; lore_console=lore_x; b=2"));
+        assert_eq!(cookie(&headers, COOKIE), Some("lore_x"));
+        assert_eq!(cookie(&headers, "missing"), None);
+    }
+}

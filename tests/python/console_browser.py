@@ -1,0 +1,277 @@
+"""Drives the web console in a real headless Chromium (Debian's, through
+Playwright) against a seeded lore-server, for tests/tests/console.rs.
+
+Checks what a supervisor does (sign in, read every page, search, approve a
+draft, merge two patterns, watch a session live, export), the access rules
+(a reader cannot approve, another project's token sees nothing of this one,
+a post without its CSRF token is refused), that attacker-controlled text
+stays text, and accessibility with axe-core. Saves a 1280x800 screenshot of
+every page. Prints one JSON object with what the Rust side compares with the
+API; exits non-zero, naming the check, when a check fails here.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from playwright.sync_api import sync_playwright
+
+SEED = json.loads(os.environ["CONSOLE_SEED"])
+URL = SEED["url"]
+SHOTS = os.environ["CONSOLE_SCREENSHOTS"]
+AXE = os.environ["AXE_JS"]
+VIEWPORT = {"width": 1280, "height": 800}
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise CheckFailed(message)
+
+
+def new_page(browser, problems):
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.on("dialog", lambda dialog: (problems.append(f"a dialog opened: {dialog.message}"), dialog.dismiss()))
+    # A Content-Security-Policy violation or a script error shows up here.
+    page.on("console", lambda message: problems.append(f"{page.url}: {message.text[:160]}")
+            if message.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    return context, page
+
+
+def sign_in(page, token):
+    page.goto(URL + "/signin")
+    page.fill("input[name=token]", token)
+    page.click("button[type=submit]")
+    page.wait_for_url(URL + "/")
+
+
+def axe_violations(page, axe_source):
+    # page.evaluate runs through the DevTools protocol, which the page's
+    # policy does not govern; the page itself still allows no inline script.
+    page.evaluate(axe_source + "\n;0")
+    found = page.evaluate(
+        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+        ".filter(v => v.impact === 'serious' || v.impact === 'critical')"
+        ".map(v => v.id + ': ' + v.help + ' (' + v.nodes.length + ' nodes: ' + v.nodes.slice(0, 2).map(n => n.target.join(' ')).join(' | ') + ')')"
+    )
+    return found
+
+
+def read_pages(page, axe_source):
+    pages = {
+        "fleet": "/",
+        "activity": "/projects/shop",
+        "action": f"/actions/{SEED['hostile_action']}",
+        "session": f"/sessions/{SEED['session']}",
+        "knowledge": "/projects/shop/knowledge?q=migration+lock",
+        "entry": f"/entries/{SEED['entry']}",
+        "drafts": "/projects/shop/drafts",
+        "qa": "/projects/shop/qa",
+        "pattern": f"/patterns/{SEED['patterns'][0]}",
+        "promotions": "/projects/shop/promotions",
+        "reports": "/projects/shop/reports",
+        "fleet-report": "/reports",
+    }
+    seen = {}
+    for name, path in pages.items():
+        response = page.goto(URL + path)
+        check(response.status == 200, f"{name} ({path}) answered {response.status}")
+        heading = page.locator("main > h1").inner_text()
+        check(heading.strip(), f"{name} has no heading")
+        violations = axe_violations(page, axe_source)
+        check(not violations, f"{name}: serious or critical axe violations: {violations}")
+        page.screenshot(path=os.path.join(SHOTS, f"{name}.png"))
+        seen[name] = heading
+    return seen
+
+
+def search(page):
+    page.goto(URL + "/projects/shop/knowledge")
+    page.fill("input[name=q]", "deploy stuck on the migration lock")
+    page.press("input[name=q]", "Enter")
+    page.wait_for_selector("article.hit")
+    titles = page.locator("article.hit h3").all_inner_texts()
+    check(SEED["entry_title"] in titles, f"the lesson is not among the hits: {titles}")
+    check(page.locator("article.hit .parts").first.inner_text().startswith("score"), "a hit shows no score parts")
+    return titles
+
+
+def approve_draft(page):
+    page.goto(URL + "/projects/shop/drafts")
+    card = page.locator(f"#draft-{SEED['drafts'][0]}")
+    card.locator("input[name=title]").fill(SEED["approved_title"])
+    card.get_by_role("button", name="Approve with these edits").click()
+    page.wait_for_selector("p.notice")
+    notice = page.locator("p.notice").inner_text()
+    check(notice.startswith("Approved"), f"approving said: {notice}")
+    return notice
+
+
+def merge_patterns(page):
+    survivor, absorbed = SEED["patterns"]
+    page.goto(URL + f"/patterns/{survivor}")
+    page.check(f"input[name=source][value='{absorbed}']")
+    page.fill("#merge_reason", "the same broken import")
+    page.get_by_role("button", name="Merge the ticked patterns into this one").click()
+    page.wait_for_selector("p.notice")
+    notice = page.locator("p.notice").inner_text()
+    check(notice.startswith("Merged 1 patterns"), f"merging said: {notice}")
+    page.goto(URL + f"/patterns/{absorbed}")
+    check("merged" in page.locator("dl.facts").inner_text(), "the absorbed pattern does not say it is merged")
+    return notice
+
+
+def follow_live(page):
+    page.goto(URL + f"/sessions/{SEED['session']}")
+    page.wait_for_function("document.querySelector('[data-live-status]').textContent === 'Following live'")
+    before = page.locator("#session-actions li").count()
+    subprocess.run(
+        [SEED["lore"], "log", "--project", "shop", "--session", SEED["session"], "--type", "live_check",
+         "--category", "watched-live", "--server", SEED["grpc"], "--token", SEED["tokens"]["admin"]],
+        check=True, capture_output=True, timeout=30,
+    )
+    stored = time.monotonic()
+    page.wait_for_selector("#session-actions li:has-text('live_check')", timeout=2000)
+    elapsed = time.monotonic() - stored
+    check(page.locator("#session-actions li").count() == before + 1, "the live action was not added exactly once")
+    page.screenshot(path=os.path.join(SHOTS, "session-live.png"))
+    return elapsed
+
+
+def export(page, context):
+    page.goto(URL + "/projects/shop?outcome=failure")
+    href = page.get_by_role("link", name="JSONL").first.get_attribute("href")
+    response = context.request.get(URL + href)
+    check(response.status == 200, f"the export answered {response.status}")
+    rows = [json.loads(line) for line in response.text().splitlines() if line.strip()]
+    csv = context.request.get(URL + href.replace("format=jsonl", "format=csv"))
+    check(csv.status == 200 and csv.text().startswith("action_id"), f"the CSV export answered {csv.status}")
+    return {"href": href, "ids": [row["action_id"] for row in rows], "csv_lines": len(csv.text().splitlines())}
+
+
+def hostile_text(page, problems):
+    page.goto(URL + f"/actions/{SEED['hostile_action']}")
+    body = page.locator("main").inner_text()
+    check("<script>" in body, "the <script> of the context is not shown as text")
+    check("onerror=" in body, "the onerror= of the context is not shown as text")
+    check(page.evaluate("window.__lore_xss === undefined"), "attacker script ran")
+    check(page.locator("main img").count() == 0, "an attacker <img> became an element")
+    check(not [p for p in problems if "dialog" in p], f"a dialog opened: {problems}")
+
+
+def csrf_of(page):
+    return page.locator("input[name=csrf]").first.get_attribute("value")
+
+
+def reader_cannot_approve(browser, problems):
+    context, page = new_page(browser, problems)
+    sign_in(page, SEED["tokens"]["reader"])
+    page.goto(URL + "/projects/shop/drafts")
+    check(page.get_by_role("button", name="Approve with these edits").count() == 0, "a reader is offered approve")
+    page.goto(URL + "/projects/shop/qa")
+    response = context.request.post(
+        URL + f"/drafts/{SEED['drafts'][1]}/review", form={"csrf": csrf_of(page), "decision": "approve"}
+    )
+    check(response.status == 403, f"a reader's approve answered {response.status}")
+    page.screenshot(path=os.path.join(SHOTS, "reader-drafts.png"))
+    context.close()
+    return response.status
+
+
+def other_project_sees_nothing(browser, problems):
+    context, page = new_page(browser, problems)
+    sign_in(page, SEED["tokens"]["other_project"])
+    fleet = page.locator("main").inner_text()
+    check("bank" in fleet, "the other project's own fleet page misses its project")
+    check("shop" not in fleet, "the other project's fleet page shows shop")
+    statuses = {}
+    for path in [
+        "/projects/shop", f"/sessions/{SEED['session']}", f"/actions/{SEED['hostile_action']}",
+        f"/entries/{SEED['entry']}", f"/patterns/{SEED['patterns'][0]}", "/projects/shop/export?format=jsonl",
+        "/projects/shop/qa", "/projects/shop/drafts", "/projects/shop/reports",
+    ]:
+        response = page.goto(URL + path)
+        statuses[path] = response.status
+        check(response.status == 404, f"bank's token got {response.status} for {path}")
+        check("builder" not in page.locator("body").inner_text(), f"{path} leaked shop's data")
+    context.close()
+    return statuses
+
+
+def forged_post(context, page):
+    response = context.request.post(
+        URL + f"/drafts/{SEED['drafts'][1]}/review", form={"decision": "reject", "note": "forged"}
+    )
+    check(response.status == 403, f"a post without its CSRF token answered {response.status}")
+    wrong = context.request.post(
+        URL + f"/drafts/{SEED['drafts'][1]}/review", form={"csrf": "0" * 64, "decision": "reject", "note": "forged"}
+    )
+    check(wrong.status == 403, f"a post with a wrong CSRF token answered {wrong.status}")
+    return response.status
+
+
+def bad_input(page):
+    answers = {}
+    for path, field in [("/projects/shop?from=yesterday", "From"), ("/projects/shop?outcome=maybe", "Outcome"),
+                        ("/projects/shop?contains=%5B1%5D", "Contains"), ("/projects/shop?type=Bad%20Type", "Type")]:
+        response = page.goto(URL + path)
+        problem = page.locator("p.problem").inner_text()
+        check(response.status == 200 and problem.startswith(field), f"{path}: {response.status} {problem!r}")
+        answers[path] = problem
+    for path, status in [("/actions/not-an-id", 400), ("/sessions/00000000-0000-0000-0000-000000000000", 404),
+                         ("/projects/shop/qa?days=0", 400), ("/nowhere", 404)]:
+        response = page.goto(URL + path)
+        check(response.status == status, f"{path} answered {response.status}, not {status}")
+        answers[path] = page.locator("p.problem").inner_text()
+    return answers
+
+
+def main():
+    os.makedirs(SHOTS, exist_ok=True)
+    with open(AXE, encoding="utf-8") as file:
+        axe_source = file.read()
+    problems = []
+    results = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
+                                             args=["--no-sandbox", "--disable-dev-shm-usage"])
+        context, page = new_page(browser, problems)
+        page.goto(URL + "/")
+        check(page.url == URL + "/signin", f"an anonymous visit was not sent to sign in: {page.url}")
+        page.screenshot(path=os.path.join(SHOTS, "signin.png"))
+        page.fill("input[name=token]", "lore_not-a-token")
+        page.click("button[type=submit]")
+        check("invalid" in page.locator("p.problem").inner_text(), "a wrong token was not refused")
+        sign_in(page, SEED["tokens"]["admin"])
+        results["pages"] = read_pages(page, axe_source)
+        results["search"] = search(page)
+        results["approved"] = approve_draft(page)
+        results["merged"] = merge_patterns(page)
+        results["live_seconds"] = follow_live(page)
+        results["export"] = export(page, context)
+        hostile_text(page, problems)
+        results["forged"] = forged_post(context, page)
+        results["bad_input"] = bad_input(page)
+        results["reader"] = reader_cannot_approve(browser, problems)
+        results["other_project"] = other_project_sees_nothing(browser, problems)
+        # Bad input above logs its 4xx answers as console errors; only the
+        # rest would be a defect (a CSP violation, a script error).
+        real = [p for p in problems if "status of 4" not in p]
+        check(not real, f"the browser reported problems: {real}")
+        browser.close()
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except CheckFailed as failure:
+        print(f"check failed: {failure}", file=sys.stderr)
+        sys.exit(1)

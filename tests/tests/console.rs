@@ -1,0 +1,363 @@
+//! The web console in a real headless Chromium (Debian's, driven by
+//! Playwright for Python: tests/python/console_browser.py) against the real
+//! server over a seeded database: sign-in, every page with no serious axe
+//! violation, search, approving a draft, merging two patterns, a session
+//! followed live, the export compared with SearchActions, and the access
+//! rules (a reader, another project's token, a forged post, hostile text).
+//! Screenshots of every page land in target/console-screenshots/.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use chrono::Utc;
+use lore_e2e::{ServerOptions, ServerProcess, TestDatabase};
+use lore_proto::auth::Bearer;
+use lore_proto::v1 as proto;
+use lore_proto::v1::action_service_client::ActionServiceClient;
+use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
+use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
+use lore_server::auth::Role;
+use lore_server::store::tokens::NewToken;
+use serde_json::{Value, json};
+use tonic::service::interceptor::InterceptedService;
+use uuid::Uuid;
+
+type Authed = InterceptedService<tonic::transport::Channel, Bearer>;
+
+fn timestamp(at: chrono::DateTime<Utc>) -> prost_types::Timestamp {
+    prost_types::Timestamp { seconds: at.timestamp(), nanos: 0 }
+}
+
+fn screenshots_dir() -> PathBuf {
+    // tests/ is a member of the workspace: its target directory is the
+    // workspace's.
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/console-screenshots")
+}
+
+async fn token(database: &TestDatabase, name: &str, role: Role, projects: Option<Vec<String>>) -> String {
+    let token = NewToken { name: name.into(), role, projects, expires_at: None };
+    lore_server::auth::create_token(&database.pool, &token).await.unwrap().1
+}
+
+async fn log(actions: &mut ActionServiceClient<Authed>, action: proto::Action) -> String {
+    let id = action.action_id.clone();
+    actions.log_action(proto::LogActionRequest { action: Some(action) }).await.unwrap();
+    id
+}
+
+struct Seeded {
+    session: String,
+    hostile_action: String,
+    entry: String,
+    entry_title: String,
+    drafts: [String; 2],
+    patterns: [String; 2],
+}
+
+/// A day of a shop's agent, a lesson, two drafts and two failure patterns,
+/// and a bank project beside it.
+async fn seed(channel: Authed) -> Seeded {
+    let mut actions = ActionServiceClient::new(channel.clone());
+    let session = actions
+        .start_session(proto::StartSessionRequest {
+            project: "shop".into(),
+            agent_id: "builder".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap()
+        .session_id;
+    let now = Utc::now();
+    let kinds = [
+        ("plan", proto::Outcome::Success, ""),
+        ("tool_call", proto::Outcome::Success, ""),
+        ("validate", proto::Outcome::Failure, "3 tests failed in checkout"),
+        ("commit", proto::Outcome::Success, ""),
+        ("deploy", proto::Outcome::Blocked, "the migration lock is held"),
+        ("deploy", proto::Outcome::Success, ""),
+    ];
+    let mut parent = None;
+    for index in 0..36_i64 {
+        let (action_type, outcome, error) = kinds[index as usize % kinds.len()];
+        let id = log(
+            &mut actions,
+            proto::Action {
+                action_id: Uuid::now_v7().to_string(),
+                session_id: session.clone(),
+                project: "shop".into(),
+                agent_id: "builder".into(),
+                action_type: action_type.into(),
+                category: "checkout".into(),
+                outcome: outcome.into(),
+                error: error.into(),
+                epic_id: "EPIC-7".into(),
+                parent_action_id: parent.clone().unwrap_or_default(),
+                occurred_at: Some(timestamp(now - chrono::Duration::minutes(30 * (36 - index)))),
+                context: Some(lore_proto::json::to_struct(&json!({ "step": index, "file": "src/checkout.rs" }))),
+                ..Default::default()
+            },
+        )
+        .await;
+        parent = (index % 6 == 0).then_some(id);
+    }
+    // Attacker-controlled text, as an agent could log it.
+    let hostile_action = log(
+        &mut actions,
+        proto::Action {
+            action_id: Uuid::now_v7().to_string(),
+            session_id: session.clone(),
+            project: "shop".into(),
+            agent_id: "builder".into(),
+            action_type: "tool_call".into(),
+            category: "<b>bold</b>".into(),
+            outcome: proto::Outcome::Failure.into(),
+            error: "<script>window.__lore_xss = 1</script>".into(),
+            occurred_at: Some(timestamp(now)),
+            context: Some(lore_proto::json::to_struct(&json!({
+                "note": "<script>window.__lore_xss = 2</script>",
+                "html": "<img src=x onerror=\"window.__lore_xss = 3\">",
+            }))),
+            ..Default::default()
+        },
+    )
+    .await;
+    let bank = actions
+        .start_session(proto::StartSessionRequest {
+            project: "bank".into(),
+            agent_id: "teller".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap()
+        .session_id;
+    log(
+        &mut actions,
+        proto::Action {
+            action_id: Uuid::now_v7().to_string(),
+            session_id: bank,
+            project: "bank".into(),
+            agent_id: "teller".into(),
+            action_type: "deploy".into(),
+            outcome: proto::Outcome::Success.into(),
+            occurred_at: Some(timestamp(now)),
+            ..Default::default()
+        },
+    )
+    .await;
+
+    let mut knowledge = KnowledgeServiceClient::new(channel.clone());
+    let entry_title = "Deploy stuck on the migration lock".to_owned();
+    let entry = knowledge
+        .upsert_entry(proto::UpsertEntryRequest {
+            entry: Some(proto::Entry {
+                key: "PAT-LOCK".into(),
+                kind: proto::EntryKind::IssuePattern as i32,
+                project: "shop".into(),
+                title: entry_title.clone(),
+                category: "deploy".into(),
+                summary: "A deploy waits forever when a previous migration still holds the lock.".into(),
+                body: "Release the lock with `make unlock`, then deploy again.\n\n<script>alert(1)</script>".into(),
+                details: Some(proto::entry::Details::IssuePattern(proto::IssuePatternDetails {
+                    solutions: vec![proto::Solution {
+                        description: "Run make unlock, then deploy again.".into(),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                })),
+                ..Default::default()
+            }),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .entry
+        .unwrap()
+        .entry_id;
+    let mut drafts = Vec::new();
+    for title in ["Unlock before deploying", "Run the checkout tests first"] {
+        let draft = knowledge
+            .create_draft(proto::CreateDraftRequest {
+                draft_id: Uuid::new_v4().to_string(),
+                project: "shop".into(),
+                session_id: session.clone(),
+                proposal: Some(proto::DraftProposal {
+                    title: title.into(),
+                    problem: "The deploy was blocked.".into(),
+                    solution: "Release the lock first.".into(),
+                    category: "deploy".into(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        drafts.push(draft.draft_id);
+    }
+
+    let mut qa = QaLearningServiceClient::new(channel);
+    let mut patterns = Vec::new();
+    for message in [
+        "ImportError: cannot import name 'Basket' from 'shop.cart' (src/shop/cart.py)",
+        "KeyError: 'currency' in price_total while rendering the invoice template",
+    ] {
+        let mut pattern = String::new();
+        for task in 0..2 {
+            let captured = qa
+                .capture_failure(proto::CaptureFailureRequest {
+                    failure_id: Uuid::new_v4().to_string(),
+                    project: "shop".into(),
+                    task: Some(proto::Task {
+                        task_id: format!("T-{}-{task}", patterns.len()),
+                        title: "checkout work".into(),
+                        ..Default::default()
+                    }),
+                    error_messages: vec![message.into()],
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            pattern = captured.links[0].pattern_id.clone();
+        }
+        patterns.push(pattern);
+    }
+    assert_ne!(patterns[0], patterns[1], "two different failures make two patterns");
+    Seeded {
+        session,
+        hostile_action,
+        entry,
+        entry_title,
+        drafts: [drafts[0].clone(), drafts[1].clone()],
+        patterns: [patterns[0].clone(), patterns[1].clone()],
+    }
+}
+
+#[tokio::test]
+async fn a_supervisor_uses_the_console_in_a_real_browser_and_its_access_rules_hold() {
+    let database = TestDatabase::new().await.unwrap();
+    let options = ServerOptions::with_database(&database.url).with_auth().env("LORE_WEB__LISTEN", "127.0.0.1:0");
+    let server = ServerProcess::start(options).await.unwrap();
+    let web = lore_e2e::eventually(|| async { server.logged_addr("web console serving") })
+        .await
+        .expect("the console logs its address");
+    let admin = token(&database, "console-admin", Role::Admin, None).await;
+    let reader = token(&database, "shop-reader", Role::Reader, Some(vec!["shop".into()])).await;
+    let other = token(&database, "bank-agent", Role::Agent, Some(vec!["bank".into()])).await;
+    let channel = InterceptedService::new(server.channel().await, Bearer::new(Some(&admin)).unwrap());
+    let seeded = seed(channel.clone()).await;
+
+    let seed_json = json!({
+        "url": format!("http://{web}"),
+        "grpc": server.endpoint(),
+        "lore": lore_e2e::workspace_binary("lore"),
+        "tokens": { "admin": admin, "reader": reader, "other_project": other },
+        "session": seeded.session,
+        "hostile_action": seeded.hostile_action,
+        "entry": seeded.entry,
+        "entry_title": seeded.entry_title,
+        "approved_title": "Unlock the migrations before deploying",
+        "drafts": seeded.drafts,
+        "patterns": seeded.patterns,
+    });
+    let shots = screenshots_dir();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/console_browser.py");
+    let axe = lore_e2e::default_cache_dir().join("npm/node_modules/axe-core/axe.min.js");
+    let mut command = tokio::process::Command::new(lore_e2e::venv_python());
+    command
+        .arg(script)
+        .env("CONSOLE_SEED", seed_json.to_string())
+        .env("CONSOLE_SCREENSHOTS", &shots)
+        .env("AXE_JS", &axe)
+        .kill_on_drop(true);
+    let output = tokio::time::timeout(Duration::from_secs(300), command.output())
+        .await
+        .expect("the browser test finishes in five minutes")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the browser test failed:\n{}\n{stdout}\nserver log:\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        server.log()
+    );
+    let results: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap();
+
+    // The download holds exactly what SearchActions answers for the filter.
+    let mut actions = ActionServiceClient::new(channel);
+    let mut expected = Vec::new();
+    let mut cursor = String::new();
+    loop {
+        let page = actions
+            .search_actions(proto::SearchActionsRequest {
+                project: "shop".into(),
+                outcomes: vec![proto::Outcome::Failure.into()],
+                page: Some(proto::PageRequest { page_size: 500, cursor: cursor.clone() }),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        expected.extend(page.actions.into_iter().map(|action| action.action_id));
+        if page.next_cursor.is_empty() {
+            break;
+        }
+        cursor = page.next_cursor;
+    }
+    let mut exported: Vec<String> =
+        results["export"]["ids"].as_array().unwrap().iter().map(|id| id.as_str().unwrap().to_owned()).collect();
+    assert!(expected.len() >= 7, "seeded failures: {expected:?}");
+    expected.sort();
+    exported.sort();
+    assert_eq!(exported, expected, "the console's export and SearchActions agree");
+    assert_eq!(
+        results["export"]["csv_lines"].as_u64(),
+        Some(expected.len() as u64 + 1),
+        "CSV: a header and a row each"
+    );
+
+    // What the browser did is in the database.
+    let (title, status): (String, String) =
+        sqlx::query_as("SELECT title, status FROM knowledge_drafts WHERE draft_id = $1::uuid")
+            .bind(&seeded.drafts[0])
+            .fetch_one(&database.pool)
+            .await
+            .unwrap();
+    assert_eq!((title.as_str(), status.as_str()), ("Unlock the migrations before deploying", "approved"));
+    let untouched: String = sqlx::query_scalar("SELECT status FROM knowledge_drafts WHERE draft_id = $1::uuid")
+        .bind(&seeded.drafts[1])
+        .fetch_one(&database.pool)
+        .await
+        .unwrap();
+    assert_eq!(untouched, "pending", "neither the reader nor the forged posts changed the second draft");
+    let (merged, into): (String, Option<Uuid>) =
+        sqlx::query_as("SELECT status, merged_into FROM qa_patterns WHERE pattern_id = $1::uuid")
+            .bind(&seeded.patterns[1])
+            .fetch_one(&database.pool)
+            .await
+            .unwrap();
+    assert_eq!((merged.as_str(), into.map(|id| id.to_string())), ("merged", Some(seeded.patterns[0].clone())));
+    let live = results["live_seconds"].as_f64().unwrap();
+    assert!(live < 2.0, "the live action took {live:.2} s to show");
+    for page in [
+        "fleet",
+        "activity",
+        "action",
+        "session",
+        "knowledge",
+        "entry",
+        "drafts",
+        "qa",
+        "pattern",
+        "promotions",
+        "reports",
+    ] {
+        assert!(shots.join(format!("{page}.png")).is_file(), "no screenshot of {page}");
+    }
+}
