@@ -44,6 +44,7 @@ bench: tools
 	$(CARGO) bench -p lore-server --bench knowledge
 	$(CARGO) bench -p lore-server --bench qa
 	$(CARGO) bench -p lore-server --bench brief
+	$(CARGO) bench -p lore-server --bench console
 	$(CARGO) bench -p lore-sidecar --bench spool
 	$(CARGO) bench -p lore-sanitize --bench redaction
 	$(CARGO) build --release --workspace --bins

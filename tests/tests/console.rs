@@ -45,6 +45,25 @@ async fn log(actions: &mut ActionServiceClient<Authed>, action: proto::Action) -
     id
 }
 
+async fn start(actions: &mut ActionServiceClient<Authed>, project: &str, agent: &str) -> String {
+    let request = proto::StartSessionRequest { project: project.into(), agent_id: agent.into(), ..Default::default() };
+    actions.start_session(request).await.unwrap().into_inner().session.unwrap().session_id
+}
+
+/// An action of `session` in `project`, at `at`.
+fn action(project: &str, session: &str, agent: &str, action_type: &str, at: chrono::DateTime<Utc>) -> proto::Action {
+    proto::Action {
+        action_id: Uuid::now_v7().to_string(),
+        session_id: session.into(),
+        project: project.into(),
+        agent_id: agent.into(),
+        action_type: action_type.into(),
+        outcome: proto::Outcome::Success.into(),
+        occurred_at: Some(timestamp(at)),
+        ..Default::default()
+    }
+}
+
 struct Seeded {
     session: String,
     hostile_action: String,
@@ -58,18 +77,7 @@ struct Seeded {
 /// and a bank project beside it.
 async fn seed(channel: Authed) -> Seeded {
     let mut actions = ActionServiceClient::new(channel.clone());
-    let session = actions
-        .start_session(proto::StartSessionRequest {
-            project: "shop".into(),
-            agent_id: "builder".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .session
-        .unwrap()
-        .session_id;
+    let session = start(&mut actions, "shop", "builder").await;
     let now = Utc::now();
     let kinds = [
         ("plan", proto::Outcome::Success, ""),
@@ -85,19 +93,13 @@ async fn seed(channel: Authed) -> Seeded {
         let id = log(
             &mut actions,
             proto::Action {
-                action_id: Uuid::now_v7().to_string(),
-                session_id: session.clone(),
-                project: "shop".into(),
-                agent_id: "builder".into(),
-                action_type: action_type.into(),
                 category: "checkout".into(),
                 outcome: outcome.into(),
                 error: error.into(),
                 epic_id: "EPIC-7".into(),
                 parent_action_id: parent.clone().unwrap_or_default(),
-                occurred_at: Some(timestamp(now - chrono::Duration::minutes(30 * (36 - index)))),
                 context: Some(lore_proto::json::to_struct(&json!({ "step": index, "file": "src/checkout.rs" }))),
-                ..Default::default()
+                ..action("shop", &session, "builder", action_type, now - chrono::Duration::minutes(30 * (36 - index)))
             },
         )
         .await;
@@ -107,49 +109,19 @@ async fn seed(channel: Authed) -> Seeded {
     let hostile_action = log(
         &mut actions,
         proto::Action {
-            action_id: Uuid::now_v7().to_string(),
-            session_id: session.clone(),
-            project: "shop".into(),
-            agent_id: "builder".into(),
-            action_type: "tool_call".into(),
             category: "<b>bold</b>".into(),
             outcome: proto::Outcome::Failure.into(),
             error: "<script>window.__lore_xss = 1</script>".into(),
-            occurred_at: Some(timestamp(now)),
             context: Some(lore_proto::json::to_struct(&json!({
                 "note": "<script>window.__lore_xss = 2</script>",
                 "html": "<img src=x onerror=\"window.__lore_xss = 3\">",
             }))),
-            ..Default::default()
+            ..action("shop", &session, "builder", "tool_call", now)
         },
     )
     .await;
-    let bank = actions
-        .start_session(proto::StartSessionRequest {
-            project: "bank".into(),
-            agent_id: "teller".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .session
-        .unwrap()
-        .session_id;
-    log(
-        &mut actions,
-        proto::Action {
-            action_id: Uuid::now_v7().to_string(),
-            session_id: bank,
-            project: "bank".into(),
-            agent_id: "teller".into(),
-            action_type: "deploy".into(),
-            outcome: proto::Outcome::Success.into(),
-            occurred_at: Some(timestamp(now)),
-            ..Default::default()
-        },
-    )
-    .await;
+    let bank = start(&mut actions, "bank", "teller").await;
+    log(&mut actions, action("bank", &bank, "teller", "deploy", now)).await;
 
     let mut knowledge = KnowledgeServiceClient::new(channel.clone());
     let entry_title = "Deploy stuck on the migration lock".to_owned();

@@ -15,7 +15,7 @@ use super::charts::{self, Series, Span};
 use super::layout::{self, Section};
 use super::params::Params;
 use super::signin::Viewer;
-use super::{Console, PageError};
+use super::{Console, PageError, ProjectView};
 use crate::Error;
 use crate::actions::export::ExportFormat;
 use crate::actions::model::{Action, Outcome, SessionStatus, StoredName as _};
@@ -74,13 +74,8 @@ pub fn action_filter(project: &str, params: &Params) -> Result<ActionFilter, Err
 
 pub async fn page(
     State(console): State<Console>,
-    viewer: Viewer,
-    Path(project): Path<String>,
-    RawQuery(query): RawQuery,
+    ProjectView { viewer, scope, project, params }: ProjectView,
 ) -> Result<Markup, PageError> {
-    let scope = viewer.scope();
-    super::check_project(&scope, &project)?;
-    let params = Params::from_query(query.as_deref());
     let filter = action_filter(&project, &params);
     let after = match params.text("after").map(Position::decode) {
         Some(Err(_)) => return Err(Error::invalid("after", "not a cursor this page gave").into()),
@@ -312,14 +307,9 @@ fn chain_state(seq: Option<i64>, chain: Option<&crate::actions::ChainReport>) ->
 /// them and pinned to what was stored when it began.
 pub async fn export(
     State(console): State<Console>,
-    viewer: Viewer,
-    Path(project): Path<String>,
-    RawQuery(query): RawQuery,
+    ProjectView { viewer, scope, project, params }: ProjectView,
 ) -> Result<Response, PageError> {
-    let scope = viewer.scope();
     viewer.require("/lore.v1.ActionService/Export")?;
-    super::check_project(&scope, &project)?;
-    let params = Params::from_query(query.as_deref());
     let filter = action_filter(&project, &params)?;
     let (format, extension, content_type) = params
         .choice(

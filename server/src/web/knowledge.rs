@@ -5,16 +5,15 @@
 //! Forms are turned into the same proto requests gRPC receives and checked
 //! by the same conversions, so the console refuses exactly what gRPC does.
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use uuid::Uuid;
 
 use super::layout::{self, Section};
 use super::markdown;
-use super::params::Params;
 use super::signin::{Submitted, Viewer};
-use super::{Console, PageError};
+use super::{Console, PageError, ProjectView};
 use crate::Error;
 use crate::actions::model::StoredName as _;
 use crate::grpc::knowledge::convert;
@@ -33,13 +32,8 @@ const MODES: [(&str, proto::SearchMode); 3] = [
 
 pub async fn search(
     State(console): State<Console>,
-    viewer: Viewer,
-    Path(project): Path<String>,
-    RawQuery(query): RawQuery,
+    ProjectView { viewer, scope, project, params }: ProjectView,
 ) -> Result<Markup, PageError> {
-    let scope = viewer.scope();
-    super::check_project(&scope, &project)?;
-    let params = Params::from_query(query.as_deref());
     let text = params.get("q").unwrap_or_default().to_owned();
     let mode = params.choice("mode", &MODES);
     let outcome = match (text.trim().is_empty(), mode) {
@@ -171,13 +165,8 @@ pub async fn entry(
 
 pub async fn drafts(
     State(console): State<Console>,
-    viewer: Viewer,
-    Path(project): Path<String>,
-    RawQuery(query): RawQuery,
+    ProjectView { viewer, scope, project, params }: ProjectView,
 ) -> Result<Markup, PageError> {
-    let scope = viewer.scope();
-    super::check_project(&scope, &project)?;
-    let params = Params::from_query(query.as_deref());
     let status = params
         .choice(
             "status",

@@ -238,6 +238,33 @@ fn sentence(message: &str) -> String {
     text
 }
 
+/// A page of one project (`/projects/{project}/...`): who is looking, the
+/// project, already checked against their scope, and the query string.
+pub struct ProjectView {
+    pub viewer: signin::Viewer,
+    pub scope: ProjectScope,
+    pub project: String,
+    pub params: params::Params,
+}
+
+impl axum::extract::FromRequestParts<Console> for ProjectView {
+    type Rejection = PageError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        console: &Console,
+    ) -> Result<Self, Self::Rejection> {
+        let viewer = signin::Viewer::from_request_parts(parts, console).await?;
+        let axum::extract::Path(project) = axum::extract::Path::<String>::from_request_parts(parts, console)
+            .await
+            .map_err(|_| Error::invalid("project", "not a project name"))?;
+        let scope = viewer.scope();
+        check_project(&scope, &project)?;
+        let params = params::Params::from_query(parts.uri.query());
+        Ok(Self { viewer, scope, project, params })
+    }
+}
+
 /// The projects a page may show for `scope`: its own list, or every
 /// project for an all-projects scope.
 async fn visible_projects(pool: &PgPool, scope: &ProjectScope) -> Result<Vec<String>, Error> {

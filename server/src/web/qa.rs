@@ -14,7 +14,7 @@ use super::layout::{self, Section};
 use super::markdown;
 use super::params::Params;
 use super::signin::{Submitted, Viewer};
-use super::{Console, PageError};
+use super::{Console, PageError, ProjectView};
 use crate::Error;
 use crate::actions::model::StoredName as _;
 use crate::grpc::qa::convert;
@@ -41,13 +41,8 @@ fn severity(pattern: &Pattern) -> &'static str {
 
 pub async fn dashboard(
     State(console): State<Console>,
-    viewer: Viewer,
-    Path(project): Path<String>,
-    RawQuery(query): RawQuery,
+    ProjectView { viewer, scope, project, params }: ProjectView,
 ) -> Result<Markup, PageError> {
-    let scope = viewer.scope();
-    super::check_project(&scope, &project)?;
-    let params = Params::from_query(query.as_deref());
     let days = params.number("days", 1..=365)?.unwrap_or(30);
     let after = match params.text("after") {
         Some(cursor) => Some(convert::decode_pattern_cursor("after", cursor).map_err(Error::from)?),
@@ -320,13 +315,8 @@ pub async fn split(
 
 pub async fn promotions(
     State(console): State<Console>,
-    viewer: Viewer,
-    Path(project): Path<String>,
-    RawQuery(query): RawQuery,
+    ProjectView { viewer, scope, project, params }: ProjectView,
 ) -> Result<Markup, PageError> {
-    let scope = viewer.scope();
-    super::check_project(&scope, &project)?;
-    let params = Params::from_query(query.as_deref());
     let listed = console.qa.list_promotions(&scope, &project, &[], PROMOTIONS_SHOWN, None).await?;
     let mut cards = Vec::with_capacity(listed.len());
     for (promotion, created_at) in &listed {

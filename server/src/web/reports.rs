@@ -1,7 +1,7 @@
 //! The daily and weekly reports, rendered: a project's, and the fleet's
 //! one row per project.
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use chrono::{NaiveDate, TimeDelta, Utc};
 use maud::{Markup, html};
 
@@ -9,7 +9,7 @@ use super::layout::{self, Section};
 use super::markdown;
 use super::params::Params;
 use super::signin::Viewer;
-use super::{Console, PageError};
+use super::{Console, PageError, ProjectView};
 use crate::reports::{Period, Report};
 
 const PERIODS: [(&str, Period); 2] = [("daily", Period::Daily), ("weekly", Period::Weekly)];
@@ -50,13 +50,8 @@ fn without_title(markdown: &str) -> &str {
 
 pub async fn project(
     State(console): State<Console>,
-    viewer: Viewer,
-    Path(project): Path<String>,
-    RawQuery(query): RawQuery,
+    ProjectView { viewer, scope, project, params }: ProjectView,
 ) -> Result<Markup, PageError> {
-    let scope = viewer.scope();
-    super::check_project(&scope, &project)?;
-    let params = Params::from_query(query.as_deref());
     let (period, name, day) = chosen(&params)?;
     let report = console.reports.project_report(&scope, &project, period, day).await?;
     let base = format!("{}/reports", layout::project_path(&project));
