@@ -129,10 +129,10 @@ fn main() {
         let mut config = TestServer::config();
         config.cache_dir = lore_server::embedded_postgres::default_cache_dir();
         let services = Services::new(&config, pool.clone()).expect("the local model (`make tools`)");
-        let console = Console::new(&services, WebConfig::default(), None);
+        let console = Console::new(&services, WebConfig::default(), None).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, console.router()).await });
+        tokio::spawn(lore_server::web::serve(console, listener, std::future::pending()));
         let client = reqwest::Client::new();
         let base = format!("http://{address}");
 

@@ -164,19 +164,21 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
         shutdown.await;
         let _ = stopping.send(true);
     };
-    let console = web_listener.map(|listener| {
+    let mut console = None;
+    if let Some(listener) = web_listener {
         let dev_token_file = database.dev_cluster.is_some().then(|| config.auth.dev_token_file.clone());
-        let console = web::Console::new(&services, config.web.clone(), dev_token_file);
+        let web =
+            web::Console::new(&services, config.web.clone(), dev_token_file).context("cannot start the web console")?;
         let mut stop = stop.clone();
-        tokio::spawn(async move {
+        console = Some(tokio::spawn(async move {
             let stopped = async move {
                 let _ = stop.wait_for(|stopping| *stopping).await;
             };
-            if let Err(error) = web::serve(console, listener, stopped).await {
+            if let Err(error) = web::serve(web, listener, stopped).await {
                 tracing::error!(%error, "the web console stopped");
             }
-        })
-    });
+        }));
+    }
     tracing::info!(addr = %listener.local_addr()?, "lore-server serving");
     let served = grpc::serve(services, listener, config.shutdown_grace(), shutdown).await;
     if let Some(console) = console {

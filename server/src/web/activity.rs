@@ -9,7 +9,6 @@ use axum::response::{IntoResponse, Response};
 use chrono::{TimeDelta, Utc};
 use futures_util::StreamExt as _;
 use maud::{Markup, html};
-use uuid::Uuid;
 
 use super::charts::{self, Series, Span};
 use super::layout::{self, Section};
@@ -111,7 +110,7 @@ pub async fn page(
             let spans: Vec<Span<'_>> = sessions
                 .iter()
                 .map(|session| Span {
-                    label: format!("{} · {}", session.agent_id, &session.session_id.to_string()[..8]),
+                    label: format!("{} · {}", session.agent_id, layout::short_id(session.session_id)),
                     link: format!("/sessions/{}", session.session_id),
                     start: session.started_at.max(from),
                     end: session.ended_at.unwrap_or(session.last_activity_at.max(now.min(until))),
@@ -151,11 +150,7 @@ pub async fn page(
                     }
                 }
                 h2 { "Actions" }
-                div.actions-row {
-                    span.muted { "Download these actions:" }
-                    a.button.secondary href={ (layout::project_path(&project)) "/export?format=jsonl&" (carried) } { "JSONL" }
-                    a.button.secondary href={ (layout::project_path(&project)) "/export?format=csv&" (carried) } { "CSV" }
-                }
+                div.actions-row { span.muted { "Download these actions:" } (downloads(&project, &carried)) }
                 (action_table(&rows, &carried))
                 div.pager {
                     @if after.is_some() { a href={ (layout::project_path(&project)) "?" (carried) } { "Newest" } }
@@ -167,6 +162,15 @@ pub async fn page(
         }
     };
     Ok(layout::page(&viewer, &format!("{project}: activity"), Some(&project), Section::Activity, body))
+}
+
+/// Links that download the actions of the `carried` filter.
+fn downloads(project: &str, carried: &str) -> Markup {
+    html! {
+        @for (format, label) in [("jsonl", "JSONL"), ("csv", "CSV")] {
+            a.button.secondary href={ (layout::project_path(project)) "/export?format=" (format) "&" (carried) } { (label) }
+        }
+    }
 }
 
 fn filter_form(project: &str, params: &Params) -> Markup {
@@ -212,9 +216,7 @@ pub fn action_table(rows: &[Action], carried: &str) -> Markup {
                             td { (action.agent_id) }
                             td { (action.category) }
                             td.clip { (action.error) }
-                            td { @if let Some(session) = action.session_id {
-                                a.mono href={ "/sessions/" (session) } { (session.to_string()[..8]) }
-                            } }
+                            td { @if let Some(session) = action.session_id { (layout::session_link(session)) } }
                         }
                     }
                 }
@@ -230,7 +232,7 @@ pub async fn action(
     RawQuery(query): RawQuery,
 ) -> Result<Markup, PageError> {
     let scope = viewer.scope();
-    let action_id = Uuid::parse_str(&action_id).map_err(|_| Error::invalid("action_id", "not an id"))?;
+    let action_id = super::path_id("action_id", &action_id)?;
     let stored = store::action(&console.pool, &scope, action_id).await?;
     let action = &stored.action;
     let params = Params::from_query(query.as_deref());
@@ -280,8 +282,7 @@ pub async fn action(
         div.actions-row {
             a href={ (layout::project_path(&project)) "?" (carried) } { "← Back to the list" }
             span.muted { "Download the current filter:" }
-            a.button.secondary href={ (layout::project_path(&project)) "/export?format=jsonl&" (carried) } { "JSONL" }
-            a.button.secondary href={ (layout::project_path(&project)) "/export?format=csv&" (carried) } { "CSV" }
+            (downloads(&project, &carried))
         }
     };
     let title = format!("{} · {}", action.action_type, action.outcome.as_str());

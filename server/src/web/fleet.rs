@@ -18,7 +18,7 @@ const LIVE_SESSIONS: i64 = 25;
 pub async fn page(State(console): State<Console>, viewer: Viewer) -> Result<Markup, PageError> {
     let now = Utc::now();
     let midnight = now.duration_trunc(TimeDelta::days(1)).unwrap_or(now);
-    let projects = super::visible_projects(&console.pool, &viewer.scope()).await?;
+    let projects = store::projects(&console.pool, &viewer.scope()).await?;
     let (figures, hours, live) = tokio::try_join!(
         store::project_figures(&console.pool, &projects, now, midnight),
         store::actions_per_hour(&console.pool, &projects, now),
@@ -84,7 +84,7 @@ pub async fn page(State(console): State<Console>, viewer: Viewer) -> Result<Mark
 
 /// The live sessions alone, for the fleet page to refresh.
 pub async fn live_sessions(State(console): State<Console>, viewer: Viewer) -> Result<Markup, PageError> {
-    let projects = super::visible_projects(&console.pool, &viewer.scope()).await?;
+    let projects = store::projects(&console.pool, &viewer.scope()).await?;
     let live = store::active_sessions(&console.pool, &projects, LIVE_SESSIONS).await?;
     Ok(sessions_table(&live, Utc::now()))
 }
@@ -99,7 +99,7 @@ pub fn sessions_table(sessions: &[Session], now: chrono::DateTime<Utc>) -> Marku
                 tbody {
                     @for session in sessions {
                         tr {
-                            td { a.mono href={ "/sessions/" (session.session_id) } { (session.session_id.to_string()[..8]) } }
+                            td { (layout::session_link(session.session_id)) }
                             td { a href=(layout::project_path(&session.project)) { (session.project) } }
                             td { (session.agent_id) }
                             td { (session.kind.as_str()) }

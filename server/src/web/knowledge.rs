@@ -6,9 +6,8 @@
 //! by the same conversions, so the console refuses exactly what gRPC does.
 
 use axum::extract::{Path, State};
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::Response;
 use maud::{Markup, html};
-use uuid::Uuid;
 
 use super::layout::{self, Section};
 use super::markdown;
@@ -109,7 +108,7 @@ pub async fn entry(
     Path(raw_id): Path<String>,
 ) -> Result<Markup, PageError> {
     let scope = viewer.scope();
-    let entry_id = Uuid::parse_str(&raw_id).map_err(|_| Error::invalid("entry_id", "not an id"))?;
+    let entry_id = super::path_id("entry_id", &raw_id)?;
     let report = console.knowledge.get(&scope, entry_id, 50).await?;
     let entry = &report.entry;
     let effectiveness = report.effectiveness;
@@ -152,7 +151,7 @@ pub async fn entry(
                 thead { tr { th { "When" } th { "Session" } th { "Worked" } th { "Found via search" } th { "Note" } } }
                 tbody { @for application in &report.history { tr {
                     td { (layout::time(application.applied_at)) }
-                    td { a.mono href={ "/sessions/" (application.session_id) } { (application.session_id.to_string()[..8]) } }
+                    td { (layout::session_link(application.session_id)) }
                     td { @if application.success { "yes" } @else { "no" } }
                     td { @if application.found_via_search { "yes" } @else { "no" } }
                     td { (application.note) }
@@ -180,7 +179,7 @@ pub async fn drafts(
     let drafts = console.knowledge.list_drafts(&scope, &project, status, DRAFTS_SHOWN, None).await?;
     let may_review = viewer.may(REVIEW_DRAFT);
     let body = html! {
-        @if let Some(done) = params.text("done") { p.notice role="status" { (done) } }
+        (layout::notice(params.text(layout::DONE_FIELD)))
         div.actions-row {
             @for name in ["pending", "approved", "rejected"] {
                 a href={ (layout::project_path(&project)) "/drafts?status=" (name) }
@@ -257,6 +256,5 @@ pub async fn review(
         Some(entry) => format!("Approved “{}”: it is now a lesson ({}).", draft.title, entry.entry_id),
         None => format!("Rejected “{}”.", draft.title),
     };
-    let query = form_urlencoded::Serializer::new(String::new()).append_pair("done", &done).finish();
-    Ok(Redirect::to(&format!("{}/drafts?{query}", layout::project_path(&draft.project))).into_response())
+    Ok(layout::done_at(&format!("{}/drafts", layout::project_path(&draft.project)), &done))
 }

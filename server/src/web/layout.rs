@@ -162,6 +162,32 @@ pub fn json(value: &serde_json::Value) -> Markup {
     html! { pre.json { (text) } }
 }
 
+/// The first eight characters of an id, enough to tell sessions apart on
+/// a page.
+pub fn short_id(id: uuid::Uuid) -> String {
+    id.simple().to_string()[..8].to_owned()
+}
+
+/// A link to a session, by its short id.
+pub fn session_link(session_id: uuid::Uuid) -> Markup {
+    html! { a.mono href={ "/sessions/" (session_id) } { (short_id(session_id)) } }
+}
+
+/// What a form post just did, carried to the page it redirected to.
+pub fn notice(message: Option<&str>) -> Markup {
+    html! { @if let Some(message) = message { p.notice role="status" { (message) } } }
+}
+
+/// Redirects after a form post to `path`, saying what was done there.
+pub fn done_at(path: &str, message: &str) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let query = form_urlencoded::Serializer::new(String::new()).append_pair(DONE_FIELD, message).finish();
+    axum::response::Redirect::to(&format!("{path}?{query}")).into_response()
+}
+
+/// The query field [`done_at`] sets and [`notice`] shows.
+pub const DONE_FIELD: &str = "done";
+
 /// A message for a filter that failed to parse, shown above the page.
 pub fn problem(message: Option<&str>) -> Markup {
     html! { @if let Some(message) = message { p.problem role="alert" { (message) } } }

@@ -93,8 +93,14 @@ impl std::fmt::Debug for Console {
 }
 
 impl Console {
-    pub fn new(services: &crate::grpc::Services, config: WebConfig, dev_token_file: Option<PathBuf>) -> Self {
-        Self {
+    /// Fails only when the operating system gives no randomness for the
+    /// CSRF secret of a console without sign-in.
+    pub fn new(
+        services: &crate::grpc::Services,
+        config: WebConfig,
+        dev_token_file: Option<PathBuf>,
+    ) -> Result<Self, Error> {
+        Ok(Self {
             pool: services.actions.pool().clone(),
             actions: services.actions.clone(),
             knowledge: services.knowledge.clone(),
@@ -103,8 +109,8 @@ impl Console {
             auth: services.auth.clone(),
             config,
             dev_token_file,
-            open_csrf: signin::random_secret().into(),
-        }
+            open_csrf: crate::auth::generate_secret()?.into(),
+        })
     }
 
     /// Every page and form of the console.
@@ -265,10 +271,9 @@ impl axum::extract::FromRequestParts<Console> for ProjectView {
     }
 }
 
-/// The projects a page may show for `scope`: its own list, or every
-/// project for an all-projects scope.
-async fn visible_projects(pool: &PgPool, scope: &ProjectScope) -> Result<Vec<String>, Error> {
-    crate::store::console::projects(pool, scope).await
+/// An id in a page's path, checked as gRPC checks ids.
+fn path_id(field: &str, raw: &str) -> Result<uuid::Uuid, Error> {
+    crate::grpc::convert::required_uuid(field, raw).map_err(Error::from)
 }
 
 /// Refuses a project outside the viewer's scope the way a missing one is

@@ -41,7 +41,7 @@ impl Params {
     }
 
     pub fn uuid(&self, name: &str) -> Result<Option<Uuid>, Error> {
-        self.text(name).map(|value| parse_uuid(name, value)).transpose()
+        crate::grpc::convert::optional_uuid(name, self.text(name).unwrap_or_default()).map_err(Error::from)
     }
 
     /// A time as RFC 3339, as a browser's `datetime-local`, or as a day
@@ -105,10 +105,6 @@ impl Params {
         }
         encoder.finish()
     }
-}
-
-fn parse_uuid(name: &str, value: &str) -> Result<Uuid, Error> {
-    Uuid::parse_str(value).map_err(|_| Error::invalid(name, format!("{value:?} is not an id")))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! promotions queue.
 
 use axum::extract::{Path, RawQuery, State};
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::Response;
 use chrono::{TimeDelta, Utc};
 use maud::{Markup, html};
 use uuid::Uuid;
@@ -158,10 +158,6 @@ fn pattern_table(patterns: &[Pattern]) -> Markup {
     }
 }
 
-fn pattern_id(raw: &str) -> Result<Uuid, Error> {
-    Uuid::parse_str(raw).map_err(|_| Error::invalid("pattern_id", "not an id"))
-}
-
 pub async fn pattern(
     State(console): State<Console>,
     viewer: Viewer,
@@ -169,7 +165,7 @@ pub async fn pattern(
     RawQuery(query): RawQuery,
 ) -> Result<Markup, PageError> {
     let scope = viewer.scope();
-    let report = console.qa.pattern(&scope, pattern_id(&raw_id)?, OCCURRENCES_SHOWN).await?;
+    let report = console.qa.pattern(&scope, super::path_id("pattern_id", &raw_id)?, OCCURRENCES_SHOWN).await?;
     let pattern = &report.pattern;
     let params = Params::from_query(query.as_deref());
     let filter = PatternFilter { project: pattern.project.clone(), ..Default::default() };
@@ -182,7 +178,7 @@ pub async fn pattern(
         candidates?.into_iter().filter(|other| other.pattern_id != pattern.pattern_id).collect();
     let (may_merge, may_split) = (viewer.may(MERGE), viewer.may(SPLIT));
     let body = html! {
-        @if let Some(done) = params.text("done") { p.notice role="status" { (done) } }
+        (layout::notice(params.text(layout::DONE_FIELD)))
         div.tiles {
             (layout::tile("occurrences", pattern.occurrence_count, None))
             (layout::tile("tasks", pattern.task_count, None))
@@ -273,11 +269,6 @@ pub async fn pattern(
     Ok(layout::page(&viewer, &pattern.name, Some(&pattern.project), Section::Qa, body))
 }
 
-fn done_at(path: String, message: &str) -> Response {
-    let query = form_urlencoded::Serializer::new(String::new()).append_pair("done", message).finish();
-    Redirect::to(&format!("{path}?{query}")).into_response()
-}
-
 pub async fn merge(
     State(console): State<Console>,
     Path(raw_id): Path<String>,
@@ -285,13 +276,16 @@ pub async fn merge(
 ) -> Result<Response, PageError> {
     let Submitted { viewer, fields } = submitted;
     viewer.require(MERGE)?;
-    let into = pattern_id(&raw_id)?;
+    let into = super::path_id("pattern_id", &raw_id)?;
     let sources: Vec<String> = fields.all("source").into_iter().map(str::to_owned).collect();
     let sources = convert::uuids("source", &sources, crate::grpc::qa::MAX_IDS).map_err(Error::from)?;
     let reason = crate::validate::text("reason", fields.get("reason").unwrap_or_default(), 10_000, false)
         .map_err(Error::from)?;
     let merged = console.qa.merge_patterns(&viewer.scope(), into, &sources, &reason).await?;
-    Ok(done_at(format!("/patterns/{into}"), &format!("Merged {} patterns into “{}”.", sources.len(), merged.name)))
+    Ok(layout::done_at(
+        &format!("/patterns/{into}"),
+        &format!("Merged {} patterns into “{}”.", sources.len(), merged.name),
+    ))
 }
 
 pub async fn split(
@@ -310,7 +304,10 @@ pub async fn split(
     };
     let split = convert::split(&request).map_err(Error::from)?;
     let (_, new) = console.qa.split_pattern(&viewer.scope(), &split).await?;
-    Ok(done_at(format!("/patterns/{}", new.pattern_id), &format!("Split into the new pattern “{}”.", new.name)))
+    Ok(layout::done_at(
+        &format!("/patterns/{}", new.pattern_id),
+        &format!("Split into the new pattern “{}”.", new.name),
+    ))
 }
 
 pub async fn promotions(
@@ -324,7 +321,7 @@ pub async fn promotions(
         cards.push(promotion_card(&viewer, promotion, *created_at, &evidence));
     }
     let body = html! {
-        @if let Some(done) = params.text("done") { p.notice role="status" { (done) } }
+        (layout::notice(params.text(layout::DONE_FIELD)))
         @if listed.is_empty() { p.muted { "No promotion yet: a pattern is proposed once its warnings have proved themselves." } }
         @for card in cards { (card) }
     };
@@ -394,8 +391,8 @@ pub async fn review_promotion(
     let (promotion_id, actor, note) =
         convert::review(&request, decision != PromotionDecision::Approve).map_err(Error::from)?;
     let promotion = console.qa.review_promotion(&viewer.scope(), promotion_id, decision, &actor, &note).await?;
-    Ok(done_at(
-        format!("{}/promotions", layout::project_path(&promotion.project)),
+    Ok(layout::done_at(
+        &format!("{}/promotions", layout::project_path(&promotion.project)),
         &format!("The promotion is now {}.", promotion.status.as_str().replace('_', " ")),
     ))
 }

@@ -9,21 +9,15 @@ use axum::extract::{Path, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::{Stream, StreamExt as _};
 use maud::{Markup, html};
-use uuid::Uuid;
 
 use super::layout::{self, Section};
 use super::signin::Viewer;
 use super::{Console, PageError};
-use crate::Error;
 use crate::actions::ResumeEvent;
 use crate::actions::model::{Action, StoredName as _};
 
 /// Actions shown when the page opens (newest, oldest first).
 const SHOWN: i64 = 200;
-
-fn session_id(raw: &str) -> Result<Uuid, Error> {
-    Uuid::parse_str(raw).map_err(|_| Error::invalid("session_id", "not an id"))
-}
 
 pub async fn page(
     State(console): State<Console>,
@@ -31,7 +25,7 @@ pub async fn page(
     Path(raw_id): Path<String>,
 ) -> Result<Markup, PageError> {
     let scope = viewer.scope();
-    let session = console.actions.session(&scope, session_id(&raw_id)?).await?;
+    let session = console.actions.session(&scope, super::path_id("session_id", &raw_id)?).await?;
     let (summary, actions) = tokio::try_join!(
         console.actions.summary(&scope, session.clone()),
         console.actions.recent_actions(&scope, session.session_id, SHOWN),
@@ -74,7 +68,7 @@ pub async fn page(
             @for action in &actions { (action_item(action)) }
         }
     };
-    let title = format!("Session {}", &session.session_id.to_string()[..8]);
+    let title = format!("Session {}", layout::short_id(session.session_id));
     Ok(layout::page(&viewer, &title, Some(&session.project), Section::Activity, body))
 }
 
@@ -103,7 +97,7 @@ pub async fn live(
     Path(raw_id): Path<String>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, PageError> {
     let scope = viewer.scope();
-    let session = console.actions.session(&scope, session_id(&raw_id)?).await?;
+    let session = console.actions.session(&scope, super::path_id("session_id", &raw_id)?).await?;
     let wanted = session.session_id;
     let events = console.actions.resume(scope, session, None, 0, true).filter_map(move |event| async move {
         match event {

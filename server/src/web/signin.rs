@@ -13,7 +13,6 @@ use axum::extract::{FromRequest, FromRequestParts, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Redirect, Response};
-use base64::Engine as _;
 use maud::html;
 
 use super::params::Params;
@@ -27,14 +26,6 @@ const COOKIE: &str = "lore_console";
 pub const CSRF_FIELD: &str = "csrf";
 /// Largest form body read; a draft's body is the largest field.
 const MAX_FORM_BYTES: usize = 512 * 1024;
-
-/// 256 random bits, URL-safe.
-pub fn random_secret() -> String {
-    let mut bytes = [0u8; 32];
-    // Without randomness the console cannot protect its forms at all.
-    getrandom::fill(&mut bytes).expect("the operating system provides randomness");
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-}
 
 /// Who is looking at a page.
 #[derive(Debug, Clone)]
