@@ -394,6 +394,9 @@ impl Config {
                 "actions.session_timeout_secs and actions.sweep_interval_secs must be at least 1".into(),
             ));
         }
+        if !(1..=500).contains(&self.web.page_size) {
+            return Err(ConfigError::Invalid(format!("web.page_size must be 1 to 500, not {}", self.web.page_size)));
+        }
         if self.actions.max_string_chars == 0 || self.actions.max_context_bytes < 1024 {
             return Err(ConfigError::Invalid(
                 "actions.max_string_chars must be at least 1 and actions.max_context_bytes at least 1024".into(),

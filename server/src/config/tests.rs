@@ -90,6 +90,16 @@ fn bad_values_are_rejected_with_the_option_path() {
         assert!(error.contains("database_url"), "{error}");
         Ok(())
     });
+    figment::Jail::expect_with(|jail| {
+        jail.set_env("LORE_WEB__PAGE_SIZE", "0");
+        let error = Config::load(None).unwrap_err().to_string();
+        assert!(error.contains("web.page_size"), "{error}");
+        jail.set_env("LORE_WEB__PAGE_SIZE", "500");
+        jail.set_env("LORE_WEB__LISTEN", "127.0.0.1:8080");
+        let config = Config::load(None).expect("config loads");
+        assert_eq!((config.web.page_size, config.web.listen), (500, Some("127.0.0.1:8080".parse().unwrap())));
+        Ok(())
+    });
 }
 
 #[test]
