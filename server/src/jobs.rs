@@ -89,7 +89,6 @@ pub struct Jobs {
     pub session_timeout: Duration,
     pub sweep_interval: Duration,
     pub retention_interval: Duration,
-    pub embedding_interval: Duration,
     pub watch: WatchConfig,
     pub watch_stats: Arc<WatchStats>,
     pub auto_drafts: AutoDraftsConfig,
@@ -103,7 +102,6 @@ impl Jobs {
         tokio::join!(
             session_sweep(&self.pool, self.session_timeout, self.sweep_interval),
             retention(&self.actions, self.retention_interval),
-            embedding_worker(&self.knowledge, self.embedding_interval),
             watch_folders(&self.knowledge, &self.watch, &self.watch_stats),
             auto_drafts(&self.knowledge, &self.auto_drafts),
             scheduled_reports(&self.reports, self.reports_interval),
@@ -141,22 +139,6 @@ async fn retention(log: &ActionLog, interval: Duration) {
                 "retention applied"
             ),
             Err(error) => tracing::warn!(%error, "retention failed"),
-        }
-    }
-}
-
-/// Every `interval`, embeds the entries waiting for a vector (new text, a
-/// model change, or a provider failure whose backoff has passed). Writes
-/// embed their own entry right away; this is the backlog and the retries.
-async fn embedding_worker(knowledge: &KnowledgeBase, interval: Duration) {
-    let mut ticker = tokio::time::interval(interval);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        ticker.tick().await;
-        match knowledge.index_pending().await {
-            Ok(0) => {}
-            Ok(count) => tracing::info!(count, "entries embedded"),
-            Err(error) => tracing::warn!(%error, "embedding queued entries failed; retrying later"),
         }
     }
 }

@@ -146,7 +146,6 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
         session_timeout: std::time::Duration::from_secs(config.actions.session_timeout_secs),
         sweep_interval: std::time::Duration::from_secs(config.actions.sweep_interval_secs),
         retention_interval: std::time::Duration::from_secs(config.retention.interval_secs),
-        embedding_interval: std::time::Duration::from_secs(5),
         watch: config.knowledge.watch.clone(),
         watch_stats: Default::default(),
         auto_drafts: config.knowledge.auto_drafts.clone(),

@@ -25,6 +25,10 @@ pub struct Args {
     /// Documents in flight at once.
     #[arg(long, default_value_t = 4)]
     concurrency: usize,
+    /// Return once the documents are stored, without waiting for the server
+    /// to embed them (search finds them by their words meanwhile).
+    #[arg(long)]
+    no_wait: bool,
 }
 
 /// The markdown files to index with their document paths, sorted.
@@ -105,6 +109,17 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
     println!("{} documents: {changed} indexed, {unchanged} unchanged, {} failed", results.len(), failed.len());
     for (path, error) in &failed {
         eprintln!("failed {path}: {error}");
+    }
+    if changed > 0 && !args.no_wait {
+        match super::embedding_progress::wait(&client, &args.project).await? {
+            super::embedding_progress::Embedded::All { waited } => {
+                println!("every document is searchable by meaning ({:.1} s of embedding)", waited.as_secs_f64())
+            }
+            super::embedding_progress::Embedded::Stalled { pending, reason } => eprintln!(
+                "{pending} documents are not embedded yet ({reason}); the server keeps retrying, and search finds \
+                 them by their words meanwhile"
+            ),
+        }
     }
     if !failed.is_empty() {
         bail!("{} documents could not be indexed", failed.len());

@@ -3,6 +3,7 @@
 pub mod actions_search;
 pub mod display;
 pub mod drafts;
+pub mod embedding_progress;
 pub mod entry;
 pub mod eval;
 pub mod export;

@@ -184,12 +184,21 @@ async fn index(
         .await;
     results.into_iter().collect::<anyhow::Result<()>>()?;
     indexing.finish_and_clear();
+    let stored_in = started.elapsed();
+    // Searching by meaning needs every vector: wait for the server's
+    // embedding of what was just stored.
+    if let super::embedding_progress::Embedded::Stalled { pending, reason } =
+        super::embedding_progress::wait(client, project).await?
+    {
+        bail!("{pending} documents could not be embedded ({reason}); the semantic figures would be wrong");
+    }
     let indexed_in = started.elapsed();
     println!(
-        "indexed {} documents into project {project} in {:.1} s ({:.0} docs/s)",
+        "indexed {} documents into project {project} in {:.1} s ({:.1} docs/s; stored in {:.1} s, then embedded)",
         corpus.len(),
         indexed_in.as_secs_f64(),
-        corpus.len() as f64 / indexed_in.as_secs_f64()
+        corpus.len() as f64 / indexed_in.as_secs_f64(),
+        stored_in.as_secs_f64()
     );
     Ok(())
 }

@@ -51,6 +51,7 @@ const METHODS: &[(&str, &str, Access)] = &[
     (KNOWLEDGE, "SearchMany", Access::Read),
     (KNOWLEDGE, "IndexDocument", Access::Admin),
     (KNOWLEDGE, "RemoveDocument", Access::Admin),
+    (KNOWLEDGE, "GetIndexStatus", Access::Read),
     (KNOWLEDGE, "CreateDraft", Access::Write),
     (KNOWLEDGE, "GetDraft", Access::Read),
     (KNOWLEDGE, "ListDrafts", Access::Read),

@@ -78,7 +78,8 @@ impl Services {
         let embedder = crate::knowledge::embed::from_config(&config.knowledge.embedding, &config.cache_dir)?;
         let knowledge =
             crate::knowledge::KnowledgeBase::new(pool.clone(), Some(embedder), config.knowledge.search.clone())
-                .with_watch_config(&config.knowledge.watch);
+                .with_watch_config(&config.knowledge.watch)
+                .with_embedding_batch(config.knowledge.embedding.batch_size);
         let actions = ActionLog::new(pool.clone(), sanitizer.clone(), limits);
         let qa = crate::qa::QaLearning::new(pool.clone(), knowledge.clone(), sanitizer.clone(), config.qa.clone());
         Ok(Self {

@@ -255,8 +255,8 @@ impl KnowledgeBase {
         }
         store::record_review(&mut transaction, &draft).await?;
         transaction.commit().await?;
-        if let Some(entry) = &entry {
-            self.embed_now(entry.entry_id).await;
+        if entry.is_some() {
+            self.written();
         }
         Ok((draft, entry))
     }

@@ -48,7 +48,7 @@ impl KnowledgeBase {
         let (entry, changed) = self.store_document_in(&mut transaction, scope, source, parsed).await?;
         transaction.commit().await?;
         if changed {
-            self.embed_now(entry.entry_id).await;
+            self.written();
         }
         Ok((entry, changed))
     }

@@ -12,10 +12,11 @@
 //! - The SQL is in [`crate::store::knowledge`], [`crate::store::knowledge_search`]
 //!   and [`crate::store::embeddings`].
 //!
-//! Indexing is parse, embed, store: an upsert queues the entry for
-//! embedding in its own transaction when the text changed, then embeds that
-//! entry right away; what fails stays queued and the background worker
-//! retries it with backoff. Writing never calls an LLM.
+//! Indexing is parse, store, embed: an upsert queues the entry for
+//! embedding in its own transaction when the text changed and returns; the
+//! replica's drainer ([`vectors`]) embeds what is queued in batches of
+//! similar length on every core, and retries failures with backoff. Writing
+//! never waits for a model, and never calls an LLM.
 
 pub mod auto_drafts;
 pub mod document;
@@ -25,6 +26,7 @@ mod indexing;
 pub mod model;
 pub mod rank;
 pub mod search;
+pub mod vectors;
 pub mod watch;
 
 use std::sync::Arc;
@@ -55,8 +57,6 @@ pub struct KnowledgeConfig {
 
 /// How long a query waits for its embedding before searching without it.
 const QUERY_EMBEDDING_TIMEOUT: Duration = Duration::from_secs(2);
-/// Entries embedded per provider call when indexing.
-const INDEX_BATCH: i64 = 32;
 
 /// An entry with what GetEntry adds to it.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,6 +65,14 @@ pub struct EntryReport {
     /// Newest first.
     pub history: Vec<Application>,
     pub effectiveness: Effectiveness,
+}
+
+/// What GetIndexStatus answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexStatus {
+    /// The embedding model; empty without one.
+    pub model: String,
+    pub embeddings: embeddings::ProjectStatus,
 }
 
 /// The knowledge base of every project, over PostgreSQL.
@@ -78,19 +86,40 @@ pub struct KnowledgeBase {
     publish_folders: Arc<Vec<watch::WatchedFolder>>,
     /// Files Lore itself wrote, which the watcher leaves alone.
     own_writes: Arc<watch::OwnWrites>,
+    /// Entries waiting for a vector; `None` without an embedder.
+    embedding_queue: Option<Arc<vectors::EmbeddingQueue>>,
+    query_vectors: Arc<vectors::QueryCache>,
+    /// The drainer, stopped when the last clone of this knowledge base goes.
+    background: Arc<vectors::Background>,
 }
 
 impl KnowledgeBase {
     /// Without an embedder search is keyword-only (and says so).
     pub fn new(pool: PgPool, embedder: Option<Arc<dyn Embedder>>, ranking: RankingConfig) -> Self {
+        let batch = EmbeddingConfig::default().batch_size;
         Self {
+            embedding_queue: embedder
+                .as_ref()
+                .map(|embedder| Arc::new(vectors::EmbeddingQueue::new(pool.clone(), Arc::clone(embedder), batch))),
             pool,
             embedder,
             ranking,
             query_embedding_timeout: QUERY_EMBEDDING_TIMEOUT,
             publish_folders: Arc::default(),
             own_writes: Arc::default(),
+            query_vectors: Arc::default(),
+            background: Arc::default(),
         }
+    }
+
+    /// Texts claimed from the embedding queue at once
+    /// (`knowledge.embedding.batch_size`).
+    pub fn with_embedding_batch(mut self, batch: usize) -> Self {
+        if let Some(embedder) = &self.embedder {
+            self.embedding_queue =
+                Some(Arc::new(vectors::EmbeddingQueue::new(self.pool.clone(), Arc::clone(embedder), batch)));
+        }
+        self
     }
 
     /// Where Lore records the files it writes itself (standing
@@ -110,31 +139,32 @@ impl KnowledgeBase {
         self.embedder.as_ref()
     }
 
-    /// Registers the embedding model and queues the entries it has no
-    /// current vector for (all of them after a model change).
+    /// Registers the embedding model, queues the entries it has no current
+    /// vector for (all of them after a model change) and starts this
+    /// replica's drainer of the queue.
     pub async fn prepare(&self) -> Result<u64, Error> {
-        let Some(embedder) = &self.embedder else { return Ok(0) };
+        let (Some(embedder), Some(queue)) = (&self.embedder, &self.embedding_queue) else { return Ok(0) };
         let provider = format!("{:?}", embedder.provider()).to_lowercase();
         let queued = embeddings::register_model(&self.pool, embedder.model(), &provider, embedder.dimensions()).await?;
         if queued > 0 {
             tracing::info!(queued, model = embedder.model(), "entries queued for embedding");
         }
+        self.background.hold(queue.start());
         Ok(queued)
     }
 
     /// Creates or replaces an entry; returns it and whether it was created.
-    /// Its vector is computed right after; if that fails, the background
-    /// worker retries.
+    /// Its vector follows shortly, from the replica's drainer.
     pub async fn upsert(&self, scope: &ProjectScope, entry: &NewEntry) -> Result<(Entry, bool), Error> {
         let model = self.embedder.as_ref().map(|embedder| embedder.model().to_owned());
         let stored = store::upsert(&self.pool, scope, entry, &content_hash(entry), model.as_deref()).await?;
-        self.embed_now(stored.0.entry_id).await;
+        self.written();
         Ok(stored)
     }
 
     /// [`Self::upsert`] inside the caller's transaction (another service's
     /// write that must commit or fail with the entry). Call
-    /// [`Self::embed_now`] after the commit.
+    /// [`Self::written`] after the commit.
     pub(crate) async fn upsert_in(
         &self,
         transaction: &mut sqlx::PgConnection,
@@ -145,49 +175,19 @@ impl KnowledgeBase {
         store::upsert_in(transaction, scope, entry, &content_hash(entry), model.as_deref()).await
     }
 
-    /// Embeds a just-written entry. Only this entry: a backlog (a model
-    /// change) is the worker's, not this call's latency. A failure is left
-    /// queued for the worker to retry.
-    pub(crate) async fn embed_now(&self, entry_id: Uuid) {
-        if let Err(error) = self.index_batch(Some(entry_id)).await {
-            tracing::warn!(%error, %entry_id, "embedding after a write failed; the background worker retries");
+    /// After a write committed: its entries are queued for a vector, so the
+    /// drainer looks now rather than at its next round.
+    pub(crate) fn written(&self) {
+        if let Some(queue) = &self.embedding_queue {
+            queue.wake();
         }
     }
 
-    /// Embeds every due queued entry; returns how many were embedded.
+    /// Embeds every due queued entry now; returns how many were embedded.
     pub async fn index_pending(&self) -> Result<usize, Error> {
-        let mut embedded = 0;
-        loop {
-            match self.index_batch(None).await? {
-                0 => return Ok(embedded),
-                count => embedded += count,
-            }
-        }
-    }
-
-    /// Embeds one batch of due jobs (only `entry_id`'s when given); returns
-    /// how many were embedded. A provider failure puts the batch back with
-    /// a delay.
-    async fn index_batch(&self, entry_id: Option<Uuid>) -> Result<usize, Error> {
-        let Some(embedder) = &self.embedder else { return Ok(0) };
-        let mut transaction = self.pool.begin().await?;
-        let jobs = embeddings::claim(&mut transaction, embedder.model(), entry_id, INDEX_BATCH).await?;
-        if jobs.is_empty() {
-            transaction.commit().await?;
-            return Ok(0);
-        }
-        let texts: Vec<String> = jobs.iter().map(|job| job.text.clone()).collect();
-        match embedder.embed(&texts).await {
-            Ok(vectors) => {
-                embeddings::store(&mut transaction, embedder.model(), &jobs, &vectors).await?;
-                transaction.commit().await?;
-                Ok(jobs.len())
-            }
-            Err(error) => {
-                embeddings::fail(&mut transaction, embedder.model(), &jobs, &error.to_string()).await?;
-                transaction.commit().await?;
-                Err(Error::Unavailable(error.to_string()))
-            }
+        match &self.embedding_queue {
+            Some(queue) => queue.drain().await,
+            None => Ok(0),
         }
     }
 
@@ -197,6 +197,17 @@ impl KnowledgeBase {
             Some(embedder) => embeddings::pending(&self.pool, embedder.model()).await,
             None => Ok(0),
         }
+    }
+
+    /// How far `project` is indexed: its entries and those still waiting
+    /// for a vector of the current model.
+    pub async fn index_status(&self, scope: &ProjectScope, project: &str) -> Result<IndexStatus, Error> {
+        if !scope.allows(project) {
+            return Err(Error::PermissionDenied(format!("project {project} is outside your scope")));
+        }
+        let model = self.embedder.as_ref().map(|embedder| embedder.model().to_owned()).unwrap_or_default();
+        let embeddings = embeddings::project_status(&self.pool, scope, project, &model).await?;
+        Ok(IndexStatus { model, embeddings })
     }
 
     pub async fn get(&self, scope: &ProjectScope, entry_id: Uuid, history_limit: i64) -> Result<EntryReport, Error> {

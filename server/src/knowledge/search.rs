@@ -3,6 +3,7 @@
 //! blend of [`super::rank`].
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
@@ -308,11 +309,19 @@ impl KnowledgeBase {
         Ok((keyword, fuzzy))
     }
 
-    async fn embed_query(&self, text: &str) -> Result<Vec<f32>, String> {
+    /// The query's vector, from the cache when it was asked before.
+    async fn embed_query(&self, text: &str) -> Result<Arc<[f32]>, String> {
         let embedder = self.embedder.as_ref().ok_or("no embedding provider is configured")?;
+        if let Some(vector) = self.query_vectors.get(embedder.model(), text) {
+            return Ok(vector);
+        }
         let texts = [text.to_owned()];
         match tokio::time::timeout(self.query_embedding_timeout, embedder.embed(&texts)).await {
-            Ok(Ok(mut vectors)) if vectors.len() == 1 => Ok(vectors.remove(0)),
+            Ok(Ok(mut vectors)) if vectors.len() == 1 => {
+                let vector: Arc<[f32]> = vectors.remove(0).into();
+                self.query_vectors.put(embedder.model(), text, Arc::clone(&vector));
+                Ok(vector)
+            }
             Ok(Ok(_)) => Err("the provider returned no vector".into()),
             Ok(Err(error)) => Err(error.to_string()),
             Err(_) => Err(format!("the provider did not answer within {:?}", self.query_embedding_timeout)),

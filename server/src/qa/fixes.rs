@@ -56,8 +56,8 @@ impl QaLearning {
             }
         }
         transaction.commit().await?;
-        for entry_id in &gotchas {
-            self.knowledge.embed_now(*entry_id).await;
+        if !gotchas.is_empty() {
+            self.knowledge.written();
         }
         Ok(FixRecorded {
             attempt_id: attempt.attempt_id,

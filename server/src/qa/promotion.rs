@@ -197,8 +197,8 @@ impl QaLearning {
             }
         }
         transaction.commit().await?;
-        if let Some(entry_id) = published {
-            self.knowledge.embed_now(entry_id).await;
+        if published.is_some() {
+            self.knowledge.written();
         }
         if decision != PromotionDecision::Reject {
             self.update_instructions(&promotion, decision).await?;

@@ -89,27 +89,28 @@ pub struct Job {
     pub text: String,
 }
 
-/// Due jobs of `model` (only the one of `entry_id` when given), locked for
-/// this transaction (other replicas skip them).
-pub async fn claim(
-    connection: &mut sqlx::PgConnection,
-    model: &str,
-    entry_id: Option<Uuid>,
-    limit: i64,
-) -> Result<Vec<Job>, Error> {
+/// Claims up to `limit` due jobs of `model` for `lease`: they are not due
+/// again until then, so other replicas leave them alone, and no transaction
+/// stays open while they are embedded.
+pub async fn claim(pool: &PgPool, model: &str, limit: i64, lease: std::time::Duration) -> Result<Vec<Job>, Error> {
     let rows = sqlx::query(
-        "SELECT j.entry_id, e.project, e.content_hash,
-                concat_ws(E'\\n', e.title, e.summary, array_to_string(e.tags, ', '), e.category, e.body) AS text
-         FROM knowledge_embedding_jobs j JOIN knowledge_entries e USING (entry_id)
-         WHERE j.model = $1 AND j.not_before <= now() AND ($3::uuid IS NULL OR j.entry_id = $3)
-         ORDER BY j.not_before
-         LIMIT $2
-         FOR UPDATE OF j SKIP LOCKED",
+        "WITH due AS (
+             SELECT entry_id FROM knowledge_embedding_jobs
+             WHERE model = $1 AND not_before <= now()
+             ORDER BY not_before
+             LIMIT $2
+             FOR UPDATE SKIP LOCKED)
+         UPDATE knowledge_embedding_jobs j
+         SET not_before = now() + make_interval(secs => $3)
+         FROM due, knowledge_entries e
+         WHERE j.model = $1 AND j.entry_id = due.entry_id AND e.entry_id = j.entry_id
+         RETURNING j.entry_id, e.project, e.content_hash,
+                   concat_ws(E'\\n', e.title, e.summary, array_to_string(e.tags, ', '), e.category, e.body) AS text",
     )
     .bind(model)
     .bind(limit)
-    .bind(entry_id)
-    .fetch_all(&mut *connection)
+    .bind(lease.as_secs_f64())
+    .fetch_all(pool)
     .await?;
     rows.iter()
         .map(|row| {
@@ -124,21 +125,20 @@ pub async fn claim(
         .map_err(Error::from)
 }
 
-/// Stores the vectors of claimed jobs and removes the jobs.
-pub async fn store(
-    connection: &mut sqlx::PgConnection,
-    model: &str,
-    jobs: &[Job],
-    vectors: &[Vec<f32>],
-) -> Result<(), Error> {
+/// Stores the vectors of claimed jobs and removes the jobs whose entry still
+/// has the text that was embedded; an entry edited since keeps its job. An
+/// entry removed since gets no vector.
+pub async fn store(pool: &PgPool, model: &str, jobs: &[Job], vectors: &[Vec<f32>]) -> Result<(), Error> {
     let ids: Vec<Uuid> = jobs.iter().map(|job| job.entry_id).collect();
     let projects: Vec<&str> = jobs.iter().map(|job| job.project.as_str()).collect();
     let hashes: Vec<&[u8]> = jobs.iter().map(|job| job.content_hash.as_slice()).collect();
     let literals: Vec<String> = vectors.iter().map(|vector| vector_literal(vector)).collect();
+    let mut transaction = pool.begin().await?;
     sqlx::query(
         "INSERT INTO knowledge_embeddings (entry_id, model, chunk, project, content_hash, embedding)
          SELECT id, $1, 0, project, hash, literal::vector
          FROM unnest($2::uuid[], $3::text[], $4::bytea[], $5::text[]) AS given (id, project, hash, literal)
+         WHERE EXISTS (SELECT 1 FROM knowledge_entries e WHERE e.entry_id = given.id)
          ON CONFLICT (entry_id, model, chunk) DO UPDATE
          SET content_hash = EXCLUDED.content_hash, embedding = EXCLUDED.embedding, created_at = now()",
     )
@@ -147,19 +147,26 @@ pub async fn store(
     .bind(&projects)
     .bind(&hashes)
     .bind(&literals)
-    .execute(&mut *connection)
+    .execute(&mut *transaction)
     .await?;
-    sqlx::query("DELETE FROM knowledge_embedding_jobs WHERE model = $1 AND entry_id = ANY($2)")
-        .bind(model)
-        .bind(&ids)
-        .execute(&mut *connection)
-        .await?;
+    sqlx::query(
+        "DELETE FROM knowledge_embedding_jobs j
+         USING unnest($2::uuid[], $3::bytea[]) AS done (id, hash), knowledge_entries e
+         WHERE j.model = $1 AND j.entry_id = done.id AND e.entry_id = done.id
+           AND coalesce(e.content_hash, ''::bytea) = done.hash",
+    )
+    .bind(model)
+    .bind(&ids)
+    .bind(&hashes)
+    .execute(&mut *transaction)
+    .await?;
+    transaction.commit().await?;
     Ok(())
 }
 
 /// Puts claimed jobs back with a growing delay (30 s, 1 min, 2 min, ... up
 /// to an hour) and the reason.
-pub async fn fail(connection: &mut sqlx::PgConnection, model: &str, jobs: &[Job], error: &str) -> Result<(), Error> {
+pub async fn fail(pool: &PgPool, model: &str, jobs: &[Job], error: &str) -> Result<(), Error> {
     let ids: Vec<Uuid> = jobs.iter().map(|job| job.entry_id).collect();
     sqlx::query(
         "UPDATE knowledge_embedding_jobs
@@ -170,7 +177,7 @@ pub async fn fail(connection: &mut sqlx::PgConnection, model: &str, jobs: &[Job]
     .bind(model)
     .bind(&ids)
     .bind(error)
-    .execute(connection)
+    .execute(pool)
     .await?;
     Ok(())
 }
@@ -181,4 +188,41 @@ pub async fn pending(pool: &PgPool, model: &str) -> Result<i64, Error> {
         .bind(model)
         .fetch_one(pool)
         .await?)
+}
+
+/// A project's entries and where their vectors of `model` stand.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProjectStatus {
+    pub entries: i64,
+    pub pending: i64,
+    pub failing: i64,
+    pub last_error: Option<String>,
+}
+
+/// [`ProjectStatus`] of `project`, in scope.
+pub async fn project_status(
+    pool: &PgPool,
+    scope: &crate::scope::ProjectScope,
+    project: &str,
+    model: &str,
+) -> Result<ProjectStatus, Error> {
+    let row = sqlx::query(
+        "SELECT (SELECT count(*) FROM knowledge_entries WHERE project = $1) AS entries,
+                count(j.entry_id) AS pending,
+                count(j.entry_id) FILTER (WHERE j.attempts > 0) AS failing,
+                (array_agg(j.last_error ORDER BY j.not_before DESC) FILTER (WHERE j.attempts > 0))[1] AS last_error
+         FROM knowledge_embedding_jobs j
+         WHERE j.project = $1 AND j.model = $2 AND ($3::text[] IS NULL OR $1 = ANY($3))",
+    )
+    .bind(project)
+    .bind(model)
+    .bind(scope.sql_filter())
+    .fetch_one(pool)
+    .await?;
+    Ok(ProjectStatus {
+        entries: row.try_get("entries")?,
+        pending: row.try_get("pending")?,
+        failing: row.try_get("failing")?,
+        last_error: row.try_get("last_error")?,
+    })
 }

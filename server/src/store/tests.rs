@@ -138,3 +138,47 @@ async fn embeddings_of_two_models_with_different_dimensions_live_side_by_side() 
     .unwrap();
     assert_eq!(nearest, 1);
 }
+
+#[tokio::test]
+async fn a_claimed_job_is_leased_and_an_entry_edited_while_embedded_keeps_its_job() {
+    let database = TestDatabase::new().await.unwrap();
+    let pool = &database.pool;
+    let model = "local/all-MiniLM-L6-v2";
+    sqlx::raw_sql(
+        "INSERT INTO projects (name) VALUES ('p');
+         INSERT INTO knowledge_entries (entry_id, project, kind, title, content_hash)
+             VALUES ('00000000-0000-4000-8000-000000000001', 'p', 'learning', 'kept as it was', '\\x01'),
+                    ('00000000-0000-4000-8000-000000000002', 'p', 'learning', 'edited meanwhile', '\\x02'),
+                    ('00000000-0000-4000-8000-000000000003', 'p', 'learning', 'removed meanwhile', '\\x03');
+         INSERT INTO knowledge_embedding_jobs (entry_id, model, project)
+             SELECT entry_id, 'local/all-MiniLM-L6-v2', 'p' FROM knowledge_entries;",
+    )
+    .execute(pool)
+    .await
+    .unwrap();
+    let lease = std::time::Duration::from_secs(60);
+    let jobs = embeddings::claim(pool, model, 10, lease).await.unwrap();
+    assert_eq!(jobs.len(), 3);
+    assert!(jobs.iter().any(|job| job.text.starts_with("kept as it was")), "the entry's text comes with its job");
+    assert!(embeddings::claim(pool, model, 10, lease).await.unwrap().is_empty(), "leased jobs are not due");
+
+    sqlx::raw_sql(
+        "UPDATE knowledge_entries SET title = 'edited', content_hash = '\\x22'
+             WHERE entry_id = '00000000-0000-4000-8000-000000000002';
+         DELETE FROM knowledge_entries WHERE entry_id = '00000000-0000-4000-8000-000000000003';",
+    )
+    .execute(pool)
+    .await
+    .unwrap();
+    let vectors = vec![vec![0.1f32; 384]; jobs.len()];
+    embeddings::store(pool, model, &jobs, &vectors).await.unwrap();
+    let left: Vec<String> = sqlx::query_scalar(
+        "SELECT e.title FROM knowledge_embedding_jobs j JOIN knowledge_entries e USING (entry_id) ORDER BY 1",
+    )
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    assert_eq!(left, ["edited"], "only the entry whose text changed waits again");
+    let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM knowledge_embeddings").fetch_one(pool).await.unwrap();
+    assert_eq!(stored, 2, "the removed entry got no vector");
+}

@@ -103,6 +103,25 @@ impl Drop for TestServer {
     }
 }
 
+/// Waits until every queued entry of the database has its vector: writes
+/// return before their entry is embedded, so a test that searches by
+/// meaning right after writing waits here first. Panics after a minute,
+/// with what is still queued.
+pub async fn embedded(pool: &sqlx::PgPool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let waiting: i64 = sqlx::query_scalar("SELECT count(*) FROM knowledge_embedding_jobs")
+            .fetch_one(pool)
+            .await
+            .expect("count the embedding queue");
+        if waiting == 0 {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{waiting} entries still wait for a vector after a minute");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 /// The action the benchmarks write: a realistic small context (a command, a
 /// file, an exit code), one of four types, stamped now.
 pub fn bench_action(session: &lore_proto::v1::Session, index: usize) -> lore_proto::v1::Action {

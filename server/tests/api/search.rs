@@ -68,11 +68,17 @@ async fn seed(client: &mut Client) {
     }
 }
 
+/// [`seed`], then waits for every lesson's vector.
+async fn seed_embedded(server: &TestServer, client: &mut Client) {
+    seed(client).await;
+    lore_server::testing::embedded(server.pool()).await;
+}
+
 #[tokio::test]
 async fn words_agents_use_find_the_lesson_they_need() {
     let server = TestServer::start().await;
     let mut client = client(&server).await;
-    seed(&mut client).await;
+    seed_embedded(&server, &mut client).await;
     for (text, expected) in [
         ("row level security", "PAT-001"),
         ("inserting rows is denied", "PAT-001"),
@@ -201,7 +207,7 @@ async fn a_proven_fix_outranks_a_slightly_more_similar_unproven_one_and_the_blen
 async fn search_many_caps_per_query_and_in_total() {
     let server = TestServer::start().await;
     let mut client = client(&server).await;
-    seed(&mut client).await;
+    seed_embedded(&server, &mut client).await;
     let queries: Vec<proto::SearchQuery> = ["RLS insert", "auth token", "docker cache", "timezone report"]
         .iter()
         .enumerate()
@@ -241,9 +247,22 @@ async fn a_failing_embedding_provider_degrades_to_keyword_search_without_an_erro
     let server = TestServer::start_with(config).await;
     let mut client = client(&server).await;
     seed(&mut client).await;
-    let queued: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM knowledge_embedding_jobs").fetch_one(server.pool()).await.unwrap();
-    assert_eq!(queued, 5, "failed indexing stays queued for the retry");
+    // Failed embedding stays queued for the retry, and the status says why.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        let status = client
+            .get_index_status(proto::GetIndexStatusRequest { project: "lore".into() })
+            .await
+            .unwrap()
+            .into_inner();
+        if status.embeddings_failing == 5 {
+            break status;
+        }
+        assert!(std::time::Instant::now() < deadline, "the attempts never failed: {status:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(status.embeddings_pending, 5);
+    assert!(status.last_embedding_error.contains("unavailable"), "{status:?}");
     let response = search(&mut client, query("row level security")).await;
     assert!(response.degraded);
     assert!(response.degraded_reason.contains("embedding provider unavailable"), "{}", response.degraded_reason);
@@ -254,7 +273,7 @@ async fn a_failing_embedding_provider_degrades_to_keyword_search_without_an_erro
 async fn bad_queries_get_a_clear_status_naming_the_field() {
     let server = TestServer::start().await;
     let mut client = client(&server).await;
-    seed(&mut client).await;
+    seed_embedded(&server, &mut client).await;
     let cases = [
         (query(""), "query.text: required"),
         (query(&"x".repeat(1024 * 1024)), "query.text: longer than 4096 characters"),
@@ -341,11 +360,22 @@ async fn filtered_vector_search_keeps_recall_at_ten_against_an_exact_scan() {
 }
 
 #[tokio::test]
-async fn an_upsert_embeds_its_own_entry_and_leaves_a_backlog_to_the_worker() {
+async fn writes_return_at_once_and_the_replica_embeds_what_waits_in_batches() {
     let server = TestServer::start().await;
     let mut client = client(&server).await;
-    seed(&mut client).await;
-    // A backlog, as after a model change: one entry waits for its vector.
+    seed_embedded(&server, &mut client).await;
+    let status = |client: &mut Client| {
+        let mut client = client.clone();
+        async move {
+            client.get_index_status(proto::GetIndexStatusRequest { project: "lore".into() }).await.unwrap().into_inner()
+        }
+    };
+    let settled = status(&mut client).await;
+    assert_eq!((settled.entries, settled.embeddings_pending), (5, 0), "{settled:?}");
+    assert_eq!(settled.embedding_model, "local/all-MiniLM-L6-v2");
+
+    // A backlog, as after a model change: an entry waits for its vector
+    // with nobody writing; the drainer finds it on its own round.
     sqlx::query(
         "WITH waiting AS (SELECT entry_id, project FROM knowledge_entries WHERE key = 'PAT-003')
          INSERT INTO knowledge_embedding_jobs (entry_id, model, project)
@@ -354,21 +384,45 @@ async fn an_upsert_embeds_its_own_entry_and_leaves_a_backlog_to_the_worker() {
     .execute(server.pool())
     .await
     .unwrap();
-    let added =
-        upsert(&mut client, entry("PAT-006", "Migrations lock the table", "ALTER TABLE waits", "database")).await;
-    let embedded: bool =
-        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM knowledge_embeddings WHERE entry_id = $1::uuid)")
-            .bind(&added.entry_id)
-            .fetch_one(server.pool())
+    // Many writes at once: each returns without waiting for the model.
+    let writes = (0..12).map(|index| {
+        let mut client = client.clone();
+        async move {
+            upsert(
+                &mut client,
+                entry(
+                    &format!("MIG-{index}"),
+                    &format!("Migration {index} locks the table"),
+                    "ALTER TABLE waits",
+                    "database",
+                ),
+            )
             .await
-            .unwrap();
-    assert!(embedded, "the upserted entry is searchable by meaning right away");
-    let waiting: Vec<String> =
-        sqlx::query_scalar("SELECT e.key FROM knowledge_embedding_jobs j JOIN knowledge_entries e USING (entry_id)")
-            .fetch_all(server.pool())
-            .await
-            .unwrap();
-    assert_eq!(waiting, ["PAT-003"], "the backlog is left to the background worker");
+        }
+    });
+    let written = futures_util::future::join_all(writes).await;
+    lore_server::testing::embedded(server.pool()).await;
+    let vectors: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM knowledge_embeddings k JOIN knowledge_entries e USING (entry_id)
+         WHERE k.content_hash = e.content_hash AND (e.key LIKE 'MIG-%' OR e.key = 'PAT-003')",
+    )
+    .fetch_one(server.pool())
+    .await
+    .unwrap();
+    assert_eq!(vectors, 13, "every write and the backlog got a vector of its current text");
+    let settled = status(&mut client).await;
+    assert_eq!((settled.entries, settled.embeddings_pending), (17, 0), "{settled:?}");
+    let found = search(
+        &mut client,
+        proto::SearchQuery { mode: proto::SearchMode::Semantic as i32, ..query("schema change blocks writers") },
+    )
+    .await;
+    let migrations: Vec<String> = written.iter().map(|entry| entry.key.clone()).collect();
+    assert!(migrations.contains(&keys(&found)[0]), "found by meaning: {:?}", keys(&found));
+
+    // Another project's status is not this caller's business.
+    let refused = client.get_index_status(proto::GetIndexStatusRequest { project: String::new() }).await.unwrap_err();
+    assert_eq!(refused.code(), Code::InvalidArgument);
 }
 
 #[tokio::test]

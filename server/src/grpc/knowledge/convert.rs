@@ -11,7 +11,6 @@ use crate::grpc::convert::{
     self as common, FieldError, FieldResult, enum_value, optional_timestamp, optional_uuid, project, required_uuid,
     to_timestamp,
 };
-use crate::knowledge::EntryReport;
 use crate::knowledge::drafts::{Decision, Draft, DraftEdits, DraftSource, DraftStatus, Proposal, Review};
 use crate::knowledge::model::limits::{
     MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_ITEM_CHARS, MAX_KEY_CHARS, MAX_LIST_ITEMS, MAX_SOLUTION_CHARS,
@@ -23,6 +22,7 @@ use crate::knowledge::model::{
 };
 use crate::knowledge::rank::{Relevance, Signal};
 use crate::knowledge::search::{Hit, SearchMode, SearchQuery};
+use crate::knowledge::{EntryReport, IndexStatus};
 use crate::store::knowledge_search::SearchFilter;
 use crate::validate::{list, name, optional_name, text};
 
@@ -610,5 +610,16 @@ pub fn draft_to_proto(draft: &Draft) -> proto::Draft {
         entry_id: draft.entry_id.map(|id| id.to_string()).unwrap_or_default(),
         created_at: Some(to_timestamp(draft.created_at)),
         reviewed_at: draft.reviewed_at.map(to_timestamp),
+    }
+}
+
+pub fn index_status_to_proto(status: &IndexStatus) -> proto::GetIndexStatusResponse {
+    let count = |value: i64| value.max(0) as u64;
+    proto::GetIndexStatusResponse {
+        entries: count(status.embeddings.entries),
+        embedding_model: status.model.clone(),
+        embeddings_pending: count(status.embeddings.pending),
+        embeddings_failing: count(status.embeddings.failing),
+        last_embedding_error: status.embeddings.last_error.clone().unwrap_or_default(),
     }
 }

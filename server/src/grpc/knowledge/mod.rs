@@ -207,6 +207,16 @@ impl KnowledgeService for KnowledgeApi {
         Ok(Response::new(proto::RemoveDocumentResponse { removed: removed > 0 }))
     }
 
+    async fn get_index_status(
+        &self,
+        request: Request<proto::GetIndexStatusRequest>,
+    ) -> Result<Response<proto::GetIndexStatusResponse>, Status> {
+        let scope = request_scope(&request);
+        let project = super::convert::project("project", &request.get_ref().project).map_err(Error::from)?;
+        let status = self.knowledge.index_status(&scope, &project).await?;
+        Ok(Response::new(convert::index_status_to_proto(&status)))
+    }
+
     async fn create_draft(
         &self,
         request: Request<proto::CreateDraftRequest>,

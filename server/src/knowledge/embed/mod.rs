@@ -1,7 +1,8 @@
 //! Text embeddings behind one trait, with three providers:
-//! - `local`: all-MiniLM-L6-v2 in process with candle, from the model files
-//!   `make` fetches into the cache (384 dimensions; CPU; batched; texts over
-//!   one window are embedded in chunks whose vectors are averaged);
+//! - `local`: all-MiniLM-L6-v2 in process on candle, from the model files
+//!   `make` fetches into the cache (384 dimensions; CPU; [`local`]: batches
+//!   of windows of similar length on every core; [`minilm`]: the encoder,
+//!   [`fused`]: its element-wise steps);
 //! - `openai`: any OpenAI-compatible `/v1/embeddings` endpoint, with retries
 //!   and exponential backoff;
 //! - `hash`: deterministic feature hashing of words, for tests only (it
@@ -10,11 +11,17 @@
 //! Every provider returns L2-normalized vectors, so cosine distance is what
 //! pgvector's `<=>` computes.
 
+mod fused;
+pub mod local;
+mod minilm;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+pub use local::LocalEmbedder;
 
 /// Which provider to use, with its settings (`[knowledge.embedding]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,8 +44,12 @@ pub struct EmbeddingConfig {
     pub timeout_ms: u64,
     /// `openai`: attempts after the first one fails with a retriable error.
     pub max_retries: u32,
-    /// Texts per provider call.
+    /// Texts per provider call (and claimed from the embedding queue at
+    /// once).
     pub batch_size: usize,
+    /// `local`: padded tokens per forward pass; windows of similar length
+    /// share one.
+    pub batch_tokens: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,7 +71,8 @@ impl Default for EmbeddingConfig {
             api_key: None,
             timeout_ms: 10_000,
             max_retries: 3,
-            batch_size: 32,
+            batch_size: 256,
+            batch_tokens: 1024,
         }
     }
 }
@@ -92,7 +104,7 @@ pub fn from_config(config: &EmbeddingConfig, cache_dir: &Path) -> Result<Arc<dyn
         ProviderKind::Local => {
             let directory =
                 config.model_dir.clone().unwrap_or_else(|| cache_dir.join("models").join("all-MiniLM-L6-v2"));
-            shared_local_model(&directory, config.batch_size)?
+            shared_local_model(&directory, config.batch_tokens)?
         }
         ProviderKind::Openai => Arc::new(OpenAiEmbedder::new(config)?),
         ProviderKind::Hash => Arc::new(HashEmbedder::new(config.dimensions)),
@@ -101,19 +113,19 @@ pub fn from_config(config: &EmbeddingConfig, cache_dir: &Path) -> Result<Arc<dyn
 
 /// One copy of the local model per directory and process: it is 90 MB of
 /// weights, and tests start many servers.
-fn shared_local_model(directory: &Path, batch_size: usize) -> Result<Arc<dyn Embedder>, EmbedError> {
+fn shared_local_model(directory: &Path, batch_tokens: usize) -> Result<Arc<dyn Embedder>, EmbedError> {
     static LOADED: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<PathBuf, Arc<LocalEmbedder>>>> =
         std::sync::OnceLock::new();
     let mut loaded = LOADED.get_or_init(Default::default).lock().expect("model cache lock");
     if let Some(model) = loaded.get(directory) {
         return Ok(Arc::clone(model) as Arc<dyn Embedder>);
     }
-    let model = Arc::new(LocalEmbedder::load(directory, batch_size)?);
+    let model = Arc::new(LocalEmbedder::load(directory, batch_tokens)?);
     loaded.insert(directory.to_owned(), Arc::clone(&model));
     Ok(model)
 }
 
-fn normalize(vector: &mut [f32]) {
+pub(crate) fn normalize(vector: &mut [f32]) {
     let norm = vector.iter().map(|value| value * value).sum::<f32>().sqrt();
     if norm > 0.0 {
         vector.iter_mut().for_each(|value| *value /= norm);
@@ -162,163 +174,6 @@ impl Embedder for HashEmbedder {
 
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         Ok(texts.iter().map(|text| self.embed_one(text)).collect())
-    }
-}
-
-/// Tokens per model window, special tokens included (what the model was
-/// trained with in sentence-transformers).
-const WINDOW_TOKENS: usize = 256;
-
-/// all-MiniLM-L6-v2 on the CPU with candle.
-pub struct LocalEmbedder {
-    inner: Arc<LocalModel>,
-    batch_size: usize,
-}
-
-struct LocalModel {
-    model: candle_transformers::models::bert::BertModel,
-    tokenizer: tokenizers::Tokenizer,
-    cls: u32,
-    sep: u32,
-}
-
-impl std::fmt::Debug for LocalEmbedder {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.debug_struct("LocalEmbedder").field("batch_size", &self.batch_size).finish_non_exhaustive()
-    }
-}
-
-impl LocalEmbedder {
-    pub const MODEL: &'static str = "local/all-MiniLM-L6-v2";
-
-    pub fn load(directory: &Path, batch_size: usize) -> Result<Self, EmbedError> {
-        let load_error = |reason: String| EmbedError::Load { path: directory.display().to_string(), reason };
-        let config: candle_transformers::models::bert::Config = serde_json::from_slice(
-            &std::fs::read(directory.join("config.json")).map_err(|error| load_error(error.to_string()))?,
-        )
-        .map_err(|error| load_error(format!("config.json: {error}")))?;
-        let weights =
-            std::fs::read(directory.join("model.safetensors")).map_err(|error| load_error(error.to_string()))?;
-        let device = candle_core::Device::Cpu;
-        let variables = candle_nn::VarBuilder::from_buffered_safetensors(
-            weights,
-            candle_transformers::models::bert::DTYPE,
-            &device,
-        )
-        .map_err(|error| load_error(error.to_string()))?;
-        let model = candle_transformers::models::bert::BertModel::load(variables, &config)
-            .map_err(|error| load_error(error.to_string()))?;
-        let mut tokenizer = tokenizers::Tokenizer::from_file(directory.join("tokenizer.json"))
-            .map_err(|error| load_error(format!("tokenizer.json: {error}")))?;
-        // Windows are cut and padded here, not by the tokenizer's defaults.
-        tokenizer.with_padding(None);
-        tokenizer.with_truncation(None).map_err(|error| load_error(error.to_string()))?;
-        let token = |name: &str| tokenizer.token_to_id(name).ok_or_else(|| load_error(format!("no {name} token")));
-        let (cls, sep) = (token("[CLS]")?, token("[SEP]")?);
-        Ok(Self { inner: Arc::new(LocalModel { model, tokenizer, cls, sep }), batch_size: batch_size.max(1) })
-    }
-}
-
-impl LocalModel {
-    /// Token windows of each text: `[CLS] up to 254 tokens [SEP]`.
-    fn windows(&self, text: &str) -> Result<Vec<Vec<u32>>, EmbedError> {
-        let encoding = self.tokenizer.encode(text, false).map_err(|error| EmbedError::Inference(error.to_string()))?;
-        let ids = encoding.get_ids();
-        let content = WINDOW_TOKENS - 2;
-        let chunks: Vec<&[u32]> = if ids.is_empty() { vec![&[]] } else { ids.chunks(content).collect() };
-        Ok(chunks
-            .into_iter()
-            .map(|chunk| {
-                let mut window = Vec::with_capacity(chunk.len() + 2);
-                window.push(self.cls);
-                window.extend_from_slice(chunk);
-                window.push(self.sep);
-                window
-            })
-            .collect())
-    }
-
-    /// Mean-pooled, normalized vectors of token windows, one forward pass.
-    fn forward(&self, windows: &[Vec<u32>]) -> candle_core::Result<Vec<Vec<f32>>> {
-        use candle_core::{DType, Tensor};
-        let device = &self.model.device;
-        let longest = windows.iter().map(Vec::len).max().unwrap_or(0);
-        let mut ids = Vec::with_capacity(windows.len() * longest);
-        let mut mask = Vec::with_capacity(windows.len() * longest);
-        for window in windows {
-            ids.extend(window.iter().copied().chain(std::iter::repeat_n(0, longest - window.len())));
-            mask.extend(std::iter::repeat_n(1u32, window.len()).chain(std::iter::repeat_n(0, longest - window.len())));
-        }
-        let shape = (windows.len(), longest);
-        let ids = Tensor::from_vec(ids, shape, device)?;
-        let mask = Tensor::from_vec(mask, shape, device)?;
-        let types = ids.zeros_like()?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
-        // Mean over the real tokens only.
-        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-        let counts = mask.sum(1)?;
-        let pooled = summed.broadcast_div(&counts)?;
-        let mut vectors: Vec<Vec<f32>> = pooled.to_vec2()?;
-        vectors.iter_mut().for_each(|vector| normalize(vector));
-        Ok(vectors)
-    }
-
-    fn embed(&self, texts: &[String], batch_size: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut windows = Vec::new();
-        let mut owner = Vec::new();
-        for (index, text) in texts.iter().enumerate() {
-            for window in self.windows(text)? {
-                windows.push(window);
-                owner.push(index);
-            }
-        }
-        // Similar lengths together: less padding per batch.
-        let mut order: Vec<usize> = (0..windows.len()).collect();
-        order.sort_by_key(|&index| windows[index].len());
-        let mut window_vectors = vec![Vec::new(); windows.len()];
-        for batch in order.chunks(batch_size) {
-            let batch_windows: Vec<Vec<u32>> = batch.iter().map(|&index| windows[index].clone()).collect();
-            let vectors = self.forward(&batch_windows).map_err(|error| EmbedError::Inference(error.to_string()))?;
-            for (&index, vector) in batch.iter().zip(vectors) {
-                window_vectors[index] = vector;
-            }
-        }
-        // A text of several windows: the average of its windows' vectors.
-        let mut vectors = vec![vec![0.0f32; 0]; texts.len()];
-        for (window, vector) in owner.into_iter().zip(window_vectors) {
-            let sum = &mut vectors[window];
-            if sum.is_empty() {
-                *sum = vector;
-            } else {
-                sum.iter_mut().zip(vector).for_each(|(total, value)| *total += value);
-            }
-        }
-        vectors.iter_mut().for_each(|vector| normalize(vector));
-        Ok(vectors)
-    }
-}
-
-#[tonic::async_trait]
-impl Embedder for LocalEmbedder {
-    fn model(&self) -> &str {
-        Self::MODEL
-    }
-
-    fn provider(&self) -> ProviderKind {
-        ProviderKind::Local
-    }
-
-    fn dimensions(&self) -> usize {
-        384
-    }
-
-    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let (model, texts, batch_size) = (Arc::clone(&self.inner), texts.to_vec(), self.batch_size);
-        // CPU-bound: off the async workers.
-        tokio::task::spawn_blocking(move || model.embed(&texts, batch_size))
-            .await
-            .map_err(|error| EmbedError::Inference(error.to_string()))?
     }
 }
 
@@ -445,7 +300,7 @@ mod tests {
     /// The real model, from the files `make` fetches into the cache.
     pub(crate) fn local_model() -> LocalEmbedder {
         let directory = crate::embedded_postgres::default_cache_dir().join("models/all-MiniLM-L6-v2");
-        LocalEmbedder::load(&directory, 16)
+        LocalEmbedder::load(&directory, 1024)
             .unwrap_or_else(|error| panic!("{error} (run `make tools` or `bash scripts/fetch-tools.sh` first)"))
     }
 
@@ -476,9 +331,9 @@ mod tests {
         let model = local_model();
         let long = "PostgreSQL row level security policies need a WITH CHECK clause for inserts. ".repeat(60);
         let vectors = model.embed(&[long.clone(), "row level security blocks inserts".to_owned()]).await.unwrap();
-        let windows = model.inner.windows(&long).unwrap();
+        let windows = model.windows(&long).unwrap();
         assert!(windows.len() > 2, "{} windows", windows.len());
-        assert!(windows.iter().all(|window| window.len() <= WINDOW_TOKENS));
+        assert!(windows.iter().all(|window| window.len() <= local::WINDOW_TOKENS));
         assert!(cosine(&vectors[0], &vectors[1]) > 0.5);
     }
 
