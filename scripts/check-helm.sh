@@ -29,6 +29,11 @@ check defaults
 # A bootstrap admin token from the chart's own Secret.
 check admin-token --set auth.adminToken=lore_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG
 grep -q 'LORE_AUTH__BOOTSTRAP_ADMIN_TOKEN' "$out/admin-token.yaml" || { echo "admin token not wired" >&2; exit 1; }
+# Read replicas, kept in the chart's Secret as a JSON list.
+check read-replicas --set 'database.readUrls[0]=postgres://lore@replica-1:5432/lore'
+grep -q 'read-urls: "\[\\"postgres://lore@replica-1:5432/lore\\"\]"' "$out/read-replicas.yaml" \
+    && grep -q 'LORE_DATABASE__READ_URLS' "$out/read-replicas.yaml" \
+    || { echo "read replicas not wired" >&2; exit 1; }
 for example in "$chart"/examples/*.yaml; do
     [ "$(basename "$example")" = agent-pod-with-sidecar.yaml ] && continue
     check "$(basename "$example" .yaml)" --values "$example"

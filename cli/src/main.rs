@@ -48,6 +48,15 @@ enum Command {
     Export(commands::export::Args),
     /// Search the knowledge base for the lesson a problem needs.
     Search(commands::knowledge_search::Args),
+    /// Several errors at once: the lessons of each, capped, with how to
+    /// read one in full.
+    Triage(commands::triage::Args),
+    /// Synonyms search expands queries with.
+    #[command(subcommand)]
+    Synonyms(commands::vocabulary::SynonymsCommand),
+    /// Related categories: a query's category ranks them next after its own.
+    #[command(subcommand)]
+    Categories(commands::vocabulary::CategoriesCommand),
     /// Knowledge entries.
     #[command(subcommand)]
     Entry(EntryCommand),
@@ -173,6 +182,9 @@ async fn run(cli: Cli, address: lore_agent::connection::LoreAddress) -> ExitCode
             Command::Report(args) => commands::report::run(channel, args).await,
             Command::Export(args) => commands::export::run(channel, args).await,
             Command::Search(args) => commands::knowledge_search::run(channel, args).await,
+            Command::Triage(args) => commands::triage::run(channel, args).await,
+            Command::Synonyms(command) => commands::vocabulary::synonyms(channel, command).await,
+            Command::Categories(command) => commands::vocabulary::categories(channel, command).await,
             Command::Entry(EntryCommand::Show(args)) => commands::entry::show(channel, args).await,
             Command::Entry(EntryCommand::Apply(args)) => commands::entry::apply(channel, args).await,
             Command::Entry(EntryCommand::Upsert(args)) => commands::entry::upsert(channel, args).await,

@@ -171,10 +171,10 @@ fn markdown(title: &str, body: &str) -> String {
 /// The texts the server embeds of a project's entries (the models alone
 /// are timed on exactly those).
 async fn embedded_texts(pool: &PgPool, project: &str) -> Vec<String> {
-    sqlx::query_scalar(
-        "SELECT concat_ws(E'\\n', title, summary, array_to_string(tags, ', '), category, body)
-         FROM knowledge_entries WHERE project = $1",
-    )
+    sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "SELECT {} FROM knowledge_entries e WHERE project = $1",
+        lore_server::store::embeddings::EMBEDDED_TEXT
+    )))
     .bind(project)
     .fetch_all(pool)
     .await

@@ -222,6 +222,61 @@ impl PgCluster {
         cache_dir: &Path,
         durability: Durability,
     ) -> Result<Self, HarnessError> {
+        Self::start_in_run_dir(
+            install,
+            cache_dir,
+            durability,
+            |data_dir| async move { initdb(install, &data_dir).await },
+        )
+        .await
+    }
+
+    /// A streaming replica of this server, on a fresh data directory deleted
+    /// when it is dropped: a base backup (`pg_basebackup -R`), started as a
+    /// hot standby that follows this server and answers reads.
+    pub async fn start_standby(&self, install: &PgInstall, cache_dir: &Path) -> Result<Self, HarnessError> {
+        let primary_port = self.port;
+        Self::start_in_run_dir(install, cache_dir, self.durability, |data_dir| async move {
+            fs::create_dir_all(&data_dir).map_err(io_context(format!("cannot create {}", data_dir.display())))?;
+            // PostgreSQL starts only on a data directory no one else may read.
+            fs::set_permissions(&data_dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+                .map_err(io_context(format!("cannot restrict {}", data_dir.display())))?;
+            make_accessible_to_server_user(&data_dir)?;
+            let mut command = server_user_command(&install.bin("pg_basebackup"));
+            command.arg("-D").arg(&data_dir).args(["-h", "127.0.0.1", "-p", &primary_port.to_string()]).args([
+                "-U",
+                SUPERUSER,
+                "-R",
+                "-X",
+                "stream",
+                "--checkpoint=fast",
+                "--no-sync",
+            ]);
+            let output = tokio::process::Command::from(command)
+                .output()
+                .await
+                .map_err(io_context("cannot run pg_basebackup"))?;
+            if !output.status.success() {
+                let reason = String::from_utf8_lossy(&output.stderr);
+                return Err(HarnessError::Start(format!("pg_basebackup failed: {}", reason.trim())));
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Prepares `data/` in a new directory under `cache_dir/runs` and starts
+    /// a server on it; the directory goes when the cluster is dropped.
+    async fn start_in_run_dir<F, Fut>(
+        install: &PgInstall,
+        cache_dir: &Path,
+        durability: Durability,
+        prepare: F,
+    ) -> Result<Self, HarnessError>
+    where
+        F: FnOnce(PathBuf) -> Fut,
+        Fut: std::future::Future<Output = Result<(), HarnessError>>,
+    {
         let runs_dir = cache_dir.join("runs");
         fs::create_dir_all(&runs_dir).map_err(io_context(format!("cannot create {}", runs_dir.display())))?;
         remove_stale_runs(&runs_dir);
@@ -232,7 +287,7 @@ impl PgCluster {
             .keep();
         let data_dir = run_dir.join("data");
         let started = async {
-            initdb(install, &data_dir).await?;
+            prepare(data_dir.clone()).await?;
             Self::start(install, &data_dir, durability, run_dir.join("postgres.log")).await
         }
         .await;

@@ -94,6 +94,8 @@ pub struct Jobs {
     pub auto_drafts: AutoDraftsConfig,
     pub reports: Reports,
     pub reports_interval: Duration,
+    /// Changes older than this leave the knowledge change feed.
+    pub knowledge_feed_retention: Duration,
 }
 
 impl Jobs {
@@ -105,6 +107,7 @@ impl Jobs {
             watch_folders(&self.knowledge, &self.watch, &self.watch_stats),
             auto_drafts(&self.knowledge, &self.auto_drafts),
             scheduled_reports(&self.reports, self.reports_interval),
+            prune_knowledge_feed(&self.pool, self.knowledge_feed_retention),
         );
     }
 }
@@ -174,6 +177,20 @@ async fn scheduled_reports(reports: &Reports, interval: Duration) {
                 }
             }
             Err(error) => tracing::warn!(%error, "writing the reports failed; retrying later"),
+        }
+    }
+}
+
+/// Every hour, removes the knowledge changes every replica has long read.
+async fn prune_knowledge_feed(pool: &PgPool, retention: Duration) {
+    let mut ticker = tokio::time::interval(Duration::from_secs(3600));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        match store::knowledge_changes::prune(pool, retention).await {
+            Ok(0) => {}
+            Ok(count) => tracing::info!(count, "knowledge feed pruned"),
+            Err(error) => tracing::warn!(%error, "pruning the knowledge feed failed; retrying later"),
         }
     }
 }

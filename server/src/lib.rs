@@ -151,6 +151,7 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
         auto_drafts: config.knowledge.auto_drafts.clone(),
         reports: services.reports.clone(),
         reports_interval: std::time::Duration::from_secs(config.reports.interval_secs.max(1)),
+        knowledge_feed_retention: std::time::Duration::from_secs(config.knowledge.keyword_index.feed_retention_secs),
     };
     let background =
         tokio::spawn(

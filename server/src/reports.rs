@@ -25,6 +25,7 @@ use crate::knowledge::drafts::DraftStatus;
 use crate::qa::QaLearning;
 use crate::qa::model::DashboardQuery;
 use crate::scope::ProjectScope;
+use crate::store::replicas::ReadPools;
 
 /// `[reports]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -93,7 +94,8 @@ impl Period {
 /// Renders and writes the reports.
 #[derive(Debug, Clone)]
 pub struct Reports {
-    pool: PgPool,
+    /// Reports read from a replica when one is fresh enough.
+    reads: ReadPools,
     actions: ActionLog,
     knowledge: KnowledgeBase,
     qa: QaLearning,
@@ -120,13 +122,13 @@ fn cell(text: &str) -> String {
 
 impl Reports {
     pub fn new(
-        pool: PgPool,
+        reads: ReadPools,
         actions: ActionLog,
         knowledge: KnowledgeBase,
         qa: QaLearning,
         config: ReportsConfig,
     ) -> Self {
-        Self { pool, actions, knowledge, qa, config }
+        Self { reads, actions, knowledge, qa, config }
     }
 
     /// One project's report of the period that holds `day`.
@@ -147,7 +149,7 @@ impl Reports {
         let activity = self.actions.activity_report(scope, &filter, 10).await?;
         let deployments = ActionFilter { action_types: DEPLOY_TYPES.map(str::to_owned).to_vec(), ..filter.clone() };
         let deployments = crate::store::actions::page(
-            &self.pool,
+            &self.reads.bounded(),
             scope,
             &deployments,
             None,
@@ -169,7 +171,7 @@ impl Reports {
                 },
             )
             .await?;
-        let agents = active_agents(&self.pool, project, from, until).await?;
+        let agents = active_agents(&self.reads.bounded(), project, from, until).await?;
         let drafts = self.knowledge.list_drafts(scope, project, DraftStatus::Pending, MAX_ROWS, None).await?;
 
         let title = format!("{} report of {project}: {}", capitalized(period), period.name_of(start));
@@ -340,7 +342,7 @@ impl Reports {
         )
         .bind(from)
         .bind(until)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.reads.bounded())
         .await?;
         let title = format!("{} fleet report: {}", capitalized(period), period.name_of(start));
         let mut out = format!(
@@ -380,7 +382,7 @@ impl Reports {
             )
             .bind(midnight(start))
             .bind(midnight(end))
-            .fetch_all(&self.pool)
+            .fetch_all(&self.reads.bounded())
             .await?;
             let mut targets: Vec<(Option<&str>, PathBuf)> = active
                 .iter()

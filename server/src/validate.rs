@@ -93,6 +93,19 @@ pub fn list(field: &str, values: &[String], max_items: usize, max_chars: usize) 
     values.iter().enumerate().map(|(index, value)| text(&format!("{field}[{index}]"), value, max_chars, true)).collect()
 }
 
+/// A list of free-text items, each trimmed, duplicates dropped (symptoms,
+/// root causes).
+pub fn distinct_texts(field: &str, values: &[String], max_items: usize, max_chars: usize) -> FieldResult<Vec<String>> {
+    let mut distinct: Vec<String> = Vec::with_capacity(values.len());
+    for item in list(field, values, max_items, max_chars)? {
+        let item = item.trim().to_owned();
+        if !distinct.contains(&item) {
+            distinct.push(item);
+        }
+    }
+    Ok(distinct)
+}
+
 /// Tags: names, lowercased, duplicates dropped.
 pub fn tags(field: &str, values: &[String], max_tags: usize, max_chars: usize) -> FieldResult<Vec<String>> {
     if values.len() > max_tags {

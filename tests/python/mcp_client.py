@@ -25,6 +25,7 @@ from mcp.shared.exceptions import MCPError
 TOOLS = [
     "briefing",
     "search_lessons",
+    "triage",
     "get_lesson",
     "record_lesson_use",
     "log_action",
@@ -86,6 +87,11 @@ async def full(session):
     search = await call(session, "search_lessons", {"query": "ZeroDivisionError in calc.divide", "limit": 3})
     hits = search.structured_content["hits"]
     assert hits and hits[0]["key"] == "PAT-DIV", hits
+    triaged = await call(session, "triage", {"errors": ["ZeroDivisionError: division by zero in calc.divide", "ModuleNotFoundError: No module named 'numpyy'"]})
+    first = triaged.structured_content["results"][0]
+    assert first["hits"] and first["hits"][0]["key"] == "PAT-DIV", triaged.structured_content
+    assert first["hits"][0]["expand"]["tool"] == "get_lesson", first
+    assert 'get_lesson {"entry":"PAT-DIV"}' in text(triaged), text(triaged)
     lesson = await call(session, "get_lesson", {"entry": "PAT-DIV"})
     entry_id = lesson.structured_content["entry_id"]
     solution_id = lesson.structured_content["solutions"][0]["solution_id"]
@@ -107,6 +113,7 @@ async def full(session):
     await refused(session, "search_lessons", {"query": "x", "limit": 99}, "limit")
     await refused(session, "search_lessons", {"query": "x", "mode": "fuzzy"}, "mode")
     await refused(session, "search_lessons", {"query": "x", "lmit": 3}, "lmit")
+    await refused(session, "triage", {"errors": []}, "errors")
     await refused(session, "log_action", {"action_type": "Bad Type!", "outcome": "success"}, "action_type")
     await refused(session, "log_action", {"action_type": "plan", "outcome": "maybe"}, "outcome")
     await refused(session, "record_fix", {"failure_id": "nope", "worked": True, "approach": "x"}, "failure_id")
@@ -127,7 +134,7 @@ async def full(session):
         "failure_id": failure_id,
         "attempt_id": fixed.structured_content["attempt_id"],
         "draft_id": proposed.structured_content["draft_id"],
-        "calls": 21,
+        "calls": 23,
     }
 
 

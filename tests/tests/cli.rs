@@ -529,3 +529,62 @@ async fn the_cli_covers_the_loop() {
     assert!(ok, "{stderr}");
     assert!(stdout.contains("recorded as working; it has worked 1 of 1 times (100%)"), "{stdout}");
 }
+
+#[tokio::test]
+async fn lore_triages_errors_and_edits_synonyms_and_category_relations() {
+    let (_database, server) = server().await;
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(
+        folder.path().join("alias.md"),
+        "---\nkb_id: KB-ts-001\ncategory: build\nstatus: verified\nsymptoms:\n  - \"TS2307: Cannot find module \
+         '@/components/Button' or its corresponding type declarations.\"\nroot_causes:\n  - The alias is missing \
+         from tsconfig.json\nusage_count: 4\nlast_used: 2026-10-02\n---\n# Path alias not resolved\n\nAdd it to \
+         compilerOptions.paths.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        folder.path().join("disk.md"),
+        "---\nkb_id: KB-ops-002\ncategory: ops\nsymptoms: \"No space left on device\"\n---\n# Build agents fill \
+         their disks\n\nPrune the docker images nightly.\n",
+    )
+    .unwrap();
+    let (ok, stdout, stderr) = lore(&server, &["index", folder.path().to_str().unwrap(), "--project", "kb"]).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("every document is searchable by meaning"), "{stdout}");
+
+    let (ok, stdout, stderr) = lore(
+        &server,
+        &[
+            "triage",
+            "--project",
+            "kb",
+            "src/a.tsx(1,1): error TS2307: Cannot find module '@/lib/api' or its corresponding type declarations.",
+            "write /var/lib/docker/tmp/x: no space left on device",
+        ],
+    )
+    .await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.starts_with("1. src/a.tsx(1,1): error TS2307"), "{stdout}");
+    assert!(stdout.contains("KB-ts-001  Path alias not resolved"), "{stdout}");
+    assert!(stdout.contains("; symptom #1 (1.00: TS2307: Cannot find module"), "{stdout}");
+    assert!(stdout.contains("expand: lore entry show KB-ts-001 --project kb"), "{stdout}");
+    assert!(stdout.contains("2. write /var/lib/docker/tmp/x: no space left on device\n   1. KB-ops-002"), "{stdout}");
+    let (ok, stdout, _) = lore(&server, &["entry", "show", "KB-ts-001", "--project", "kb"]).await;
+    assert!(ok && stdout.contains("used 4 times before Lore, last 2026-10-02"), "{stdout}");
+    assert!(stdout.contains("Symptoms:\n- TS2307: Cannot find module"), "{stdout}");
+    assert!(stdout.contains("Root causes:\n- The alias is missing from tsconfig.json"), "{stdout}");
+
+    let (ok, stdout, stderr) =
+        lore(&server, &["synonyms", "add", "tsc", "typescript compiler", "--project", "kb"]).await;
+    assert!(ok && stdout.trim() == "added: tsc = typescript compiler", "{stdout}{stderr}");
+    let (ok, stdout, _) = lore(&server, &["synonyms", "list", "--project", "kb"]).await;
+    assert!(ok && stdout.starts_with("tsc = typescript compiler  (kb)\n"), "{stdout}");
+    let (ok, _, stderr) = lore(&server, &["synonyms", "add", "tsc", "TSC", "--project", "kb"]).await;
+    assert!(!ok && stderr.contains("synonym.expansion: is the term itself"), "{stderr}");
+    let (ok, stdout, stderr) = lore(&server, &["categories", "relate", "ops", "build", "--project", "kb"]).await;
+    assert!(ok && stdout.trim() == "related: build ~ ops", "{stdout}{stderr}");
+    let (ok, stdout, _) = lore(&server, &["search", "disk full", "--project", "kb", "--category", "build"]).await;
+    assert!(ok && stdout.contains("category 0.5"), "a related category counts half: {stdout}");
+    let (ok, stdout, _) = lore(&server, &["categories", "unrelate", "build", "ops", "--project", "kb"]).await;
+    assert!(ok && stdout.trim() == "unrelated: build ~ ops", "{stdout}");
+}

@@ -33,6 +33,16 @@ const CHECKS: &[(&str, &[&str], &[&str])] = &[
     ("where did agent-7's last session stop (resume)", &["{session}", "agent-7"], &[]),
     ("actions whose context contains {\"ticket\": \"LORE-42\"}", &["{ticket}"], &["{build}", "{failure}"]),
     ("search the lessons learned for a problem", &["Flaky test: retry the database connection"], &[]),
+    (
+        "the lessons for several errors at once (triage), each hit with how to expand it",
+        &["Flaky test: retry the database connection", "\"cli\": \"lore entry show ", "\"tool\": \"get_lesson\""],
+        &[],
+    ),
+    (
+        "how far the knowledge of lore is indexed (vectors still to compute, this replica's keyword index)",
+        &["\"entries\": \"1\"", "\"keywordIndexReady\": true", "\"keywordIndexEntries\": \"1\""],
+        &[],
+    ),
     ("the QA dashboard: failures, top patterns, whether warnings worked", &["\"failures\": \"1\""], &[]),
     ("the recurring failure patterns", &["database connection refused", "\"occurrenceCount\": \"1\""], &[]),
     (

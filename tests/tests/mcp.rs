@@ -141,7 +141,7 @@ async fn the_official_python_sdk_calls_every_tool_over_stdio_and_http_and_writes
     .unwrap();
     assert_eq!(
         (calls, failed),
-        (over_stdio["calls"].as_i64().unwrap(), 12),
+        (over_stdio["calls"].as_i64().unwrap(), 13),
         "each call recorded once, the refused as failures"
     );
     let leaked: i64 = sqlx::query_scalar("SELECT count(*) FROM actions WHERE context::text LIKE '%hunter2%'")

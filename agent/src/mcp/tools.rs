@@ -27,6 +27,7 @@ use crate::identity::Identity;
 pub enum ToolName {
     Briefing,
     SearchLessons,
+    Triage,
     GetLesson,
     RecordLessonUse,
     LogAction,
@@ -37,9 +38,10 @@ pub enum ToolName {
 }
 
 impl ToolName {
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::Briefing,
         Self::SearchLessons,
+        Self::Triage,
         Self::GetLesson,
         Self::RecordLessonUse,
         Self::LogAction,
@@ -53,6 +55,7 @@ impl ToolName {
         match self {
             Self::Briefing => "briefing",
             Self::SearchLessons => "search_lessons",
+            Self::Triage => "triage",
             Self::GetLesson => "get_lesson",
             Self::RecordLessonUse => "record_lesson_use",
             Self::LogAction => "log_action",
@@ -69,7 +72,7 @@ impl ToolName {
 
     /// True for the tools that only read.
     fn reads_only(self) -> bool {
-        matches!(self, Self::Briefing | Self::SearchLessons | Self::GetLesson | Self::Resume)
+        matches!(self, Self::Briefing | Self::SearchLessons | Self::Triage | Self::GetLesson | Self::Resume)
     }
 
     fn description(self) -> &'static str {
@@ -85,6 +88,12 @@ impl ToolName {
                 "Search the lessons learned by every agent of this project: paste an error message as it is, \
                  or describe a problem or a how-to in a few words. Each hit says why it matched and gives its \
                  best fix with its success record. Call get_lesson for one in full."
+            }
+            Self::Triage => {
+                "Several errors at once (a failing build or test run): paste each error message as it is. \
+                 Lore looks for the lesson of each side by side and answers for the few errors with the best \
+                 matches, two lessons each, with their proven fixes and how to read one in full (get_lesson). \
+                 An error that holds a lesson's known symptom finds it whatever its paths and numbers."
             }
             Self::GetLesson => {
                 "Read one lesson in full: its solutions (with the solution_id record_lesson_use wants and how \
@@ -128,6 +137,7 @@ impl ToolName {
         let schema = match self {
             Self::Briefing => schema::<BriefingArgs>(),
             Self::SearchLessons => schema::<SearchArgs>(),
+            Self::Triage => schema::<TriageArgs>(),
             Self::GetLesson => schema::<GetLessonArgs>(),
             Self::RecordLessonUse => schema::<LessonUseArgs>(),
             Self::LogAction => schema::<LogActionArgs>(),
@@ -177,6 +187,7 @@ pub async fn call(tool: ToolName, arguments: JsonObject, context: &ToolContext<'
     match tool {
         ToolName::Briefing => briefing(parse(arguments)?, context).await,
         ToolName::SearchLessons => search_lessons(parse(arguments)?, context).await,
+        ToolName::Triage => triage(parse(arguments)?, context).await,
         ToolName::GetLesson => get_lesson(parse(arguments)?, context).await,
         ToolName::RecordLessonUse => record_lesson_use(parse(arguments)?, context).await,
         ToolName::LogAction => log_action(parse(arguments)?, context).await,
@@ -411,17 +422,121 @@ pub struct SearchArgs {
     /// How to match.
     #[serde(default)]
     pub mode: SearchMode,
-    /// Only lessons of this category (e.g. "testing"), when you know it.
+    /// The category of your problem (e.g. "testing"), when you know it:
+    /// lessons of it come first, of related categories next.
     #[serde(default)]
     pub category: Option<String>,
+}
+
+// ---- triage ----
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TriageArgs {
+    /// The error messages, each as it is (1 to 10).
+    #[schemars(length(min = 1, max = 10))]
+    pub errors: Vec<String>,
+}
+
+/// One triaged error, as the tool's text shows it.
+fn quoted_error(error: &str) -> String {
+    format!("\"{}\"", one_line(error.lines().find(|line| !line.trim().is_empty()).unwrap_or(error), 160))
+}
+
+async fn triage(args: TriageArgs, context: &ToolContext<'_>) -> Result<ToolOutput, AgentError> {
+    if args.errors.is_empty() || args.errors.len() > 10 {
+        return Err(AgentError::invalid("errors", format!("{} errors, give 1 to 10", args.errors.len())));
+    }
+    let errors: Vec<String> = args
+        .errors
+        .iter()
+        .enumerate()
+        .map(|(index, error)| required_text(&format!("errors[{index}]"), error, 4096))
+        .collect::<Result<_, _>>()?;
+    let request = proto::SearchManyRequest {
+        project: context.identity.project.clone(),
+        queries: errors
+            .iter()
+            .enumerate()
+            .map(|(index, error)| proto::SearchQuery {
+                query_id: index.to_string(),
+                text: error.clone(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let found = context.connection.knowledge().search_many(request).await?.into_inner();
+    let answered = found.results.iter().filter(|result| !result.hits.is_empty()).count();
+    let mut text = format!("Lessons for {answered} of {} errors:\n", errors.len());
+    let mut results = Vec::new();
+    let mut unanswered = Vec::new();
+    for (error, result) in errors.iter().zip(&found.results) {
+        if result.hits.is_empty() {
+            unanswered.push(quoted_error(error));
+        } else {
+            text.push_str(&format!("- {}\n", quoted_error(error)));
+        }
+        let mut hits = Vec::new();
+        for hit in &result.hits {
+            let entry = hit.entry.clone().unwrap_or_default();
+            let handle = if entry.key.is_empty() { entry.entry_id.clone() } else { entry.key.clone() };
+            let fix = hit
+                .best_solution
+                .as_ref()
+                .map(|solution| {
+                    format!(" Best fix ({}): {}.", record_of(solution), one_line(&solution.description, 200))
+                })
+                .unwrap_or_default();
+            let expand = hit.expand.clone().unwrap_or_default();
+            text.push_str(&format!(
+                "  [{handle}] {}.{fix} Why: {}. Expand: {} {}\n",
+                one_line(&entry.title, 200),
+                why_found(hit),
+                expand.tool,
+                expand.arguments
+            ));
+            hits.push(json!({
+                "entry_id": entry.entry_id,
+                "key": entry.key,
+                "title": entry.title,
+                "why": why_found(hit),
+                "best_fix": hit.best_solution.as_ref().map(solution_json),
+                "expand": { "tool": expand.tool, "arguments": expand.arguments, "cli": expand.cli },
+            }));
+        }
+        results.push(json!({
+            "error": error,
+            "hits": hits,
+            "failed": result.error.as_ref().map(|status| status.message.clone()),
+        }));
+    }
+    if !unanswered.is_empty() {
+        text.push_str(&format!("No lesson shown for: {}.\n", unanswered.join(", ")));
+    }
+    if found.degraded {
+        text.push_str("(Searched by words only: the meaning search is unavailable right now.)\n");
+    }
+    let ids: Vec<String> = found
+        .results
+        .iter()
+        .flat_map(|result| result.hits.iter().filter_map(|hit| hit.entry.as_ref().map(|entry| entry.entry_id.clone())))
+        .collect();
+    Ok(ToolOutput {
+        text,
+        structured: json!({ "results": results, "degraded": found.degraded }),
+        summary: json!({ "hits": ids }),
+    })
 }
 
 fn why_found(hit: &proto::SearchHit) -> String {
     let mut words: Vec<&str> = Vec::new();
     let mut meaning = None;
+    let mut symptom = None;
     for reason in &hit.reasons {
         match proto::MatchSignal::try_from(reason.signal) {
             Ok(proto::MatchSignal::Semantic) => meaning = Some(reason.score),
+            Ok(proto::MatchSignal::Symptom) => symptom = reason.matched_terms.first(),
             _ => {
                 for term in &reason.matched_terms {
                     if !words.contains(&term.as_str()) {
@@ -437,6 +552,9 @@ fn why_found(hit: &proto::SearchHit) -> String {
             "words {}",
             words.iter().take(6).map(|word| format!("\"{word}\"")).collect::<Vec<_>>().join(", ")
         ));
+    }
+    if let Some(symptom) = symptom {
+        parts.insert(0, format!("your error is its known symptom \"{}\"", one_line(symptom, 120)));
     }
     if let Some(score) = meaning {
         parts.push(format!("meaning {score:.2}"));

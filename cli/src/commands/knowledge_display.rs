@@ -74,6 +74,9 @@ pub fn entry_json(entry: &proto::Entry) -> serde_json::Value {
         "tags": entry.tags,
         "status": status_name(entry.status),
         "solutions": solutions(entry).iter().map(solution_json).collect::<Vec<_>>(),
+        "symptoms": entry.symptoms,
+        "root_causes": entry.root_causes,
+        "usage_count": entry.usage_count,
         "updated_at": convert::time(entry.updated_at.as_ref()),
     });
     match &entry.details {
@@ -120,8 +123,23 @@ pub fn entry_text(entry: &proto::Entry) -> String {
         }
         _ => {}
     }
+    if entry.usage_count > 0 || entry.last_used_at.is_some() {
+        text.push_str(&format!(
+            "used {} times before Lore, last {}\n",
+            entry.usage_count,
+            convert::time(entry.last_used_at.as_ref())
+        ));
+    }
     if !entry.summary.is_empty() {
         text.push_str(&format!("\n{}\n", entry.summary));
+    }
+    for (heading, items) in [("Symptoms", &entry.symptoms), ("Root causes", &entry.root_causes)] {
+        if !items.is_empty() {
+            text.push_str(&format!("\n{heading}:\n"));
+            for item in items {
+                text.push_str(&format!("- {item}\n"));
+            }
+        }
     }
     let solutions = solutions(entry);
     if !solutions.is_empty() {

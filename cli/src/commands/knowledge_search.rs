@@ -19,9 +19,12 @@ pub struct Args {
     /// hybrid (default), keyword or semantic.
     #[arg(long, default_value = "hybrid", value_parser = ["hybrid", "keyword", "semantic"])]
     mode: String,
-    /// Only this category.
+    /// Entries of this category first, of related categories next.
     #[arg(long)]
     category: Option<String>,
+    /// Only entries of --category.
+    #[arg(long, requires = "category")]
+    category_only: bool,
     /// Only these kinds: pattern, learning, retrospective, gotcha (repeat or
     /// comma-separate).
     #[arg(long = "kind", value_delimiter = ',')]
@@ -58,6 +61,7 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
         text: args.query.clone(),
         kinds: args.kinds.iter().map(|text| kind(text).map(|kind| kind as i32)).collect::<Result<_, _>>()?,
         category: args.category.unwrap_or_default(),
+        category_only: args.category_only,
         include_obsolete: args.include_obsolete,
         limit: args.limit,
         mode: mode as i32,
@@ -96,6 +100,7 @@ fn signal_name(value: i32) -> &'static str {
         Ok(proto::MatchSignal::Keyword) => "keyword",
         Ok(proto::MatchSignal::Fuzzy) => "fuzzy",
         Ok(proto::MatchSignal::Semantic) => "semantic",
+        Ok(proto::MatchSignal::Symptom) => "symptom",
         _ => "?",
     }
 }
@@ -137,8 +142,12 @@ pub fn hit_text(rank: usize, hit: &proto::SearchHit) -> String {
     }
     if let Some(parts) = &hit.parts {
         text.push_str(&format!(
-            "   score parts: similarity {:.2}, success {:.2}, recency {:.2}, specificity {:.2}\n",
-            parts.similarity, parts.success_rate, parts.recency, parts.specificity
+            "   score parts: similarity {:.2}, success {:.2}, recency {:.2}, specificity {:.2}{}\n",
+            parts.similarity,
+            parts.success_rate,
+            parts.recency,
+            parts.specificity,
+            if parts.category > 0.0 { format!(", category {:.1}", parts.category) } else { String::new() }
         ));
     }
     if let Some(best) = &hit.best_solution {
@@ -178,6 +187,7 @@ fn response_json(response: &proto::SearchResponse) -> serde_json::Value {
                     "success_rate": parts.success_rate,
                     "recency": parts.recency,
                     "specificity": parts.specificity,
+                    "category": parts.category,
                 })),
                 "best_solution": hit.best_solution.as_ref().map(super::knowledge_display::solution_json),
                 "recommendation": hit.recommendation,

@@ -21,6 +21,8 @@ pub mod resume;
 pub mod retrieval;
 pub mod session;
 pub mod sidecar_status;
+pub mod triage;
+pub mod vocabulary;
 
 use anyhow::Context as _;
 use lore_proto::auth::Bearer;

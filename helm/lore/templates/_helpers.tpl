@@ -62,6 +62,12 @@ app.kubernetes.io/component: server
 {{- end }}
 - name: LORE_DATABASE__MAX_CONNECTIONS
   value: {{ .Values.database.maxConnections | int | quote }}
+- name: LORE_DATABASE__READ_URLS
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "lore.secretName" . }}
+      key: {{ .Values.database.readUrlsKey }}
+      optional: true
 # With the migration Job, servers do not migrate themselves.
 - name: LORE_DATABASE__MIGRATE_ON_START
   value: {{ not .Values.migrations.enabled | quote }}

@@ -22,6 +22,7 @@ use crate::Error;
 use crate::scope::ProjectScope;
 use crate::store;
 use crate::store::actions::Direction;
+use crate::store::replicas::ReadPools;
 use crate::store::sessions::LastSessionFilter;
 use export::{ExportCursor, ExportFormat, ExportWriter};
 use model::{Action, BatchOutcome, EndReason, NewAction, NewSession, Rejection, RejectionKind, Session};
@@ -143,6 +144,8 @@ pub struct ChainReport {
 #[derive(Debug, Clone)]
 pub struct ActionLog {
     pool: PgPool,
+    /// Where reports and exports read (a replica when one is fresh enough).
+    reads: ReadPools,
     sanitizer: Sanitizer,
     limits: ActionLimits,
     feed: feed::ActionFeed,
@@ -154,7 +157,13 @@ impl ActionLog {
     pub fn new(pool: PgPool, sanitizer: Sanitizer, limits: ActionLimits) -> Self {
         let feed = feed::ActionFeed::start(pool.clone());
         let group_commit = group_commit::GroupCommit::start(pool.clone(), GROUP_COMMIT_WRITERS);
-        Self { pool, sanitizer, limits, feed, group_commit }
+        Self { reads: ReadPools::primary_only(pool.clone()), pool, sanitizer, limits, feed, group_commit }
+    }
+
+    /// Reports and exports read through `reads` (`database.read_urls`).
+    pub fn with_reads(mut self, reads: ReadPools) -> Self {
+        self.reads = reads;
+        self
     }
 
     pub fn pool(&self) -> &PgPool {
@@ -277,10 +286,12 @@ impl ActionLog {
         let (Some(from), Some(until)) = (filter.from, filter.until) else {
             return Err(Error::invalid("window", "a report needs a start and an end"));
         };
-        let counts = store::actions::activity_counts(&self.pool, scope, filter).await?;
+        // A report may be as old as a replica is allowed to lag.
+        let pool = self.reads.bounded();
+        let counts = store::actions::activity_counts(&pool, scope, filter).await?;
         let failures = ActionFilter { outcomes: vec![model::Outcome::Failure], ..filter.clone() };
         let recent_failures =
-            store::actions::page(&self.pool, scope, &failures, None, Direction::Descending, recent_failures).await?;
+            store::actions::page(&pool, scope, &failures, None, Direction::Descending, recent_failures).await?;
         Ok(ActivityReport { project: filter.project.clone(), from, until, counts, recent_failures })
     }
 
@@ -397,7 +408,7 @@ impl ActionLog {
         as_of: Option<chrono::DateTime<chrono::Utc>>,
         chunk_rows: i64,
     ) -> impl futures_util::Stream<Item = Result<ExportChunk, Error>> + Send + 'static + use<> {
-        let pool = self.pool.clone();
+        let (primary, reads) = (self.pool.clone(), self.reads.clone());
         async_stream::try_stream! {
             let fingerprint = export::fingerprint(format, &filter);
             let cursor = match resume {
@@ -408,11 +419,15 @@ impl ActionLog {
                     cursor
                 }
                 None => {
-                    let settled = store::actions::export_as_of(&pool).await?;
+                    let settled = store::actions::export_as_of(&primary).await?;
                     let as_of = as_of.map_or(settled, |requested| requested.min(settled));
                     ExportCursor { as_of, fingerprint, after: None }
                 }
             };
+            // Every row the export covers is committed by now: a replica
+            // that has replayed the primary's present position holds them
+            // all (else the primary answers).
+            let pool = reads.at_least(reads.primary_position().await?).await;
             let filter = ActionFilter { received_by: Some(cursor.as_of), ..filter };
             let mut writer = ExportWriter::new(format, cursor.after.is_some());
             let mut after = cursor.after;

@@ -439,6 +439,7 @@ impl Briefer {
             limit: limit.clamp(1, 100),
             min_similarity: None,
             mode: SearchMode::Hybrid,
+            category: None,
         };
         let outcome = self.knowledge.search(scope, &query).await?;
         let floor = self.config.min_semantic_similarity;
@@ -447,10 +448,13 @@ impl Briefer {
     }
 }
 
+/// A matched symptom is quoted up to this many characters.
+const SYMPTOM_CHARS: usize = 120;
+
 /// A hit found by the task's words, or close enough in meaning.
 fn matched_enough(hit: &Hit, min_semantic_similarity: f64) -> bool {
     hit.reasons.iter().any(|reason| match reason.signal {
-        Signal::Keyword | Signal::Fuzzy => true,
+        Signal::Keyword | Signal::Fuzzy | Signal::Symptom => true,
         Signal::Semantic => reason.score >= min_semantic_similarity,
     })
 }
@@ -517,6 +521,12 @@ fn why_matched(hit: &Hit) -> String {
                 }
             }
             Signal::Semantic => parts.push(format!("close in meaning ({:.2})", reason.score)),
+            Signal::Symptom => {
+                for symptom in &reason.matched_terms {
+                    let symptom: String = render::one_line(symptom).chars().take(SYMPTOM_CHARS).collect();
+                    parts.push(format!("shows the known error \"{symptom}\""));
+                }
+            }
         }
     }
     if !words.is_empty() {

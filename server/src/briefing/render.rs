@@ -239,7 +239,7 @@ fn warning_text(warning: &Warning) -> String {
 }
 
 /// Newlines and runs of spaces folded, so one item stays one list item.
-fn one_line(text: &str) -> String {
+pub(super) fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -286,6 +286,10 @@ mod tests {
             details: serde_json::json!({}),
             source_path: None,
             front_matter: None,
+            symptoms: Vec::new(),
+            root_causes: Vec::new(),
+            usage_count: 0,
+            last_used_at: None,
             created_at: now(),
             updated_at: now(),
             solutions: vec![Solution {

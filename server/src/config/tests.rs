@@ -158,3 +158,22 @@ fn watched_folders_come_from_the_file_or_the_environment_and_are_checked() {
         Ok(())
     });
 }
+
+#[test]
+fn read_replicas_come_from_the_file_or_the_environment_and_bad_urls_are_refused() {
+    figment::Jail::expect_with(|jail| {
+        jail.set_env(
+            "LORE_DATABASE__READ_URLS",
+            r#"["postgres://lore@replica-1:5432/lore", "postgres://lore@replica-2/lore"]"#,
+        );
+        jail.set_env("LORE_DATABASE__REPLICA_MAX_LAG_MS", "250");
+        let config = Config::load(None).unwrap();
+        assert_eq!(config.database.read_urls.len(), 2);
+        assert_eq!(config.database.read_urls[1], "postgres://lore@replica-2/lore");
+        assert_eq!((config.database.replica_max_lag_ms, config.database.replica_wait_ms), (250, 50));
+        jail.set_env("LORE_DATABASE__READ_URLS", r#"["not a url"]"#);
+        let error = Config::load(None).unwrap_err().to_string();
+        assert!(error.contains("database.read_urls[0] is not a PostgreSQL URL"), "{error}");
+        Ok(())
+    });
+}

@@ -40,6 +40,8 @@ pub struct Services {
     pub qa: crate::qa::QaLearning,
     pub briefer: crate::briefing::Briefer,
     pub reports: crate::reports::Reports,
+    /// Where reads that may lag go (`database.read_urls`).
+    pub reads: crate::store::replicas::ReadPools,
     /// `None` when auth is switched off.
     pub auth: Option<Arc<crate::auth::Authenticator>>,
     pub limits: Arc<crate::limits::Limits>,
@@ -76,12 +78,18 @@ impl Services {
             },
         };
         let embedder = crate::knowledge::embed::from_config(&config.knowledge.embedding, &config.cache_dir)?;
-        let knowledge =
+        let reads = crate::store::replicas::ReadPools::connect(pool.clone(), &config.database);
+        let mut knowledge =
             crate::knowledge::KnowledgeBase::new(pool.clone(), Some(embedder), config.knowledge.search.clone())
                 .with_watch_config(&config.knowledge.watch)
-                .with_embedding_batch(config.knowledge.embedding.batch_size);
-        let actions = ActionLog::new(pool.clone(), sanitizer.clone(), limits);
-        let qa = crate::qa::QaLearning::new(pool.clone(), knowledge.clone(), sanitizer.clone(), config.qa.clone());
+                .with_embedding_batch(config.knowledge.embedding.batch_size)
+                .with_reads(reads.clone());
+        if !config.knowledge.keyword_index.enabled {
+            knowledge = knowledge.without_keyword_index();
+        }
+        let actions = ActionLog::new(pool.clone(), sanitizer.clone(), limits).with_reads(reads.clone());
+        let qa = crate::qa::QaLearning::new(pool.clone(), knowledge.clone(), sanitizer.clone(), config.qa.clone())
+            .with_reads(reads.clone());
         Ok(Self {
             tool_calls: config
                 .tool_calls
@@ -94,7 +102,7 @@ impl Services {
                 config.briefing.clone(),
             ),
             reports: crate::reports::Reports::new(
-                pool.clone(),
+                reads.clone(),
                 actions.clone(),
                 knowledge.clone(),
                 qa.clone(),
@@ -109,6 +117,7 @@ impl Services {
             limits: crate::limits::Limits::new(&config.grpc),
             max_message_bytes: config.grpc.max_message_bytes,
             tls: None,
+            reads,
         })
     }
 }

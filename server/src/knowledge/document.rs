@@ -4,12 +4,20 @@
 //! # Front matter
 //! YAML between a first line `---` and the next line `---` (or `...`). Keys
 //! read, all optional:
-//! - `id` (string or number): the entry's key, which keeps its identity when
-//!   the file is renamed or moved;
+//! - `id` (or `kb_id`, as a debugger's knowledge base names it; a string or
+//!   number): the entry's key, which keeps its identity when the file is
+//!   renamed or moved;
 //! - `title`, `category`, `summary` (or `description`);
 //! - `tags` and `keywords`: a list of strings or one comma-separated string;
-//! - `status`: `active` or `obsolete`;
+//! - `status`: `obsolete`, `deprecated`, `archived`, `superseded`,
+//!   `retired` or `outdated` take the entry out of search; any other word
+//!   (`active`, `verified`, `resolved`, `draft`...) keeps it in, and the word
+//!   itself stays in the front matter;
 //! - `severity`: `low`, `medium`, `high` or `critical`;
+//! - `symptoms` (the error messages it is known by) and `root_causes` (or
+//!   `root_cause`): a list of strings or one string;
+//! - `usage_count`: uses before Lore (a whole number), and `last_used`: when
+//!   (a date or an RFC 3339 time);
 //! - `solutions`: a list of strings or of `{description: ...}`; when the key
 //!   is absent, the entry's solutions stay as they are.
 //!
@@ -24,11 +32,14 @@ use serde_json::{Map, Value};
 
 use super::model::limits::{
     MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_KEY_CHARS, MAX_SOLUTION_CHARS, MAX_SOLUTIONS, MAX_SUMMARY_CHARS,
-    MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS,
+    MAX_SYMPTOM_CHARS, MAX_SYMPTOMS, MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS,
 };
 use super::model::{EntryStatus, Severity};
 use crate::actions::model::StoredName as _;
 use crate::validate::{self, FieldError};
+
+/// Statuses that take a document out of search; any other keeps it in.
+const RETIRED: [&str; 6] = ["obsolete", "deprecated", "archived", "superseded", "retired", "outdated"];
 
 /// A summary taken from the first paragraph is cut near this many characters.
 const DERIVED_SUMMARY_CHARS: usize = 500;
@@ -62,6 +73,10 @@ pub struct Document {
     pub body: String,
     /// `None` when the front matter has no `solutions` key.
     pub solutions: Option<Vec<String>>,
+    pub symptoms: Vec<String>,
+    pub root_causes: Vec<String>,
+    pub usage_count: i64,
+    pub last_used_at: Option<chrono::DateTime<chrono::Utc>>,
     /// The whole front matter, as JSON.
     pub front_matter: Map<String, Value>,
     /// BLAKE3 of the document as given: unchanged documents are not
@@ -128,17 +143,19 @@ pub fn parse(file_name: &str, text: &str) -> Result<Document, DocumentError> {
     };
     let mut tags = fields.strings("tags")?.unwrap_or_default();
     tags.extend(fields.strings("keywords")?.unwrap_or_default());
-    let key = match front_matter.get("id") {
+    let id_key = if front_matter.get("id").is_some_and(|id| !id.is_null()) { "id" } else { "kb_id" };
+    let key = match front_matter.get(id_key) {
         None | Some(Value::Null) => None,
-        Some(Value::String(id)) => validate::optional_name("id", id, MAX_KEY_CHARS)?,
+        Some(Value::String(id)) => validate::optional_name(id_key, id, MAX_KEY_CHARS)?,
         Some(Value::Number(id)) => Some(id.to_string()),
-        Some(_) => return Err(DocumentError::FrontMatter("id must be a string or a number".into())),
+        Some(_) => return Err(DocumentError::FrontMatter(format!("{id_key} must be a string or a number"))),
     };
     let status = match fields.string("status")? {
-        None => EntryStatus::Active,
-        Some(status) => EntryStatus::parse(&status.to_lowercase())
-            .ok_or_else(|| DocumentError::FrontMatter(format!("status {status:?} is not one of active, obsolete")))?,
+        Some(status) if RETIRED.contains(&status.trim().to_lowercase().as_str()) => EntryStatus::Obsolete,
+        _ => EntryStatus::Active,
     };
+    let mut root_causes = fields.strings_or_lines("root_causes")?;
+    root_causes.extend(fields.strings_or_lines("root_cause")?);
     let severity = match fields.string("severity")? {
         None => None,
         Some(severity) => Some(Severity::parse(&severity.to_lowercase()).ok_or_else(|| {
@@ -161,6 +178,15 @@ pub fn parse(file_name: &str, text: &str) -> Result<Document, DocumentError> {
         summary: validate::text("summary", &summary, MAX_SUMMARY_CHARS, false)?,
         body: body.to_owned(),
         solutions: fields.solutions()?,
+        symptoms: validate::distinct_texts(
+            "symptoms",
+            &fields.strings_or_lines("symptoms")?,
+            MAX_SYMPTOMS,
+            MAX_SYMPTOM_CHARS,
+        )?,
+        root_causes: validate::distinct_texts("root_causes", &root_causes, MAX_SYMPTOMS, MAX_SYMPTOM_CHARS)?,
+        usage_count: fields.count("usage_count")?,
+        last_used_at: fields.time("last_used")?,
         hash: blake3::hash(text.as_bytes()).as_bytes().to_vec(),
         front_matter,
     })
@@ -235,6 +261,52 @@ impl FrontMatter<'_> {
                 .map(Some),
             Some(_) => Err(invalid()),
         }
+    }
+
+    /// A list of strings or one string, each kept whole (symptoms are
+    /// messages: a comma is part of them).
+    fn strings_or_lines(&self, key: &str) -> Result<Vec<String>, DocumentError> {
+        let invalid = || DocumentError::FrontMatter(format!("{key} must be a string or a list of strings"));
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::String(value)) => Ok(vec![value.clone()]),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| match item {
+                    Value::String(value) => Ok(value.clone()),
+                    Value::Number(value) => Ok(value.to_string()),
+                    _ => Err(invalid()),
+                })
+                .collect(),
+            Some(_) => Err(invalid()),
+        }
+    }
+
+    /// A whole number of 0 or more (also as a string of digits).
+    fn count(&self, key: &str) -> Result<i64, DocumentError> {
+        let invalid = || DocumentError::FrontMatter(format!("{key} must be a whole number of 0 or more"));
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(0),
+            Some(Value::Number(number)) => {
+                number.as_u64().and_then(|count| i64::try_from(count).ok()).ok_or_else(invalid)
+            }
+            Some(Value::String(text)) => text.trim().parse::<u32>().map(i64::from).map_err(|_| invalid()),
+            Some(_) => Err(invalid()),
+        }
+    }
+
+    /// A date (`2026-03-01`, midnight UTC) or an RFC 3339 time.
+    fn time(&self, key: &str) -> Result<Option<chrono::DateTime<chrono::Utc>>, DocumentError> {
+        let Some(text) = self.string(key)? else { return Ok(None) };
+        let text = text.trim();
+        if let Ok(time) = chrono::DateTime::parse_from_rfc3339(text) {
+            return Ok(Some(time.with_timezone(&chrono::Utc)));
+        }
+        chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+            .map(|date| Some(date.and_time(chrono::NaiveTime::MIN).and_utc()))
+            .map_err(|_| {
+                DocumentError::FrontMatter(format!("{key} {text:?} is not a date (2026-03-01) or an RFC 3339 time"))
+            })
     }
 
     fn solutions(&self) -> Result<Option<Vec<String>>, DocumentError> {

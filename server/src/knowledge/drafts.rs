@@ -256,7 +256,7 @@ impl KnowledgeBase {
         store::record_review(&mut transaction, &draft).await?;
         transaction.commit().await?;
         if entry.is_some() {
-            self.written();
+            self.written().await;
         }
         Ok((draft, entry))
     }

@@ -48,7 +48,7 @@ impl KnowledgeBase {
         let (entry, changed) = self.store_document_in(&mut transaction, scope, source, parsed).await?;
         transaction.commit().await?;
         if changed {
-            self.written();
+            self.written().await;
         }
         Ok((entry, changed))
     }
@@ -93,7 +93,11 @@ impl KnowledgeBase {
         root: Option<&str>,
         path: &str,
     ) -> Result<u64, Error> {
-        store::remove_documents(&self.pool, scope, project, root, path).await
+        let removed = store::remove_documents(&self.pool, scope, project, root, path).await?;
+        if removed > 0 {
+            self.written().await;
+        }
+        Ok(removed)
     }
 
     /// Paths of the documents indexed from a watched folder.
@@ -149,5 +153,9 @@ fn entry_from_document(existing: Option<Entry>, source: &DocumentSource, parsed:
         source_path: Some(source.path.clone()),
         front_matter: Some(Value::Object(parsed.front_matter)),
         document: Some(DocumentOrigin { hash: parsed.hash, root: source.root.clone() }),
+        symptoms: parsed.symptoms,
+        root_causes: parsed.root_causes,
+        usage_count: parsed.usage_count,
+        last_used_at: parsed.last_used_at,
     }
 }

@@ -23,10 +23,15 @@ pub mod document;
 pub mod drafts;
 pub mod embed;
 mod indexing;
+pub mod keyword;
 pub mod model;
 pub mod rank;
 pub mod search;
+pub mod search_cache;
+pub mod search_many;
+pub mod symptoms;
 pub mod vectors;
+pub mod vocabulary;
 pub mod watch;
 
 use std::sync::Arc;
@@ -41,6 +46,7 @@ use crate::actions::query::Position;
 use crate::scope::ProjectScope;
 use crate::store::embeddings;
 use crate::store::knowledge as store;
+use crate::store::replicas::ReadPools;
 use embed::{Embedder, EmbeddingConfig};
 use model::{Application, Effectiveness, Entry, EntryFilter, NewEntry, NewOccurrence};
 use rank::RankingConfig;
@@ -51,12 +57,34 @@ use rank::RankingConfig;
 pub struct KnowledgeConfig {
     pub embedding: EmbeddingConfig,
     pub search: RankingConfig,
+    pub keyword_index: KeywordIndexConfig,
     pub watch: watch::WatchConfig,
     pub auto_drafts: auto_drafts::AutoDraftsConfig,
 }
 
+/// `[knowledge.keyword_index]`: the keyword index each replica keeps in
+/// memory, fed by the change feed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct KeywordIndexConfig {
+    /// Off: keyword search reads PostgreSQL's full text (slower at scale,
+    /// no memory on the replica, no symptom signal).
+    pub enabled: bool,
+    /// Changes older than this leave the feed (the leader prunes); a replica
+    /// that fell further behind rebuilds its index.
+    pub feed_retention_secs: u64,
+}
+
+impl Default for KeywordIndexConfig {
+    fn default() -> Self {
+        Self { enabled: true, feed_retention_secs: 86_400 }
+    }
+}
+
 /// How long a query waits for its embedding before searching without it.
 const QUERY_EMBEDDING_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long SearchMany keeps an answer when nothing is written meanwhile.
+const SEARCH_MANY_CACHE: Duration = Duration::from_secs(300);
 
 /// An entry with what GetEntry adds to it.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,6 +101,9 @@ pub struct IndexStatus {
     /// The embedding model; empty without one.
     pub model: String,
     pub embeddings: embeddings::ProjectStatus,
+    /// The project's entries in this replica's keyword index; `None` while
+    /// it is not built (or switched off).
+    pub keyword_index: Option<u64>,
 }
 
 /// The knowledge base of every project, over PostgreSQL.
@@ -88,19 +119,41 @@ pub struct KnowledgeBase {
     own_writes: Arc<watch::OwnWrites>,
     /// Entries waiting for a vector; `None` without an embedder.
     embedding_queue: Option<Arc<vectors::EmbeddingQueue>>,
+    /// This replica's keyword index and its feed; `None` when switched off.
+    keyword: Option<(Arc<keyword::KeywordIndex>, Arc<keyword::feed::Feed>)>,
+    /// SearchMany's answers, dropped by the feed on any write to a project.
+    answers: Arc<search_cache::SearchCache<search::SearchOutcome>>,
     query_vectors: Arc<vectors::QueryCache>,
     /// The drainer, stopped when the last clone of this knowledge base goes.
     background: Arc<vectors::Background>,
+    /// Where searches read (a replica that holds what the keyword index
+    /// holds, when there is one).
+    reads: ReadPools,
 }
 
 impl KnowledgeBase {
     /// Without an embedder search is keyword-only (and says so).
     pub fn new(pool: PgPool, embedder: Option<Arc<dyn Embedder>>, ranking: RankingConfig) -> Self {
         let batch = EmbeddingConfig::default().batch_size;
+        let answers = Arc::new(search_cache::SearchCache::new(SEARCH_MANY_CACHE));
+        let keyword = match keyword::KeywordIndex::new() {
+            Ok(index) => {
+                let index = Arc::new(index);
+                let feed = Arc::new(keyword::feed::Feed::new(pool.clone(), Arc::clone(&index), answers.clone()));
+                Some((index, feed))
+            }
+            Err(error) => {
+                tracing::error!(%error, "no keyword index: keyword search reads PostgreSQL");
+                None
+            }
+        };
         Self {
+            reads: ReadPools::primary_only(pool.clone()),
             embedding_queue: embedder
                 .as_ref()
                 .map(|embedder| Arc::new(vectors::EmbeddingQueue::new(pool.clone(), Arc::clone(embedder), batch))),
+            keyword,
+            answers,
             pool,
             embedder,
             ranking,
@@ -110,6 +163,45 @@ impl KnowledgeBase {
             query_vectors: Arc::default(),
             background: Arc::default(),
         }
+    }
+
+    /// Searches read through `reads` (`database.read_urls`).
+    pub fn with_reads(mut self, reads: ReadPools) -> Self {
+        self.reads = reads;
+        self
+    }
+
+    /// Where a search reads: a replica that has replayed at least what this
+    /// replica's keyword index holds, so that both agree on which entries
+    /// exist (else the primary); without the index, a replica within the
+    /// allowed lag.
+    pub(crate) async fn read_pool(&self) -> PgPool {
+        match &self.keyword {
+            Some((index, feed)) if index.is_ready() => self.reads.at_least(feed.position()).await,
+            _ => self.reads.bounded(),
+        }
+    }
+
+    /// Without the in-memory keyword index (`knowledge.keyword_index.enabled
+    /// = false`): keyword search reads PostgreSQL's full text.
+    pub fn without_keyword_index(mut self) -> Self {
+        self.keyword = None;
+        self
+    }
+
+    /// Waits until the keyword index is built (a test server answers as a
+    /// long-running one does); at once without one.
+    pub async fn keyword_index_built(&self) {
+        let Some((index, _)) = &self.keyword else { return };
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        while !index.is_ready() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// The keyword index, once it is built.
+    pub(crate) fn keyword_index(&self) -> Option<&Arc<keyword::KeywordIndex>> {
+        self.keyword.as_ref().map(|(index, _)| index).filter(|index| index.is_ready())
     }
 
     /// Texts claimed from the embedding queue at once
@@ -140,9 +232,13 @@ impl KnowledgeBase {
     }
 
     /// Registers the embedding model, queues the entries it has no current
-    /// vector for (all of them after a model change) and starts this
-    /// replica's drainer of the queue.
+    /// vector for (all of them after a model change), and starts this
+    /// replica's drainer of the queue and its keyword index (built in the
+    /// background; search reads PostgreSQL until it is).
     pub async fn prepare(&self) -> Result<u64, Error> {
+        if let Some((_, feed)) = &self.keyword {
+            self.background.hold(feed.start());
+        }
         let (Some(embedder), Some(queue)) = (&self.embedder, &self.embedding_queue) else { return Ok(0) };
         let provider = format!("{:?}", embedder.provider()).to_lowercase();
         let queued = embeddings::register_model(&self.pool, embedder.model(), &provider, embedder.dimensions()).await?;
@@ -158,7 +254,7 @@ impl KnowledgeBase {
     pub async fn upsert(&self, scope: &ProjectScope, entry: &NewEntry) -> Result<(Entry, bool), Error> {
         let model = self.embedder.as_ref().map(|embedder| embedder.model().to_owned());
         let stored = store::upsert(&self.pool, scope, entry, &content_hash(entry), model.as_deref()).await?;
-        self.written();
+        self.written().await;
         Ok(stored)
     }
 
@@ -175,11 +271,19 @@ impl KnowledgeBase {
         store::upsert_in(transaction, scope, entry, &content_hash(entry), model.as_deref()).await
     }
 
-    /// After a write committed: its entries are queued for a vector, so the
-    /// drainer looks now rather than at its next round.
-    pub(crate) fn written(&self) {
+    /// After a write committed: this replica's keyword index takes it before
+    /// the write returns (another replica's within a notification), and its
+    /// entries, queued for a vector, are embedded now rather than at the
+    /// drainer's next round.
+    pub(crate) async fn written(&self) {
         if let Some(queue) = &self.embedding_queue {
             queue.wake();
+        }
+        if let Some((_, feed)) = &self.keyword
+            && let Err(error) = feed.catch_up().await
+        {
+            tracing::warn!(%error, "the keyword index could not take a write at once; its feed retries");
+            feed.wake();
         }
     }
 
@@ -207,7 +311,8 @@ impl KnowledgeBase {
         }
         let model = self.embedder.as_ref().map(|embedder| embedder.model().to_owned()).unwrap_or_default();
         let embeddings = embeddings::project_status(&self.pool, scope, project, &model).await?;
-        Ok(IndexStatus { model, embeddings })
+        let keyword_index = self.keyword_index().map(|index| index.project_len(project)).transpose()?;
+        Ok(IndexStatus { model, embeddings, keyword_index })
     }
 
     pub async fn get(&self, scope: &ProjectScope, entry_id: Uuid, history_limit: i64) -> Result<EntryReport, Error> {
@@ -243,7 +348,9 @@ impl KnowledgeBase {
     }
 
     pub async fn delete(&self, scope: &ProjectScope, entry_id: Uuid, purge: bool) -> Result<Option<Entry>, Error> {
-        store::delete(&self.pool, scope, entry_id, purge).await
+        let deleted = store::delete(&self.pool, scope, entry_id, purge).await?;
+        self.written().await;
+        Ok(deleted)
     }
 
     /// Returns the entry after the update and whether it was a replay.
@@ -252,7 +359,9 @@ impl KnowledgeBase {
         scope: &ProjectScope,
         occurrence: &NewOccurrence,
     ) -> Result<(Entry, bool), Error> {
-        store::record_occurrence(&self.pool, scope, occurrence).await
+        let recorded = store::record_occurrence(&self.pool, scope, occurrence).await?;
+        self.written().await;
+        Ok(recorded)
     }
 
     /// Returns the entry's effectiveness after and whether it was a replay.
@@ -262,6 +371,7 @@ impl KnowledgeBase {
         application: &Application,
     ) -> Result<(Effectiveness, bool), Error> {
         let duplicate = store::record_application(&self.pool, scope, application).await?;
+        self.written().await;
         Ok((store::effectiveness(&self.pool, application.entry_id).await?, duplicate))
     }
 }
@@ -274,9 +384,9 @@ pub fn content_hash(entry: &NewEntry) -> Vec<u8> {
         hasher.update(&(part.len() as u64).to_le_bytes());
         hasher.update(part.as_bytes());
     }
-    for tag in &entry.tags {
-        hasher.update(&(tag.len() as u64).to_le_bytes());
-        hasher.update(tag.as_bytes());
+    for item in entry.tags.iter().chain(&entry.symptoms).chain(&entry.root_causes) {
+        hasher.update(&(item.len() as u64).to_le_bytes());
+        hasher.update(item.as_bytes());
     }
     hasher.finalize().as_bytes().to_vec()
 }

@@ -22,6 +22,9 @@ pub mod limits {
     pub const MAX_ITEM_CHARS: usize = 2000;
     pub const MAX_SOLUTIONS: usize = 50;
     pub const MAX_SOLUTION_CHARS: usize = 10_000;
+    /// Symptoms (error messages) and root causes of an entry.
+    pub const MAX_SYMPTOMS: usize = 100;
+    pub const MAX_SYMPTOM_CHARS: usize = 4096;
 }
 
 /// What kind of knowledge an entry holds.
@@ -114,6 +117,13 @@ pub struct NewEntry {
     pub front_matter: Option<Value>,
     /// Set when the entry is a markdown document being indexed.
     pub document: Option<DocumentOrigin>,
+    /// Error messages the entry is known by.
+    pub symptoms: Vec<String>,
+    pub root_causes: Vec<String>,
+    /// Uses before Lore knew the entry (a document's `usage_count`).
+    pub usage_count: i64,
+    /// The last of those uses (a document's `last_used`).
+    pub last_used_at: Option<DateTime<Utc>>,
 }
 
 /// What an indexed document's entry records of where it came from.
@@ -179,6 +189,10 @@ pub struct Entry {
     pub details: Value,
     pub source_path: Option<String>,
     pub front_matter: Option<Value>,
+    pub symptoms: Vec<String>,
+    pub root_causes: Vec<String>,
+    pub usage_count: i64,
+    pub last_used_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     /// Best success rate first.
@@ -189,6 +203,20 @@ impl Entry {
     /// The solution with the best success rate (the most applied on a tie).
     pub fn best_solution(&self) -> Option<&Solution> {
         self.solutions.first()
+    }
+
+    /// Successes over applications of all the entry's solutions together
+    /// (how a pattern's success rate is pooled); `None` when none was
+    /// applied.
+    pub fn pooled_success_rate(&self) -> Option<f64> {
+        let applied: i64 = self.solutions.iter().map(|solution| solution.times_applied).sum();
+        let succeeded: i64 = self.solutions.iter().map(|solution| solution.times_successful).sum();
+        (applied > 0).then(|| succeeded as f64 / applied as f64)
+    }
+
+    /// When the entry was last seen, used or changed.
+    pub fn last_touched(&self) -> DateTime<Utc> {
+        [self.last_seen_at, self.last_used_at].into_iter().flatten().fold(self.updated_at, DateTime::max)
     }
 }
 
@@ -203,6 +231,8 @@ pub struct NewOccurrence {
     pub resolution_minutes: f64,
     pub occurred_at: DateTime<Utc>,
     pub note: String,
+    /// The agent found the entry by searching.
+    pub found_via_search: bool,
 }
 
 /// An entry applied in a session (RecordApplication).
@@ -226,6 +256,8 @@ pub struct Effectiveness {
     pub successes: i64,
     pub avg_resolution_minutes: f64,
     pub found_via_search: i64,
+    pub occurrences: i64,
+    pub occurrences_found_via_search: i64,
 }
 
 impl Effectiveness {
@@ -235,6 +267,10 @@ impl Effectiveness {
 
     pub fn found_via_search_rate(&self) -> f64 {
         if self.applications == 0 { 0.0 } else { self.found_via_search as f64 / self.applications as f64 }
+    }
+
+    pub fn occurrences_found_via_search_rate(&self) -> f64 {
+        if self.occurrences == 0 { 0.0 } else { self.occurrences_found_via_search as f64 / self.occurrences as f64 }
     }
 }
 

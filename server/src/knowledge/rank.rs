@@ -17,6 +17,8 @@ pub enum Signal {
     Fuzzy,
     /// Embedding cosine similarity.
     Semantic,
+    /// The query holds one of the entry's symptoms (an error message).
+    Symptom,
 }
 
 /// One entry found by one signal.
@@ -47,6 +49,9 @@ pub struct RankingConfig {
     pub success_weight: f64,
     pub recency_weight: f64,
     pub specificity_weight: f64,
+    /// Weight of the category part (1 for the query's category, 0.5 for a
+    /// related one), counted only when the query names a category.
+    pub category_weight: f64,
     /// Recency is exp(-days / recency_days).
     pub recency_days: f64,
     /// The k of reciprocal rank fusion, weight / (k + rank). Small: the
@@ -58,6 +63,7 @@ pub struct RankingConfig {
     pub keyword_signal_weight: f64,
     pub fuzzy_signal_weight: f64,
     pub semantic_signal_weight: f64,
+    pub symptom_signal_weight: f64,
     /// Hits whose fused similarity is below this are dropped (a query may
     /// ask for more).
     pub min_similarity: f64,
@@ -70,11 +76,13 @@ impl Default for RankingConfig {
             success_weight: 0.3,
             recency_weight: 0.2,
             specificity_weight: 0.1,
+            category_weight: 0.2,
             recency_days: 30.0,
             rrf_k: 5.0,
             keyword_signal_weight: 1.0,
             fuzzy_signal_weight: 0.25,
             semantic_signal_weight: 2.0,
+            symptom_signal_weight: 2.0,
             min_similarity: 0.0,
         }
     }
@@ -87,20 +95,39 @@ pub struct ScoreParts {
     pub success_rate: f64,
     pub recency: f64,
     pub specificity: f64,
+    /// `None` when the query names no category.
+    pub category: Option<f64>,
 }
 
 impl ScoreParts {
     /// The weighted blend, with the weights normalized to sum to 1 so the
     /// score stays in 0..=1 whatever the configuration says.
     pub fn score(&self, config: &RankingConfig) -> f64 {
-        let weights =
-            [config.similarity_weight, config.success_weight, config.recency_weight, config.specificity_weight];
-        let total: f64 = weights.iter().map(|weight| weight.max(0.0)).sum();
+        let weighted = [
+            (config.similarity_weight, Some(self.similarity)),
+            (config.success_weight, Some(self.success_rate)),
+            (config.recency_weight, Some(self.recency)),
+            (config.specificity_weight, Some(self.specificity)),
+            (config.category_weight, self.category),
+        ];
+        let counted = || weighted.iter().filter_map(|&(weight, part)| part.map(|part| (weight.max(0.0), part)));
+        let total: f64 = counted().map(|(weight, _)| weight).sum();
         if total <= 0.0 {
             return self.similarity;
         }
-        let parts = [self.similarity, self.success_rate, self.recency, self.specificity];
-        weights.iter().zip(parts).map(|(weight, part)| weight.max(0.0) * part).sum::<f64>() / total
+        counted().map(|(weight, part)| weight * part).sum::<f64>() / total
+    }
+}
+
+/// The category part of an entry: 1 for the query's category, 0.5 for one
+/// related to it.
+pub fn category_match(entry_category: &str, wanted: &str, related: &[String]) -> f64 {
+    if entry_category == wanted {
+        1.0
+    } else if related.iter().any(|category| category == entry_category) {
+        0.5
+    } else {
+        0.0
     }
 }
 
@@ -112,6 +139,7 @@ impl RankingConfig {
             Signal::Keyword => self.keyword_signal_weight,
             Signal::Fuzzy => self.fuzzy_signal_weight,
             Signal::Semantic => self.semantic_signal_weight,
+            Signal::Symptom => self.symptom_signal_weight,
         }
         .max(0.0)
     }
@@ -210,7 +238,7 @@ mod tests {
 
     #[test]
     fn the_blend_is_point_four_three_two_one() {
-        let parts = ScoreParts { similarity: 0.9, success_rate: 0.5, recency: 0.25, specificity: 1.0 };
+        let parts = ScoreParts { similarity: 0.9, success_rate: 0.5, recency: 0.25, specificity: 1.0, category: None };
         let expected = 0.4 * 0.9 + 0.3 * 0.5 + 0.2 * 0.25 + 0.1 * 1.0;
         assert!((parts.score(&RankingConfig::default()) - expected).abs() < 1e-12);
         // Weights that do not sum to one are normalized.
@@ -222,6 +250,14 @@ mod tests {
             ..RankingConfig::default()
         };
         assert!((parts.score(&doubled) - expected).abs() < 1e-12);
+        // A query category adds its part, weighted 0.2.
+        let related = ScoreParts { category: Some(0.5), ..parts };
+        let expected = (0.4 * 0.9 + 0.3 * 0.5 + 0.2 * 0.25 + 0.1 * 1.0 + 0.2 * 0.5) / 1.2;
+        assert!((related.score(&RankingConfig::default()) - expected).abs() < 1e-12);
+        let related_categories = ["ci".to_owned(), "build".to_owned()];
+        assert_eq!(category_match("database", "database", &related_categories), 1.0);
+        assert_eq!(category_match("ci", "database", &related_categories), 0.5);
+        assert_eq!(category_match("frontend", "database", &related_categories), 0.0);
     }
 
     fn list(signal: Signal, weight: f64, ids: &[Uuid]) -> SignalList {

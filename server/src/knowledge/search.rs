@@ -1,16 +1,21 @@
-//! Hybrid search: synonym-expanded full text, trigram similarity and
-//! embedding similarity, fused by reciprocal rank fusion and ranked by the
-//! blend of [`super::rank`].
+//! Hybrid search: synonym-expanded keywords (BM25), typos, symptoms (a
+//! pasted error message against the error messages entries are known by)
+//! and embedding similarity, fused by reciprocal rank fusion and ranked by
+//! the blend of [`super::rank`]. Keywords, typos and symptoms come from the
+//! replica's keyword index ([`super::keyword`]); while it is being built
+//! (or when it is switched off), keywords and typos come from PostgreSQL's
+//! full text and trigrams, and symptoms are not matched.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
+use sqlx::PgPool;
 
-use super::KnowledgeBase;
 use super::model::{Application, Entry, EntryKind, Solution};
 use super::rank::{self, Candidate, Reason, Relevance, ScoreParts, Signal, SignalList};
+use super::{KnowledgeBase, symptoms};
 use crate::Error;
 use crate::scope::ProjectScope;
 use crate::store::knowledge_search::{self as store, KeywordMatches, SearchFilter, VectorScan};
@@ -25,12 +30,16 @@ pub enum SearchMode {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchQuery {
+    /// What every signal is restricted to (its `category` only when the
+    /// query asked for that category alone).
     pub filter: SearchFilter,
     pub text: String,
     pub limit: usize,
     /// Overrides the configured minimum fused similarity.
     pub min_similarity: Option<f64>,
     pub mode: SearchMode,
+    /// Entries of this category rank first, of a related one next.
+    pub category: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -81,33 +90,10 @@ pub struct Expansion {
     pub phrases: Vec<String>,
 }
 
-/// Lowercased alphanumeric words, with camelCase split as the search
-/// document splits it (`lore_code_words`): `readFileLines` -> read, file,
-/// lines; `HTTPServer` -> http, server.
-fn words_of(text: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    for run in text.split(|c: char| !c.is_alphanumeric()).filter(|run| !run.is_empty()) {
-        let chars: Vec<char> = run.chars().collect();
-        let mut start = 0;
-        for index in 1..chars.len() {
-            let (before, here) = (chars[index - 1], chars[index]);
-            let next_is_lower = chars.get(index + 1).is_some_and(|next| next.is_lowercase());
-            let boundary = here.is_uppercase()
-                && ((before.is_lowercase() || before.is_ascii_digit()) || (before.is_uppercase() && next_is_lower));
-            if boundary {
-                words.push(chars[start..index].iter().collect::<String>().to_lowercase());
-                start = index;
-            }
-        }
-        words.push(chars[start..].iter().collect::<String>().to_lowercase());
-    }
-    words
-}
-
 /// Expands the query with synonyms both ways: a term brings its expansion
 /// ("rls" -> "row level security") and an expansion its term.
 pub fn expand(text: &str, synonyms: &[(String, String)]) -> Expansion {
-    let all_words = words_of(text);
+    let all_words = super::keyword::analysis::words(text);
     let mut words: Vec<String> = Vec::new();
     for word in &all_words {
         if !words.contains(word) && words.len() < 64 {
@@ -121,8 +107,8 @@ pub fn expand(text: &str, synonyms: &[(String, String)]) -> Expansion {
         }
     };
     for (term, expansion) in synonyms {
-        let term_words = words_of(term);
-        let expansion_words = words_of(expansion);
+        let term_words = super::keyword::analysis::words(term);
+        let expansion_words = super::keyword::analysis::words(expansion);
         let contains =
             |needle: &[String]| !needle.is_empty() && all_words.windows(needle.len()).any(|window| window == needle);
         if contains(&term_words) {
@@ -188,19 +174,24 @@ fn snippet(entry: &Entry) -> String {
     first_line(source, SNIPPET_CHARS)
 }
 
+/// What the word signals found: keywords, typos of the words keywords did
+/// not find, and symptoms.
+#[derive(Debug, Default)]
+struct WordSignals {
+    keyword: KeywordMatches,
+    fuzzy: Vec<Candidate>,
+    symptom: Vec<Candidate>,
+}
+
 impl KnowledgeBase {
     /// One query. Bad filters are refused with the field they name
     /// (`category`); a failing embedding provider degrades to keyword search.
     pub async fn search(&self, scope: &ProjectScope, query: &SearchQuery) -> Result<SearchOutcome, Error> {
-        if let Some(category) = &query.filter.category {
-            let known = store::categories(&self.pool, scope, &query.filter.project).await?;
-            if !known.contains(category) {
-                return Err(Error::invalid(
-                    "category",
-                    format!("{category:?} is not a category of project {} (known: {known:?})", query.filter.project),
-                ));
-            }
-        }
+        let pool = &self.read_pool().await;
+        let related = match &query.category {
+            Some(category) => self.related_categories(pool, scope, &query.filter.project, category).await?,
+            None => Vec::new(),
+        };
         let candidates = (query.limit * 4).max(40) as i64;
         // The signals are independent queries: run side by side, a search
         // costs its slowest signal rather than their sum.
@@ -208,13 +199,13 @@ impl KnowledgeBase {
             async {
                 match query.mode {
                     SearchMode::Keyword => Ok(None),
-                    _ => self.semantic_signal(scope, query, candidates).await.map(Some),
+                    _ => self.semantic_signal(pool, scope, query, candidates).await.map(Some),
                 }
             },
             async {
                 match query.mode {
                     SearchMode::Semantic => Ok(None),
-                    _ => self.keyword_signals(scope, query, candidates).await.map(Some),
+                    _ => self.keyword_signals(pool, scope, query, candidates).await.map(Some),
                 }
             },
         );
@@ -229,11 +220,11 @@ impl KnowledgeBase {
         }
         let keyword = match keyword? {
             Some(keyword) => Some(keyword),
-            None if degraded.is_some() => Some(self.keyword_signals(scope, query, candidates).await?),
+            None if degraded.is_some() => Some(self.keyword_signals(pool, scope, query, candidates).await?),
             None => None,
         };
         let mut lists: Vec<SignalList> = Vec::new();
-        if let Some((keyword, fuzzy)) = keyword {
+        if let Some(WordSignals { keyword, fuzzy, symptom }) = keyword {
             // Beside the semantic signal, keyword counts as much as its best
             // hit matched the query; alone, it leads whatever it matched.
             let confidence = if semantic_list.is_none() {
@@ -244,14 +235,12 @@ impl KnowledgeBase {
             };
             let keyword_weight = self.ranking.signal_weight(Signal::Keyword) * confidence;
             lists.push(SignalList { signal: Signal::Keyword, weight: keyword_weight, candidates: keyword.candidates });
-            lists.push(SignalList {
-                signal: Signal::Fuzzy,
-                weight: self.ranking.signal_weight(Signal::Fuzzy),
-                candidates: fuzzy,
-            });
+            for (signal, candidates) in [(Signal::Fuzzy, fuzzy), (Signal::Symptom, symptom)] {
+                lists.push(SignalList { signal, weight: self.ranking.signal_weight(signal), candidates });
+            }
         }
         lists.extend(semantic_list);
-        let hits = self.rank(scope, query, &lists).await?;
+        let hits = self.rank(pool, scope, query, &related, &lists).await?;
         Ok(SearchOutcome { hits, degraded, embedding_time })
     }
 
@@ -259,6 +248,7 @@ impl KnowledgeBase {
     /// provider could not embed the query.
     async fn semantic_signal(
         &self,
+        pool: &PgPool,
         scope: &ProjectScope,
         query: &SearchQuery,
         candidates: i64,
@@ -271,7 +261,7 @@ impl KnowledgeBase {
         let embedding_time = started.elapsed();
         let embedder = self.embedder.as_ref().expect("embedded above");
         let found = store::semantic(
-            &self.pool,
+            pool,
             scope,
             &query.filter,
             embedder.model(),
@@ -285,18 +275,61 @@ impl KnowledgeBase {
         Ok(Ok((SignalList { signal: Signal::Semantic, weight, candidates: found }, embedding_time)))
     }
 
-    /// The full-text matches (synonyms expanded) and the trigram matches of
-    /// the words full text did not find.
+    /// The categories related to `category`, once it is known to be one of
+    /// the project's (of its entries or of its relations).
+    async fn related_categories(
+        &self,
+        pool: &PgPool,
+        scope: &ProjectScope,
+        project: &str,
+        category: &str,
+    ) -> Result<Vec<String>, Error> {
+        match store::related_categories(pool, scope, project, category).await? {
+            Some(related) => Ok(related),
+            None => {
+                let known = store::categories(pool, scope, project).await?;
+                Err(Error::invalid(
+                    "category",
+                    format!("{category:?} is not a category of project {project} (known: {known:?})"),
+                ))
+            }
+        }
+    }
+
+    /// The keyword matches (synonyms expanded), the typo matches of the
+    /// words they did not find, and the symptoms the query holds.
     async fn keyword_signals(
         &self,
+        pool: &PgPool,
         scope: &ProjectScope,
         query: &SearchQuery,
         candidates: i64,
-    ) -> Result<(KeywordMatches, Vec<Candidate>), Error> {
-        let synonyms = store::synonyms(&self.pool, &query.filter.project).await?;
+    ) -> Result<WordSignals, Error> {
+        let synonyms: Vec<(String, String)> = crate::store::vocabulary::synonyms(pool, scope, &query.filter.project)
+            .await?
+            .into_iter()
+            .map(|synonym| (synonym.term, synonym.expansion))
+            .collect();
         let expansion = expand(&query.text, &synonyms);
+        if let Some(index) = self.keyword_index() {
+            if !scope.allows(&query.filter.project) {
+                return Ok(WordSignals::default());
+            }
+            let (index, filter, limit) = (Arc::clone(index), query.filter.clone(), candidates as usize);
+            let message = symptoms::tokens(&query.text);
+            return tokio::task::spawn_blocking(move || {
+                let keyword = index.keyword(&filter, &expansion.words, &expansion.phrases, limit)?;
+                let unknown: Vec<String> =
+                    keyword.unmatched.iter().filter(|word| word.chars().count() >= FUZZY_MIN_CHARS).cloned().collect();
+                let fuzzy = if unknown.is_empty() { Vec::new() } else { index.fuzzy(&filter, &unknown, limit)? };
+                let symptom = index.symptoms(&filter, &message, limit)?;
+                Ok(WordSignals { keyword, fuzzy, symptom })
+            })
+            .await
+            .map_err(|error| Error::Unavailable(format!("keyword search failed: {error}")))?;
+        }
         let keyword =
-            store::keyword(&self.pool, scope, &query.filter, &expansion.words, &expansion.phrases, candidates).await?;
+            store::keyword(pool, scope, &query.filter, &expansion.words, &expansion.phrases, candidates).await?;
         // Trigrams only for the words full text did not find (usually none):
         // a word it found is better matched by it.
         let unknown: Vec<String> =
@@ -304,9 +337,27 @@ impl KnowledgeBase {
         let fuzzy = if unknown.is_empty() {
             Vec::new()
         } else {
-            store::fuzzy(&self.pool, scope, &query.filter, &unknown, FUZZY_THRESHOLD, candidates).await?
+            store::fuzzy(pool, scope, &query.filter, &unknown, FUZZY_THRESHOLD, candidates).await?
         };
-        Ok((keyword, fuzzy))
+        Ok(WordSignals { keyword, fuzzy, symptom: Vec::new() })
+    }
+
+    /// Embeds in one call the queries whose vectors are not kept yet (a
+    /// SearchMany's); a failure is left to each query's own search.
+    pub(crate) async fn warm_query_vectors(&self, texts: &[String]) {
+        let Some(embedder) = &self.embedder else { return };
+        let mut missing: Vec<String> =
+            texts.iter().filter(|text| self.query_vectors.get(embedder.model(), text).is_none()).cloned().collect();
+        missing.sort_unstable();
+        missing.dedup();
+        if missing.len() < 2 {
+            return;
+        }
+        if let Ok(Ok(vectors)) = tokio::time::timeout(self.query_embedding_timeout, embedder.embed(&missing)).await {
+            for (text, vector) in missing.iter().zip(vectors) {
+                self.query_vectors.put(embedder.model(), text, vector.into());
+            }
+        }
     }
 
     /// The query's vector, from the cache when it was asked before.
@@ -328,32 +379,41 @@ impl KnowledgeBase {
         }
     }
 
-    async fn rank(&self, scope: &ProjectScope, query: &SearchQuery, lists: &[SignalList]) -> Result<Vec<Hit>, Error> {
+    async fn rank(
+        &self,
+        pool: &PgPool,
+        scope: &ProjectScope,
+        query: &SearchQuery,
+        related: &[String],
+        lists: &[SignalList],
+    ) -> Result<Vec<Hit>, Error> {
         let fused = rank::fuse(lists, self.ranking.rrf_k);
         let min_similarity = query.min_similarity.unwrap_or(self.ranking.min_similarity);
         let fused: Vec<_> = fused.into_iter().filter(|(_, similarity, _)| *similarity >= min_similarity).collect();
         let ids: Vec<uuid::Uuid> = fused.iter().map(|(id, _, _)| *id).collect();
         let mut entries: HashMap<uuid::Uuid, Entry> =
-            store::entries(&self.pool, scope, &ids).await?.into_iter().map(|entry| (entry.entry_id, entry)).collect();
-        let applications = store::application_counts(&self.pool, &ids).await?;
+            store::entries(pool, scope, &ids).await?.into_iter().map(|entry| (entry.entry_id, entry)).collect();
+        let applications = store::application_counts(pool, &ids).await?;
         let now = Utc::now();
         let mut hits: Vec<Hit> = fused
             .into_iter()
             .filter_map(|(entry_id, similarity, reasons)| {
                 let entry = entries.remove(&entry_id)?;
-                let success_rate = match entry.best_solution() {
-                    Some(best) if best.times_applied > 0 => best.success_rate(),
-                    _ => match applications.get(&entry_id) {
-                        Some(&(applied, succeeded)) if applied > 0 => succeeded as f64 / applied as f64,
-                        _ => 0.0,
-                    },
-                };
-                let last_touched = entry.last_seen_at.map_or(entry.updated_at, |seen| seen.max(entry.updated_at));
+                // Pooled over every solution, as a pattern's record is; an
+                // entry without applied solutions by its own applications.
+                let success_rate = entry.pooled_success_rate().unwrap_or_else(|| match applications.get(&entry_id) {
+                    Some(&(applied, succeeded)) if applied > 0 => succeeded as f64 / applied as f64,
+                    _ => 0.0,
+                });
                 let parts = ScoreParts {
                     similarity,
                     success_rate,
-                    recency: rank::recency(last_touched, now, self.ranking.recency_days),
+                    recency: rank::recency(entry.last_touched(), now, self.ranking.recency_days),
                     specificity: rank::specificity(entry.occurrence_count),
+                    category: query
+                        .category
+                        .as_deref()
+                        .map(|wanted| rank::category_match(&entry.category, wanted, related)),
                 };
                 Some(Hit {
                     score: parts.score(&self.ranking),
@@ -371,7 +431,7 @@ impl KnowledgeBase {
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.entry.entry_id.cmp(&b.entry.entry_id)));
         hits.truncate(query.limit);
         let shown: Vec<uuid::Uuid> = hits.iter().map(|hit| hit.entry.entry_id).collect();
-        let mut recent = crate::store::knowledge::recent_applications(&self.pool, &shown, APPLIED_BEFORE).await?;
+        let mut recent = crate::store::knowledge::recent_applications(pool, &shown, APPLIED_BEFORE).await?;
         for hit in &mut hits {
             hit.applied_before = recent.remove(&hit.entry.entry_id).unwrap_or_default();
         }

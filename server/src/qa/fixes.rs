@@ -57,7 +57,7 @@ impl QaLearning {
         }
         transaction.commit().await?;
         if !gotchas.is_empty() {
-            self.knowledge.written();
+            self.knowledge.written().await;
         }
         Ok(FixRecorded {
             attempt_id: attempt.attempt_id,
@@ -90,6 +90,21 @@ impl QaLearning {
 /// One gotcha per pattern: later fixes update it rather than pile up.
 pub fn gotcha_key(pattern_id: Uuid) -> String {
     format!("qa-gotcha-{pattern_id}")
+}
+
+/// A failure's distinct messages as an entry's symptoms: a few, each cut
+/// to the symptom limit.
+fn symptoms_of(messages: &[String]) -> Vec<String> {
+    use crate::knowledge::model::limits::MAX_SYMPTOM_CHARS;
+    const KEPT: usize = 5;
+    let mut symptoms: Vec<String> = Vec::new();
+    for message in messages {
+        let message: String = message.trim().chars().take(MAX_SYMPTOM_CHARS).collect();
+        if !message.is_empty() && !symptoms.contains(&message) && symptoms.len() < KEPT {
+            symptoms.push(message);
+        }
+    }
+    symptoms
 }
 
 /// The gotcha a successful fix of a pattern's failure becomes.
@@ -143,5 +158,11 @@ fn gotcha(pattern: &Pattern, attempt: &FixAttempt, fix_success_rate: f64, messag
         source_path: None,
         front_matter: None,
         document: None,
+        // The messages the failure was met with: the next agent that pastes
+        // one finds this gotcha.
+        symptoms: symptoms_of(messages),
+        root_causes: Vec::new(),
+        usage_count: 0,
+        last_used_at: None,
     }
 }

@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 
 use crate::knowledge::KnowledgeBase;
+use crate::store::replicas::ReadPools;
 
 /// `[qa]` configuration: the grouping threshold, when patterns are shown,
 /// how outcomes move confidence, and when a pattern may be promoted.
@@ -152,6 +153,8 @@ impl QaConfig {
 #[derive(Debug, Clone)]
 pub struct QaLearning {
     pool: PgPool,
+    /// Where dashboards read (a replica when one is fresh enough).
+    reads: ReadPools,
     knowledge: KnowledgeBase,
     sanitizer: lore_sanitize::Sanitizer,
     config: QaConfig,
@@ -162,6 +165,7 @@ pub struct QaLearning {
 impl QaLearning {
     pub fn new(pool: PgPool, knowledge: KnowledgeBase, sanitizer: lore_sanitize::Sanitizer, config: QaConfig) -> Self {
         Self {
+            reads: ReadPools::primary_only(pool.clone()),
             pool,
             knowledge,
             sanitizer,
@@ -169,6 +173,12 @@ impl QaLearning {
             rules: category::RuleCache::default(),
             routes: routes::RouteCache::default(),
         }
+    }
+
+    /// Dashboards read through `reads` (`database.read_urls`).
+    pub fn with_reads(mut self, reads: ReadPools) -> Self {
+        self.reads = reads;
+        self
     }
 
     pub fn config(&self) -> &QaConfig {

@@ -198,7 +198,7 @@ impl QaLearning {
         }
         transaction.commit().await?;
         if published.is_some() {
-            self.knowledge.written();
+            self.knowledge.written().await;
         }
         if decision != PromotionDecision::Reject {
             self.update_instructions(&promotion, decision).await?;

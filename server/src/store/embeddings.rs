@@ -80,6 +80,11 @@ pub async fn queue(connection: &mut sqlx::PgConnection, entry_id: Uuid, model: &
     Ok(())
 }
 
+/// What is embedded of an entry `e`: its title, summary, symptoms, root
+/// causes, tags, category and body, a line apart.
+pub const EMBEDDED_TEXT: &str = "concat_ws(E'\\n', e.title, e.summary, array_to_string(e.symptoms, E'\\n'), \
+     array_to_string(e.root_causes, E'\\n'), array_to_string(e.tags, ', '), e.category, e.body)";
+
 /// An entry to embed: its text and the content hash the vector is for.
 #[derive(Debug, Clone)]
 pub struct Job {
@@ -93,7 +98,7 @@ pub struct Job {
 /// again until then, so other replicas leave them alone, and no transaction
 /// stays open while they are embedded.
 pub async fn claim(pool: &PgPool, model: &str, limit: i64, lease: std::time::Duration) -> Result<Vec<Job>, Error> {
-    let rows = sqlx::query(
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
         "WITH due AS (
              SELECT entry_id FROM knowledge_embedding_jobs
              WHERE model = $1 AND not_before <= now()
@@ -104,9 +109,8 @@ pub async fn claim(pool: &PgPool, model: &str, limit: i64, lease: std::time::Dur
          SET not_before = now() + make_interval(secs => $3)
          FROM due, knowledge_entries e
          WHERE j.model = $1 AND j.entry_id = due.entry_id AND e.entry_id = j.entry_id
-         RETURNING j.entry_id, e.project, e.content_hash,
-                   concat_ws(E'\\n', e.title, e.summary, array_to_string(e.tags, ', '), e.category, e.body) AS text",
-    )
+         RETURNING j.entry_id, e.project, e.content_hash, {EMBEDDED_TEXT} AS text"
+    )))
     .bind(model)
     .bind(limit)
     .bind(lease.as_secs_f64())

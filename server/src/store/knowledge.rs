@@ -19,7 +19,8 @@ use crate::store::sqlstate;
 
 pub(crate) const ENTRY_COLUMNS: &str = "e.entry_id, e.key, e.project, e.kind, e.title, e.category, e.summary, \
      e.body, e.tags, e.status, e.severity, e.trend, e.occurrence_count, e.last_seen_at, e.prevention_checklist, \
-     e.details, e.source_path, e.front_matter, e.created_at, e.updated_at";
+     e.details, e.source_path, e.front_matter, e.symptoms, e.root_causes, e.usage_count, e.last_used_at, \
+     e.created_at, e.updated_at";
 
 /// Best success rate first, then the most applied, then the order given.
 const SOLUTION_ORDER: &str = "CASE WHEN times_applied = 0 THEN 0 ELSE times_successful::float8 / times_applied END \
@@ -58,6 +59,10 @@ pub(crate) fn entry_from_row(row: &PgRow) -> Result<Entry, sqlx::Error> {
         details: row.try_get::<Json<serde_json::Value>, _>("details")?.0,
         source_path: row.try_get("source_path")?,
         front_matter: row.try_get::<Option<Json<serde_json::Value>>, _>("front_matter")?.map(|json| json.0),
+        symptoms: row.try_get("symptoms")?,
+        root_causes: row.try_get("root_causes")?,
+        usage_count: row.try_get("usage_count")?,
+        last_used_at: row.try_get("last_used_at")?,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
         solutions: Vec::new(),
@@ -148,15 +153,17 @@ pub async fn upsert_in(
     let upserted = sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO knowledge_entries AS e (entry_id, key, project, kind, title, category, summary, body, tags,
              status, severity, prevention_checklist, details, source_path, front_matter, content_hash,
-             document_hash, source_root)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+             document_hash, source_root, symptoms, root_causes, usage_count, last_used_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
+                 $22)
          ON CONFLICT {conflict_target} DO UPDATE SET
              key = EXCLUDED.key, kind = EXCLUDED.kind, title = EXCLUDED.title, category = EXCLUDED.category,
              summary = EXCLUDED.summary, body = EXCLUDED.body, tags = EXCLUDED.tags, status = EXCLUDED.status,
              severity = EXCLUDED.severity, prevention_checklist = EXCLUDED.prevention_checklist,
              details = EXCLUDED.details, source_path = EXCLUDED.source_path, front_matter = EXCLUDED.front_matter,
              content_hash = EXCLUDED.content_hash, document_hash = EXCLUDED.document_hash,
-             source_root = EXCLUDED.source_root, updated_at = now()
+             source_root = EXCLUDED.source_root, symptoms = EXCLUDED.symptoms, root_causes = EXCLUDED.root_causes,
+             usage_count = EXCLUDED.usage_count, last_used_at = EXCLUDED.last_used_at, updated_at = now()
          WHERE e.project = EXCLUDED.project
          RETURNING e.entry_id, (xmax = 0) AS created"
     )))
@@ -178,6 +185,10 @@ pub async fn upsert_in(
     .bind(content_hash)
     .bind(entry.document.as_ref().map(|document| &document.hash))
     .bind(entry.document.as_ref().and_then(|document| document.root.as_ref()))
+    .bind(&entry.symptoms)
+    .bind(&entry.root_causes)
+    .bind(entry.usage_count)
+    .bind(entry.last_used_at)
     .fetch_optional(&mut *transaction)
     .await
     .map_err(|error| unique_violation_to_conflict(error, entry))?;
@@ -421,8 +432,8 @@ pub async fn record_occurrence(
     }
     let inserted = sqlx::query(
         "INSERT INTO knowledge_occurrences (occurrence_id, project, entry_id, session_id, solution_id, success,
-             resolution_minutes, note, occurred_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+             resolution_minutes, note, occurred_at, found_via_search)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
          ON CONFLICT (occurrence_id) DO NOTHING",
     )
     .bind(occurrence.occurrence_id)
@@ -434,6 +445,7 @@ pub async fn record_occurrence(
     .bind(occurrence.resolution_minutes)
     .bind(&occurrence.note)
     .bind(occurrence.occurred_at)
+    .bind(occurrence.found_via_search)
     .execute(&mut *transaction)
     .await?
     .rows_affected()
@@ -470,6 +482,7 @@ pub async fn record_occurrence(
     )
     .bind(occurrence.entry_id)
     .bind(occurrence.occurred_at)
+    .bind(occurrence.found_via_search)
     .execute(&mut *transaction)
     .await?;
     let entry = fetch_entry(&mut transaction, scope, occurrence.entry_id).await?;
@@ -568,11 +581,15 @@ pub async fn recent_applications(
 
 pub async fn effectiveness(pool: &PgPool, entry_id: Uuid) -> Result<Effectiveness, Error> {
     let row = sqlx::query(
-        "SELECT count(*) AS applications,
-                count(*) FILTER (WHERE success) AS successes,
-                coalesce(avg(resolution_minutes) FILTER (WHERE success), 0) AS avg_minutes,
-                count(*) FILTER (WHERE found_via_search) AS found_via_search
-         FROM knowledge_applications WHERE entry_id = $1",
+        "SELECT a.*, o.*
+         FROM (SELECT count(*) AS applications,
+                      count(*) FILTER (WHERE success) AS successes,
+                      coalesce(avg(resolution_minutes) FILTER (WHERE success), 0) AS avg_minutes,
+                      count(*) FILTER (WHERE found_via_search) AS found_via_search
+               FROM knowledge_applications WHERE entry_id = $1) AS a,
+              (SELECT count(*) AS occurrences,
+                      count(*) FILTER (WHERE found_via_search) AS occurrences_found_via_search
+               FROM knowledge_occurrences WHERE entry_id = $1) AS o",
     )
     .bind(entry_id)
     .fetch_one(pool)
@@ -582,6 +599,8 @@ pub async fn effectiveness(pool: &PgPool, entry_id: Uuid) -> Result<Effectivenes
         successes: row.try_get("successes")?,
         avg_resolution_minutes: row.try_get("avg_minutes")?,
         found_via_search: row.try_get("found_via_search")?,
+        occurrences: row.try_get("occurrences")?,
+        occurrences_found_via_search: row.try_get("occurrences_found_via_search")?,
     })
 }
 

@@ -290,16 +290,31 @@ pub async fn application_counts(pool: &PgPool, ids: &[Uuid]) -> Result<HashMap<U
         .map_err(Error::from)
 }
 
-/// Synonym pairs (term, expansion) of the project and global ones.
-pub async fn synonyms(pool: &PgPool, project: &str) -> Result<Vec<(String, String)>, Error> {
-    let rows = sqlx::query("SELECT term, expansion FROM knowledge_synonyms WHERE project IS NULL OR project = $1")
-        .bind(project)
-        .fetch_all(pool)
-        .await?;
-    rows.iter()
-        .map(|row| Ok((row.try_get("term")?, row.try_get("expansion")?)))
-        .collect::<Result<_, sqlx::Error>>()
-        .map_err(Error::from)
+/// The categories related to `category` in `project`; `None` when it is
+/// no category of the project's (neither of an entry nor of a relation).
+pub async fn related_categories(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    project: &str,
+    category: &str,
+) -> Result<Option<Vec<String>>, Error> {
+    let row = sqlx::query(
+        "SELECT EXISTS (SELECT 1 FROM knowledge_entries
+                        WHERE project = $1 AND category = $2 AND ($3::text[] IS NULL OR project = ANY($3)))
+                OR EXISTS (SELECT 1 FROM knowledge_category_relations
+                           WHERE project = $1 AND $2 IN (category, related)) AS known,
+                array(SELECT CASE WHEN category = $2 THEN related ELSE category END
+                      FROM knowledge_category_relations
+                      WHERE project = $1 AND $2 IN (category, related) AND ($3::text[] IS NULL OR project = ANY($3))
+                      ORDER BY 1) AS related",
+    )
+    .bind(project)
+    .bind(category)
+    .bind(scope.sql_filter())
+    .fetch_one(pool)
+    .await?;
+    let known: bool = row.try_get("known")?;
+    Ok(known.then(|| row.try_get("related")).transpose()?)
 }
 
 /// The categories the project's entries use.

@@ -16,13 +16,16 @@ pub mod console;
 pub mod drafts;
 pub mod embeddings;
 pub mod knowledge;
+pub mod knowledge_changes;
 pub mod knowledge_search;
 pub mod qa;
 pub mod qa_feedback;
 pub mod qa_results;
+pub mod replicas;
 pub mod retention;
 pub mod sessions;
 pub mod tokens;
+pub mod vocabulary;
 
 /// The migrations in `migrations/`, embedded in the binary. sqlx records what
 /// it applied in `_sqlx_migrations` and holds an advisory lock while

@@ -19,6 +19,8 @@ pub struct TestServer {
     /// Shared with the server's siblings.
     pub database: Arc<TestDatabase>,
     pub addr: SocketAddr,
+    /// Where the server's reads go (to see the replicas at work).
+    pub reads: crate::store::replicas::ReadPools,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
 }
@@ -52,6 +54,12 @@ impl TestServer {
         Self::serve(config, Arc::clone(&self.database)).await
     }
 
+    /// A server over `database` (one on a server of the test's own, say a
+    /// primary with replicas).
+    pub async fn start_on(config: Config, database: TestDatabase) -> Self {
+        Self::serve(config, Arc::new(database)).await
+    }
+
     async fn serve(mut config: Config, database: Arc<TestDatabase>) -> Self {
         if config.cache_dir == Config::default().cache_dir {
             config.cache_dir = crate::embedded_postgres::default_cache_dir();
@@ -66,6 +74,8 @@ impl TestServer {
             .expect("server pool");
         let services = Services::new(&config, pool).expect("services (is the model fetched? `make tools`)");
         services.knowledge.prepare().await.expect("register the embedding model");
+        services.knowledge.keyword_index_built().await;
+        let reads = services.reads.clone();
         let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let shutdown = async {
@@ -73,7 +83,7 @@ impl TestServer {
             };
             grpc::serve(services, listener, config.shutdown_grace(), shutdown).await.expect("serve");
         });
-        Self { database, addr, shutdown: Some(shutdown_tx), task: Some(task) }
+        Self { database, addr, reads, shutdown: Some(shutdown_tx), task: Some(task) }
     }
 
     pub fn pool(&self) -> &sqlx::PgPool {

@@ -185,7 +185,9 @@ async fn bad_documents_and_paths_get_invalid_argument_naming_the_field() {
         ("bad project!", "a.md", "# x".into(), "project: "),
         ("lore", "a.md", "# x\0y".into(), "content: a binary file (NUL byte at offset 3)"),
         ("lore", "a.md", "---\ntitle: [\n---\n".into(), "content: front matter: "),
-        ("lore", "a.md", "---\nstatus: gone\n---\n".into(), "content: front matter: status \"gone\""),
+        ("lore", "a.md", "---\nstatus: [gone]\n---\n".into(), "content: front matter: status must be a string"),
+        ("lore", "a.md", "---\nusage_count: many\n---\n".into(), "content: front matter: usage_count must be a whole"),
+        ("lore", "a.md", "---\nsymptoms: [{a: 1}]\n---\n".into(), "content: front matter: symptoms must be a string"),
         ("lore", "a.md", "x".repeat(1024 * 1024 + 1), "content: 1048577 bytes, over the limit of 1048576"),
         ("lore", "a.md", format!("---\ntitle: {}\n---\n", "t".repeat(600)), "content: front matter title: longer"),
     ];
@@ -203,4 +205,51 @@ async fn bad_documents_and_paths_get_invalid_argument_naming_the_field() {
     let stored: i64 =
         sqlx::query_scalar("SELECT count(*) FROM knowledge_entries").fetch_one(server.pool()).await.unwrap();
     assert_eq!(stored, 0, "nothing was stored by refused documents");
+}
+
+#[tokio::test]
+async fn a_debugger_knowledge_base_document_marked_verified_is_indexed_and_found_by_its_error() {
+    let (server, mut client) = fixture().await;
+    let document = "---
+kb_id: KB-build-001
+title: Path alias not resolved
+category: missing_dependency
+severity: medium
+status: verified
+symptoms:
+  - \"TS2307: Cannot find module '@/components/Button' or its corresponding type declarations.\"
+root_causes:
+  - The alias is in vite.config.ts but not in tsconfig.json
+usage_count: 12
+last_used: 2026-10-02
+---
+# Path alias not resolved
+
+## Solution
+Add the alias to `compilerOptions.paths` in tsconfig.json.
+";
+    let indexed = index(&mut client, "kb/KB-build-001.md", document).await;
+    assert!(indexed.changed);
+    let entry = indexed.entry.unwrap();
+    assert_eq!(entry.key, "KB-build-001");
+    assert_eq!(entry.status, proto::EntryStatus::Active as i32, "verified is in search");
+    assert_eq!(entry.symptoms.len(), 1);
+    assert_eq!(entry.root_causes, ["The alias is in vite.config.ts but not in tsconfig.json"]);
+    assert_eq!(entry.usage_count, 12);
+    let status = learning(&entry).front_matter.as_ref().unwrap().fields["status"].clone();
+    assert_eq!(status.kind, Some(prost_types::value::Kind::StringValue("verified".into())));
+    lore_server::testing::embedded(server.pool()).await;
+    let found = search_keys(
+        &mut client,
+        "src/App.tsx(3,20): error TS2307: Cannot find module '@/components/Modal' or its corresponding type \
+         declarations.",
+    )
+    .await;
+    assert_eq!(found.first().map(String::as_str), Some("Path alias not resolved"), "{found:?}");
+
+    // A retired one leaves search.
+    let retired = document.replace("status: verified", "status: deprecated");
+    let entry = index(&mut client, "kb/KB-build-001.md", &retired).await.entry.unwrap();
+    assert_eq!(entry.status, proto::EntryStatus::Obsolete as i32);
+    assert!(search_keys(&mut client, "TS2307 Cannot find module").await.is_empty());
 }

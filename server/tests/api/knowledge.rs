@@ -330,3 +330,77 @@ async fn ids_and_keys_of_other_entries_are_not_taken_over() {
         .into_inner();
     assert_eq!(unchanged.entry.unwrap().project, "lore");
 }
+
+#[tokio::test]
+async fn the_success_rate_is_pooled_over_every_solution_and_the_best_solution_is_still_shown() {
+    let (server, mut client) = fixture().await;
+    let entry = upsert(&mut client, pattern("PAT-040", &["Add WITH CHECK", "Disable RLS"])).await.entry.unwrap();
+    let solutions = pattern_details(&entry).solutions.clone();
+    // The first solution worked 9 of 10 times, the second 1 of 10.
+    for (solution, successes) in [(&solutions[0], 9), (&solutions[1], 1)] {
+        for index in 0..10 {
+            let request = proto::RecordOccurrenceRequest {
+                entry_id: entry.entry_id.clone(),
+                solution_id: solution.solution_id.clone(),
+                success: index < successes,
+                found_via_search: index % 2 == 0,
+                ..Default::default()
+            };
+            client.record_occurrence(request).await.unwrap();
+        }
+    }
+    lore_server::testing::embedded(server.pool()).await;
+    let query = proto::SearchQuery { text: "RLS blocks INSERT".into(), limit: 1, ..Default::default() };
+    let hit = client
+        .search(proto::SearchRequest { project: "lore".into(), query: Some(query) })
+        .await
+        .unwrap()
+        .into_inner()
+        .hits
+        .remove(0);
+    assert!((hit.parts.unwrap().success_rate - 0.5).abs() < 1e-9, "10 of 20: {:?}", hit.parts);
+    let best = hit.best_solution.unwrap();
+    assert_eq!((best.description.as_str(), best.times_successful), ("Add WITH CHECK", 9));
+
+    // Whether each occurrence was found by searching is kept.
+    let report = client
+        .get_entry(proto::GetEntryRequest { entry_id: entry.entry_id.clone(), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
+    let effectiveness = report.effectiveness.unwrap();
+    assert_eq!(effectiveness.occurrences, 20);
+    assert!((effectiveness.occurrences_found_via_search_rate - 0.5).abs() < 1e-9, "{effectiveness:?}");
+    assert_eq!(effectiveness.applications, 0, "occurrences are not applications");
+}
+
+#[tokio::test]
+async fn symptoms_root_causes_and_earlier_use_are_kept_and_checked() {
+    let (_server, mut client) = fixture().await;
+    let used = Utc::now() - chrono::Duration::days(3);
+    let mut entry = pattern("PAT-050", &[]);
+    entry.symptoms = vec!["  permission denied for table orders ".into(), "permission denied for table orders".into()];
+    entry.root_causes = vec!["The app role lost its grant in the last migration".into()];
+    entry.usage_count = 7;
+    entry.last_used_at = Some(Timestamp { seconds: used.timestamp(), nanos: 0 });
+    let stored = upsert(&mut client, entry.clone()).await.entry.unwrap();
+    assert_eq!(stored.symptoms, ["permission denied for table orders"], "trimmed, once");
+    assert_eq!(stored.root_causes, entry.root_causes);
+    assert_eq!((stored.usage_count, stored.last_used_at), (7, entry.last_used_at));
+    for (change, message) in [
+        (proto::Entry { symptoms: vec![String::new()], ..entry.clone() }, "entry.symptoms[0]: required"),
+        (proto::Entry { symptoms: vec!["a\0b".into()], ..entry.clone() }, "entry.symptoms[0]: must not contain NUL"),
+        (proto::Entry { symptoms: vec!["x".repeat(4097)], ..entry.clone() }, "entry.symptoms[0]: longer than 4096"),
+        (proto::Entry { symptoms: vec!["x".into(); 101], ..entry.clone() }, "entry.symptoms: 101 items"),
+        (proto::Entry { root_causes: vec![" ".into()], ..entry.clone() }, "entry.root_causes[0]: required"),
+        (proto::Entry { usage_count: u64::MAX, ..entry.clone() }, "entry.usage_count:"),
+        (
+            proto::Entry { last_used_at: Some(Timestamp { seconds: 0, nanos: -1 }), ..entry.clone() },
+            "entry.last_used_at:",
+        ),
+    ] {
+        let status = client.upsert_entry(proto::UpsertEntryRequest { entry: Some(change) }).await.unwrap_err();
+        assert_eq!(status.code(), Code::InvalidArgument, "{message}");
+        assert!(status.message().starts_with(message), "{}", status.message());
+    }
+}

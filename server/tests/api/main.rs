@@ -10,11 +10,14 @@ mod drafts;
 mod knowledge;
 mod limits;
 mod qa;
+mod replicas;
 mod reports;
 mod scope;
 mod search;
 mod task_results;
 mod tool_calls;
+mod triage;
+mod vocabulary;
 mod watch;
 
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;

@@ -111,6 +111,10 @@ async fn a_scope_of_project_a_sees_and_changes_no_knowledge_of_project_b() {
         source_path: None,
         front_matter: None,
         document: None,
+        symptoms: Vec::new(),
+        root_causes: Vec::new(),
+        usage_count: 0,
+        last_used_at: None,
     };
     let (of_b, _) = knowledge.upsert(&ProjectScope::All, &entry("b")).await.unwrap();
 
@@ -132,6 +136,7 @@ async fn a_scope_of_project_a_sees_and_changes_no_knowledge_of_project_b() {
                     resolution_minutes: 1.0,
                     occurred_at: Utc::now(),
                     note: String::new(),
+                    found_via_search: false,
                 },
             )
             .await

@@ -125,9 +125,13 @@ async fn words_agents_use_find_the_lesson_they_need() {
     );
 
     // Filters hold in every signal.
-    let filtered =
-        search(&mut client, proto::SearchQuery { category: "frontend".into(), ..query("RLS policy INSERT") }).await;
+    let filtered = search(
+        &mut client,
+        proto::SearchQuery { category: "frontend".into(), category_only: true, ..query("RLS policy INSERT") },
+    )
+    .await;
     assert!(filtered.hits.iter().all(|hit| hit.entry.as_ref().unwrap().category == "frontend"), "{filtered:?}");
+    assert!(!filtered.hits.is_empty());
 }
 
 /// Records `applied` uses of the entry's only solution, `succeeded` of
@@ -438,4 +442,56 @@ async fn identifiers_in_code_are_found_by_their_parts() {
             search(&mut client, proto::SearchQuery { mode: proto::SearchMode::Keyword as i32, ..query(text) }).await;
         assert_eq!(keys(&response).first().map(String::as_str), Some("GOT-1"), "{text:?}: {:?}", keys(&response));
     }
+}
+
+#[tokio::test]
+async fn every_replica_answers_from_its_own_keyword_index_kept_in_step_by_the_feed() {
+    let first = TestServer::start().await;
+    let second = first.sibling(TestServer::config()).await;
+    let mut writer = client(&first).await;
+    let mut reader = client(&second).await;
+    seed(&mut writer).await;
+    let status = |client: &Client| {
+        let mut client = client.clone();
+        async move {
+            client.get_index_status(proto::GetIndexStatusRequest { project: "lore".into() }).await.unwrap().into_inner()
+        }
+    };
+    // The writing replica has the writes when they return.
+    let written = status(&writer).await;
+    assert!(written.keyword_index_ready);
+    assert_eq!((written.entries, written.keyword_index_entries), (5, 5));
+    let keyword = |text: &str| proto::SearchQuery { mode: proto::SearchMode::Keyword as i32, ..query(text) };
+    assert_eq!(keys(&search(&mut writer, keyword("docker layer caching")).await)[0], "PAT-004");
+
+    // The other one within a notification; then both answer the same.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while status(&reader).await.keyword_index_entries != 5 {
+        assert!(std::time::Instant::now() < deadline, "the second replica never followed");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    for text in ["docker layer caching", "token expired", "row level security", "authetication"] {
+        let from_writer = search(&mut writer, keyword(text)).await;
+        let from_reader = search(&mut reader, keyword(text)).await;
+        assert_eq!(keys(&from_writer), keys(&from_reader), "{text:?}");
+        assert!(!keys(&from_reader).is_empty(), "{text:?}");
+    }
+
+    // An edit and a removal reach the other replica too.
+    let mut edited = entry("PAT-003", "Sticky header hides the form", "Fixed header over inputs", "frontend");
+    edited.entry_id = search(&mut writer, keyword("css grid")).await.hits[0].entry.as_ref().unwrap().entry_id.clone();
+    upsert(&mut writer, edited).await;
+    let removed = search(&mut writer, keyword("timezone")).await.hits[0].entry.as_ref().unwrap().entry_id.clone();
+    writer.delete_entry(proto::DeleteEntryRequest { entry_id: removed, purge: false }).await.unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let header = keys(&search(&mut reader, keyword("sticky header")).await);
+        let timezone = keys(&search(&mut reader, keyword("timezone")).await);
+        if header == ["PAT-003"] && timezone.is_empty() {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the second replica still answers {header:?} {timezone:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(keys(&search(&mut reader, keyword("css grid")).await).is_empty(), "the old text left the index");
 }

@@ -14,7 +14,7 @@ use crate::grpc::convert::{
 use crate::knowledge::drafts::{Decision, Draft, DraftEdits, DraftSource, DraftStatus, Proposal, Review};
 use crate::knowledge::model::limits::{
     MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_ITEM_CHARS, MAX_KEY_CHARS, MAX_LIST_ITEMS, MAX_SOLUTION_CHARS,
-    MAX_SOLUTIONS, MAX_SUMMARY_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS,
+    MAX_SOLUTIONS, MAX_SUMMARY_CHARS, MAX_SYMPTOM_CHARS, MAX_SYMPTOMS, MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS,
 };
 use crate::knowledge::model::{
     Application, DocumentSource, Effectiveness, Entry, EntryFilter, EntryKind, EntryStatus, GotchaDetails, NewEntry,
@@ -22,10 +22,15 @@ use crate::knowledge::model::{
 };
 use crate::knowledge::rank::{Relevance, Signal};
 use crate::knowledge::search::{Hit, SearchMode, SearchQuery};
+use crate::knowledge::search_many::Caps;
+use crate::knowledge::vocabulary::{CategoryRelation, Synonym};
 use crate::knowledge::{EntryReport, IndexStatus};
 use crate::store::knowledge_search::SearchFilter;
-use crate::validate::{list, name, optional_name, text};
+use crate::validate::{distinct_texts, list, name, optional_name, text};
 
+/// As the synonym table allows.
+const MAX_SYNONYM_TERM_CHARS: usize = 64;
+const MAX_SYNONYM_CHARS: usize = 256;
 /// As the `source_path` column allows.
 const MAX_PATH_CHARS: usize = 4096;
 const MAX_NOTE_CHARS: usize = 4096;
@@ -155,6 +160,11 @@ pub fn new_entry(entry: &proto::Entry) -> FieldResult<NewEntry> {
         source_path: None,
         front_matter: None,
         document: None,
+        symptoms: distinct_texts("symptoms", &entry.symptoms, MAX_SYMPTOMS, MAX_SYMPTOM_CHARS)?,
+        root_causes: distinct_texts("root_causes", &entry.root_causes, MAX_SYMPTOMS, MAX_SYMPTOM_CHARS)?,
+        usage_count: i64::try_from(entry.usage_count)
+            .map_err(|_| FieldError::new("usage_count", format!("{} is too large", entry.usage_count)))?,
+        last_used_at: optional_timestamp("last_used_at", entry.last_used_at.as_ref())?,
     };
     if new.body.len() > MAX_BODY_BYTES {
         return Err(FieldError::new("body", format!("{} bytes, over the limit of {MAX_BODY_BYTES}", new.body.len())));
@@ -317,6 +327,10 @@ pub fn entry_to_proto(entry: &Entry) -> proto::Entry {
         tags: entry.tags.clone(),
         status: entry_status_to_proto(entry.status) as i32,
         details: Some(details),
+        symptoms: entry.symptoms.clone(),
+        root_causes: entry.root_causes.clone(),
+        usage_count: entry.usage_count.max(0) as u64,
+        last_used_at: entry.last_used_at.map(to_timestamp),
         created_at: Some(to_timestamp(entry.created_at)),
         updated_at: Some(to_timestamp(entry.updated_at)),
     }
@@ -342,6 +356,8 @@ pub fn effectiveness_to_proto(effectiveness: &Effectiveness) -> proto::Effective
         success_rate: effectiveness.success_rate(),
         avg_resolution_minutes: effectiveness.avg_resolution_minutes,
         found_via_search_rate: effectiveness.found_via_search_rate(),
+        occurrences: effectiveness.occurrences.max(0) as u64,
+        occurrences_found_via_search_rate: effectiveness.occurrences_found_via_search_rate(),
     }
 }
 
@@ -401,6 +417,7 @@ pub fn new_occurrence(request: &proto::RecordOccurrenceRequest, now: DateTime<Ut
         resolution_minutes: resolution_minutes("resolution_minutes", request.resolution_minutes)?,
         occurred_at: optional_timestamp("occurred_at", request.occurred_at.as_ref())?.unwrap_or(now),
         note: text("note", &request.note, MAX_NOTE_CHARS, false)?,
+        found_via_search: request.found_via_search,
     })
 }
 
@@ -416,6 +433,18 @@ pub fn new_application(request: &proto::RecordApplicationRequest, now: DateTime<
         note: text("note", &request.note, MAX_NOTE_CHARS, false)?,
         applied_at: now,
     })
+}
+
+/// SearchMany's caps by default: triage shows 3 tasks with 2 hits each.
+const DEFAULT_PER_QUERY: usize = 2;
+const DEFAULT_QUERIES_WITH_HITS: usize = 3;
+
+/// A SearchMany's caps, its defaults filled in.
+pub fn search_many_caps(request: &proto::SearchManyRequest) -> Caps {
+    let or = |value: u32, default: usize, max: usize| if value == 0 { default } else { (value as usize).min(max) };
+    let per_query = or(request.per_query_limit, DEFAULT_PER_QUERY, MAX_SEARCH_LIMIT as usize);
+    let queries_with_hits = or(request.max_queries_with_hits, DEFAULT_QUERIES_WITH_HITS, 50);
+    Caps { per_query, queries_with_hits, total: or(request.total_limit, per_query * queries_with_hits, 500) }
 }
 
 const MAX_QUERY_CHARS: usize = 4096;
@@ -461,11 +490,15 @@ pub fn search_query(
         0.0 => None,
         value => Some(score("min_score", value, 1.0)?),
     };
+    let category = optional_name("category", &query.category, MAX_CATEGORY_CHARS)?.map(|value| value.to_lowercase());
+    if query.category_only && category.is_none() {
+        return Err(FieldError::new("category_only", "needs a category"));
+    }
     Ok(SearchQuery {
         filter: SearchFilter {
             project: project_name.to_owned(),
             kinds: entry_kinds("kinds", &query.kinds)?,
-            category: optional_name("category", &query.category, MAX_CATEGORY_CHARS)?.map(|value| value.to_lowercase()),
+            category: category.clone().filter(|_| query.category_only),
             severities: severities("severities", &query.severities)?,
             tags: tags("tags", &query.tags)?,
             include_obsolete: query.include_obsolete,
@@ -474,6 +507,7 @@ pub fn search_query(
         limit: limit as usize,
         min_similarity,
         mode: search_mode("mode", query.mode)?,
+        category,
     })
 }
 
@@ -482,6 +516,7 @@ fn signal_to_proto(signal: Signal) -> proto::MatchSignal {
         Signal::Keyword => proto::MatchSignal::Keyword,
         Signal::Fuzzy => proto::MatchSignal::Fuzzy,
         Signal::Semantic => proto::MatchSignal::Semantic,
+        Signal::Symptom => proto::MatchSignal::Symptom,
     }
 }
 
@@ -514,12 +549,34 @@ pub fn hit_to_proto(hit: &Hit) -> proto::SearchHit {
             success_rate: hit.parts.success_rate,
             recency: hit.parts.recency,
             specificity: hit.parts.specificity,
+            category: hit.parts.category.unwrap_or(0.0),
         }),
         applied_before: hit.applied_before.iter().map(application_to_proto).collect(),
         snippet: hit.snippet.clone(),
         recommendation: hit.recommendation.clone(),
         line: hit.line.clone(),
         best_solution: hit.best_solution().map(solution_to_proto),
+        expand: Some(expand_hint(&hit.entry)),
+    }
+}
+
+/// The CLI command and the MCP tool call that show `entry` whole.
+pub fn expand_hint(entry: &Entry) -> proto::ExpandHint {
+    let handle = entry.key.clone().unwrap_or_else(|| entry.entry_id.to_string());
+    proto::ExpandHint {
+        cli: format!("lore entry show {} --project {}", shell_word(&handle), entry.project),
+        tool: "get_lesson".into(),
+        arguments: serde_json::json!({ "entry": handle }).to_string(),
+    }
+}
+
+/// `word` as one shell word: as it is when it is plain, else single-quoted.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.:/@+=".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 
@@ -621,5 +678,57 @@ pub fn index_status_to_proto(status: &IndexStatus) -> proto::GetIndexStatusRespo
         embeddings_pending: count(status.embeddings.pending),
         embeddings_failing: count(status.embeddings.failing),
         last_embedding_error: status.embeddings.last_error.clone().unwrap_or_default(),
+        keyword_index_ready: status.keyword_index.is_some(),
+        keyword_index_entries: status.keyword_index.unwrap_or(0),
+    }
+}
+
+/// A synonym as PutSynonym and DeleteSynonym take it: the term lowercased,
+/// both sides holding words, and not the same.
+pub fn synonym(field: &str, synonym: Option<&proto::Synonym>) -> FieldResult<Synonym> {
+    let synonym = synonym.ok_or_else(|| FieldError::new(field, "required"))?;
+    let project = match synonym.project.as_str() {
+        "" => None,
+        name => Some(project(&format!("{field}.project"), name)?),
+    };
+    let term = name(&format!("{field}.term"), &synonym.term, MAX_SYNONYM_TERM_CHARS, true)?.to_lowercase();
+    let expansion = name(&format!("{field}.expansion"), &synonym.expansion, MAX_SYNONYM_CHARS, true)?.to_lowercase();
+    for (part, value) in [("term", &term), ("expansion", &expansion)] {
+        if crate::knowledge::keyword::analysis::words(value).is_empty() {
+            return Err(FieldError::new(format!("{field}.{part}"), "holds no word (letters or digits)"));
+        }
+    }
+    if term == expansion {
+        return Err(FieldError::new(format!("{field}.expansion"), "is the term itself"));
+    }
+    Ok(Synonym { project, term, expansion })
+}
+
+pub fn synonym_to_proto(synonym: &Synonym) -> proto::Synonym {
+    proto::Synonym {
+        project: synonym.project.clone().unwrap_or_default(),
+        term: synonym.term.clone(),
+        expansion: synonym.expansion.clone(),
+    }
+}
+
+/// A category relation as PutCategoryRelation and DeleteCategoryRelation
+/// take it: two different categories, lowercased, in stored order.
+pub fn category_relation(field: &str, relation: Option<&proto::CategoryRelation>) -> FieldResult<CategoryRelation> {
+    let relation = relation.ok_or_else(|| FieldError::new(field, "required"))?;
+    let project = project(&format!("{field}.project"), &relation.project)?;
+    let category = name(&format!("{field}.category"), &relation.category, MAX_CATEGORY_CHARS, true)?.to_lowercase();
+    let related = name(&format!("{field}.related"), &relation.related, MAX_CATEGORY_CHARS, true)?.to_lowercase();
+    if category == related {
+        return Err(FieldError::new(format!("{field}.related"), "is the category itself"));
+    }
+    Ok(CategoryRelation::between(project, category, related))
+}
+
+pub fn category_relation_to_proto(relation: &CategoryRelation) -> proto::CategoryRelation {
+    proto::CategoryRelation {
+        project: relation.project.clone(),
+        category: relation.category.clone(),
+        related: relation.related.clone(),
     }
 }

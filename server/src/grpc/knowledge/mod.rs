@@ -138,50 +138,45 @@ impl KnowledgeService for KnowledgeApi {
             )
             .into());
         }
-        let per_query = match message.per_query_limit {
-            0 => DEFAULT_PER_QUERY,
-            limit => limit.min(100),
-        };
-        let total = match message.total_limit {
-            0 => DEFAULT_TOTAL,
-            limit => limit.min(500),
-        } as usize;
-        let mut results = Vec::with_capacity(message.queries.len());
-        let mut degraded = None;
-        for (index, query) in message.queries.iter().enumerate() {
-            let field = format!("queries[{index}]");
-            let parsed = convert::search_query(&project, query, Some(per_query))
-                .map_err(|error| Error::from(error.within(&field)))?;
-            let outcome = self.knowledge.search(&scope, &parsed).await.map_err(|error| within(&field, error))?;
-            degraded = degraded.or(outcome.degraded);
-            results.push((query.query_id.clone(), outcome.hits));
-        }
-        // The total cap keeps the best-scoring hits across all queries.
-        let mut scores: Vec<f64> = results.iter().flat_map(|(_, hits)| hits.iter().map(|hit| hit.score)).collect();
-        let truncated = scores.len() > total;
-        if truncated {
-            scores.sort_by(|a, b| b.total_cmp(a));
-            let cutoff = scores[total - 1];
-            let mut kept = 0;
-            for (_, hits) in &mut results {
-                hits.retain(|hit| {
-                    let keep = hit.score >= cutoff && kept < total;
-                    kept += usize::from(keep);
-                    keep
-                });
-            }
-        }
+        let caps = convert::search_many_caps(message);
+        let queries = message
+            .queries
+            .iter()
+            .enumerate()
+            .map(|(index, query)| {
+                convert::search_query(&project, query, Some(caps.per_query as u32))
+                    .map_err(|error| Error::from(error.within(&format!("queries[{index}]"))))
+            })
+            .collect();
+        let outcome = self.knowledge.search_many(&scope, &project, queries, caps).await?;
         Ok(Response::new(proto::SearchManyResponse {
-            results: results
-                .into_iter()
-                .map(|(query_id, hits)| proto::SearchManyResult {
-                    query_id,
-                    hits: hits.iter().map(convert::hit_to_proto).collect(),
+            results: message
+                .queries
+                .iter()
+                .zip(outcome.answers)
+                .enumerate()
+                .map(|(index, (query, answer))| {
+                    let (hits, error) = match answer.result {
+                        Ok(hits) => (hits.iter().map(convert::hit_to_proto).collect(), None),
+                        Err(error) => {
+                            let status = Status::from(within(&format!("queries[{index}]"), error));
+                            let error =
+                                proto::QueryStatus { code: status.code() as i32, message: status.message().to_owned() };
+                            (Vec::new(), Some(error))
+                        }
+                    };
+                    proto::SearchManyResult {
+                        query_id: query.query_id.clone(),
+                        hits,
+                        error,
+                        cached: answer.cached,
+                        capped: answer.capped,
+                    }
                 })
                 .collect(),
-            truncated,
-            degraded: degraded.is_some(),
-            degraded_reason: degraded.unwrap_or_default(),
+            truncated: outcome.truncated,
+            degraded: outcome.degraded.is_some(),
+            degraded_reason: outcome.degraded.unwrap_or_default(),
         }))
     }
 
@@ -215,6 +210,75 @@ impl KnowledgeService for KnowledgeApi {
         let project = super::convert::project("project", &request.get_ref().project).map_err(Error::from)?;
         let status = self.knowledge.index_status(&scope, &project).await?;
         Ok(Response::new(convert::index_status_to_proto(&status)))
+    }
+
+    async fn list_synonyms(
+        &self,
+        request: Request<proto::ListSynonymsRequest>,
+    ) -> Result<Response<proto::ListSynonymsResponse>, Status> {
+        let scope = request_scope(&request);
+        let project = super::convert::project("project", &request.get_ref().project).map_err(Error::from)?;
+        let synonyms = self.knowledge.synonyms(&scope, &project).await?;
+        Ok(Response::new(proto::ListSynonymsResponse {
+            synonyms: synonyms.iter().map(convert::synonym_to_proto).collect(),
+        }))
+    }
+
+    async fn put_synonym(
+        &self,
+        request: Request<proto::PutSynonymRequest>,
+    ) -> Result<Response<proto::PutSynonymResponse>, Status> {
+        let scope = request_scope(&request);
+        let synonym = convert::synonym("synonym", request.get_ref().synonym.as_ref()).map_err(Error::from)?;
+        let created = self.knowledge.put_synonym(&scope, &synonym).await?;
+        Ok(Response::new(proto::PutSynonymResponse { synonym: Some(convert::synonym_to_proto(&synonym)), created }))
+    }
+
+    async fn delete_synonym(
+        &self,
+        request: Request<proto::DeleteSynonymRequest>,
+    ) -> Result<Response<proto::DeleteSynonymResponse>, Status> {
+        let scope = request_scope(&request);
+        let synonym = convert::synonym("synonym", request.get_ref().synonym.as_ref()).map_err(Error::from)?;
+        let deleted = self.knowledge.delete_synonym(&scope, &synonym).await?;
+        Ok(Response::new(proto::DeleteSynonymResponse { deleted }))
+    }
+
+    async fn list_category_relations(
+        &self,
+        request: Request<proto::ListCategoryRelationsRequest>,
+    ) -> Result<Response<proto::ListCategoryRelationsResponse>, Status> {
+        let scope = request_scope(&request);
+        let project = super::convert::project("project", &request.get_ref().project).map_err(Error::from)?;
+        let relations = self.knowledge.category_relations(&scope, &project).await?;
+        Ok(Response::new(proto::ListCategoryRelationsResponse {
+            relations: relations.iter().map(convert::category_relation_to_proto).collect(),
+        }))
+    }
+
+    async fn put_category_relation(
+        &self,
+        request: Request<proto::PutCategoryRelationRequest>,
+    ) -> Result<Response<proto::PutCategoryRelationResponse>, Status> {
+        let scope = request_scope(&request);
+        let relation =
+            convert::category_relation("relation", request.get_ref().relation.as_ref()).map_err(Error::from)?;
+        let created = self.knowledge.put_category_relation(&scope, &relation).await?;
+        Ok(Response::new(proto::PutCategoryRelationResponse {
+            relation: Some(convert::category_relation_to_proto(&relation)),
+            created,
+        }))
+    }
+
+    async fn delete_category_relation(
+        &self,
+        request: Request<proto::DeleteCategoryRelationRequest>,
+    ) -> Result<Response<proto::DeleteCategoryRelationResponse>, Status> {
+        let scope = request_scope(&request);
+        let relation =
+            convert::category_relation("relation", request.get_ref().relation.as_ref()).map_err(Error::from)?;
+        let deleted = self.knowledge.delete_category_relation(&scope, &relation).await?;
+        Ok(Response::new(proto::DeleteCategoryRelationResponse { deleted }))
     }
 
     async fn create_draft(
@@ -268,15 +332,14 @@ impl KnowledgeService for KnowledgeApi {
     }
 }
 
-/// Queries per SearchMany, and its default caps.
+/// Queries per SearchMany.
 const MAX_QUERIES: usize = 50;
-const DEFAULT_PER_QUERY: u32 = 2;
-const DEFAULT_TOTAL: u32 = 6;
 
-/// A domain error about a query field, named under the request's field.
+/// A domain error about a query field, named under the request's field
+/// (one that already names it is left as it is).
 fn within(parent: &str, error: Error) -> Error {
     match error {
-        Error::InvalidArgument { field, reason } => {
+        Error::InvalidArgument { field, reason } if !field.starts_with(parent) => {
             Error::InvalidArgument { field: format!("{parent}.{field}"), reason }
         }
         other => other,

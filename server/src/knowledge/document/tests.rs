@@ -89,7 +89,14 @@ fn broken_front_matter_is_reported_with_what_is_wrong() {
         ("---\ntitle: x\nno end", "no closing '---' line"),
         ("---\n- a\n- b\n---\n", "must be a mapping"),
         ("---\ntags: {a: 1}\n---\n", "tags must be a list"),
-        ("---\nstatus: retired\n---\n", "status \"retired\" is not one of active, obsolete"),
+        ("---\nstatus: [verified]\n---\n", "status must be a string"),
+        ("---\nusage_count: -3\n---\n", "usage_count must be a whole number of 0 or more"),
+        ("---\nusage_count: 1.5\n---\n", "usage_count must be a whole number of 0 or more"),
+        ("---\nlast_used: yesterday\n---\n", "last_used \"yesterday\" is not a date"),
+        ("---\nsymptoms: {a: b}\n---\n", "symptoms must be a string or a list of strings"),
+        ("---\nsymptoms: ['']\n---\n", "front matter symptoms[0]: required"),
+        ("---\nroot_causes: [[1]]\n---\n", "root_causes must be a string or a list of strings"),
+        ("---\nkb_id: [1]\n---\n", "kb_id must be a string or a number"),
         ("---\nseverity: 9\n---\n", "severity \"9\" is not one of"),
         ("---\nid: [1]\n---\n", "id must be a string or a number"),
         ("---\nsolutions: fix it\n---\n", "solutions must be a list"),
@@ -123,4 +130,53 @@ fn a_byte_order_mark_and_crlf_line_ends_are_fine() {
 fn a_multi_line_title_becomes_one_line() {
     let document = parse("x.md", "---\ntitle: |\n  first\n  second\n---\n").unwrap();
     assert_eq!(document.title, "first second");
+}
+
+#[test]
+fn a_debugger_knowledge_base_document_is_read_whole() {
+    let text = "---
+kb_id: KB-build-001
+title: TypeScript module resolution failure
+category: missing_dependency
+severity: medium
+status: verified
+symptoms:
+  - \"TS2307: Cannot find module '@/components/Button' or its corresponding type declarations.\"
+  - Module not found, can't resolve './Button'
+root_causes:
+  - The path alias is missing from tsconfig.json
+usage_count: 12
+last_used: 2026-10-02
+verified: true
+---
+# TypeScript module resolution failure
+
+## Solution
+Add the alias to `compilerOptions.paths`.
+";
+    let document = parse("kb/KB-build-001.md", text).unwrap();
+    assert_eq!(document.key.as_deref(), Some("KB-build-001"));
+    assert_eq!(document.status, EntryStatus::Active, "verified is in search");
+    assert_eq!(document.symptoms.len(), 2);
+    assert!(document.symptoms[1].contains(", can't resolve"), "a comma stays in a symptom: {:?}", document.symptoms);
+    assert_eq!(document.root_causes, ["The path alias is missing from tsconfig.json"]);
+    assert_eq!(document.usage_count, 12);
+    assert_eq!(document.last_used_at.unwrap().to_rfc3339(), "2026-10-02T00:00:00+00:00");
+    assert_eq!(document.front_matter["status"], "verified", "the word itself is kept");
+    for retired in ["deprecated", "Obsolete", "superseded"] {
+        let document = parse("x.md", &format!("---\nstatus: {retired}\n---\n# x\n")).unwrap();
+        assert_eq!(document.status, EntryStatus::Obsolete, "{retired}");
+    }
+    let one_string = parse(
+        "x.md",
+        "---\nsymptoms: disk full\nroot_cause: logs never rotated\nlast_used: 2026-10-02T08:30:00+02:00\n---\n",
+    )
+    .unwrap();
+    assert_eq!(
+        (one_string.symptoms, one_string.root_causes),
+        (vec!["disk full".to_owned()], vec!["logs never rotated".to_owned()])
+    );
+    assert_eq!(one_string.last_used_at.unwrap().to_rfc3339(), "2026-10-02T06:30:00+00:00");
+    let id_wins = parse("x.md", "---\nid: A\nkb_id: B\n---\n").unwrap();
+    assert_eq!(id_wins.key.as_deref(), Some("A"));
 }

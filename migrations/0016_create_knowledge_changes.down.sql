@@ -1,0 +1,10 @@
+DROP TRIGGER knowledge_synonyms_deleted ON knowledge_synonyms;
+DROP TRIGGER knowledge_synonyms_updated ON knowledge_synonyms;
+DROP TRIGGER knowledge_synonyms_inserted ON knowledge_synonyms;
+DROP FUNCTION lore_knowledge_project_changed();
+DROP TRIGGER knowledge_entries_deleted ON knowledge_entries;
+DROP TRIGGER knowledge_entries_updated ON knowledge_entries;
+DROP TRIGGER knowledge_entries_inserted ON knowledge_entries;
+DROP FUNCTION lore_knowledge_entries_changed();
+DROP TABLE knowledge_changes_pruned;
+DROP TABLE knowledge_changes;

@@ -1,0 +1,102 @@
+//! What words and categories mean to search, editable through the API:
+//! synonyms (a query holding a term also looks for its expansion, and the
+//! other way round) and category relations (a query's category ranks
+//! entries of a related category next after its own).
+
+use super::KnowledgeBase;
+use crate::Error;
+use crate::scope::ProjectScope;
+use crate::store::vocabulary as store;
+
+/// A synonym; `project` None: every project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Synonym {
+    pub project: Option<String>,
+    pub term: String,
+    pub expansion: String,
+}
+
+/// Two related categories of a project, stored the smaller first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CategoryRelation {
+    pub project: String,
+    pub category: String,
+    pub related: String,
+}
+
+impl CategoryRelation {
+    /// The relation between `one` and `other`, whichever order they come
+    /// in: how it is stored.
+    pub fn between(project: String, one: String, other: String) -> Self {
+        let (category, related) = if one <= other { (one, other) } else { (other, one) };
+        Self { project, category, related }
+    }
+}
+
+fn allowed(scope: &ProjectScope, project: Option<&str>) -> Result<(), Error> {
+    match project {
+        Some(project) if !scope.allows(project) => {
+            Err(Error::PermissionDenied(format!("project {project} is outside your scope")))
+        }
+        None if !matches!(scope, ProjectScope::All) => Err(Error::PermissionDenied(
+            "a synonym of every project needs a token for every project; give a project".into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
+impl KnowledgeBase {
+    pub async fn synonyms(&self, scope: &ProjectScope, project: &str) -> Result<Vec<Synonym>, Error> {
+        allowed(scope, Some(project))?;
+        store::synonyms(&self.pool, scope, project).await
+    }
+
+    /// Adds a synonym; false when it was there already.
+    pub async fn put_synonym(&self, scope: &ProjectScope, synonym: &Synonym) -> Result<bool, Error> {
+        allowed(scope, synonym.project.as_deref())?;
+        let created = store::put_synonym(&self.pool, synonym).await?;
+        self.written().await;
+        Ok(created)
+    }
+
+    /// Removes a synonym; false when there was none.
+    pub async fn delete_synonym(&self, scope: &ProjectScope, synonym: &Synonym) -> Result<bool, Error> {
+        allowed(scope, synonym.project.as_deref())?;
+        let deleted = store::delete_synonym(&self.pool, synonym).await?;
+        self.written().await;
+        Ok(deleted)
+    }
+
+    pub async fn category_relations(
+        &self,
+        scope: &ProjectScope,
+        project: &str,
+    ) -> Result<Vec<CategoryRelation>, Error> {
+        allowed(scope, Some(project))?;
+        store::category_relations(&self.pool, scope, project).await
+    }
+
+    /// Relates two categories; false when they were.
+    pub async fn put_category_relation(
+        &self,
+        scope: &ProjectScope,
+        relation: &CategoryRelation,
+    ) -> Result<bool, Error> {
+        allowed(scope, Some(&relation.project))?;
+        let created = store::put_category_relation(&self.pool, relation).await?;
+        self.written().await;
+        Ok(created)
+    }
+
+    /// Unrelates two categories; false when they were not related.
+    pub async fn delete_category_relation(
+        &self,
+        scope: &ProjectScope,
+        relation: &CategoryRelation,
+    ) -> Result<bool, Error> {
+        allowed(scope, Some(&relation.project))?;
+        let deleted = store::delete_category_relation(&self.pool, relation).await?;
+        self.written().await;
+        Ok(deleted)
+    }
+}
