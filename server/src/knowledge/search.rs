@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use sqlx::PgPool;
 
+pub use super::keyword::analysis::{Expansion, expand};
 use super::model::{Application, Entry, EntryKind, Solution};
 use super::rank::{self, Candidate, Reason, Relevance, ScoreParts, Signal, SignalList};
 use super::{KnowledgeBase, symptoms};
@@ -80,46 +81,6 @@ const SNIPPET_CHARS: usize = 240;
 /// A solution recommended preemptively has worked this often, this many times.
 const PREEMPTIVE_RATE: f64 = 0.8;
 const PREEMPTIVE_APPLICATIONS: i64 = 3;
-
-/// The query's words and the synonym phrases they bring in.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Expansion {
-    /// Lowercased alphanumeric words of the query, deduplicated.
-    pub words: Vec<String>,
-    /// Synonyms and expansions added (each a phrase of such words).
-    pub phrases: Vec<String>,
-}
-
-/// Expands the query with synonyms both ways: a term brings its expansion
-/// ("rls" -> "row level security") and an expansion its term.
-pub fn expand(text: &str, synonyms: &[(String, String)]) -> Expansion {
-    let all_words = super::keyword::analysis::words(text);
-    let mut words: Vec<String> = Vec::new();
-    for word in &all_words {
-        if !words.contains(word) && words.len() < 64 {
-            words.push(word.clone());
-        }
-    }
-    let mut phrases: Vec<String> = Vec::new();
-    let mut add = |phrase: String| {
-        if !phrase.is_empty() && !words.contains(&phrase) && !phrases.contains(&phrase) {
-            phrases.push(phrase);
-        }
-    };
-    for (term, expansion) in synonyms {
-        let term_words = super::keyword::analysis::words(term);
-        let expansion_words = super::keyword::analysis::words(expansion);
-        let contains =
-            |needle: &[String]| !needle.is_empty() && all_words.windows(needle.len()).any(|window| window == needle);
-        if contains(&term_words) {
-            add(expansion_words.join(" "));
-        }
-        if contains(&expansion_words) {
-            add(term_words.join(" "));
-        }
-    }
-    Expansion { words, phrases }
-}
 
 fn first_line(text: &str, max_chars: usize) -> String {
     let line = text.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or_default();
@@ -227,12 +188,7 @@ impl KnowledgeBase {
         if let Some(WordSignals { keyword, fuzzy, symptom }) = keyword {
             // Beside the semantic signal, keyword counts as much as its best
             // hit matched the query; alone, it leads whatever it matched.
-            let confidence = if semantic_list.is_none() {
-                1.0
-            } else {
-                let top = keyword.candidates.first().map_or(0.0, |best| best.score);
-                rank::keyword_confidence(top, keyword.information)
-            };
+            let confidence = if semantic_list.is_none() { 1.0 } else { keyword.confidence };
             let keyword_weight = self.ranking.signal_weight(Signal::Keyword) * confidence;
             lists.push(SignalList { signal: Signal::Keyword, weight: keyword_weight, candidates: keyword.candidates });
             for (signal, candidates) in [(Signal::Fuzzy, fuzzy), (Signal::Symptom, symptom)] {
@@ -318,7 +274,7 @@ impl KnowledgeBase {
             let (index, filter, limit) = (Arc::clone(index), query.filter.clone(), candidates as usize);
             let message = symptoms::tokens(&query.text);
             return tokio::task::spawn_blocking(move || {
-                let keyword = index.keyword(&filter, &expansion.words, &expansion.phrases, limit)?;
+                let keyword = index.keyword(&filter, &expansion, limit)?;
                 let unknown: Vec<String> =
                     keyword.unmatched.iter().filter(|word| word.chars().count() >= FUZZY_MIN_CHARS).cloned().collect();
                 let fuzzy = if unknown.is_empty() { Vec::new() } else { index.fuzzy(&filter, &unknown, limit)? };
@@ -436,41 +392,5 @@ impl KnowledgeBase {
             hit.applied_before = recent.remove(&hit.entry.entry_id).unwrap_or_default();
         }
         Ok(hits)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn synonyms() -> Vec<(String, String)> {
-        [("rls", "row level security"), ("auth", "authentication"), ("db", "database")]
-            .map(|(term, expansion)| (term.to_owned(), expansion.to_owned()))
-            .to_vec()
-    }
-
-    #[test]
-    fn synonyms_expand_both_ways() {
-        let expansion = expand("Row level security blocks INSERT", &synonyms());
-        assert_eq!(expansion.words, ["row", "level", "security", "blocks", "insert"]);
-        assert_eq!(expansion.phrases, ["rls"]);
-        let expansion = expand("RLS policy; auth fails", &synonyms());
-        assert_eq!(expansion.phrases, ["row level security", "authentication"]);
-    }
-
-    #[test]
-    fn code_words_are_split_as_the_search_document_splits_them() {
-        let expansion = expand("os.path.isfile readFileLines HTTPServer snake_case v2Beta", &[]);
-        assert_eq!(
-            expansion.words,
-            ["os", "path", "isfile", "read", "file", "lines", "http", "server", "snake", "case", "v2", "beta"]
-        );
-    }
-
-    #[test]
-    fn words_are_plain_lowercase_alphanumerics() {
-        let expansion = expand("a & b | !C <-> (d):* 'e' a", &[]);
-        assert_eq!(expansion.words, ["a", "b", "c", "d", "e"]);
-        assert!(expand("   ", &[]).words.is_empty());
     }
 }

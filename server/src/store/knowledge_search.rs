@@ -68,12 +68,15 @@ fn candidates(rows: Vec<sqlx::postgres::PgRow>) -> Result<Vec<Candidate>, Error>
         .map_err(Error::from)
 }
 
-/// The keyword signal's list, and the query's information: the summed IDF
-/// of its words, what a document matching every word strongly would score.
+/// The keyword signal's list, and how far it can be trusted for the query.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct KeywordMatches {
     pub candidates: Vec<Candidate>,
-    pub information: f64,
+    /// How much of the query's information (the summed IDF of its words)
+    /// the best hit matched, in 0..=1: an exact error message matches most
+    /// of it; a loose description in other words a little, and semantic
+    /// similarity should lead.
+    pub confidence: f64,
     /// The query's words (stop words aside) that no entry contains: typos,
     /// or parts of identifiers, for the trigram signal.
     pub unmatched: Vec<String>,
@@ -170,7 +173,10 @@ pub async fn keyword(
             .await?,
         ),
     };
-    Ok(KeywordMatches { candidates: candidates(rows)?, information, unmatched })
+    let candidates = candidates(rows)?;
+    let confidence =
+        crate::knowledge::rank::keyword_confidence(candidates.first().map_or(0.0, |best| best.score), information);
+    Ok(KeywordMatches { candidates, confidence, unmatched })
 }
 
 /// Trigram word similarity of `words` (the query's words that full text did

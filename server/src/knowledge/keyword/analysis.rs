@@ -103,6 +103,47 @@ impl TokenStream for CodeWordsStream<'_> {
     }
 }
 
+/// The query's words and the synonym phrases they bring in.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Expansion {
+    /// Lowercased alphanumeric words of the query, deduplicated.
+    pub words: Vec<String>,
+    /// Synonyms and expansions added (each a phrase of such words).
+    pub phrases: Vec<String>,
+    /// For each phrase, the words of the query it stands for: an
+    /// alternative to them, which must not count more than they do.
+    pub sources: Vec<String>,
+}
+
+/// Expands the query with synonyms both ways: a term brings its expansion
+/// ("rls" -> "row level security") and an expansion its term.
+pub fn expand(text: &str, synonyms: &[(String, String)]) -> Expansion {
+    let all_words = words(text);
+    let mut expansion = Expansion::default();
+    for word in &all_words {
+        if !expansion.words.contains(word) && expansion.words.len() < 64 {
+            expansion.words.push(word.clone());
+        }
+    }
+    for (term, meaning) in synonyms {
+        let (term, meaning) = (words(term), words(meaning));
+        let contains =
+            |needle: &[String]| !needle.is_empty() && all_words.windows(needle.len()).any(|window| window == needle);
+        for (found, alternative) in [(&term, &meaning), (&meaning, &term)] {
+            let phrase = alternative.join(" ");
+            if contains(found)
+                && !phrase.is_empty()
+                && !expansion.words.contains(&phrase)
+                && !expansion.phrases.contains(&phrase)
+            {
+                expansion.phrases.push(phrase);
+                expansion.sources.push(found.join(" "));
+            }
+        }
+    }
+    expansion
+}
+
 /// The analyzers, by name, as the index registers them.
 pub fn analyzers() -> [(&'static str, TextAnalyzer); 3] {
     let stop_words = StopWordFilter::new(Language::English).expect("tantivy ships English stop words");
@@ -144,6 +185,32 @@ mod tests {
     fn analyzed(name: &str, text: &str) -> Vec<String> {
         let mut analyzer = analyzers().into_iter().find(|(known, _)| *known == name).unwrap().1;
         terms(&mut analyzer, text)
+    }
+
+    fn synonyms() -> Vec<(String, String)> {
+        [("rls", "row level security"), ("auth", "authentication"), ("db", "database")]
+            .map(|(term, expansion)| (term.to_owned(), expansion.to_owned()))
+            .to_vec()
+    }
+
+    #[test]
+    fn synonyms_expand_both_ways_and_remember_what_they_stand_for() {
+        let expansion = expand("Row level security blocks INSERT", &synonyms());
+        assert_eq!(expansion.words, ["row", "level", "security", "blocks", "insert"]);
+        assert_eq!(
+            (expansion.phrases, expansion.sources),
+            (vec!["rls".to_owned()], vec!["row level security".to_owned()])
+        );
+        let expansion = expand("RLS policy; auth fails", &synonyms());
+        assert_eq!(expansion.phrases, ["row level security", "authentication"]);
+        assert_eq!(expansion.sources, ["rls", "auth"]);
+    }
+
+    #[test]
+    fn query_words_are_plain_lowercase_alphanumerics_once_each() {
+        let expansion = expand("a & b | !C <-> (d):* 'e' a", &[]);
+        assert_eq!(expansion.words, ["a", "b", "c", "d", "e"]);
+        assert!(expand("   ", &[]).words.is_empty());
     }
 
     #[test]

@@ -230,6 +230,7 @@ fn joined(error: tokio::task::JoinError) -> Error {
 
 #[cfg(test)]
 mod tests {
+    use crate::knowledge::keyword::analysis;
     use std::sync::Mutex;
 
     use sqlx::Connection as _;
@@ -258,7 +259,7 @@ mod tests {
 
     fn found(index: &KeywordIndex, word: &str) -> usize {
         let filter = SearchFilter { project: "p".into(), ..SearchFilter::default() };
-        index.keyword(&filter, &[word.to_owned()], &[], 10).unwrap().candidates.len()
+        index.keyword(&filter, &analysis::expand(word, &[]), 10).unwrap().candidates.len()
     }
 
     #[tokio::test]
