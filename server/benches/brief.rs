@@ -23,7 +23,7 @@ use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
 use lore_server::config::Config;
 use lore_server::knowledge::embed;
 use lore_server::testing::TestServer;
-use lore_server::testing::corpus::{Corpus, base_vectors, fill};
+use lore_server::testing::corpus::{Corpus, fill};
 use uuid::Uuid;
 
 const PROJECT: &str = "bench-brief";
@@ -46,8 +46,8 @@ fn main() {
         let vocabulary = vocabulary();
         println!("# AgentService.Brief benchmark ({} cores)", common::cores());
         let pool = server.pool();
-        let bases = base_vectors(&corpus, &embedder).await;
-        fill(pool, PROJECT, &corpus, embedder.model(), &bases, 0, ENTRIES).await;
+        let cache_dir = lore_server::embedded_postgres::default_cache_dir();
+        fill(pool, PROJECT, &corpus, &embedder, &cache_dir, 0, ENTRIES).await;
         fill_patterns(&server, PROJECT, PATTERNS, &vocabulary).await;
         lore_server::testing::seed_failed_session(server.channel().await, PROJECT, AGENT, LAST_ERROR).await;
         sqlx::query("ANALYZE").execute(pool).await.unwrap();

@@ -5,14 +5,15 @@
 //! measured in the same run on the same database: a bare HNSW kNN query and a
 //! bare full-text query for search, the embedder alone for indexing.
 //!
-//! The entries are the CoSQA corpus (see `common::corpus`).
+//! The entries are the CoSQA corpus, every one embedded for real (see
+//! `lore_server::testing::corpus`).
 
 mod common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{histogram, latency_row, millis, record};
+use common::{histogram, millis, record};
 use hdrhistogram::Histogram;
 use lore_proto::v1 as proto;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
@@ -22,8 +23,8 @@ use lore_server::knowledge::embed::{self, Embedder, LocalEmbedder};
 use lore_server::knowledge::model::DocumentSource;
 use lore_server::knowledge::watch::{self, WatchConfig, WatchStats, WatchedFolder};
 use lore_server::scope::ProjectScope;
-use lore_server::testing::TestServer;
-use lore_server::testing::corpus::{Corpus, base_vectors, fill, vector_text};
+use lore_server::testing::corpus::{Corpus, fill, vector_text};
+use lore_server::testing::{Replicated, TestServer};
 use sqlx::PgPool;
 use tonic::transport::Channel;
 
@@ -46,16 +47,20 @@ fn search_request(project: &str, text: &str, mode: proto::SearchMode) -> proto::
     }
 }
 
-async fn timed_searches(client: &mut Client, questions: &[String], mode: proto::SearchMode) -> Histogram<u64> {
-    for question in questions.iter().take(WARMUP) {
-        client.search(search_request(PROJECT, question, mode)).await.unwrap();
+/// Searches every question once, after warming up with other texts (the
+/// functions' titles) so that no question's vector is in the server's cache:
+/// hybrid and semantic rows include the query embedding.
+async fn timed_searches(client: &mut Client, corpus: &Corpus, mode: proto::SearchMode) -> Histogram<u64> {
+    for index in 0..WARMUP {
+        client.search(search_request(PROJECT, &corpus.title(index), mode)).await.unwrap();
     }
     let mut latencies = histogram();
-    for question in questions.iter().cycle().take(SEARCHES) {
+    for question in corpus.questions.iter().take(SEARCHES) {
         let begin = Instant::now();
         let response = client.search(search_request(PROJECT, question, mode)).await.unwrap().into_inner();
         record(&mut latencies, begin);
         assert!(!response.degraded, "{}", response.degraded_reason);
+        assert!(!response.hits.is_empty(), "{question}: nothing found");
     }
     latencies
 }
@@ -109,29 +114,98 @@ async fn bench_query_embedding(corpus: &Corpus, embedder: &Arc<dyn Embedder>) {
     );
 }
 
-async fn bench_search(server: &TestServer, corpus: &Corpus, embedder: &Arc<dyn Embedder>) {
-    let bases = base_vectors(corpus, embedder).await;
-    let (embedding, query_vectors) = embed_questions(corpus, embedder).await;
+/// Waits until the standby has replayed everything the primary wrote.
+async fn replayed(primary: &PgPool, standby: &PgPool) {
+    let written: String = sqlx::query_scalar("SELECT pg_current_wal_lsn()::text").fetch_one(primary).await.unwrap();
+    loop {
+        let behind: bool = sqlx::query_scalar("SELECT pg_last_wal_replay_lsn() < $1::pg_lsn")
+            .bind(&written)
+            .fetch_one(standby)
+            .await
+            .unwrap();
+        if !behind {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A new replica of the deployment (nothing cached), once its keyword
+/// index holds all `entries` (when it has one); and how long that took.
+async fn fresh_replica(server: &TestServer, config: Config, entries: usize) -> (TestServer, Duration) {
+    let started = Instant::now();
+    let keyword_index = config.knowledge.keyword_index.enabled;
+    let replica = server.sibling(config).await;
+    let mut client = KnowledgeServiceClient::new(replica.channel().await);
+    if keyword_index {
+        loop {
+            let status = client
+                .get_index_status(proto::GetIndexStatusRequest { project: PROJECT.into() })
+                .await
+                .unwrap()
+                .into_inner();
+            if status.keyword_index_ready && status.keyword_index_entries == entries as u64 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    (replica, started.elapsed())
+}
+
+async fn bench_search(corpus: &Corpus, embedder: &Arc<dyn Embedder>) {
+    let cache_dir = lore_server::embedded_postgres::default_cache_dir();
+    let replicated = Replicated::start().await;
+    let standby_url = replicated.standby_url();
+    let Replicated { primary, standby, database } = replicated;
+    let standby_pool = PgPool::connect(&standby_url).await.unwrap();
+    let server = TestServer::start_on(TestServer::config(), database).await;
     let pool = server.pool();
-    let mut client = KnowledgeServiceClient::new(server.channel().await);
+
+    let (embedding, query_vectors) = embed_questions(corpus, embedder).await;
     println!("\n## Search latency over gRPC, 10 hits, {SEARCHES} real questions per row, one client\n");
     println!(
-        "Query embedding alone (local model, in process): p50 {:.2} ms, p99 {:.2} ms; hybrid and semantic include it.\n",
+        "Each row asks a replica started for it (nothing cached): hybrid and semantic include the query \
+         embedding. Query embedding alone (fused encoder, in process): p50 {:.2} ms, p99 {:.2} ms.\n",
         millis(&embedding, 0.5),
         millis(&embedding, 0.99)
     );
-    println!("| entries | measure | p50 | p99 |\n|---:|---|---:|---:|");
+    let now = TestServer::config();
+    let mut old = TestServer::config();
+    old.knowledge.keyword_index.enabled = false;
+    let mut on_replica = TestServer::config();
+    on_replica.database.read_urls = vec![standby_url.clone()];
+    let rows = [
+        ("hybrid", &now, proto::SearchMode::Hybrid),
+        ("keyword", &now, proto::SearchMode::Keyword),
+        ("semantic", &now, proto::SearchMode::Semantic),
+        ("before: hybrid (PostgreSQL full text)", &old, proto::SearchMode::Hybrid),
+        ("before: keyword (PostgreSQL full text)", &old, proto::SearchMode::Keyword),
+        ("hybrid, reads on a streaming replica", &on_replica, proto::SearchMode::Hybrid),
+        ("keyword, reads on a streaming replica", &on_replica, proto::SearchMode::Keyword),
+        ("semantic, reads on a streaming replica", &on_replica, proto::SearchMode::Semantic),
+    ];
+    let mut table = vec!["| entries | measure | p50 | p99 |".to_owned(), "|---:|---|---:|---:|".to_owned()];
     let mut filled = 0;
     for size in SIZES {
-        fill(pool, PROJECT, corpus, embedder.model(), &bases, filled, size).await;
+        fill(pool, PROJECT, corpus, embedder, &cache_dir, filled, size).await;
         filled = size;
-        for (name, mode) in [
-            ("Search hybrid", proto::SearchMode::Hybrid),
-            ("Search keyword", proto::SearchMode::Keyword),
-            ("Search semantic", proto::SearchMode::Semantic),
-        ] {
-            let latencies = timed_searches(&mut client, &corpus.questions, mode).await;
-            latency_row(&format!("{size} | {name}"), &latencies);
+        replayed(pool, &standby_pool).await;
+        for (name, config, mode) in &rows {
+            let (replica, ready) = fresh_replica(&server, (*config).clone(), size).await;
+            if *mode == proto::SearchMode::Hybrid && config.knowledge.keyword_index.enabled {
+                eprintln!("{size} entries: a new replica built its keyword index in {:.1} s", ready.as_secs_f64());
+            }
+            let mut client = KnowledgeServiceClient::new(replica.channel().await);
+            let latencies = timed_searches(&mut client, corpus, *mode).await;
+            let name = if name.starts_with("before") { name.to_string() } else { format!("**{name}**") };
+            table.push(format!(
+                "| {size} | {name} | {:.2} ms | {:.2} ms |",
+                millis(&latencies, 0.5),
+                millis(&latencies, 0.99)
+            ));
+            println!("{}", table.last().unwrap());
+            replica.stop().await;
         }
         let dimensions = embedder.dimensions();
         let knn: Vec<(String, Option<String>)> = query_vectors
@@ -146,7 +220,12 @@ async fn bench_search(server: &TestServer, corpus: &Corpus, embedder: &Arc<dyn E
             })
             .collect();
         let latencies = timed_sql(pool, &knn).await;
-        latency_row(&format!("{size} | baseline: bare HNSW kNN (SQL, vector given)"), &latencies);
+        table.push(format!(
+            "| {size} | baseline: bare HNSW kNN (SQL, vector given) | {:.2} ms | {:.2} ms |",
+            millis(&latencies, 0.5),
+            millis(&latencies, 0.99)
+        ));
+        println!("{}", table.last().unwrap());
         let full_text: Vec<(String, Option<String>)> = corpus
             .questions
             .iter()
@@ -160,8 +239,16 @@ async fn bench_search(server: &TestServer, corpus: &Corpus, embedder: &Arc<dyn E
             })
             .collect();
         let latencies = timed_sql(pool, &full_text).await;
-        latency_row(&format!("{size} | baseline: bare full text, words OR-ed, ts_rank (SQL)"), &latencies);
+        table.push(format!(
+            "| {size} | baseline: bare full text, words OR-ed, ts_rank (SQL) | {:.2} ms | {:.2} ms |",
+            millis(&latencies, 0.5),
+            millis(&latencies, 0.99)
+        ));
+        println!("{}", table.last().unwrap());
     }
+    println!("\n{}", table.join("\n"));
+    server.stop().await;
+    drop((standby, primary));
 }
 
 fn markdown(title: &str, body: &str) -> String {
@@ -329,7 +416,7 @@ fn main() {
             bench_watcher(&server, &corpus, &embedder).await;
         }
         if run("search") {
-            bench_search(&server, &corpus, &embedder).await;
+            bench_search(&corpus, &embedder).await;
         }
         server.stop().await;
     });

@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 use tonic::transport::Channel;
 
 use crate::config::Config;
-use crate::embedded_postgres::TestDatabase;
+use crate::embedded_postgres::{Durability, PgCluster, PgInstall, TestDatabase, default_cache_dir};
 use crate::grpc::{self, Services};
 
 pub struct TestServer {
@@ -23,6 +23,40 @@ pub struct TestServer {
     pub reads: crate::store::replicas::ReadPools,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
+}
+
+/// A database on a PostgreSQL of its own that commits like production
+/// (each commit's WAL written at once, so a standby receives it at once),
+/// and a streaming standby of that server made with `pg_basebackup -R`.
+/// Both servers stop when dropped.
+pub struct Replicated {
+    pub primary: PgCluster,
+    pub standby: PgCluster,
+    pub database: TestDatabase,
+}
+
+impl Replicated {
+    pub async fn start() -> Self {
+        let cache_dir = default_cache_dir();
+        let install = tokio::task::spawn_blocking({
+            let cache_dir = cache_dir.clone();
+            move || PgInstall::ensure(&cache_dir)
+        })
+        .await
+        .expect("install task")
+        .expect("PostgreSQL installs");
+        let primary = PgCluster::start_ephemeral(&install, &cache_dir, Durability::SurvivesPostgresCrash)
+            .await
+            .expect("the primary starts");
+        let database = TestDatabase::on_server(&primary.url("postgres")).await.expect("test database");
+        let standby = primary.start_standby(&install, &cache_dir).await.expect("the standby starts");
+        Self { primary, standby, database }
+    }
+
+    /// The standby's URL of the database.
+    pub fn standby_url(&self) -> String {
+        self.standby.url(self.database.name())
+    }
 }
 
 impl TestServer {

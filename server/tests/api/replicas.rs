@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
 use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
-use lore_server::embedded_postgres::{Durability, PgCluster, PgInstall, TestDatabase, default_cache_dir};
-use lore_server::testing::TestServer;
+use lore_server::testing::{Replicated, TestServer};
 use sqlx::Connection as _;
 use uuid::Uuid;
 
@@ -117,25 +116,17 @@ async fn standby_transactions(standby: &mut sqlx::PgConnection, database: &str) 
 
 #[tokio::test]
 async fn reads_go_to_a_streaming_replica_and_its_lag_never_makes_one_lose_a_write() {
-    let cache_dir = default_cache_dir();
-    let install = tokio::task::spawn_blocking({
-        let cache_dir = cache_dir.clone();
-        move || PgInstall::ensure(&cache_dir)
-    })
-    .await
-    .unwrap()
-    .unwrap();
     // Commits wait for their WAL to be written (as in production), so the
     // standby receives it at once.
-    let primary = PgCluster::start_ephemeral(&install, &cache_dir, Durability::SurvivesPostgresCrash).await.unwrap();
-    let database = TestDatabase::on_server(&primary.url("postgres")).await.unwrap();
-    let standby = primary.start_standby(&install, &cache_dir).await.unwrap();
-    let mut watcher = sqlx::PgConnection::connect(&standby.url(database.name())).await.unwrap();
+    let replicated = Replicated::start().await;
+    let standby_url = replicated.standby_url();
+    let Replicated { primary: _primary, standby, database } = replicated;
+    let mut watcher = sqlx::PgConnection::connect(&standby_url).await.unwrap();
     let in_recovery: bool = sqlx::query_scalar("SELECT pg_is_in_recovery()").fetch_one(&mut watcher).await.unwrap();
     assert!(in_recovery, "the standby is a replica");
 
     let mut config = TestServer::config();
-    config.database.read_urls = vec![standby.url(database.name())];
+    config.database.read_urls = vec![standby_url.clone()];
     config.database.replica_max_lag_ms = MAX_LAG.as_millis() as u64;
     config.database.replica_wait_ms = 100;
     let name = database.name().to_owned();
