@@ -25,6 +25,7 @@ use lore_server::knowledge::watch::{self, WatchConfig, WatchStats, WatchedFolder
 use lore_server::scope::ProjectScope;
 use lore_server::testing::corpus::{Corpus, fill, vector_text};
 use lore_server::testing::{Replicated, TestServer};
+use sqlx::Connection as _;
 use sqlx::PgPool;
 use tonic::transport::Channel;
 
@@ -114,22 +115,6 @@ async fn bench_query_embedding(corpus: &Corpus, embedder: &Arc<dyn Embedder>) {
     );
 }
 
-/// Waits until the standby has replayed everything the primary wrote.
-async fn replayed(primary: &PgPool, standby: &PgPool) {
-    let written: String = sqlx::query_scalar("SELECT pg_current_wal_lsn()::text").fetch_one(primary).await.unwrap();
-    loop {
-        let behind: bool = sqlx::query_scalar("SELECT pg_last_wal_replay_lsn() < $1::pg_lsn")
-            .bind(&written)
-            .fetch_one(standby)
-            .await
-            .unwrap();
-        if !behind {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// A new replica of the deployment (nothing cached), once its keyword
 /// index holds all `entries` (when it has one); and how long that took.
 async fn fresh_replica(server: &TestServer, config: Config, entries: usize) -> (TestServer, Duration) {
@@ -158,7 +143,7 @@ async fn bench_search(corpus: &Corpus, embedder: &Arc<dyn Embedder>) {
     let replicated = Replicated::start().await;
     let standby_url = replicated.standby_url();
     let Replicated { primary, standby, database } = replicated;
-    let standby_pool = PgPool::connect(&standby_url).await.unwrap();
+    let mut standby_watch = sqlx::PgConnection::connect(&standby_url).await.unwrap();
     let server = TestServer::start_on(TestServer::config(), database).await;
     let pool = server.pool();
 
@@ -190,7 +175,7 @@ async fn bench_search(corpus: &Corpus, embedder: &Arc<dyn Embedder>) {
     for size in SIZES {
         fill(pool, PROJECT, corpus, embedder, &cache_dir, filled, size).await;
         filled = size;
-        replayed(pool, &standby_pool).await;
+        lore_server::testing::caught_up(pool, &mut standby_watch, Duration::from_secs(600)).await;
         for (name, config, mode) in &rows {
             let (replica, ready) = fresh_replica(&server, (*config).clone(), size).await;
             if *mode == proto::SearchMode::Hybrid && config.knowledge.keyword_index.enabled {

@@ -250,15 +250,7 @@ impl FrontMatter<'_> {
             Some(Value::String(value)) => {
                 Ok(Some(value.split(',').map(str::trim).filter(|item| !item.is_empty()).map(str::to_owned).collect()))
             }
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|item| match item {
-                    Value::String(value) => Ok(value.clone()),
-                    Value::Number(value) => Ok(value.to_string()),
-                    _ => Err(invalid()),
-                })
-                .collect::<Result<_, _>>()
-                .map(Some),
+            Some(Value::Array(items)) => string_items(items, invalid).map(Some),
             Some(_) => Err(invalid()),
         }
     }
@@ -270,14 +262,7 @@ impl FrontMatter<'_> {
         match self.0.get(key) {
             None | Some(Value::Null) => Ok(Vec::new()),
             Some(Value::String(value)) => Ok(vec![value.clone()]),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|item| match item {
-                    Value::String(value) => Ok(value.clone()),
-                    Value::Number(value) => Ok(value.to_string()),
-                    _ => Err(invalid()),
-                })
-                .collect(),
+            Some(Value::Array(items)) => string_items(items, invalid),
             Some(_) => Err(invalid()),
         }
     }
@@ -417,6 +402,19 @@ fn cut(text: &str, max: usize) -> String {
         _ => &head,
     };
     format!("{}...", head.trim_end())
+}
+
+/// A front-matter list's items as strings (numbers as written), or the
+/// `invalid` error for any other item.
+fn string_items(items: &[Value], invalid: impl Fn() -> DocumentError) -> Result<Vec<String>, DocumentError> {
+    items
+        .iter()
+        .map(|item| match item {
+            Value::String(value) => Ok(value.clone()),
+            Value::Number(value) => Ok(value.to_string()),
+            _ => Err(invalid()),
+        })
+        .collect()
 }
 
 #[cfg(test)]

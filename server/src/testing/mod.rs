@@ -59,6 +59,25 @@ impl Replicated {
     }
 }
 
+/// Waits until `standby` has replayed all the WAL `primary` has written
+/// so far; panics after `within`.
+pub async fn caught_up(primary: &sqlx::PgPool, standby: &mut sqlx::PgConnection, within: std::time::Duration) {
+    let position = "SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint";
+    let wanted: i64 = sqlx::query_scalar(position).fetch_one(primary).await.expect("primary's WAL position");
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let replayed: i64 = sqlx::query_scalar("SELECT (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint")
+            .fetch_one(&mut *standby)
+            .await
+            .expect("standby's replayed position");
+        if replayed >= wanted {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "the standby never caught up");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
 impl TestServer {
     /// Starts a server with [`TestServer::config`].
     pub async fn start() -> Self {

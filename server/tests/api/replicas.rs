@@ -17,18 +17,8 @@ use uuid::Uuid;
 
 const MAX_LAG: Duration = Duration::from_millis(400);
 
-async fn replayed(standby: &mut sqlx::PgConnection) -> i64 {
-    sqlx::query_scalar("SELECT (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint").fetch_one(standby).await.unwrap()
-}
-
 async fn caught_up(primary: &sqlx::PgPool, standby: &mut sqlx::PgConnection) {
-    let wanted: i64 =
-        sqlx::query_scalar("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint").fetch_one(primary).await.unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while replayed(standby).await < wanted {
-        assert!(Instant::now() < deadline, "the standby never caught up");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    lore_server::testing::caught_up(primary, standby, Duration::from_secs(20)).await;
 }
 
 fn action(session: &proto::Session, action_type: &str, outcome: proto::Outcome) -> proto::LogActionRequest {
