@@ -21,7 +21,7 @@ use lore_proto::v1::action_service_client::ActionServiceClient;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use lore_server::config::Config;
 use lore_server::knowledge::embed;
-use lore_server::testing::corpus::{Corpus, base_vectors, fill};
+use lore_server::testing::corpus::{Corpus, fill};
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::{ConfigureCommandExt as _, TokioChildProcess};
@@ -74,8 +74,7 @@ fn main() {
         let embedder = embed::from_config(&Config::default().knowledge.embedding, &default_cache_dir())
             .expect("the local model (`make tools`)");
         let corpus = Corpus::load();
-        let bases = base_vectors(&corpus, &embedder).await;
-        fill(&database.pool, PROJECT, &corpus, embedder.model(), &bases, 0, ENTRIES).await;
+        fill(&database.pool, PROJECT, &corpus, &embedder, &default_cache_dir(), 0, ENTRIES).await;
         let error = "AssertionError: read the file line by line returned 2 lines, expected 3";
         lore_server::testing::seed_failed_session(server.channel().await, PROJECT, AGENT, error).await;
         println!("# What Lore costs an agent ({} cores)", std::thread::available_parallelism().map_or(0, |n| n.get()));
