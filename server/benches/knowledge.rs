@@ -171,6 +171,7 @@ async fn bench_search(corpus: &Corpus, embedder: &Arc<dyn Embedder>) {
         ("semantic, reads on a streaming replica", &on_replica, proto::SearchMode::Semantic),
     ];
     let mut table = vec!["| entries | measure | p50 | p99 |".to_owned(), "|---:|---|---:|---:|".to_owned()];
+    let mut memory = Vec::new();
     let mut filled = 0;
     for size in SIZES {
         fill(pool, PROJECT, corpus, embedder, &cache_dir, filled, size).await;
@@ -178,8 +179,8 @@ async fn bench_search(corpus: &Corpus, embedder: &Arc<dyn Embedder>) {
         lore_server::testing::caught_up(pool, &mut standby_watch, Duration::from_secs(600)).await;
         for (name, config, mode) in &rows {
             let (replica, ready) = fresh_replica(&server, (*config).clone(), size).await;
-            if *mode == proto::SearchMode::Hybrid && config.knowledge.keyword_index.enabled {
-                eprintln!("{size} entries: a new replica built its keyword index in {:.1} s", ready.as_secs_f64());
+            if *name == "hybrid" {
+                memory.push(keyword_index_memory(pool, size, ready, &replica).await);
             }
             let mut client = KnowledgeServiceClient::new(replica.channel().await);
             let latencies = timed_searches(&mut client, corpus, *mode).await;
@@ -232,8 +233,31 @@ async fn bench_search(corpus: &Corpus, embedder: &Arc<dyn Embedder>) {
         println!("{}", table.last().unwrap());
     }
     println!("\n{}", table.join("\n"));
+    println!("\n{}", memory.join("\n"));
     server.stop().await;
     drop((standby, primary));
+}
+
+/// What a new replica's keyword index cost to build and holds in memory,
+/// next to the entries' text and PostgreSQL's full-text index of it.
+async fn keyword_index_memory(pool: &PgPool, size: usize, built_in: Duration, replica: &TestServer) -> String {
+    let (text, gin): (i64, i64) = sqlx::query_as(
+        "SELECT sum(octet_length(title) + octet_length(summary) + octet_length(body))::bigint,
+                pg_relation_size('knowledge_entries_search_idx')
+         FROM knowledge_entries",
+    )
+    .fetch_one(pool)
+    .await
+    .unwrap();
+    let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+    format!(
+        "{size} entries: a new replica built its keyword index in {:.1} s; it holds {:.1} MiB, \
+         for {:.1} MiB of entry text (PostgreSQL's full-text GIN index: {:.1} MiB).",
+        built_in.as_secs_f64(),
+        mib(replica.knowledge.keyword_index_bytes().unwrap_or(0)),
+        mib(text as u64),
+        mib(gin as u64),
+    )
 }
 
 fn markdown(title: &str, body: &str) -> String {

@@ -123,6 +123,7 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
         grpc::Services::new(&config, database.pool.clone()).context("cannot start the embedding provider")?;
     services.tls = tls::server_config(&config.tls)?;
     let _pool_gauge = telemetry::observe_pool(database.pool.clone());
+    let _keyword_index_gauge = telemetry::observe_keyword_index(services.knowledge.clone());
     services.knowledge.prepare().await.context("cannot register the embedding model")?;
     if let Some(secret) = &config.auth.bootstrap_admin_token {
         auth::ensure_admin_token(&database.pool, "bootstrap-admin", secret)

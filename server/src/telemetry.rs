@@ -246,6 +246,19 @@ pub fn observe_pool(pool: sqlx::PgPool) -> ObservableGauge<i64> {
         .build()
 }
 
+/// Reports the memory of this replica's keyword index while the returned
+/// gauge lives; none when the index is switched off.
+pub fn observe_keyword_index(knowledge: crate::knowledge::KnowledgeBase) -> Option<ObservableGauge<u64>> {
+    knowledge.keyword_index_bytes()?;
+    let gauge = meter()
+        .u64_observable_gauge("lore.knowledge.keyword_index.memory")
+        .with_unit("By")
+        .with_description("Memory held by this replica's in-memory keyword index")
+        .with_callback(move |observer| observer.observe(knowledge.keyword_index_bytes().unwrap_or(0), &[]))
+        .build();
+    Some(gauge)
+}
+
 /// The span of one call, for tonic's `trace_fn`: named after the method,
 /// child of the client's `traceparent` when telemetry exports.
 pub fn rpc_span(request: &http::Request<()>) -> tracing::Span {

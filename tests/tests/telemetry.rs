@@ -143,6 +143,8 @@ async fn rpc_spans_and_server_metrics_reach_an_otlp_collector_with_their_attribu
     // The LogAction, then the Search as a tool call of the session.
     assert_eq!(values.get("lore.actions.stored"), Some(&2.0), "{values:?}");
     assert_eq!(values.get("lore.tool_calls.dropped"), None, "nothing dropped, nothing reported: {values:?}");
+    let keyword_index = values.get("lore.knowledge.keyword_index.memory").copied().unwrap_or(0.0);
+    assert!(keyword_index > 0.0, "the keyword index's memory is reported: {values:?}");
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -199,6 +199,12 @@ impl KnowledgeBase {
         }
     }
 
+    /// The memory this replica's keyword index holds (while it is built
+    /// too); `None` when it is switched off.
+    pub fn keyword_index_bytes(&self) -> Option<u64> {
+        self.keyword.as_ref().map(|(index, _)| index.bytes())
+    }
+
     /// The keyword index, once it is built.
     pub(crate) fn keyword_index(&self) -> Option<&Arc<keyword::KeywordIndex>> {
         self.keyword.as_ref().map(|(index, _)| index).filter(|index| index.is_ready())

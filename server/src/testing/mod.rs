@@ -21,6 +21,8 @@ pub struct TestServer {
     pub addr: SocketAddr,
     /// Where the server's reads go (to see the replicas at work).
     pub reads: crate::store::replicas::ReadPools,
+    /// The server's knowledge base (to see what it holds in memory).
+    pub knowledge: crate::knowledge::KnowledgeBase,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
 }
@@ -129,6 +131,7 @@ impl TestServer {
         services.knowledge.prepare().await.expect("register the embedding model");
         services.knowledge.keyword_index_built().await;
         let reads = services.reads.clone();
+        let knowledge = services.knowledge.clone();
         let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let shutdown = async {
@@ -136,7 +139,7 @@ impl TestServer {
             };
             grpc::serve(services, listener, config.shutdown_grace(), shutdown).await.expect("serve");
         });
-        Self { database, addr, reads, shutdown: Some(shutdown_tx), task: Some(task) }
+        Self { database, addr, reads, knowledge, shutdown: Some(shutdown_tx), task: Some(task) }
     }
 
     pub fn pool(&self) -> &sqlx::PgPool {

@@ -33,6 +33,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use tantivy::collector::{Count, TopDocs};
+use tantivy::directory::RamDirectory;
 use tantivy::query::{
     BooleanQuery, BoostQuery, ConstScoreQuery, DisjunctionMaxQuery, EnableScoring, FuzzyTermQuery, Occur, PhraseQuery,
     Query, TermQuery,
@@ -124,6 +125,8 @@ fn schema() -> (Schema, Fields) {
 /// One replica's keyword index.
 pub struct KeywordIndex {
     index: Index,
+    /// The index's files, shared with `index`: what it holds in memory.
+    directory: RamDirectory,
     reader: IndexReader,
     writer: Mutex<IndexWriter>,
     fields: Fields,
@@ -158,13 +161,14 @@ impl KeywordIndex {
     /// An empty index, not ready until [`Self::ready`] (the first rebuild).
     pub fn new() -> Result<Self, Error> {
         let (schema, fields) = schema();
-        let index = Index::create_in_ram(schema);
+        let directory = RamDirectory::create();
+        let index = Index::create(directory.clone(), schema, Default::default()).map_err(index_error)?;
         for (name, analyzer) in analysis::analyzers() {
             index.tokenizers().register(name, analyzer);
         }
         let writer = index.writer_with_num_threads(1, WRITER_MEMORY).map_err(index_error)?;
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(index_error)?;
-        Ok(Self { index, reader, writer: Mutex::new(writer), fields, ready: Default::default() })
+        Ok(Self { index, directory, reader, writer: Mutex::new(writer), fields, ready: Default::default() })
     }
 
     pub fn is_ready(&self) -> bool {
@@ -183,6 +187,12 @@ impl KeywordIndex {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The memory the index holds: its files (segments not yet merged
+    /// away included) and what the writer has buffered.
+    pub fn bytes(&self) -> u64 {
+        self.directory.total_mem_usage() as u64
     }
 
     /// The entries of `project` in the index.
@@ -681,6 +691,15 @@ mod tests {
         assert!(index.keyword(&filter(), &words("RLS"), 10).unwrap().candidates.is_empty());
         assert_eq!(index.keyword(&filter(), &words("sticky"), 10).unwrap().candidates[0].entry_id, grid.entry_id);
         assert!(index.contains(grid.entry_id) && !index.contains(rls.entry_id));
+    }
+
+    #[test]
+    fn the_index_reports_the_memory_its_entries_take() {
+        let index = KeywordIndex::new().unwrap();
+        let empty = index.bytes();
+        let long = "connection refused while the pool was exhausted ".repeat(2_000);
+        index.apply(&[], &[entry("Pool exhausted", "too many clients", &long)]).unwrap();
+        assert!(index.bytes() > empty + 1_000, "{} bytes, {empty} empty", index.bytes());
     }
 
     #[test]
