@@ -1,5 +1,6 @@
 //! KnowledgeService benchmarks (`make bench`): search latency at 10,000 and
-//! 100,000 entries per mode with the query embedding timed on its own,
+//! 100,000 entries per mode with the query embedding timed on its own, and
+//! searches per second with concurrent clients at 100,000,
 //! indexing throughput with the local model, and how long a saved markdown
 //! file takes to become searchable through the folder watcher. Baselines are
 //! measured in the same run on the same database: a bare HNSW kNN query and a
@@ -13,7 +14,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{histogram, millis, record};
+use common::{histogram, latencies, millis, record};
 use hdrhistogram::Histogram;
 use lore_proto::v1 as proto;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
@@ -35,6 +36,8 @@ const PROJECT: &str = "bench-knowledge";
 const INDEXING_PROJECT: &str = "bench-indexing";
 const SIZES: [usize; 2] = [10_000, 100_000];
 const SEARCHES: usize = 300;
+/// Concurrent clients of the throughput rows.
+const CLIENTS: usize = 8;
 const WARMUP: usize = 30;
 const INDEXED_DOCUMENTS: usize = 200;
 const SAVES: usize = 40;
@@ -48,22 +51,44 @@ fn search_request(project: &str, text: &str, mode: proto::SearchMode) -> proto::
     }
 }
 
-/// Searches every question once, after warming up with other texts (the
-/// functions' titles) so that no question's vector is in the server's cache:
-/// hybrid and semantic rows include the query embedding.
-async fn timed_searches(client: &mut Client, corpus: &Corpus, mode: proto::SearchMode) -> Histogram<u64> {
+/// What `clients` concurrent clients saw searching the questions.
+struct Load {
+    latencies: Histogram<u64>,
+    per_second: f64,
+    /// Searches answered with an error (timed too: a client waited for it).
+    errors: Vec<tonic::Status>,
+}
+
+/// The questions searched by `clients` concurrent clients of one server,
+/// each question once, after warming up with other texts (the functions'
+/// titles) so that no question's vector is in the server's cache: hybrid
+/// and semantic searches include the query embedding.
+async fn concurrent_searches(channel: Channel, corpus: &Corpus, mode: proto::SearchMode, clients: usize) -> Load {
+    let mut client = Client::new(channel.clone());
     for index in 0..WARMUP {
         client.search(search_request(PROJECT, &corpus.title(index), mode)).await.unwrap();
     }
-    let mut latencies = histogram();
-    for question in corpus.questions.iter().take(SEARCHES) {
-        let begin = Instant::now();
-        let response = client.search(search_request(PROJECT, question, mode)).await.unwrap().into_inner();
-        record(&mut latencies, begin);
-        assert!(!response.degraded, "{}", response.degraded_reason);
-        assert!(!response.hits.is_empty(), "{question}: nothing found");
-    }
-    latencies
+    let questions: Arc<Vec<String>> = Arc::new(corpus.questions.iter().take(SEARCHES).cloned().collect());
+    let errors = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let failed = Arc::clone(&errors);
+    let (latencies, elapsed) = latencies(clients, SEARCHES, move |client, index| {
+        let (channel, questions, failed) = (channel.clone(), Arc::clone(&questions), Arc::clone(&failed));
+        async move {
+            let question = &questions[index * clients + client];
+            match Client::new(channel).search(search_request(PROJECT, question, mode)).await {
+                Ok(response) => {
+                    let response = response.into_inner();
+                    assert!(!response.degraded, "{}", response.degraded_reason);
+                    assert!(!response.hits.is_empty(), "{question}: nothing found");
+                }
+                Err(status) => failed.lock().unwrap().push(status),
+            }
+        }
+    })
+    .await;
+    let per_second = latencies.len() as f64 / elapsed.as_secs_f64();
+    let errors = std::mem::take(&mut *errors.lock().unwrap());
+    Load { latencies, per_second, errors }
 }
 
 async fn timed_sql(pool: &PgPool, statements: &[(String, Option<String>)]) -> Histogram<u64> {
@@ -182,8 +207,8 @@ async fn bench_search(corpus: &Corpus, embedder: &Arc<dyn Embedder>) {
             if *name == "hybrid" {
                 memory.push(keyword_index_memory(pool, size, ready, &replica).await);
             }
-            let mut client = KnowledgeServiceClient::new(replica.channel().await);
-            let latencies = timed_searches(&mut client, corpus, *mode).await;
+            let Load { latencies, errors, .. } = concurrent_searches(replica.channel().await, corpus, *mode, 1).await;
+            assert!(errors.is_empty(), "{name}: {errors:?}");
             let name = if name.starts_with("before") { name.to_string() } else { format!("**{name}**") };
             table.push(format!(
                 "| {size} | {name} | {:.2} ms | {:.2} ms |",
@@ -234,6 +259,31 @@ async fn bench_search(corpus: &Corpus, embedder: &Arc<dyn Embedder>) {
     }
     println!("\n{}", table.join("\n"));
     println!("\n{}", memory.join("\n"));
+
+    println!(
+        "\n## Throughput at {filled} entries: {SEARCHES} questions over 1 and {CLIENTS} concurrent clients of one \
+         new replica\n"
+    );
+    println!("| measure | clients | searches/s | p50 | p99 | errors |\n|---|---:|---:|---:|---:|---:|");
+    let mut failures = Vec::new();
+    for (name, config, mode) in rows.iter().take(5) {
+        for clients in [1, CLIENTS] {
+            let (replica, _) = fresh_replica(&server, (*config).clone(), filled).await;
+            let load = concurrent_searches(replica.channel().await, corpus, *mode, clients).await;
+            println!(
+                "| {name} | {clients} | {:.1} | {:.2} ms | {:.2} ms | {} |",
+                load.per_second,
+                millis(&load.latencies, 0.5),
+                millis(&load.latencies, 0.99),
+                load.errors.len()
+            );
+            failures.extend(load.errors.first().map(|status| format!("{name}, {clients} clients: {status:?}")));
+            replica.stop().await;
+        }
+    }
+    if !failures.is_empty() {
+        println!("\nFirst error of each row that had some:\n{}", failures.join("\n"));
+    }
     server.stop().await;
     drop((standby, primary));
 }

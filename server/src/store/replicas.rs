@@ -119,6 +119,15 @@ impl ReadPools {
         Self { inner }
     }
 
+    /// Closes the primary's pool and every replica's: their connections go
+    /// at once rather than when the last task holding a pool ends.
+    pub async fn close(&self) {
+        self.inner.primary.close().await;
+        for replica in &self.inner.replicas {
+            replica.pool.close().await;
+        }
+    }
+
     /// The primary: writes, and reads that must see the caller's writes.
     pub fn primary(&self) -> &PgPool {
         &self.inner.primary

@@ -158,6 +158,10 @@ impl TestServer {
         if let Some(task) = self.task.take() {
             let _ = task.await;
         }
+        // Tasks the server started may still hold clones of its pools, and
+        // their idle connections stay open: a bench that starts replica
+        // after replica ran out of PostgreSQL's 200 connections.
+        self.reads.close().await;
     }
 }
 
