@@ -25,6 +25,7 @@
 
 pub mod actions;
 pub mod auth;
+pub mod background;
 pub mod briefing;
 pub mod config;
 pub mod embedded_postgres;

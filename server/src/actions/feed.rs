@@ -7,12 +7,14 @@
 //! the truth, so a lost notification (a reconnect) costs latency, not
 //! actions: followers also look on every heartbeat.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::PgPool;
 use sqlx::postgres::PgListener;
 use tokio::sync::broadcast;
 
+use crate::background::Background;
 use crate::store::actions::ACTIONS_CHANNEL;
 
 /// Project names buffered per follower; a slower follower gets `Lagged` and
@@ -24,14 +26,18 @@ const RECONNECT_DELAY: Duration = Duration::from_secs(1);
 #[derive(Debug, Clone)]
 pub struct ActionFeed {
     sender: broadcast::Sender<String>,
+    /// The listener, which ends with the last clone.
+    _listener: Arc<Background>,
 }
 
 impl ActionFeed {
-    /// Starts the listener task; it reconnects until the runtime stops.
+    /// Starts the listener task; it reconnects until the last clone of the
+    /// feed is dropped.
     pub fn start(pool: PgPool) -> Self {
         let (sender, _) = broadcast::channel(FEED_CAPACITY);
-        let feed = Self { sender: sender.clone() };
-        tokio::spawn(async move {
+        let listener = Arc::new(Background::default());
+        let feed = Self { sender: sender.clone(), _listener: Arc::clone(&listener) };
+        listener.spawn(async move {
             loop {
                 if let Err(error) = listen(&pool, &sender).await {
                     tracing::warn!(%error, "action feed lost its connection; reconnecting");

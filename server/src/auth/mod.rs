@@ -161,20 +161,13 @@ pub struct Authenticator {
     /// the token table): open streams watch it, and a lookup that raced
     /// with a change does not put what it read back into the cache.
     changes: tokio::sync::watch::Sender<u64>,
-    listener: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The token table's listener, which ends with the authenticator.
+    listener: crate::background::Background,
 }
 
 impl std::fmt::Debug for Authenticator {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter.debug_struct("Authenticator").field("ttl", &self.ttl).finish_non_exhaustive()
-    }
-}
-
-impl Drop for Authenticator {
-    fn drop(&mut self) {
-        if let Some(listener) = self.listener.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take() {
-            listener.abort();
-        }
     }
 }
 
@@ -186,10 +179,9 @@ impl Authenticator {
             ttl,
             cache: std::sync::Mutex::new(LruCache::new(CACHE_CAPACITY)),
             changes: tokio::sync::watch::Sender::new(0),
-            listener: std::sync::Mutex::new(None),
+            listener: Default::default(),
         });
-        let listener = tokio::spawn(forget_on_change(Arc::downgrade(&authenticator)));
-        *authenticator.listener.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(listener);
+        authenticator.listener.spawn(forget_on_change(Arc::downgrade(&authenticator)));
         authenticator
     }
 

@@ -125,7 +125,7 @@ pub struct KnowledgeBase {
     answers: Arc<search_cache::SearchCache<search::SearchOutcome>>,
     query_vectors: Arc<vectors::QueryCache>,
     /// The drainer, stopped when the last clone of this knowledge base goes.
-    background: Arc<vectors::Background>,
+    background: Arc<crate::background::Background>,
     /// Where searches read (a replica that holds what the keyword index
     /// holds, when there is one).
     reads: ReadPools,

@@ -134,25 +134,6 @@ async fn joined(task: tokio::task::JoinHandle<Result<usize, Error>>) -> Result<u
     task.await.map_err(|error| Error::Unavailable(format!("storing vectors failed: {error}")))?
 }
 
-/// Aborts the task it holds when dropped: a background task that lives as
-/// long as the knowledge base that started it.
-#[derive(Debug, Default)]
-pub struct Background(Mutex<Vec<tokio::task::JoinHandle<()>>>);
-
-impl Background {
-    pub fn hold(&self, task: tokio::task::JoinHandle<()>) {
-        self.0.lock().expect("background lock").push(task);
-    }
-}
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        for task in self.0.get_mut().expect("background lock").drain(..) {
-            task.abort();
-        }
-    }
-}
-
 /// A query as the cache knows it: the model, then the text.
 type QueryKey = (String, String);
 

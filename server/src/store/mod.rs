@@ -44,7 +44,7 @@ pub enum ConnectError {
 /// Opens the pool and checks that the server answers within the configured
 /// timeout, so a wrong URL fails the start-up instead of the first call.
 pub async fn connect(config: &Config, url: &str) -> Result<PgPool, ConnectError> {
-    let options: PgConnectOptions = url.parse().map_err(ConnectError::InvalidUrl)?;
+    let options = named(url.parse().map_err(ConnectError::InvalidUrl)?);
     let target = format!("{}:{}/{}", options.get_host(), options.get_port(), options.get_database().unwrap_or(""));
     PgPoolOptions::new()
         .max_connections(config.database.max_connections)
@@ -53,6 +53,17 @@ pub async fn connect(config: &Config, url: &str) -> Result<PgPool, ConnectError>
         .connect_with(options)
         .await
         .map_err(|source| ConnectError::Unreachable { target, source })
+}
+
+/// The `application_name` the server's connections carry unless their URL
+/// names one: `pg_stat_activity` tells them from other clients'.
+pub const APPLICATION_NAME: &str = "lore-server";
+
+pub fn named(options: PgConnectOptions) -> PgConnectOptions {
+    match options.get_application_name() {
+        Some(_) => options,
+        None => options.application_name(APPLICATION_NAME),
+    }
 }
 
 /// Applies pending migrations, then makes sure the action log has partitions

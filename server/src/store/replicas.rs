@@ -95,7 +95,7 @@ impl ReadPools {
             let pool = PgPoolOptions::new()
                 .max_connections(config.max_connections)
                 .acquire_timeout(Duration::from_secs(config.connect_timeout_secs))
-                .connect_lazy_with(options);
+                .connect_lazy_with(super::named(options));
             replicas.push(Replica { name, pool, replayed: AtomicU64::new(0), reachable: AtomicBool::new(false) });
         }
         Self::with_replicas(primary, replicas, config)
@@ -117,15 +117,6 @@ impl ReadPools {
             tokio::spawn(watch(Arc::downgrade(&inner)));
         }
         Self { inner }
-    }
-
-    /// Closes the primary's pool and every replica's: their connections go
-    /// at once rather than when the last task holding a pool ends.
-    pub async fn close(&self) {
-        self.inner.primary.close().await;
-        for replica in &self.inner.replicas {
-            replica.pool.close().await;
-        }
     }
 
     /// The primary: writes, and reads that must see the caller's writes.

@@ -121,12 +121,8 @@ impl TestServer {
         }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("local addr");
-        // Sized like the real server's pool, not the harness's small one.
-        let pool = sqlx::postgres::PgPoolOptions::new()
-            .max_connections(config.database.max_connections)
-            .connect(&database.url)
-            .await
-            .expect("server pool");
+        // The real server's pool, not the harness's small one.
+        let pool = crate::store::connect(&config, &database.url).await.expect("server pool");
         let services = Services::new(&config, pool).expect("services (is the model fetched? `make tools`)");
         services.knowledge.prepare().await.expect("register the embedding model");
         services.knowledge.keyword_index_built().await;
@@ -158,10 +154,6 @@ impl TestServer {
         if let Some(task) = self.task.take() {
             let _ = task.await;
         }
-        // Tasks the server started may still hold clones of its pools, and
-        // their idle connections stay open: a bench that starts replica
-        // after replica ran out of PostgreSQL's 200 connections.
-        self.reads.close().await;
     }
 }
 

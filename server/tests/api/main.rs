@@ -8,6 +8,7 @@ mod brief;
 mod documents;
 mod drafts;
 mod knowledge;
+mod lifecycle;
 mod limits;
 mod qa;
 mod replicas;

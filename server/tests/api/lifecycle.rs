@@ -1,0 +1,85 @@
+//! A server stopped inside a process that goes on (the tests, the benches,
+//! an embedding application) leaves nothing behind: every listener and
+//! follower it started ends with it, and so do its connections.
+
+use std::time::Duration;
+
+use lore_proto::v1 as proto;
+use lore_proto::v1::action_service_client::ActionServiceClient;
+use lore_server::store::APPLICATION_NAME;
+use lore_server::testing::{self, TestServer};
+use uuid::Uuid;
+
+/// The server's connections to `database`, as `pg_stat_activity` shows them.
+async fn connections(pool: &sqlx::PgPool, database: &str) -> Vec<String> {
+    sqlx::query_scalar(
+        "SELECT coalesce(state, '') || ': ' || left(query, 80) FROM pg_stat_activity
+         WHERE datname = $1 AND application_name = $2",
+    )
+    .bind(database)
+    .bind(APPLICATION_NAME)
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_stopped_server_leaves_no_task_or_connection_behind() {
+    let server = TestServer::start().await;
+    // Kept past the server, which would drop the database with it.
+    let database = std::sync::Arc::clone(&server.database);
+    let pool = &database.pool;
+
+    // Wake what runs in the background: the action feed, the group commit,
+    // the keyword index's feed and the embedding queue's drainer.
+    let mut actions = ActionServiceClient::new(server.channel().await);
+    let session = actions
+        .start_session(proto::StartSessionRequest {
+            project: "lore".into(),
+            agent_id: "agent-1".into(),
+            supervisor_type: "claude-code".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap();
+    let action = proto::Action {
+        action_id: Uuid::now_v7().to_string(),
+        session_id: session.session_id.clone(),
+        project: "lore".into(),
+        action_type: "plan".into(),
+        outcome: proto::Outcome::Success as i32,
+        occurred_at: Some(prost_types::Timestamp::from(std::time::SystemTime::now())),
+        ..Default::default()
+    };
+    actions.log_action(proto::LogActionRequest { action: Some(action) }).await.unwrap();
+    let mut knowledge = crate::knowledge_client(&server).await;
+    let entry = proto::Entry {
+        key: "KB-1".into(),
+        project: "lore".into(),
+        kind: proto::EntryKind::Learning as i32,
+        title: "Migrations lock the table".into(),
+        ..Default::default()
+    };
+    knowledge.upsert_entry(proto::UpsertEntryRequest { entry: Some(entry) }).await.unwrap();
+    testing::embedded(pool).await;
+    let query = proto::SearchQuery { text: "table lock".into(), limit: 5, ..Default::default() };
+    let found = knowledge.search(proto::SearchRequest { project: "lore".into(), query: Some(query) }).await.unwrap();
+    assert_eq!(found.into_inner().hits.len(), 1);
+    let open = connections(pool, database.name()).await;
+    assert!(open.iter().any(|connection| connection.contains("LISTEN")), "the feeds listen: {open:#?}");
+
+    drop((actions, knowledge));
+    server.stop().await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let left = connections(pool, database.name()).await;
+        if left.is_empty() {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "connections outlived the server: {left:#?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
