@@ -25,7 +25,12 @@ async fn connections(pool: &sqlx::PgPool, database: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn a_stopped_server_leaves_no_task_or_connection_behind() {
-    let server = TestServer::start().await;
+    // The database itself as a read replica too: its pool and its watcher
+    // must end with the server as well.
+    let database = lore_server::embedded_postgres::TestDatabase::new().await.unwrap();
+    let mut config = TestServer::config();
+    config.database.read_urls = vec![database.url.clone()];
+    let server = TestServer::start_on(config, database).await;
     // Kept past the server, which would drop the database with it.
     let database = std::sync::Arc::clone(&server.database);
     let pool = &database.pool;
@@ -70,6 +75,12 @@ async fn a_stopped_server_leaves_no_task_or_connection_behind() {
     assert_eq!(found.into_inner().hits.len(), 1);
     let open = connections(pool, database.name()).await;
     assert!(open.iter().any(|connection| connection.contains("LISTEN")), "the feeds listen: {open:#?}");
+    let watched = |open: &[String]| open.iter().any(|connection| connection.contains("pg_last_wal_replay_lsn"));
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !watched(&connections(pool, database.name()).await) {
+        assert!(std::time::Instant::now() < deadline, "the replica is never watched");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 
     drop((actions, knowledge));
     server.stop().await;
