@@ -38,18 +38,8 @@ async fn a_stopped_server_leaves_no_task_or_connection_behind() {
     // Wake what runs in the background: the action feed, the group commit,
     // the keyword index's feed and the embedding queue's drainer.
     let mut actions = ActionServiceClient::new(server.channel().await);
-    let session = actions
-        .start_session(proto::StartSessionRequest {
-            project: "lore".into(),
-            agent_id: "agent-1".into(),
-            supervisor_type: "claude-code".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .session
-        .unwrap();
+    let start = proto::StartSessionRequest { project: "lore".into(), agent_id: "agent-1".into(), ..Default::default() };
+    let session = actions.start_session(start).await.unwrap().into_inner().session.unwrap();
     let action = proto::Action {
         action_id: Uuid::now_v7().to_string(),
         session_id: session.session_id.clone(),
@@ -61,13 +51,7 @@ async fn a_stopped_server_leaves_no_task_or_connection_behind() {
     };
     actions.log_action(proto::LogActionRequest { action: Some(action) }).await.unwrap();
     let mut knowledge = crate::knowledge_client(&server).await;
-    let entry = proto::Entry {
-        key: "KB-1".into(),
-        project: "lore".into(),
-        kind: proto::EntryKind::Learning as i32,
-        title: "Migrations lock the table".into(),
-        ..Default::default()
-    };
+    let entry = crate::learning("lore", "KB-1", "Migrations lock the table");
     knowledge.upsert_entry(proto::UpsertEntryRequest { entry: Some(entry) }).await.unwrap();
     testing::embedded(pool).await;
     let query = proto::SearchQuery { text: "table lock".into(), limit: 5, ..Default::default() };

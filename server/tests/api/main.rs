@@ -34,3 +34,14 @@ pub async fn knowledge_client(server: &TestServer) -> KnowledgeClient {
         .max_decoding_message_size(16 * 1024 * 1024)
         .max_encoding_message_size(16 * 1024 * 1024)
 }
+
+/// A learning with nothing but its key and title.
+pub fn learning(project: &str, key: &str, title: &str) -> lore_proto::v1::Entry {
+    lore_proto::v1::Entry {
+        key: key.into(),
+        project: project.into(),
+        kind: lore_proto::v1::EntryKind::Learning as i32,
+        title: title.into(),
+        ..Default::default()
+    }
+}

@@ -130,13 +130,7 @@ async fn reads_go_to_a_streaming_replica_and_its_lag_never_makes_one_lose_a_writ
     let start = proto::StartSessionRequest { project: "shop".into(), agent_id: "agent-1".into(), ..Default::default() };
     let session = actions.start_session(start).await.unwrap().into_inner().session.unwrap();
     actions.log_action(action(&session, "plan", proto::Outcome::Success)).await.unwrap();
-    let entry = proto::Entry {
-        key: "KB-1".into(),
-        project: "shop".into(),
-        kind: proto::EntryKind::Learning as i32,
-        title: "Checkout totals round wrongly".into(),
-        ..Default::default()
-    };
+    let entry = crate::learning("shop", "KB-1", "Checkout totals round wrongly");
     knowledge.upsert_entry(proto::UpsertEntryRequest { entry: Some(entry) }).await.unwrap();
     qa.capture_failure(failure("assertion failed: total == 10.00")).await.unwrap();
     lore_server::testing::embedded(&primary_pool).await;

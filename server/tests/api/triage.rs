@@ -179,13 +179,7 @@ async fn search_many_runs_each_query_alone_caps_what_it_returns_and_keeps_answer
             .map(|result| proto::SearchManyResult { cached: result.error.is_none(), ..result.clone() })
             .collect::<Vec<_>>()
     );
-    let other = proto::Entry {
-        key: "X-1".into(),
-        project: "bank".into(),
-        kind: proto::EntryKind::Learning as i32,
-        title: "Elsewhere".into(),
-        ..Default::default()
-    };
+    let other = crate::learning("bank", "X-1", "Elsewhere");
     client.upsert_entry(proto::UpsertEntryRequest { entry: Some(other) }).await.unwrap();
     let still = client.search_many(request.clone()).await.unwrap().into_inner();
     assert!(still.results.iter().filter(|result| result.error.is_none()).all(|result| result.cached));
