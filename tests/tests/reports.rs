@@ -33,13 +33,7 @@ async fn the_daily_report_of_a_day_with_actions_is_written_by_itself() {
         actions.log_action(proto::LogActionRequest { action: Some(action) }).await.unwrap();
     }
     let day = yesterday.format("%Y-%m-%d").to_string();
-    let daily = folder.path().join("projects/shop/daily").join(format!("{day}.md"));
-    let written = lore_e2e::eventually(|| {
-        let daily = daily.clone();
-        async move { std::fs::read_to_string(&daily).ok() }
-    })
-    .await;
-    let Some(report) = written else { panic!("{} was not written within a minute", daily.display()) };
+    let report = written(folder.path().join("projects/shop/daily").join(format!("{day}.md"))).await;
     assert!(report.starts_with(&format!("# Daily report of shop: {day}")), "{report}");
     for section in [
         "## Deployments",
@@ -52,6 +46,18 @@ async fn the_daily_report_of_a_day_with_actions_is_written_by_itself() {
         assert!(report.contains(section), "{section} missing:\n{report}");
     }
     assert!(report.contains("2 tests failed"), "{report}");
-    let fleet = std::fs::read_to_string(folder.path().join("fleet/daily").join(format!("{day}.md"))).unwrap();
+    // The fleet's report is written after the projects'.
+    let fleet = written(folder.path().join("fleet/daily").join(format!("{day}.md"))).await;
     assert!(fleet.contains("| shop | 2 | 1 |"), "{fleet}");
+}
+
+/// The file at `path` once the leader has written it (whole: reports are
+/// written to a temporary file and renamed).
+async fn written(path: std::path::PathBuf) -> String {
+    let found = lore_e2e::eventually(|| {
+        let path = path.clone();
+        async move { std::fs::read_to_string(&path).ok() }
+    })
+    .await;
+    found.unwrap_or_else(|| panic!("{} was not written within a minute", path.display()))
 }
