@@ -35,17 +35,17 @@ impl ActionFeed {
     /// feed is dropped.
     pub fn start(pool: PgPool) -> Self {
         let (sender, _) = broadcast::channel(FEED_CAPACITY);
-        let listener = Arc::new(Background::default());
-        let feed = Self { sender: sender.clone(), _listener: Arc::clone(&listener) };
+        let listener = Background::default();
+        let fan_out = sender.clone();
         listener.spawn(async move {
             loop {
-                if let Err(error) = listen(&pool, &sender).await {
+                if let Err(error) = listen(&pool, &fan_out).await {
                     tracing::warn!(%error, "action feed lost its connection; reconnecting");
                 }
                 tokio::time::sleep(RECONNECT_DELAY).await;
             }
         });
-        feed
+        Self { sender, _listener: Arc::new(listener) }
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<String> {

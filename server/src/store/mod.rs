@@ -59,7 +59,7 @@ pub async fn connect(config: &Config, url: &str) -> Result<PgPool, ConnectError>
 /// names one: `pg_stat_activity` tells them from other clients'.
 pub const APPLICATION_NAME: &str = "lore-server";
 
-pub fn named(options: PgConnectOptions) -> PgConnectOptions {
+fn named(options: PgConnectOptions) -> PgConnectOptions {
     match options.get_application_name() {
         Some(_) => options,
         None => options.application_name(APPLICATION_NAME),

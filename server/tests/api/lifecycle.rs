@@ -59,12 +59,11 @@ async fn a_stopped_server_leaves_no_task_or_connection_behind() {
     assert_eq!(found.into_inner().hits.len(), 1);
     let open = connections(pool, database.name()).await;
     assert!(open.iter().any(|connection| connection.contains("LISTEN")), "the feeds listen: {open:#?}");
-    let watched = |open: &[String]| open.iter().any(|connection| connection.contains("pg_last_wal_replay_lsn"));
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !watched(&connections(pool, database.name()).await) {
-        assert!(std::time::Instant::now() < deadline, "the replica is never watched");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    crate::wait_for("the replica's watcher", Duration::from_secs(20), || async {
+        let open = connections(pool, database.name()).await;
+        open.iter().any(|connection| connection.contains("pg_last_wal_replay_lsn"))
+    })
+    .await;
 
     drop((actions, knowledge));
     server.stop().await;

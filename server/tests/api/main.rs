@@ -45,3 +45,17 @@ pub fn learning(project: &str, key: &str, title: &str) -> lore_proto::v1::Entry 
         ..Default::default()
     }
 }
+
+/// Asks `condition` every 50 ms until it holds; panics, naming `what`, when
+/// it has not within `within`.
+pub async fn wait_for<F, Fut>(what: &str, within: std::time::Duration, condition: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + within;
+    while !condition().await {
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}

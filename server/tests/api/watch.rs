@@ -19,6 +19,11 @@ use lore_server::testing::TestServer;
 use tokio::task::JoinHandle;
 use tonic::transport::Channel;
 
+use crate::wait_for;
+
+/// How long the watcher may take to see what a test did.
+const WAIT: Duration = Duration::from_secs(30);
+
 type Client = KnowledgeServiceClient<Channel>;
 
 struct Fixture {
@@ -57,7 +62,7 @@ impl Fixture {
         let stats = Arc::clone(&self.stats);
         self.watcher = Some(tokio::spawn(async move { watch::watch(knowledge, config, stats).await.unwrap() }));
         let stats = Arc::clone(&self.stats);
-        wait_for("the first reconciliation", || async { stats.reconciled.load(Ordering::Relaxed) > 0 }).await;
+        wait_for("the first reconciliation", WAIT, || async { stats.reconciled.load(Ordering::Relaxed) > 0 }).await;
     }
 
     fn stop(&mut self) {
@@ -119,18 +124,6 @@ impl Fixture {
     async fn entry_id(&mut self, key: &str) -> String {
         let request = proto::GetEntryRequest { project: "lore".into(), key: key.into(), ..Default::default() };
         self.client.get_entry(request).await.unwrap().into_inner().entry.unwrap().entry_id
-    }
-}
-
-async fn wait_for<F, Fut>(what: &str, condition: F)
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while !condition().await {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -220,7 +213,7 @@ async fn files_that_cannot_be_indexed_are_reported_and_skipped_and_the_last_good
     // The watcher went on past every bad file.
     fixture.expect(&[("After", "after.md"), ("Good", "good.md")]).await;
     let stats = Arc::clone(&fixture.stats);
-    wait_for("four problem files", || async { stats.problems().len() >= 4 }).await;
+    wait_for("four problem files", WAIT, || async { stats.problems().len() >= 4 }).await;
     let problems: Vec<(String, String)> = fixture
         .stats
         .problems()
@@ -239,7 +232,7 @@ async fn files_that_cannot_be_indexed_are_reported_and_skipped_and_the_last_good
     std::fs::remove_file(fixture.path("binary.md")).unwrap();
     fixture.expect(&[("After", "after.md"), ("Good again", "good.md")]).await;
     let stats = Arc::clone(&fixture.stats);
-    wait_for("two problems left", || async { stats.problems().len() == 2 }).await;
+    wait_for("two problems left", WAIT, || async { stats.problems().len() == 2 }).await;
 }
 
 #[tokio::test]
