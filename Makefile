@@ -5,8 +5,9 @@
 
 SHELL := bash
 CARGO ?= cargo
-# Tools and PostgreSQL are cached here (ignored by git). It must be reachable
-# by the unprivileged user PostgreSQL runs as, so not under /root.
+# Tools and PostgreSQL are cached here (ignored by git). Where the
+# unprivileged user PostgreSQL runs as cannot enter it, PostgreSQL's own
+# files go to /tmp/lore-postgres (server/src/embedded_postgres.rs).
 export LORE_CACHE_DIR ?= $(CURDIR)/.cache
 
 .PHONY: run test bench soak tools build lint clean-cache

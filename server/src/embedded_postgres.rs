@@ -9,7 +9,9 @@
 //! [`PgCluster`] runs one server:
 //! - PostgreSQL refuses to run as root, and our machines run as root, so the
 //!   server runs as `nobody` through `setpriv`. The install and the data
-//!   directory must therefore be reachable by that user.
+//!   directory must therefore be reachable by that user: when the cache
+//!   directory is not, they go to a directory of root's in the system's
+//!   temporary directory (`reachable_dir`).
 //! - The server process is spawned by a dedicated keeper thread that waits on
 //!   it, with a parent-death signal: if our process dies (a test binary
 //!   killed mid-run) the kernel stops PostgreSQL for us. The keeper thread
@@ -93,8 +95,7 @@ impl PgInstall {
     /// when it is not there yet.
     pub fn ensure(cache_dir: &Path) -> Result<Self, HarnessError> {
         fs::create_dir_all(cache_dir).map_err(io_context(format!("cannot create {}", cache_dir.display())))?;
-        let cache_dir =
-            fs::canonicalize(cache_dir).map_err(io_context(format!("cannot resolve {}", cache_dir.display())))?;
+        let cache_dir = reachable_dir(cache_dir)?;
         let install = Self { root: cache_dir.join(INSTALL_DIR_NAME) };
         if install.is_complete() {
             return Ok(install);
@@ -277,7 +278,7 @@ impl PgCluster {
         F: FnOnce(PathBuf) -> Fut,
         Fut: std::future::Future<Output = Result<(), HarnessError>>,
     {
-        let runs_dir = cache_dir.join("runs");
+        let runs_dir = reachable_dir(cache_dir)?.join("runs");
         fs::create_dir_all(&runs_dir).map_err(io_context(format!("cannot create {}", runs_dir.display())))?;
         remove_stale_runs(&runs_dir);
         let run_dir = tempfile::Builder::new()
@@ -568,6 +569,42 @@ fn make_accessible_to_server_user(path: &Path) -> Result<(), HarnessError> {
         check_traversable(parent)?;
     }
     Ok(())
+}
+
+/// Where the files the server user must reach go (the install and the
+/// throwaway data directories): `preferred`, unless we are root and that
+/// user cannot enter it (a clone inside a fresh `mktemp -d`, which is
+/// private), in which case a directory of root's own in the system's
+/// temporary directory, shared by every such clone.
+fn reachable_dir(preferred: &Path) -> Result<PathBuf, HarnessError> {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    let preferred =
+        fs::canonicalize(preferred).map_err(io_context(format!("cannot resolve {}", preferred.display())))?;
+    if !Uid::effective().is_root() || check_traversable(&preferred).is_ok() {
+        return Ok(preferred);
+    }
+    let fallback = std::env::temp_dir().join("lore-postgres");
+    match fs::create_dir(&fallback) {
+        Ok(()) => {}
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(error) => return Err(io_context(format!("cannot create {}", fallback.display()))(error)),
+    }
+    // We run the binaries in it as root: it must be a directory no one else
+    // made or may write to.
+    let metadata =
+        fs::symlink_metadata(&fallback).map_err(io_context(format!("cannot inspect {}", fallback.display())))?;
+    if !metadata.is_dir() || metadata.uid() != 0 || metadata.mode() & 0o022 != 0 {
+        return Err(HarnessError::Start(format!(
+            "PostgreSQL runs as {UNPRIVILEGED_USER}, which cannot enter {}, and {} is not a directory of root's \
+             that only root may write: set LORE_CACHE_DIR to a world-readable place",
+            preferred.display(),
+            fallback.display()
+        )));
+    }
+    fs::set_permissions(&fallback, fs::Permissions::from_mode(0o755))
+        .map_err(io_context(format!("cannot open {} to {UNPRIVILEGED_USER}", fallback.display())))?;
+    check_traversable(&fallback)?;
+    Ok(fallback)
 }
 
 /// The server user must be able to reach its files: every ancestor needs the
