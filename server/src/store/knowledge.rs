@@ -69,6 +69,14 @@ pub(crate) fn entry_from_row(row: &PgRow) -> Result<Entry, sqlx::Error> {
     })
 }
 
+/// The entries of `rows`, each with its solutions.
+pub(crate) async fn entries_with_solutions(pool: &PgPool, rows: &[PgRow]) -> Result<Vec<Entry>, Error> {
+    let mut entries = rows.iter().map(entry_from_row).collect::<Result<Vec<_>, _>>()?;
+    let mut connection = pool.acquire().await?;
+    attach_solutions(&mut connection, &mut entries).await?;
+    Ok(entries)
+}
+
 /// Fills in the solutions of `entries` (one query for all of them).
 pub(crate) async fn attach_solutions(connection: &mut PgConnection, entries: &mut [Entry]) -> Result<(), sqlx::Error> {
     if entries.is_empty() {
@@ -309,10 +317,7 @@ pub async fn list(
     .bind(limit)
     .fetch_all(pool)
     .await?;
-    let mut entries = rows.iter().map(entry_from_row).collect::<Result<Vec<_>, _>>()?;
-    let mut connection = pool.acquire().await?;
-    attach_solutions(&mut connection, &mut entries).await?;
-    Ok(entries)
+    entries_with_solutions(pool, &rows).await
 }
 
 /// Marks an entry obsolete, or removes it with everything attached when

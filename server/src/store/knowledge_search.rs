@@ -12,7 +12,7 @@ use crate::knowledge::model::{Entry, EntryKind, Severity};
 use crate::knowledge::rank::Candidate;
 use crate::scope::ProjectScope;
 use crate::store::embeddings::vector_literal;
-use crate::store::knowledge::{ENTRY_COLUMNS, attach_solutions, entry_from_row};
+use crate::store::knowledge::{ENTRY_COLUMNS, entries_with_solutions};
 
 /// What every signal's list is restricted to.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -275,10 +275,7 @@ pub async fn entries(pool: &PgPool, scope: &ProjectScope, ids: &[Uuid]) -> Resul
     .bind(scope.sql_filter())
     .fetch_all(pool)
     .await?;
-    let mut entries = rows.iter().map(entry_from_row).collect::<Result<Vec<_>, _>>()?;
-    let mut connection = pool.acquire().await?;
-    attach_solutions(&mut connection, &mut entries).await?;
-    Ok(entries)
+    entries_with_solutions(pool, &rows).await
 }
 
 /// (applications, successes) per entry.
