@@ -465,11 +465,10 @@ async fn every_replica_answers_from_its_own_keyword_index_kept_in_step_by_the_fe
     assert_eq!(keys(&search(&mut writer, keyword("docker layer caching")).await)[0], "PAT-004");
 
     // The other one within a notification; then both answer the same.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while status(&reader).await.keyword_index_entries != 5 {
-        assert!(std::time::Instant::now() < deadline, "the second replica never followed");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    crate::wait_for("the second replica to follow", std::time::Duration::from_secs(10), || async {
+        status(&reader).await.keyword_index_entries == 5
+    })
+    .await;
     for text in ["docker layer caching", "token expired", "row level security", "authetication"] {
         let from_writer = search(&mut writer, keyword(text)).await;
         let from_reader = search(&mut reader, keyword(text)).await;
