@@ -9,9 +9,10 @@
 //! [`PgCluster`] runs one server:
 //! - PostgreSQL refuses to run as root, and our machines run as root, so the
 //!   server runs as `nobody` through `setpriv`. The install and the data
-//!   directory must therefore be reachable by that user: when the cache
-//!   directory is not, they go to a directory of root's in the system's
-//!   temporary directory (`reachable_dir`).
+//!   directories must therefore be reachable by that user: when the cache
+//!   directory (or a persistent data directory's folder) is not, they go to
+//!   a directory of root's in the system's temporary directory
+//!   (`reachable_dir`, `persistent_data_dir`).
 //! - The server process is spawned by a dedicated keeper thread that waits on
 //!   it, with a parent-death signal: if our process dies (a test binary
 //!   killed mid-run) the kernel stops PostgreSQL for us. The keeper thread
@@ -304,12 +305,12 @@ impl PgCluster {
         }
     }
 
-    /// Starts a server on `data_dir`, creating the cluster there first when
-    /// the directory holds none. The data stays when the cluster is dropped.
+    /// Starts a server on `data_dir` (or where [`persistent_data_dir`] keeps
+    /// it), creating the cluster there first when the directory holds none.
+    /// The data stays when the cluster is dropped.
     pub async fn start_persistent(install: &PgInstall, data_dir: &Path) -> Result<Self, HarnessError> {
-        fs::create_dir_all(data_dir).map_err(io_context(format!("cannot create {}", data_dir.display())))?;
-        let data_dir =
-            fs::canonicalize(data_dir).map_err(io_context(format!("cannot resolve {}", data_dir.display())))?;
+        let data_dir = persistent_data_dir(data_dir)?;
+        fs::create_dir_all(&data_dir).map_err(io_context(format!("cannot create {}", data_dir.display())))?;
         if !data_dir.join("PG_VERSION").is_file() {
             initdb(install, &data_dir).await?;
         }
@@ -572,7 +573,7 @@ fn make_accessible_to_server_user(path: &Path) -> Result<(), HarnessError> {
 }
 
 /// Where the files the server user must reach go (the install and the
-/// throwaway data directories): `preferred`, unless we are root and that
+/// data directories): `preferred`, unless we are root and that
 /// user cannot enter it (a clone inside a fresh `mktemp -d`, which is
 /// private), in which case a directory of root's own in the system's
 /// temporary directory, shared by every such clone.
@@ -605,6 +606,57 @@ fn reachable_dir(preferred: &Path) -> Result<PathBuf, HarnessError> {
         .map_err(io_context(format!("cannot open {} to {UNPRIVILEGED_USER}", fallback.display())))?;
     check_traversable(&fallback)?;
     Ok(fallback)
+}
+
+/// Where the data of a persistent cluster configured at `configured` is:
+/// there, unless [`reachable_dir`] moves its folder (we are root and the
+/// server user cannot enter it); then in the shared directory, under a name
+/// derived from the configured path, so that every run with the same
+/// configuration finds the same data.
+pub fn persistent_data_dir(configured: &Path) -> Result<PathBuf, HarnessError> {
+    let name = configured
+        .file_name()
+        .ok_or_else(|| HarnessError::Start(format!("{} names no data directory", configured.display())))?;
+    let folder = match configured.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    fs::create_dir_all(folder).map_err(io_context(format!("cannot create {}", folder.display())))?;
+    let folder = fs::canonicalize(folder).map_err(io_context(format!("cannot resolve {}", folder.display())))?;
+    let reachable = reachable_dir(&folder)?;
+    let configured = folder.join(name);
+    if reachable == folder {
+        return Ok(configured);
+    }
+    let digest = blake3::hash(configured.as_os_str().as_encoded_bytes()).to_hex();
+    let kept = reachable.join("data").join(format!("{}-{}", name.to_string_lossy(), &digest[..16]));
+    tracing::warn!(
+        configured = %configured.display(),
+        kept = %kept.display(),
+        "PostgreSQL runs as {UNPRIVILEGED_USER}, which cannot enter the data directory's folder: its data is kept elsewhere"
+    );
+    Ok(kept)
+}
+
+/// A test's persistent data directory, removed with its log when the test
+/// ends, even by a panic: [`persistent_data_dir`] may keep it outside the
+/// test's own temporary directory.
+#[derive(Debug)]
+pub struct ScratchDataDir {
+    pub path: PathBuf,
+}
+
+impl ScratchDataDir {
+    pub fn new(configured: &Path) -> Result<Self, HarnessError> {
+        Ok(Self { path: persistent_data_dir(configured)? })
+    }
+}
+
+impl Drop for ScratchDataDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.path);
+        let _ = fs::remove_file(self.path.with_extension("log"));
+    }
 }
 
 /// The server user must be able to reach its files: every ancestor needs the

@@ -3,7 +3,7 @@
 use std::os::unix::fs::PermissionsExt as _;
 use std::time::Duration;
 
-use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, default_cache_dir, run_server_to_exit};
+use lore_e2e::{ScratchDataDir, ServerOptions, ServerProcess, TestDatabase, default_cache_dir, run_server_to_exit};
 use nix::sys::signal::Signal;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -144,6 +144,7 @@ async fn sqlx_query_count(database: &TestDatabase, statement: &'static str) -> i
 async fn without_a_database_url_the_server_runs_its_own_postgres_and_stops_it() {
     let parent = tempfile::tempdir_in(default_cache_dir()).unwrap();
     let data_dir = parent.path().join("pgdata");
+    let kept = ScratchDataDir::new(&data_dir).unwrap();
     // As `make run` does: dev mode, auth on, relative paths from where it runs.
     let options = || ServerOptions {
         env: vec![
@@ -173,8 +174,8 @@ async fn without_a_database_url_the_server_runs_its_own_postgres_and_stops_it() 
     let (ok, _, stderr) = lore_e2e::lore_cli(&server, Some(elsewhere.path()), &log_args).await;
     assert!(!ok && stderr.contains("missing token"), "{stderr}");
     server.stop().await;
-    assert!(data_dir.join("PG_VERSION").is_file(), "data kept between runs");
-    assert!(!data_dir.join("postmaster.pid").exists(), "PostgreSQL was not stopped");
+    assert!(kept.path.join("PG_VERSION").is_file(), "data kept between runs");
+    assert!(!kept.path.join("postmaster.pid").exists(), "PostgreSQL was not stopped");
 
     // The next run keeps the same token.
     let mut server = ServerProcess::start(options()).await.unwrap();

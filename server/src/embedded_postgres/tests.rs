@@ -97,6 +97,7 @@ async fn persistent_cluster_keeps_its_data_across_restarts() {
     let install = install().await;
     let parent = tempfile::tempdir_in(default_cache_dir()).unwrap();
     let data_dir = parent.path().join("pgdata");
+    let _scratch = ScratchDataDir::new(&data_dir).unwrap();
 
     let cluster = PgCluster::start_persistent(&install, &data_dir).await.unwrap();
     cluster.ensure_database("lore").await.unwrap();
@@ -110,6 +111,46 @@ async fn persistent_cluster_keeps_its_data_across_restarts() {
 
     let cluster = PgCluster::start_persistent(&install, &data_dir).await.unwrap();
     cluster.ensure_database("lore").await.unwrap();
+    let mut connection = PgConnection::connect(&cluster.url("lore")).await.unwrap();
+    let value: String = sqlx::query_scalar("SELECT value FROM kept").fetch_one(&mut connection).await.unwrap();
+    assert_eq!(value, "still here");
+    connection.close().await.unwrap();
+}
+
+// A clone inside a private folder (a fresh `mktemp -d`, or /root) holds
+// `make run`'s data directory where PostgreSQL, run as nobody, cannot go.
+#[tokio::test]
+async fn a_data_directory_in_a_folder_the_server_user_cannot_enter_is_kept_in_the_shared_one() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let install = install().await;
+    let private = tempfile::tempdir_in(default_cache_dir()).unwrap();
+    fs::set_permissions(private.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    let configured = private.path().join("pgdata");
+    let in_place = fs::canonicalize(private.path()).unwrap().join("pgdata");
+    let scratch = ScratchDataDir::new(&configured).unwrap();
+    if !Uid::effective().is_root() {
+        // Then PostgreSQL runs as us, who can enter it.
+        assert_eq!(scratch.path, in_place);
+        return;
+    }
+    assert!(!scratch.path.starts_with(private.path()) && scratch.path != in_place, "{}", scratch.path.display());
+    check_traversable(&scratch.path).unwrap();
+    assert_eq!(persistent_data_dir(&configured).unwrap(), scratch.path, "the same configuration, the same data");
+    assert_ne!(persistent_data_dir(&private.path().join("other")).unwrap(), scratch.path);
+
+    let cluster = PgCluster::start_persistent(&install, &configured).await.unwrap();
+    assert_eq!(cluster.data_dir(), scratch.path);
+    cluster.ensure_database("lore").await.unwrap();
+    let mut connection = PgConnection::connect(&cluster.url("lore")).await.unwrap();
+    sqlx::raw_sql("CREATE TABLE kept (value text); INSERT INTO kept VALUES ('still here')")
+        .execute(&mut connection)
+        .await
+        .unwrap();
+    connection.close().await.unwrap();
+    drop(cluster);
+    assert!(scratch.path.join("PG_VERSION").is_file() && !in_place.exists());
+
+    let cluster = PgCluster::start_persistent(&install, &configured).await.unwrap();
     let mut connection = PgConnection::connect(&cluster.url("lore")).await.unwrap();
     let value: String = sqlx::query_scalar("SELECT value FROM kept").fetch_one(&mut connection).await.unwrap();
     assert_eq!(value, "still here");
