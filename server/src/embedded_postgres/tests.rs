@@ -92,14 +92,10 @@ async fn a_panicking_test_still_stops_its_cluster() {
     assert!(!run_dir.exists());
 }
 
-#[tokio::test]
-async fn persistent_cluster_keeps_its_data_across_restarts() {
-    let install = install().await;
-    let parent = tempfile::tempdir_in(default_cache_dir()).unwrap();
-    let data_dir = parent.path().join("pgdata");
-    let _scratch = ScratchDataDir::new(&data_dir).unwrap();
-
-    let cluster = PgCluster::start_persistent(&install, &data_dir).await.unwrap();
+/// Starts a persistent cluster configured at `configured`, writes, stops it,
+/// starts it again and reads what was written; returns where its data is.
+async fn keeps_its_data_across_a_restart(install: &PgInstall, configured: &Path) -> PathBuf {
+    let cluster = PgCluster::start_persistent(install, configured).await.unwrap();
     cluster.ensure_database("lore").await.unwrap();
     let mut connection = PgConnection::connect(&cluster.url("lore")).await.unwrap();
     sqlx::raw_sql("CREATE TABLE kept (value text); INSERT INTO kept VALUES ('still here')")
@@ -109,12 +105,22 @@ async fn persistent_cluster_keeps_its_data_across_restarts() {
     connection.close().await.unwrap();
     drop(cluster);
 
-    let cluster = PgCluster::start_persistent(&install, &data_dir).await.unwrap();
+    let cluster = PgCluster::start_persistent(install, configured).await.unwrap();
     cluster.ensure_database("lore").await.unwrap();
     let mut connection = PgConnection::connect(&cluster.url("lore")).await.unwrap();
     let value: String = sqlx::query_scalar("SELECT value FROM kept").fetch_one(&mut connection).await.unwrap();
     assert_eq!(value, "still here");
     connection.close().await.unwrap();
+    cluster.data_dir().to_owned()
+}
+
+#[tokio::test]
+async fn persistent_cluster_keeps_its_data_across_restarts() {
+    let install = install().await;
+    let parent = tempfile::tempdir_in(default_cache_dir()).unwrap();
+    let data_dir = parent.path().join("pgdata");
+    let scratch = ScratchDataDir::new(&data_dir).unwrap();
+    assert_eq!(keeps_its_data_across_a_restart(&install, &data_dir).await, scratch.path);
 }
 
 // A clone inside a private folder (a fresh `mktemp -d`, or /root) holds
@@ -138,23 +144,8 @@ async fn a_data_directory_in_a_folder_the_server_user_cannot_enter_is_kept_in_th
     assert_eq!(persistent_data_dir(&configured).unwrap(), scratch.path, "the same configuration, the same data");
     assert_ne!(persistent_data_dir(&private.path().join("other")).unwrap(), scratch.path);
 
-    let cluster = PgCluster::start_persistent(&install, &configured).await.unwrap();
-    assert_eq!(cluster.data_dir(), scratch.path);
-    cluster.ensure_database("lore").await.unwrap();
-    let mut connection = PgConnection::connect(&cluster.url("lore")).await.unwrap();
-    sqlx::raw_sql("CREATE TABLE kept (value text); INSERT INTO kept VALUES ('still here')")
-        .execute(&mut connection)
-        .await
-        .unwrap();
-    connection.close().await.unwrap();
-    drop(cluster);
-    assert!(scratch.path.join("PG_VERSION").is_file() && !in_place.exists());
-
-    let cluster = PgCluster::start_persistent(&install, &configured).await.unwrap();
-    let mut connection = PgConnection::connect(&cluster.url("lore")).await.unwrap();
-    let value: String = sqlx::query_scalar("SELECT value FROM kept").fetch_one(&mut connection).await.unwrap();
-    assert_eq!(value, "still here");
-    connection.close().await.unwrap();
+    assert_eq!(keeps_its_data_across_a_restart(&install, &configured).await, scratch.path);
+    assert!(!in_place.exists(), "nothing was written where nobody cannot go");
 }
 
 #[tokio::test]
