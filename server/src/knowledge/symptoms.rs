@@ -31,12 +31,12 @@ use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 
-use crate::qa::template::{Template, WILDCARD};
+use crate::qa::template::{QUOTE_OPENER, Template, WILDCARD};
 
 /// Quoted text with at least two spaces inside, opened where QA's templates
-/// open a quoted value (after a space, bracket, '=', ':' or ',').
+/// open a quoted value.
 static QUOTED_PROSE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(^|[\s(\[{=:,])(?:'([^'\n]*[ \t][^'\n]*[ \t][^'\n]*)'|"([^"\n]*[ \t][^"\n]*[ \t][^"\n]*)")"#)
+    Regex::new(&format!(r#"{QUOTE_OPENER}(?:'([^'\n]*[ \t][^'\n]*[ \t][^'\n]*)'|"([^"\n]*[ \t][^"\n]*[ \t][^"\n]*)")"#))
         .expect("valid regex")
 });
 

@@ -31,10 +31,13 @@ pub const MAX_TOKENS: usize = 128;
 const ROUTE_TOKENS: usize = 2;
 
 static URL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+").expect("valid regex"));
-/// A quoted value: starts after a space, bracket, '=', ':' or ',' so that
-/// an apostrophe inside a word ("don't") does not open a quote.
+/// Where a quote opens, as a regex group: after a space, bracket, '=', ':'
+/// or ',', so that an apostrophe inside a word ("don't") does not open one.
+pub const QUOTE_OPENER: &str = r"(^|[\s(\[{=:,])";
+/// A quoted value.
 static QUOTED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(^|[\s(\[{=:,])(?:'[^'\n]{0,512}'|"[^"\n]{0,512}"|`[^`\n]{0,512}`)"#).expect("valid regex")
+    Regex::new(&format!(r#"{QUOTE_OPENER}(?:'[^'\n]{{0,512}}'|"[^"\n]{{0,512}}"|`[^`\n]{{0,512}}`)"#))
+        .expect("valid regex")
 });
 /// Error codes that identify the error: TS2322, E0308, C4996, SQL23505.
 static ERROR_CODE: LazyLock<Regex> = LazyLock::new(|| {
