@@ -69,7 +69,7 @@ enum Command {
     /// and promotion.
     #[command(subcommand)]
     Qa(commands::qa::Command),
-    /// Measure things against a running server.
+    /// Measure things: against a running server, or (screening) offline.
     #[command(subcommand)]
     Eval(EvalCommand),
     /// Run the sidecar daemon beside an agent (same as `lore-sidecar`), or
@@ -127,6 +127,9 @@ enum EvalCommand {
     /// Group accuracy of CaptureFailure's pattern grouping on a LogHub
     /// `*_structured.csv`, through the real RPC.
     Grouping(commands::grouping::Args),
+    /// Recall and false-quarantine rate of the injection screen, each
+    /// source left out of the fit in turn (needs no server).
+    Screening(commands::screening::Args),
 }
 
 fn main() -> ExitCode {
@@ -142,6 +145,7 @@ fn main() -> ExitCode {
         // error ever reaches the agent.
         Command::Hook(args) => lore_agent::hooks::run(args, address),
         Command::Init(args) => report(commands::init::run(args)),
+        Command::Eval(EvalCommand::Screening(args)) => report(commands::screening::run(args)),
         command => match tokio::runtime::Runtime::new() {
             Ok(runtime) => runtime.block_on(run(Cli { command, ..cli }, address)),
             Err(error) => {
@@ -194,7 +198,11 @@ async fn run(cli: Cli, address: lore_agent::connection::LoreAddress) -> ExitCode
             Command::Eval(EvalCommand::Retrieval(args)) => commands::retrieval::run(channel, args).await,
             Command::Eval(EvalCommand::Grouping(args)) => commands::grouping::run(channel, args).await,
             Command::Qa(command) => commands::qa::run(channel, command).await,
-            Command::Sidecar(_) | Command::Mcp(_) | Command::Hook(_) | Command::Init(_) => {
+            Command::Eval(EvalCommand::Screening(_))
+            | Command::Sidecar(_)
+            | Command::Mcp(_)
+            | Command::Hook(_)
+            | Command::Init(_) => {
                 unreachable!("handled above: these need no server connection to start")
             }
         }

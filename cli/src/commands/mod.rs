@@ -19,6 +19,7 @@ pub mod qa_results;
 pub mod report;
 pub mod resume;
 pub mod retrieval;
+pub mod screening;
 pub mod session;
 pub mod sidecar_status;
 pub mod triage;

@@ -1,0 +1,142 @@
+//! lore-screen: is this text data, or is it trying to give an agent orders?
+//!
+//! Everything Lore injects into an agent's context (a QA warning, a lesson,
+//! a fix, where the last session stopped) was written by an agent or
+//! printed by a tool. Before any of it may reach another agent it is
+//! screened here; what the screen holds is quarantined until a person
+//! releases it.
+//!
+//! The method, in three steps:
+//! 1. [`canonical`]: the text as a reader sees it. Zero-width,
+//!    bidirectional and tag characters, full-width forms and look-alike
+//!    letters are undone (and counted: hiding text is itself a sign).
+//! 2. [`cues`]: the text read clause by clause as speech acts. Does a
+//!    clause give an order (an imperative, an obligation put on "you", a
+//!    request)? Whom does the text address? What does it ask, by the
+//!    threats that matter to a coding agent's memory: overriding earlier
+//!    instructions, hiding something from the user, reading or sending
+//!    credentials, changing package registries or git remotes, disabling
+//!    checks, hooks or reviews, piping a download into a shell, forging
+//!    tags and sections? The lexicons are semantic fields, not sentences
+//!    seen in attacks.
+//! 3. [`model`]: logistic regression weighs the features into a score;
+//!    the weights and the threshold are fitted on the development set
+//!    (`tests/data/injection`) by [`training`], and every figure is
+//!    reported with its source left out of the fit.
+//!
+//! A verdict names the features that weighed most, in sentences a reviewer
+//! reads. Screening is pure and allocation-light: it runs inline on every
+//! capture (see `make bench`).
+//!
+//! # Layout
+//! - [`canonical`]: undoing hidden writing.
+//! - [`cues`]: the clause reader and its lexicons; [`cues::Feature`].
+//! - [`model`]: the weights (`model.json`, shipped in the binary).
+//! - [`training`]: fitting, thresholds, leave-one-source-out.
+//! - [`corpus`]: reading the development set.
+
+pub mod canonical;
+pub mod corpus;
+pub mod cues;
+pub mod model;
+pub mod training;
+
+use std::sync::LazyLock;
+
+use cues::Feature;
+use model::{Model, ModelFile};
+
+/// The model fitted on the development set (`lore eval screening
+/// --write-model` writes it; a test checks it is what the set fits).
+pub const SHIPPED_MODEL: &str = include_str!("../model.json");
+
+static SHIPPED: LazyLock<Screen> = LazyLock::new(|| {
+    let file: ModelFile = serde_json::from_str(SHIPPED_MODEL).expect("screen/model.json is valid JSON");
+    Screen::new(Model::from_file(&file).expect("screen/model.json is a valid model"))
+});
+
+/// A screen with its model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Screen {
+    model: Model,
+}
+
+/// What the screen says of a text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// The model's probability that the text carries instructions.
+    pub score: f64,
+    /// True when the score reaches the model's threshold: the text must
+    /// not be injected until a person releases it.
+    pub held: bool,
+    /// The features that weighed most, largest first.
+    pub findings: Vec<Feature>,
+}
+
+impl Verdict {
+    /// Why, in one sentence of the review queue ("gives the assistant
+    /// orders; asks to hide something from the user").
+    pub fn reason(&self) -> String {
+        let reasons: Vec<&str> = self.findings.iter().map(|feature| feature.reason()).collect();
+        if reasons.is_empty() { "nothing".to_owned() } else { reasons.join("; ") }
+    }
+}
+
+/// At most this many findings are named.
+const FINDINGS: usize = 3;
+/// A feature is named when it carries at least this share of what pushed
+/// the score up.
+const FINDING_SHARE: f64 = 0.1;
+
+impl Screen {
+    pub fn new(model: Model) -> Self {
+        Self { model }
+    }
+
+    /// The screen Lore runs with.
+    pub fn shipped() -> &'static Screen {
+        &SHIPPED
+    }
+
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    pub fn check(&self, text: &str) -> Verdict {
+        if text.trim().is_empty() {
+            return Verdict { score: 0.0, held: false, findings: Vec::new() };
+        }
+        let features = cues::features(&canonical::canonical(text));
+        let score = self.model.score(&features);
+        let contributions = self.model.contributions(&features);
+        let total: f64 = contributions.iter().map(|(_, part)| part).sum();
+        let findings = contributions
+            .into_iter()
+            .filter(|(_, part)| *part >= total * FINDING_SHARE)
+            .take(FINDINGS)
+            .map(|(feature, _)| feature)
+            .collect();
+        Verdict { score, held: score >= self.model.threshold, findings }
+    }
+
+    /// Everything behind a verdict: the canonical text and every feature
+    /// with its weight, for `lore eval screening --explain`.
+    pub fn explain(&self, text: &str) -> (canonical::Canonical, cues::Features, Verdict) {
+        let canonical = canonical::canonical(text);
+        let features = cues::features(&canonical);
+        (canonical, features, self.check(text))
+    }
+
+    /// Checks several texts as one item: held when any is, with the
+    /// findings of the highest score.
+    pub fn check_all<'a>(&self, texts: impl IntoIterator<Item = &'a str>) -> Verdict {
+        texts.into_iter().map(|text| self.check(text)).max_by(|a, b| a.score.total_cmp(&b.score)).unwrap_or(Verdict {
+            score: 0.0,
+            held: false,
+            findings: Vec::new(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
