@@ -82,10 +82,13 @@ pub struct Connection {
 
 impl LoreAddress {
     /// Connects to the sidecar, or to the server when no sidecar answers
-    /// within `timeout`.
-    pub async fn connect(&self, timeout: Duration) -> Result<Connection, AgentError> {
+    /// within `timeout`. `client` is what Lore records the writes as coming
+    /// through (`hook`, `mcp`).
+    pub async fn connect(&self, timeout: Duration, client: &'static str) -> Result<Connection, AgentError> {
         let bearer = |token: Option<&str>| {
-            Bearer::new(token).map_err(|error| AgentError::Setup(format!("LORE_TOKEN is not usable: {error}")))
+            Bearer::new(token)
+                .map(|bearer| bearer.with_client(client))
+                .map_err(|error| AgentError::Setup(format!("LORE_TOKEN is not usable: {error}")))
         };
         let mut tried = Vec::new();
         if let Some(sidecar) = &self.sidecar {

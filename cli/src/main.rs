@@ -69,6 +69,9 @@ enum Command {
     /// and promotion.
     #[command(subcommand)]
     Qa(commands::qa::Command),
+    /// What the injection screen held for review: list, release, erase.
+    #[command(subcommand)]
+    Quarantine(commands::quarantine::Command),
     /// Measure things: against a running server, or (screening) offline.
     #[command(subcommand)]
     Eval(EvalCommand),
@@ -198,6 +201,7 @@ async fn run(cli: Cli, address: lore_agent::connection::LoreAddress) -> ExitCode
             Command::Eval(EvalCommand::Retrieval(args)) => commands::retrieval::run(channel, args).await,
             Command::Eval(EvalCommand::Grouping(args)) => commands::grouping::run(channel, args).await,
             Command::Qa(command) => commands::qa::run(channel, command).await,
+            Command::Quarantine(command) => commands::quarantine::run(channel, command).await,
             Command::Eval(EvalCommand::Screening(_))
             | Command::Sidecar(_)
             | Command::Mcp(_)

@@ -16,11 +16,17 @@ pub type AuthChannel = tonic::service::interceptor::InterceptedService<tonic::tr
 pub const DEV_TOKEN_FILE: &str = ".lore/dev-admin-token";
 
 /// Adds the bearer token, when there is one, to every request that does not
-/// already carry one (a proxy forwards its caller's own).
+/// already carry one (a proxy forwards its caller's own), and says what
+/// kind of client sends it (`x-lore-client`: the server records it as where
+/// what is written came from).
 #[derive(Debug, Clone, Default)]
 pub struct Bearer {
     value: Option<AsciiMetadataValue>,
+    client: Option<AsciiMetadataValue>,
 }
+
+/// The metadata a client names itself in: `cli`, `hook`, `mcp`, `sidecar`.
+pub const CLIENT_METADATA: &str = "x-lore-client";
 
 impl Bearer {
     /// Fails when the token cannot travel in metadata (not visible ASCII).
@@ -34,7 +40,13 @@ impl Bearer {
                 MetadataValue::try_from(format!("Bearer {token}")).map_err(|_| InvalidToken)
             })
             .transpose()?;
-        Ok(Self { value })
+        Ok(Self { value, client: None })
+    }
+
+    /// Names the client on every request that does not name one already.
+    pub fn with_client(mut self, client: &'static str) -> Self {
+        self.client = Some(AsciiMetadataValue::from_static(client));
+        self
     }
 
     pub fn is_set(&self) -> bool {
@@ -48,6 +60,11 @@ impl Interceptor for Bearer {
             && !request.metadata().contains_key("authorization")
         {
             request.metadata_mut().insert("authorization", value.clone());
+        }
+        if let Some(client) = &self.client
+            && !request.metadata().contains_key(CLIENT_METADATA)
+        {
+            request.metadata_mut().insert(CLIENT_METADATA, client.clone());
         }
         Ok(request)
     }

@@ -428,11 +428,29 @@ static DESTINATION: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// Access given away: granting access, permissions or roles, adding
-/// collaborators, making something public.
-static CHANGES_ACCESS: LazyLock<Regex> = LazyLock::new(|| {
+/// Access handed to someone: granting access, permissions or roles, adding
+/// collaborators or keys. It is an ask to watch for only when the one who
+/// gets it is an outsider ([`OUTSIDER`]): "grant the app role SELECT" is
+/// everyday database work.
+static GRANTS_ACCESS: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"\b(?:grant|granting|give|giving|assign|elevate|escalate)\b(?:\W+[\w-]+){0,8}?\W+(?:access|permissions?|privileges?|rights|roles?|admin|owner|root|sudo)\b|\b(?:add|adding|invite|inviting|make|making|promote)\b(?:\W+[\w-]+){0,6}?\W+(?:as\s+)?(?:an?\s+)?(?:collaborators?|admins?|administrators?|owners?|maintainers?)\b|\binvite\s+(?:user\s+)?\S+(?:\s+\S+){0,5}\s+to\s+(?:the\s+|our\s+|your\s+)?(?:workspace|org|organization|repo|repository|team|project)\b|\b(?:make|set|turn)\s+(?:the\s+|this\s+|our\s+|your\s+|my\s+)?(?:repo|repository|bucket|gist|project|dataset|data|secrets?|keys?|org|organization|package|storage|database)\b(?:\W+[\w-]+){0,3}?\W+(?:public|world-readable)\b|\b(?:grant|give|add|assign)\b(?:\W+[\w-]+){0,12}?\W+(?:write|admin|push|owner|root|full|maintain)\s+(?:access|permissions?|rights|role)\b|\bauthorized_keys\b|\bdeploy\s+keys?\b(?:\W+[\w-]+){0,3}?\W+write\b|\bchmod\s+(?:-r\s+)?(?:777|666|a\+rwx|o\+w)\b",
+        r"\b(?:grant|granting|give|giving|assign|elevate|escalate|add|adding|invite|inviting|promote)\b(?:\W+[\w-]+){0,12}?\W+(?:access|permissions?|privileges?|rights|roles?|admin|administrators?|owners?|root|sudo(?:ers)?|collaborators?|maintainers?|deploy\s+keys?|authorized_keys|workspace|org|organization)\b",
+    )
+});
+
+/// Someone outside the project: the writer ("me", "my friend"), a named
+/// guest, an account or key the text brings along.
+static OUTSIDER: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"\b(?:me|my|us|friend|guest|external|outside|third[- ]party|contractor|attacker|stranger|this\s+(?:user|account|key|person|address))\b|\buser\s+[A-Za-z]\w*\b|\b[\w.+-]+@[\w-]+\.\w|\bssh-(?:rsa|ed25519|dss)\b",
+    )
+});
+
+/// Access opened to everyone: a repository, bucket or secret made public,
+/// permissions opened wide.
+static OPENS_ACCESS: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"\b(?:make|set|turn|switch)\s+(?:the\s+|this\s+|our\s+|your\s+|my\s+)?(?:repo|repository|bucket|gist|project|dataset|data|secrets?|keys?|org|organization|package|storage|database|visibility)\b(?:\W+[\w-]+){0,3}?\W+(?:public|world-readable)\b|\bchmod\s+(?:-r\s+)?(?:777|666|a\+rwx|o\+w)\b",
     )
 });
 
@@ -499,7 +517,9 @@ struct Clause {
     names_check: bool,
     /// Disabling named only to be refused.
     refuses_disabling: bool,
-    changes_access: bool,
+    grants_access: bool,
+    outsider: bool,
+    opens_access: bool,
     changes_source: bool,
     disables_check: bool,
     disables_test: bool,
@@ -541,7 +561,9 @@ pub fn features(canonical: &Canonical) -> Features {
     mark(&DISABLES_WHAT_WAS_NAMED, |clause| clause.disables_what_was_named = true);
     mark(&NAMED_CHECK, |clause| clause.names_check = true);
     mark(&DISABLING_REFUSED, |clause| clause.refuses_disabling = true);
-    mark(&CHANGES_ACCESS, |clause| clause.changes_access = true);
+    mark(&GRANTS_ACCESS, |clause| clause.grants_access = true);
+    mark(&OUTSIDER, |clause| clause.outsider = true);
+    mark(&OPENS_ACCESS, |clause| clause.opens_access = true);
     mark(&CHANGES_SOURCE, |clause| clause.changes_source = true);
     mark(&SOURCE_COMMAND, |clause| clause.changes_source = true);
     mark(&DISABLES_CHECK, |clause| clause.disables_check = true);
@@ -584,7 +606,7 @@ pub fn features(canonical: &Canonical) -> Features {
         {
             set(Feature::AskCredentials, 1.0);
         }
-        if asks && clause.changes_access {
+        if asks && ((clause.grants_access && (clause.outsider || clause.destination)) || clause.opens_access) {
             set(Feature::ChangeAccess, 1.0);
         }
         if asks && clause.reveal && clause.destination {

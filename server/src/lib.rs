@@ -9,6 +9,8 @@
 //! - [`error`]: the crate's `Error` and its one mapping to `tonic::Status`.
 //! - [`actions`], [`knowledge`], [`qa`]: the domain of each service.
 //! - [`briefing`]: AgentService's one-call briefing, over the three.
+//! - [`trust`]: where injected text came from, how far it is trusted, and
+//!   the quarantine of what the injection screen holds.
 //! - [`auth`]: bearer tokens, roles and the layer that checks them.
 //! - [`limits`]: calls in flight, deadlines and rates per token.
 //! - [`tool_calls`]: Knowledge and QA calls logged as actions of the
@@ -44,6 +46,7 @@ pub mod testing;
 pub mod tls;
 pub mod tokens_command;
 pub mod tool_calls;
+pub mod trust;
 pub mod validate;
 pub mod web;
 

@@ -49,8 +49,27 @@ pub(crate) fn spooled<T>(answer: T) -> Response<T> {
 
 /// Appends writes to the spool and returns their record ids once durable.
 pub(crate) async fn spool_writes(spool: &Spool, writes: Vec<Write>) -> Result<Vec<u64>, Status> {
-    let payloads = writes.into_iter().map(|write| SpoolEntry::new(write).encode()).collect();
+    spool_writes_from(spool, writes, "").await
+}
+
+/// [`spool_writes`], keeping what the writing client named itself.
+pub(crate) async fn spool_writes_from(spool: &Spool, writes: Vec<Write>, client: &str) -> Result<Vec<u64>, Status> {
+    let payloads = writes
+        .into_iter()
+        .map(|write| SpoolEntry { client: client.to_owned(), ..SpoolEntry::new(write) }.encode())
+        .collect();
     spool.append(payloads).await.map_err(spool_status)
+}
+
+/// What a request's client named itself, when it is a short plain name.
+pub(crate) fn client_of<T>(request: &Request<T>) -> String {
+    request
+        .metadata()
+        .get(lore_proto::auth::CLIENT_METADATA)
+        .and_then(|value| value.to_str().ok())
+        .filter(|client| client.len() <= 32 && client.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-'))
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// What a proxied read keeps of the caller's metadata: its token, and its

@@ -14,6 +14,11 @@ pub struct SpoolEntry {
     /// its line (see [`crate::inbox`]).
     #[prost(message, optional, tag = "5")]
     pub inbox: Option<InboxPosition>,
+    /// What the writing client named itself (`hook`, `mcp`; see
+    /// `x-lore-client`): the server records where a write came from, and
+    /// the shipper sends it on. Empty for records of older sidecars.
+    #[prost(string, tag = "11")]
+    pub client: String,
 }
 
 /// A byte offset in one file, the file named by its identity rather than its
@@ -68,7 +73,7 @@ pub enum Write {
 
 impl SpoolEntry {
     pub fn new(write: Write) -> Self {
-        Self { write: Some(write), inbox: None }
+        Self { write: Some(write), inbox: None, client: String::new() }
     }
 
     pub fn encode(&self) -> Vec<u8> {

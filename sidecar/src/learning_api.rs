@@ -60,8 +60,8 @@ impl LearningApi {
         *text = self.sanitizer.sanitize_text(text).0;
     }
 
-    async fn spool<T>(&self, write: Write, answer: T) -> Result<Response<T>, Status> {
-        crate::api::spool_writes(&self.spool, vec![write]).await?;
+    async fn spool<T>(&self, write: Write, client: &str, answer: T) -> Result<Response<T>, Status> {
+        crate::api::spool_writes_from(&self.spool, vec![write], client).await?;
         Ok(crate::api::spooled(answer))
     }
 }
@@ -90,6 +90,7 @@ impl QaLearningService for LearningApi {
         &self,
         request: Request<proto::CaptureFailureRequest>,
     ) -> Result<Response<proto::CaptureFailureResponse>, Status> {
+        let client = crate::api::client_of(&request);
         let mut failure = request.into_inner();
         required("project", &failure.project)?;
         required("task.task_id", failure.task.as_ref().map(|task| task.task_id.as_str()).unwrap_or_default())?;
@@ -110,13 +111,14 @@ impl QaLearningService for LearningApi {
             self.clean(&mut task.description);
         }
         let answer = proto::CaptureFailureResponse { ack: ack(&failure.failure_id), ..Default::default() };
-        self.spool(Write::CaptureFailure(failure), answer).await
+        self.spool(Write::CaptureFailure(failure), &client, answer).await
     }
 
     async fn record_fix_attempt(
         &self,
         request: Request<proto::RecordFixAttemptRequest>,
     ) -> Result<Response<proto::RecordFixAttemptResponse>, Status> {
+        let client = crate::api::client_of(&request);
         let mut attempt = request.into_inner();
         Uuid::parse_str(&attempt.failure_id)
             .map_err(|_| Status::invalid_argument(format!("failure_id: {:?} is not a UUID", attempt.failure_id)))?;
@@ -135,13 +137,14 @@ impl QaLearningService for LearningApi {
             attempts: attempt.attempt_number,
             ..Default::default()
         };
-        self.spool(Write::RecordFixAttempt(attempt), answer).await
+        self.spool(Write::RecordFixAttempt(attempt), &client, answer).await
     }
 
     async fn record_task_result(
         &self,
         request: Request<proto::RecordTaskResultRequest>,
     ) -> Result<Response<proto::RecordTaskResultResponse>, Status> {
+        let client = crate::api::client_of(&request);
         let mut result = request.into_inner();
         required("project", &result.project)?;
         required("task.task_id", result.task.as_ref().map(|task| task.task_id.as_str()).unwrap_or_default())?;
@@ -156,7 +159,7 @@ impl QaLearningService for LearningApi {
             self.clean(&mut check.output);
         }
         let answer = proto::RecordTaskResultResponse { ack: ack(&result.result_id), ..Default::default() };
-        self.spool(Write::RecordTaskResult(result), answer).await
+        self.spool(Write::RecordTaskResult(result), &client, answer).await
     }
 
     async fn get_warnings(
@@ -194,6 +197,7 @@ impl KnowledgeService for LearningApi {
         &self,
         request: Request<proto::RecordApplicationRequest>,
     ) -> Result<Response<proto::RecordApplicationResponse>, Status> {
+        let client = crate::api::client_of(&request);
         let mut application = request.into_inner();
         for (field, id) in [("entry_id", &application.entry_id), ("session_id", &application.session_id)] {
             Uuid::parse_str(id).map_err(|_| Status::invalid_argument(format!("{field}: {id:?} is not a UUID")))?;
@@ -201,13 +205,14 @@ impl KnowledgeService for LearningApi {
         fix_id("application_id", &mut application.application_id)?;
         self.clean(&mut application.note);
         let answer = proto::RecordApplicationResponse { ack: ack(&application.application_id), effectiveness: None };
-        self.spool(Write::RecordApplication(application), answer).await
+        self.spool(Write::RecordApplication(application), &client, answer).await
     }
 
     async fn create_draft(
         &self,
         request: Request<proto::CreateDraftRequest>,
     ) -> Result<Response<proto::Draft>, Status> {
+        let client = crate::api::client_of(&request);
         let mut draft = request.into_inner();
         required("project", &draft.project)?;
         if draft.epic_id.is_empty() == draft.session_id.is_empty() {
@@ -228,7 +233,7 @@ impl KnowledgeService for LearningApi {
             status: proto::DraftStatus::Pending as i32,
             ..Default::default()
         };
-        self.spool(Write::CreateDraft(draft), answer).await
+        self.spool(Write::CreateDraft(draft), &client, answer).await
     }
 
     async fn search(&self, request: Request<proto::SearchRequest>) -> Result<Response<proto::SearchResponse>, Status> {

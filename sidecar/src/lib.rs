@@ -218,7 +218,7 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
 
     let (stop_tx, stop_rx) = watch::channel(false);
     let stats = Arc::new(ship::ShipStats::default());
-    let bearer = lore_proto::auth::Bearer::new(config.token.as_deref()).context("--token")?;
+    let bearer = lore_proto::auth::Bearer::new(config.token.as_deref()).context("--token")?.with_client("sidecar");
     // A partition that drops packets without a reset would hold the Ingest
     // stream open forever; HTTP/2 pings find the dead connection instead.
     let endpoint = lore_proto::tls::endpoint(&config.server, &config.tls.files())?

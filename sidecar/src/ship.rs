@@ -186,7 +186,10 @@ impl Connection<'_> {
         let mut actions = Vec::new();
         let mut last_id = 0;
         for record in records {
-            let write = SpoolEntry::decode(&record.payload).ok().and_then(|entry| entry.write);
+            let (write, client) = match SpoolEntry::decode(&record.payload) {
+                Ok(entry) => (entry.write, entry.client),
+                Err(_) => (None, String::new()),
+            };
             match write {
                 Some(Write::Action(action)) => {
                     actions.push(action);
@@ -201,7 +204,7 @@ impl Connection<'_> {
                     }
                     self.drain_acks().await?;
                     match other {
-                        Some(write) => self.send_unary_write(write).await?,
+                        Some(write) => self.send_unary_write(write, &client).await?,
                         None => self.reject(&format!("record {} is not a spooled write", record.id))?,
                     }
                     self.spool.ack(record.id)?;
@@ -256,18 +259,28 @@ impl Connection<'_> {
         Ok(())
     }
 
-    async fn send_unary_write(&mut self, write: Write) -> Result<(), ShipError> {
+    /// Sends one write, saying for the client that made it what it was
+    /// (`client`; the sidecar's own name when the record has none).
+    async fn send_unary_write(&mut self, write: Write, client: &str) -> Result<(), ShipError> {
         let (what, result) = match write {
             Write::StartSession(start) => ("session start", self.client.start_session(start).await.map(drop)),
             Write::Heartbeat(heartbeat) => ("heartbeat", self.client.heartbeat(heartbeat).await.map(drop)),
             Write::EndSession(end) => ("session end", self.client.end_session(end).await.map(drop)),
-            Write::CaptureFailure(failure) => ("captured failure", self.qa.capture_failure(failure).await.map(drop)),
-            Write::RecordFixAttempt(attempt) => ("fix attempt", self.qa.record_fix_attempt(attempt).await.map(drop)),
-            Write::RecordApplication(application) => {
-                ("lesson application", self.knowledge.record_application(application).await.map(drop))
+            Write::CaptureFailure(failure) => {
+                ("captured failure", self.qa.capture_failure(named(failure, client)).await.map(drop))
             }
-            Write::CreateDraft(draft) => ("proposed lesson", self.knowledge.create_draft(draft).await.map(drop)),
-            Write::RecordTaskResult(result) => ("task result", self.qa.record_task_result(result).await.map(drop)),
+            Write::RecordFixAttempt(attempt) => {
+                ("fix attempt", self.qa.record_fix_attempt(named(attempt, client)).await.map(drop))
+            }
+            Write::RecordApplication(application) => {
+                ("lesson application", self.knowledge.record_application(named(application, client)).await.map(drop))
+            }
+            Write::CreateDraft(draft) => {
+                ("proposed lesson", self.knowledge.create_draft(named(draft, client)).await.map(drop))
+            }
+            Write::RecordTaskResult(result) => {
+                ("task result", self.qa.record_task_result(named(result, client)).await.map(drop))
+            }
             Write::Action(_) => unreachable!("actions travel in batches"),
         };
         match result {
@@ -292,6 +305,17 @@ impl Connection<'_> {
         writeln!(file, "{}", serde_json::json!({ "reason": reason }))?;
         Ok(())
     }
+}
+
+/// A request that says which client made the write (see `send_unary_write`).
+fn named<T>(message: T, client: &str) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    if !client.is_empty()
+        && let Ok(value) = client.parse()
+    {
+        request.metadata_mut().insert(lore_proto::auth::CLIENT_METADATA, value);
+    }
+    request
 }
 
 fn is_transient(status: &Status) -> bool {

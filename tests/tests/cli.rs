@@ -95,7 +95,7 @@ async fn lore_logs_searches_reports_and_resumes() {
         lore(&server, &["resume", "--project", "cli", "--agent", "agent-1", "--recent", "3"]).await;
     assert!(ok, "{stderr}");
     assert!(
-        stdout.contains("unfinished:") && stdout.contains("validation of validate failed: check 29 failed"),
+        stdout.contains("unfinished:") && stdout.contains("validation of `validate` failed: `check 29 failed`"),
         "{stdout}"
     );
     assert!(stdout.contains("recent actions:"), "{stdout}");

@@ -228,7 +228,7 @@ async fn handle(
     let session_id = lore_session_id(args.agent, &agent_session);
     // A sidecar that is not running refuses at once; one that hangs must
     // leave time for the server.
-    let connection = address.connect((budget / 3).min(Duration::from_millis(500))).await?;
+    let connection = address.connect((budget / 3).min(Duration::from_millis(500)), "hook").await?;
     let hook = Hook { args, identity, session_id, agent_session, connection, dir, log };
     match args.event {
         HookEvent::SessionStart => hook.session_start(&input).await,

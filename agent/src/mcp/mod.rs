@@ -115,7 +115,7 @@ impl LoreMcp {
         if let Some(connection) = cached.as_ref() {
             return Ok(connection.clone());
         }
-        let connection = self.state.address.connect(self.state.connect_timeout).await?;
+        let connection = self.state.address.connect(self.state.connect_timeout, "mcp").await?;
         *cached = Some(connection.clone());
         Ok(connection)
     }

@@ -18,7 +18,24 @@ pub fn kind_name(value: i32) -> &'static str {
 fn status_name(value: i32) -> &'static str {
     match proto::EntryStatus::try_from(value) {
         Ok(proto::EntryStatus::Obsolete) => "obsolete",
+        Ok(proto::EntryStatus::Quarantined) => "quarantined",
         _ => "active",
+    }
+}
+
+pub fn trust_name(value: i32) -> &'static str {
+    match proto::Trust::try_from(value) {
+        Ok(proto::Trust::Reviewed) => "reviewed",
+        Ok(proto::Trust::Verified) => "verified",
+        _ => "observed",
+    }
+}
+
+/// "reviewed, from a person (token ops) through console".
+pub fn provenance(entry: &proto::Entry) -> String {
+    match entry.origin.as_ref().filter(|origin| !origin.description.is_empty()) {
+        Some(origin) => format!("{}, from {}", trust_name(entry.trust), origin.description),
+        None => trust_name(entry.trust).to_owned(),
     }
 }
 
@@ -73,6 +90,8 @@ pub fn entry_json(entry: &proto::Entry) -> serde_json::Value {
         "summary": entry.summary,
         "tags": entry.tags,
         "status": status_name(entry.status),
+        "trust": trust_name(entry.trust),
+        "origin": entry.origin.as_ref().map(|origin| origin.description.clone()),
         "solutions": solutions(entry).iter().map(solution_json).collect::<Vec<_>>(),
         "symptoms": entry.symptoms,
         "root_causes": entry.root_causes,
@@ -104,10 +123,11 @@ pub fn entry_text(entry: &proto::Entry) -> String {
         facts.push(format!("tags: {}", entry.tags.join(", ")));
     }
     text.push_str(&format!(
-        "{}\nid {}  updated {}\n",
+        "{}\nid {}  updated {}\n{}\n",
         facts.join(" · "),
         entry.entry_id,
-        convert::time(entry.updated_at.as_ref())
+        convert::time(entry.updated_at.as_ref()),
+        provenance(entry)
     ));
     match &entry.details {
         Some(proto::entry::Details::IssuePattern(pattern)) => {

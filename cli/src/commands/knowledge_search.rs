@@ -124,6 +124,7 @@ pub fn hit_text(rank: usize, hit: &proto::SearchHit) -> String {
     {
         facts.push(format!("seen {}x", pattern.occurrence_count));
     }
+    facts.push(super::knowledge_display::provenance(entry));
     text.push_str(&format!("   {}\n", facts.join(" · ")));
     let reasons: Vec<String> = hit
         .reasons

@@ -16,6 +16,7 @@ pub mod log;
 pub mod mcp;
 pub mod qa;
 pub mod qa_results;
+pub mod quarantine;
 pub mod report;
 pub mod resume;
 pub mod retrieval;
@@ -47,7 +48,7 @@ pub async fn connect(server: &str, token: Option<&str>, tls: &lore_proto::tls::T
         Some(_) => None,
         None => std::env::current_dir().ok().and_then(|dir| lore_proto::auth::dev_token(server, &dir)),
     };
-    let bearer = Bearer::new(token.or(dev_token.as_deref())).context("--token")?;
+    let bearer = Bearer::new(token.or(dev_token.as_deref())).context("--token")?.with_client("cli");
     let channel = lore_proto::tls::endpoint(server, tls)?
         .connect()
         .await

@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::model::{Action, EndReason, Outcome, Session, SessionStatus};
+use crate::trust::quoted;
 
 /// Kinds of unfinished work a session can leave behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,17 +45,19 @@ fn first_line(text: &str) -> &str {
 }
 
 /// What an action is about, for sentences: its category, or a task or file
-/// named in its context, or its type.
+/// named in its context, or its type. It is what the agent wrote, so it is
+/// quoted as data (see `trust::quoted`): a summary is read by the next
+/// agent.
 fn subject(action: &Action) -> String {
     let action = &action.action;
     let from_context = ["task", "target", "name", "file", "service"]
         .iter()
         .find_map(|key| action.context.get(*key).and_then(Value::as_str));
-    match (from_context, action.category.is_empty()) {
-        (Some(named), _) => named.to_owned(),
-        (None, false) => action.category.clone(),
-        (None, true) => action.action_type.clone(),
-    }
+    quoted(match (from_context, action.category.is_empty()) {
+        (Some(named), _) => named,
+        (None, false) => &action.category,
+        (None, true) => &action.action_type,
+    })
 }
 
 /// True when `later` closes the in-progress `open` action: it names `open`
@@ -91,7 +94,7 @@ pub fn summarize(session: Session, actions: &[Action]) -> ResumeSummary {
                 let failures = if item.error.is_empty() {
                     "no error recorded".to_owned()
                 } else {
-                    first_line(&item.error).to_owned()
+                    quoted(first_line(&item.error))
                 };
                 work.push(WorkItem {
                     kind: WorkKind::ValidationFailed,
@@ -111,7 +114,10 @@ pub fn summarize(session: Session, actions: &[Action]) -> ResumeSummary {
                 work.push(WorkItem {
                     kind: WorkKind::CommitNotDeployed,
                     action: action.clone(),
-                    description: format!("commit {} is not deployed", commit.unwrap_or(&item.action_id.to_string())),
+                    description: format!(
+                        "commit {} is not deployed",
+                        quoted(commit.unwrap_or(&item.action_id.to_string()))
+                    ),
                 });
             }
             (_, Outcome::Blocked)
@@ -119,8 +125,11 @@ pub fn summarize(session: Session, actions: &[Action]) -> ResumeSummary {
                     next.action.action_type == item.action_type && next.action.outcome == Outcome::Success
                 }) =>
             {
-                let reason =
-                    if item.error.is_empty() { String::new() } else { format!(": {}", first_line(&item.error)) };
+                let reason = if item.error.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", quoted(first_line(&item.error)))
+                };
                 work.push(WorkItem {
                     kind: WorkKind::Blocked,
                     action: action.clone(),
@@ -176,7 +185,7 @@ fn next_steps(session: &Session, work: &[WorkItem], epic: Option<&str>) -> Vec<S
         });
     }
     if let Some(epic) = epic {
-        steps.push(format!("Continue epic {epic}."));
+        steps.push(format!("Continue epic {}.", quoted(epic)));
     }
     if work.is_empty() && epic.is_none() {
         steps.push("Nothing was left unfinished: pick up the next task.".to_owned());

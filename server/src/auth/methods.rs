@@ -86,6 +86,11 @@ const METHODS: &[(&str, &str, Access)] = &[
     // Read access, as GetWarnings: a briefing is what an agent reads before
     // a task; what it records (deliveries, what was shown) is bookkeeping.
     (AGENT, "Brief", Access::Read),
+    // Reading the queue shows what was held (to people, escaped); deciding
+    // is curation.
+    (AGENT, "ListQuarantined", Access::Read),
+    (AGENT, "ReleaseQuarantined", Access::Admin),
+    (AGENT, "EraseQuarantined", Access::Admin),
 ];
 
 /// The access `path` (`/package.Service/Method`) needs; `None` for a

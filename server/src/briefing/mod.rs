@@ -16,6 +16,7 @@
 //! left unfinished.
 
 pub mod render;
+pub mod screened;
 
 use std::collections::HashSet;
 
@@ -242,7 +243,10 @@ impl Briefer {
         let (session_and_lessons, chosen, given) =
             tokio::join!(session_and_lessons, self.qa.choose_warnings(scope, &warning_request), given);
         let (last_session, (hits, degraded)) = session_and_lessons?;
-        let last_session = if request.omit_last_session { None } else { last_session };
+        let last_session = match last_session {
+            Some(summary) if !request.omit_last_session => Some(screened::summary(self.actions.pool(), summary).await?),
+            _ => None,
+        };
         let (chosen, given) = (chosen?, given?);
 
         let mut omitted_as_given = 0;
@@ -329,11 +333,19 @@ impl Briefer {
     ) -> impl futures_util::Stream<Item = Result<ResumeItem, Error>> + Send + 'static {
         let briefer = self.clone();
         let events = self.actions.resume(scope.clone(), session, agent_filter, recent, follow);
+        let pool = self.actions.pool().clone();
         async_stream::try_stream! {
             futures_util::pin_mut!(events);
             let mut summary = None;
             while let Some(event) = futures_util::StreamExt::next(&mut events).await {
-                let event = event?;
+                // What the agents wrote reaches the resuming agent screened.
+                let event = match event? {
+                    ResumeEvent::Summary(opening) => {
+                        ResumeEvent::Summary(Box::new(screened::summary(&pool, *opening).await?))
+                    }
+                    ResumeEvent::Action(action) => ResumeEvent::Action(Box::new(screened::action(&pool, *action).await?)),
+                    other => other,
+                };
                 match &event {
                     ResumeEvent::Summary(opening) => summary = Some(opening.clone()),
                     ResumeEvent::CaughtUp(_) => {
@@ -524,7 +536,7 @@ fn why_matched(hit: &Hit) -> String {
             Signal::Symptom => {
                 for symptom in &reason.matched_terms {
                     let symptom: String = render::one_line(symptom).chars().take(SYMPTOM_CHARS).collect();
-                    parts.push(format!("shows the known error \"{symptom}\""));
+                    parts.push(format!("shows the known error {}", crate::trust::quoted(&symptom)));
                 }
             }
         }

@@ -584,3 +584,23 @@ pub fn retention_status_to_proto(report: &RetentionReport) -> proto::RetentionSt
         dropped: report.outcome.dropped.clone(),
     }
 }
+
+pub fn trust_to_proto(trust: crate::trust::Trust) -> proto::Trust {
+    match trust {
+        crate::trust::Trust::Reviewed => proto::Trust::Reviewed,
+        crate::trust::Trust::Verified => proto::Trust::Verified,
+        crate::trust::Trust::Observed => proto::Trust::Observed,
+    }
+}
+
+pub fn origin_to_proto(origin: &crate::trust::Origin) -> proto::Origin {
+    proto::Origin {
+        author: <&str>::from(origin.author).to_owned(),
+        channel: origin.channel.clone(),
+        token: origin.token.clone(),
+        role: origin.role.clone(),
+        agent_id: origin.agent_id.clone().unwrap_or_default(),
+        session_id: origin.session_id.map(|session| session.to_string()).unwrap_or_default(),
+        description: origin.describe(),
+    }
+}

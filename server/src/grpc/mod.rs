@@ -39,6 +39,8 @@ pub struct Services {
     pub knowledge: crate::knowledge::KnowledgeBase,
     pub qa: crate::qa::QaLearning,
     pub briefer: crate::briefing::Briefer,
+    /// What the injection screen held, and people's decisions.
+    pub quarantine: crate::trust::quarantine::Quarantine,
     pub reports: crate::reports::Reports,
     /// Where reads that may lag go (`database.read_urls`).
     pub reads: crate::store::replicas::ReadPools,
@@ -95,6 +97,7 @@ impl Services {
                 .tool_calls
                 .enabled
                 .then(|| crate::tool_calls::ToolCalls::start(actions.clone(), config.tool_calls.queue_capacity)),
+            quarantine: crate::trust::quarantine::Quarantine::new(pool.clone(), knowledge.clone(), qa.clone()),
             briefer: crate::briefing::Briefer::new(
                 actions.clone(),
                 knowledge.clone(),
@@ -126,6 +129,32 @@ impl Services {
 /// before any handler runs; every project when auth is switched off.
 pub(crate) fn request_scope<T>(request: &tonic::Request<T>) -> ProjectScope {
     ProjectScope::of(request.extensions())
+}
+
+/// What a client says of itself: `cli`, `hook`, `mcp`, `sidecar`...
+pub const CLIENT_HEADER: &str = lore_proto::auth::CLIENT_METADATA;
+
+/// Whether the caller holds an admin's token (with auth off nobody does:
+/// what is held for review is then shown to no client).
+pub(crate) fn is_admin<T>(request: &tonic::Request<T>) -> bool {
+    request
+        .extensions()
+        .get::<std::sync::Arc<crate::auth::Caller>>()
+        .is_some_and(|caller| caller.role == crate::auth::Role::Admin)
+}
+
+/// Who is writing: the caller's token (set by the auth layer), what the
+/// client says it is, and the agent and session it speaks for.
+pub(crate) fn request_origin<T>(request: &tonic::Request<T>) -> crate::trust::Origin {
+    let metadata = request.metadata();
+    let header = |name: &str| metadata.get(name).and_then(|value| value.to_str().ok());
+    let caller = request.extensions().get::<std::sync::Arc<crate::auth::Caller>>();
+    let session = header(crate::tool_calls::SESSION_HEADER).and_then(|value| uuid::Uuid::parse_str(value).ok());
+    crate::trust::Origin::caller(
+        caller.map(|caller| (caller.name.as_str(), <&str>::from(caller.role))),
+        header(CLIENT_HEADER),
+    )
+    .in_session(header(crate::telemetry::AGENT_HEADER), session)
 }
 
 /// Fully qualified names of the Lore services, as clients and probes see
@@ -225,7 +254,7 @@ pub async fn serve(
                 .max_encoding_message_size(services.max_message_bytes),
         )
         .add_service(
-            AgentServiceServer::new(AgentApi::new(services.briefer.clone()))
+            AgentServiceServer::new(AgentApi::new(services.briefer.clone(), services.quarantine.clone()))
                 .max_decoding_message_size(services.max_message_bytes)
                 .max_encoding_message_size(services.max_message_bytes),
         )

@@ -112,7 +112,15 @@ impl KnowledgeBase {
             let tags = vec!["auto-draft".to_owned(), cause.tag().to_owned()];
             let draft_id = cause.draft_id();
             let made = self
-                .create_tagged_draft(&ProjectScope::All, draft_id, cause.project(), cause.source(), None, &tags)
+                .create_tagged_draft(
+                    &ProjectScope::All,
+                    draft_id,
+                    cause.project(),
+                    cause.source(),
+                    None,
+                    &tags,
+                    crate::trust::Origin::lore(),
+                )
                 .await;
             let (draft_id, note) = match made {
                 Ok((_, false)) => {

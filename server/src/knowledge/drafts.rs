@@ -25,6 +25,7 @@ use crate::actions::query::{ActionFilter, Position};
 use crate::scope::ProjectScope;
 use crate::store::actions::{self as action_store, Direction};
 use crate::store::drafts as store;
+use crate::trust::{Origin, screening};
 
 /// Actions a draft is built from, at most (the oldest ones).
 pub const MAX_DRAFT_ACTIONS: usize = 2000;
@@ -60,6 +61,8 @@ pub enum DraftStatus {
     Pending,
     Approved,
     Rejected,
+    /// Held by the injection screen; pending once a person releases it.
+    Quarantined,
 }
 
 impl crate::actions::model::StoredName for DraftStatus {}
@@ -79,6 +82,9 @@ pub struct Draft {
     pub entry_id: Option<Uuid>,
     pub created_at: DateTime<Utc>,
     pub reviewed_at: Option<DateTime<Utc>>,
+    /// Who asked for it (an agent's proposal), or Lore (drafted from the
+    /// log by itself).
+    pub origin: Origin,
 }
 
 /// What a draft proposes.
@@ -134,12 +140,16 @@ impl KnowledgeBase {
         project: &str,
         source: DraftSource,
         proposal: Option<Proposal>,
+        origin: Origin,
     ) -> Result<(Draft, bool), Error> {
-        self.create_tagged_draft(scope, draft_id, project, source, proposal, &[]).await
+        self.create_tagged_draft(scope, draft_id, project, source, proposal, &[], origin).await
     }
 
     /// [`Self::create_draft`] with `extra_tags` added to the draft's own
-    /// (an automatic draft says why it was made).
+    /// (an automatic draft says why it was made). A draft whose title,
+    /// body or tags the injection screen holds is stored quarantined: it
+    /// goes to review only once a person releases it.
+    #[allow(clippy::too_many_arguments)]
     pub async fn create_tagged_draft(
         &self,
         scope: &ProjectScope,
@@ -148,6 +158,7 @@ impl KnowledgeBase {
         source: DraftSource,
         proposal: Option<Proposal>,
         extra_tags: &[String],
+        origin: Origin,
     ) -> Result<(Draft, bool), Error> {
         if let Some(existing) = store::get(&self.pool, scope, draft_id).await? {
             if existing.project == project && existing.source == source {
@@ -180,7 +191,7 @@ impl KnowledgeBase {
                 composed.tags.push(tag.clone());
             }
         }
-        let draft = Draft {
+        let mut draft = Draft {
             draft_id,
             project: project.to_owned(),
             source,
@@ -194,8 +205,21 @@ impl KnowledgeBase {
             entry_id: None,
             created_at: Utc::now(),
             reviewed_at: None,
+            origin,
         };
-        store::insert(&self.pool, scope, &draft).await
+        let parts = [("title".to_owned(), draft.title.as_str()), ("body".to_owned(), draft.body.as_str())];
+        let held = screening::screen(parts.into_iter().chain(screening::listed("tags", &draft.tags)));
+        if held.is_some() {
+            draft.status = DraftStatus::Quarantined;
+        }
+        let mut transaction = self.pool.begin().await?;
+        let stored = store::insert(&mut transaction, scope, &draft).await?;
+        if let (Some(held), (_, false)) = (&held, &stored) {
+            let kind = crate::trust::quarantine::ItemKind::Draft;
+            crate::store::quarantine::hold(&mut transaction, project, kind, draft_id, held, &draft.origin).await?;
+        }
+        transaction.commit().await?;
+        Ok(stored)
     }
 
     pub async fn draft(&self, scope: &ProjectScope, draft_id: Uuid) -> Result<Draft, Error> {
@@ -226,6 +250,12 @@ impl KnowledgeBase {
             Decision::Approve(_) => DraftStatus::Approved,
             Decision::Reject => DraftStatus::Rejected,
         };
+        if draft.status == DraftStatus::Quarantined {
+            return Err(Error::FailedPrecondition(format!(
+                "draft {} is held by the injection screen: release it (lore quarantine release) before reviewing it",
+                draft.draft_id
+            )));
+        }
         if draft.status != DraftStatus::Pending {
             transaction.commit().await?;
             if draft.status != wanted || draft.reviewer.as_deref() != Some(review.reviewer.as_str()) {

@@ -21,6 +21,7 @@ use super::model::{DocumentOrigin, DocumentSource, Entry, EntryKind, NewEntry, N
 use crate::Error;
 use crate::scope::ProjectScope;
 use crate::store::knowledge::{self as store, StoredDocument};
+use crate::trust::{Origin, Trust};
 
 impl KnowledgeBase {
     /// Indexes a document given as text. Returns its entry and whether
@@ -157,5 +158,9 @@ fn entry_from_document(existing: Option<Entry>, source: &DocumentSource, parsed:
         root_causes: parsed.root_causes,
         usage_count: parsed.usage_count,
         last_used_at: parsed.last_used_at,
+        // A document comes from an operator's folder or an admin's
+        // IndexDocument; it is screened like everything else all the same.
+        origin: Origin::document(),
+        trust: Trust::Reviewed,
     }
 }

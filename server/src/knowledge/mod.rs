@@ -256,10 +256,12 @@ impl KnowledgeBase {
     }
 
     /// Creates or replaces an entry; returns it and whether it was created.
-    /// Its vector follows shortly, from the replica's drainer.
+    /// Its vector follows shortly, from the replica's drainer. An entry the
+    /// screen holds is stored quarantined (see [`Self::upsert_in`]).
     pub async fn upsert(&self, scope: &ProjectScope, entry: &NewEntry) -> Result<(Entry, bool), Error> {
-        let model = self.embedder.as_ref().map(|embedder| embedder.model().to_owned());
-        let stored = store::upsert(&self.pool, scope, entry, &content_hash(entry), model.as_deref()).await?;
+        let mut transaction = self.pool.begin().await?;
+        let stored = self.upsert_in(&mut transaction, scope, entry).await?;
+        transaction.commit().await?;
         self.written().await;
         Ok(stored)
     }
@@ -267,6 +269,10 @@ impl KnowledgeBase {
     /// [`Self::upsert`] inside the caller's transaction (another service's
     /// write that must commit or fail with the entry). Call
     /// [`Self::written`] after the commit.
+    ///
+    /// Every text of the entry passes the injection screen first: a held
+    /// entry is stored with status `quarantined` (found by no search) and
+    /// recorded in the review queue, whatever its trust.
     pub(crate) async fn upsert_in(
         &self,
         transaction: &mut sqlx::PgConnection,
@@ -274,6 +280,18 @@ impl KnowledgeBase {
         entry: &NewEntry,
     ) -> Result<(Entry, bool), Error> {
         let model = self.embedder.as_ref().map(|embedder| embedder.model().to_owned());
+        let held = crate::trust::screening::screen(screened_parts(entry));
+        let Some(held) = held else {
+            return store::upsert_in(transaction, scope, entry, &content_hash(entry), model.as_deref()).await;
+        };
+        let quarantined = NewEntry { status: model::EntryStatus::Quarantined, ..entry.clone() };
+        let stored = store::upsert_in(transaction, scope, &quarantined, &content_hash(entry), model.as_deref()).await?;
+        let entry_id = stored.0.entry_id;
+        let kind = crate::trust::quarantine::ItemKind::Entry;
+        if crate::store::quarantine::hold(transaction, &entry.project, kind, entry_id, &held, &entry.origin).await? {
+            return Ok(stored);
+        }
+        // A person released this very text before: it is stored as asked.
         store::upsert_in(transaction, scope, entry, &content_hash(entry), model.as_deref()).await
     }
 
@@ -380,6 +398,51 @@ impl KnowledgeBase {
         self.written().await;
         Ok((store::effectiveness(&self.pool, application.entry_id).await?, duplicate))
     }
+}
+
+/// Every text of an entry that a briefing, an MCP result or a search hit can
+/// show, named by field.
+fn screened_parts(entry: &NewEntry) -> Vec<(String, &str)> {
+    use crate::trust::screening::listed;
+    let mut parts: Vec<(String, &str)> = vec![
+        ("title".into(), entry.title.as_str()),
+        ("category".into(), entry.category.as_str()),
+        ("summary".into(), entry.summary.as_str()),
+        ("body".into(), entry.body.as_str()),
+    ];
+    parts.extend(listed("tags", &entry.tags));
+    parts.extend(listed("prevention_checklist", &entry.prevention_checklist));
+    parts.extend(listed("symptoms", &entry.symptoms));
+    parts.extend(listed("root_causes", &entry.root_causes));
+    parts.extend(
+        entry
+            .solutions
+            .iter()
+            .enumerate()
+            .map(|(index, solution)| (format!("solutions[{index}]"), solution.description.as_str())),
+    );
+    parts.extend(detail_texts(&entry.details));
+    parts
+}
+
+/// The string values of an entry's details (a gotcha's problem and
+/// solution, a retrospective's lists), named by their path.
+fn detail_texts(details: &serde_json::Value) -> Vec<(String, &str)> {
+    let mut texts = Vec::new();
+    let mut stack = vec![("details".to_owned(), details)];
+    while let Some((path, value)) = stack.pop() {
+        match value {
+            serde_json::Value::String(text) => texts.push((path, text.as_str())),
+            serde_json::Value::Array(items) => {
+                stack.extend(items.iter().enumerate().map(|(index, item)| (format!("{path}[{index}]"), item)));
+            }
+            serde_json::Value::Object(fields) => {
+                stack.extend(fields.iter().map(|(key, item)| (format!("{path}.{key}"), item)));
+            }
+            _ => {}
+        }
+    }
+    texts
 }
 
 /// BLAKE3 of what search indexes of an entry: unchanged text is not

@@ -6,6 +6,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::actions::model::StoredName;
+use crate::trust::{Origin, Trust};
 
 /// Bounds on an entry's fields, the same for UpsertEntry and for indexed
 /// documents.
@@ -55,6 +56,9 @@ impl StoredName for Severity {}
 pub enum EntryStatus {
     Active,
     Obsolete,
+    /// Held by the injection screen: stored, found by no search, until a
+    /// person releases it.
+    Quarantined,
 }
 
 impl StoredName for EntryStatus {}
@@ -89,6 +93,10 @@ pub struct GotchaDetails {
     pub solution: String,
     pub confidence: f64,
     pub qa_pattern_id: String,
+    /// The fix attempt the solution was taken from: its verification
+    /// verifies the gotcha.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub attempt_id: String,
 }
 
 /// An entry to create or replace. Output-only fields (counts, trend, stats)
@@ -124,6 +132,9 @@ pub struct NewEntry {
     pub usage_count: i64,
     /// The last of those uses (a document's `last_used`).
     pub last_used_at: Option<DateTime<Utc>>,
+    /// Who wrote it, and how far that makes it trusted.
+    pub origin: Origin,
+    pub trust: Trust,
 }
 
 /// What an indexed document's entry records of where it came from.
@@ -197,9 +208,30 @@ pub struct Entry {
     pub updated_at: DateTime<Utc>,
     /// Best success rate first.
     pub solutions: Vec<Solution>,
+    pub origin: Origin,
+    pub trust: Trust,
 }
 
 impl Entry {
+    /// A quarantined entry as anyone but an admin reads it: the facts, none
+    /// of its text (the injection screen held it; people read it in the
+    /// quarantine queue).
+    pub fn withheld(mut self) -> Entry {
+        if self.status == EntryStatus::Quarantined {
+            self.title = "Held for review by the injection screen".to_owned();
+            for text in [&mut self.summary, &mut self.body, &mut self.category] {
+                text.clear();
+            }
+            for list in [&mut self.tags, &mut self.symptoms, &mut self.root_causes, &mut self.prevention_checklist] {
+                list.clear();
+            }
+            self.solutions.clear();
+            self.details = serde_json::json!({});
+            self.front_matter = None;
+        }
+        self
+    }
+
     /// The solution with the best success rate (the most applied on a tie).
     pub fn best_solution(&self) -> Option<&Solution> {
         self.solutions.first()

@@ -1,5 +1,12 @@
 //! CaptureFailure: one transaction stores the failure, categorizes it, and
 //! links each of its messages to a pattern, saying why.
+//!
+//! A message is a tool's output, and a tool's output can carry text aimed
+//! at the next agent: each message and its template pass the injection
+//! screen first. A held message stays in the stored failure but joins no
+//! pattern (so it can reach no warning) until a person releases it, when
+//! [`QaLearning::group_released_message`] groups it as a capture would
+//! have.
 
 use uuid::Uuid;
 
@@ -12,6 +19,8 @@ use super::template::{Template, WILDCARD};
 use crate::Error;
 use crate::scope::ProjectScope;
 use crate::store::qa::{self as store, Counting, RouteCandidate, Sighting};
+use crate::trust::quarantine::ItemKind;
+use crate::trust::screening::{self, Held};
 
 pub const REASON_NEW: &str = "new candidate";
 pub const REASON_EXACT: &str = "exact template";
@@ -28,6 +37,17 @@ impl QaLearning {
         let failure = self.sanitized(failure);
         let messages = failure.grouped_messages();
         let templates: Vec<Template> = messages.iter().map(|message| Template::of(message)).collect();
+        // The message as printed, and its template as a briefing shows it.
+        let held: Vec<Option<Held>> = messages
+            .iter()
+            .zip(&templates)
+            .enumerate()
+            .map(|(index, (message, template))| {
+                let template = template.text();
+                screening::screen([("message".to_owned(), message.as_str()), ("template".to_owned(), &*template)])
+                    .map(|held| Held { part: index.to_string(), ..held })
+            })
+            .collect();
 
         let mut transaction = self.pool.begin().await?;
         store::ensure_project(&mut transaction, &failure.project).await?;
@@ -38,7 +58,21 @@ impl QaLearning {
             transaction.rollback().await?;
             return self.replayed(scope, failure.failure_id).await;
         }
-        let mut route_names: Vec<String> = templates.iter().map(Template::route).collect();
+        for held in held.iter().flatten() {
+            let kind = ItemKind::FailureMessage;
+            crate::store::quarantine::hold(
+                &mut transaction,
+                &failure.project,
+                kind,
+                failure.failure_id,
+                held,
+                &failure.origin,
+            )
+            .await?;
+        }
+        let grouped = |index: &usize| held[*index].is_none();
+        let mut route_names: Vec<String> =
+            (0..templates.len()).filter(grouped).map(|index| templates[index].route()).collect();
         route_names.sort();
         route_names.dedup();
         let route_keys: Vec<String> =
@@ -48,6 +82,9 @@ impl QaLearning {
 
         let mut links = Vec::with_capacity(messages.len());
         for (index, (message, template)) in messages.iter().zip(&templates).enumerate() {
+            if !grouped(&index) {
+                continue;
+            }
             let route = routes.route(&template.route());
             let link = self.link(&mut transaction, &failure, &category, route, (index, message, template)).await?;
             links.push(link);
@@ -61,13 +98,54 @@ impl QaLearning {
             category,
             category_rule_id: rule_id,
             links,
+            held: held
+                .iter()
+                .enumerate()
+                .filter_map(|(index, held)| held.as_ref().map(|held| (index, held.reason())))
+                .collect(),
         })
+    }
+
+    /// Groups a held message of a stored failure that a person released,
+    /// inside the caller's transaction, as its capture would have (a
+    /// message already grouped is left alone). The route cache is not
+    /// updated: the next capture of the route reads it again.
+    pub(crate) async fn group_released_message(
+        &self,
+        transaction: &mut sqlx::PgConnection,
+        scope: &ProjectScope,
+        failure_id: Uuid,
+        message_index: usize,
+    ) -> Result<(), Error> {
+        let (failure, category) = store::stored_failure(transaction, scope, failure_id).await?;
+        let messages = failure.grouped_messages();
+        let Some(message) = messages.get(message_index) else {
+            return Err(Error::NotFound(format!("message {message_index} of failure {failure_id}")));
+        };
+        if store::message_grouped(transaction, failure_id, message_index).await? {
+            return Ok(());
+        }
+        let template = Template::of(message);
+        let route_name = template.route();
+        store::lock_routes(transaction, &[route_key(&failure.project, &category, &route_name)]).await?;
+        let mut routes =
+            self.routes.check_out(transaction, &failure.project, &category, std::slice::from_ref(&route_name)).await?;
+        let route = routes.route(&route_name);
+        self.link(transaction, &failure, &category, route, (message_index, message, &template)).await?;
+        self.routes.settle(transaction, &mut routes).await
     }
 
     async fn replayed(&self, scope: &ProjectScope, failure_id: Uuid) -> Result<CaptureOutcome, Error> {
         match store::stored_capture(&self.pool, scope, failure_id).await? {
             Some((category, category_rule_id, links)) => {
-                Ok(CaptureOutcome { failure_id, duplicate: true, category, category_rule_id, links })
+                let mut connection = self.pool.acquire().await?;
+                let held = crate::store::quarantine::held_parts(&mut connection, ItemKind::FailureMessage, failure_id)
+                    .await?
+                    .into_iter()
+                    .filter_map(|part| part.parse().ok())
+                    .map(|index| (index, "held by the injection screen".to_owned()))
+                    .collect();
+                Ok(CaptureOutcome { failure_id, duplicate: true, category, category_rule_id, links, held })
             }
             None => Err(Error::AlreadyExists(format!("failure_id {failure_id} is used by another project"))),
         }

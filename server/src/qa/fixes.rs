@@ -2,6 +2,12 @@
 //! failure with its attempt count and becomes, for each pattern of the
 //! failure, a gotcha in the knowledge base (problem, solution, and a
 //! confidence from the pattern's fix success rate).
+//!
+//! An attempt's approach and summary are an agent's words: they are
+//! screened, and one the screen holds still counts (the failure is
+//! resolved) but fills no pattern and makes no gotcha until a person
+//! releases it. A fix is observed until a passing result of its task
+//! verifies it (`store::qa::verify_fixes`).
 
 use serde_json::json;
 use uuid::Uuid;
@@ -12,6 +18,8 @@ use crate::Error;
 use crate::knowledge::model::{EntryKind, EntryStatus, GotchaDetails, NewEntry};
 use crate::scope::ProjectScope;
 use crate::store::qa as store;
+use crate::trust::quarantine::ItemKind;
+use crate::trust::{Author, Origin, screening};
 
 impl QaLearning {
     /// Records an attempt. A replay of a stored `attempt_id` answers as the
@@ -27,7 +35,9 @@ impl QaLearning {
                 )));
             }
             let attempts = store::attempt_count(&mut transaction, attempt.failure_id).await?;
-            let gotchas = if stored.outcome == FixOutcome::Success {
+            let held =
+                crate::store::quarantine::held_parts(&mut transaction, ItemKind::FixAttempt, stored.attempt_id).await?;
+            let gotchas = if stored.outcome == FixOutcome::Success && held.is_empty() {
                 let patterns = store::failure_patterns(&mut transaction, attempt.failure_id).await?;
                 self.gotcha_ids(&mut transaction, scope, &patterns).await?
             } else {
@@ -39,20 +49,26 @@ impl QaLearning {
                 resolved: already_resolved,
                 attempts: attempts as u32,
                 gotcha_entry_ids: gotchas,
+                held: (!held.is_empty()).then(|| format!("held by the injection screen ({})", held.join(", "))),
             });
         }
+        let held = screening::screen([
+            ("approach".to_owned(), attempt.approach.as_str()),
+            ("summary".to_owned(), attempt.summary.as_str()),
+        ]);
         store::insert_attempt(&mut transaction, &project, attempt).await?;
+        if let Some(held) = &held {
+            let kind = ItemKind::FixAttempt;
+            crate::store::quarantine::hold(&mut transaction, &project, kind, attempt.attempt_id, held, &attempt.origin)
+                .await?;
+        }
         let attempts = store::attempt_count(&mut transaction, attempt.failure_id).await?;
         let resolves = attempt.outcome == FixOutcome::Success && !already_resolved;
         let mut gotchas = Vec::new();
         if resolves {
             store::resolve(&mut transaction, &project, attempt.failure_id, attempt.attempt_id, attempts).await?;
-            let (_, messages, _) = store::failure_task_messages(&mut transaction, attempt.failure_id).await?;
-            for (pattern, fix_success_rate) in store::failure_patterns(&mut transaction, attempt.failure_id).await? {
-                store::fill_from_fix(&mut transaction, pattern.pattern_id, &attempt.summary, &attempt.approach).await?;
-                let entry = gotcha(&pattern, attempt, fix_success_rate, &messages);
-                let (stored, _) = self.knowledge.upsert_in(&mut transaction, scope, &entry).await?;
-                gotchas.push(stored.entry_id);
+            if held.is_none() {
+                gotchas = self.apply_fix(&mut transaction, scope, attempt).await?;
             }
         }
         transaction.commit().await?;
@@ -65,7 +81,45 @@ impl QaLearning {
             resolved: resolves,
             attempts: attempts as u32,
             gotcha_entry_ids: gotchas,
+            held: held.map(|held| held.reason()),
         })
+    }
+
+    /// What a resolving attempt's words do: fill its failure's patterns and
+    /// become their gotchas. Returns the gotchas.
+    async fn apply_fix(
+        &self,
+        transaction: &mut sqlx::PgConnection,
+        scope: &ProjectScope,
+        attempt: &FixAttempt,
+    ) -> Result<Vec<Uuid>, Error> {
+        let (_, messages, _) = store::failure_task_messages(transaction, attempt.failure_id).await?;
+        let mut gotchas = Vec::new();
+        for (pattern, fix_success_rate) in store::failure_patterns(transaction, attempt.failure_id).await? {
+            store::fill_from_fix(transaction, pattern.pattern_id, attempt).await?;
+            let entry = gotcha(&pattern, attempt, fix_success_rate, &messages);
+            let (stored, _) = self.knowledge.upsert_in(transaction, scope, &entry).await?;
+            gotchas.push(stored.entry_id);
+        }
+        Ok(gotchas)
+    }
+
+    /// A held attempt a person released: when it resolved its failure, its
+    /// words now do what they would have. Returns whether knowledge was
+    /// written.
+    pub(crate) async fn apply_released_fix(
+        &self,
+        transaction: &mut sqlx::PgConnection,
+        scope: &ProjectScope,
+        attempt_id: Uuid,
+    ) -> Result<bool, Error> {
+        let attempt = store::attempt(transaction, attempt_id)
+            .await?
+            .ok_or_else(|| Error::NotFound(format!("attempt {attempt_id}")))?;
+        if store::resolving_attempt(transaction, attempt.failure_id).await? != Some(attempt_id) {
+            return Ok(false);
+        }
+        Ok(!self.apply_fix(transaction, scope, &attempt).await?.is_empty())
     }
 
     async fn gotcha_ids(
@@ -139,6 +193,7 @@ fn gotcha(pattern: &Pattern, attempt: &FixAttempt, fix_success_rate: f64, messag
         solution,
         confidence: fix_success_rate,
         qa_pattern_id: pattern.pattern_id.to_string(),
+        attempt_id: attempt.attempt_id.to_string(),
     };
     NewEntry {
         entry_id: None,
@@ -164,5 +219,8 @@ fn gotcha(pattern: &Pattern, attempt: &FixAttempt, fix_success_rate: f64, messag
         root_causes: Vec::new(),
         usage_count: 0,
         last_used_at: None,
+        // Lore wrote it from the agent's fix: as trusted as that fix.
+        origin: Origin { author: Author::Lore, channel: "lore".into(), ..attempt.origin.clone() },
+        trust: attempt.trust,
     }
 }

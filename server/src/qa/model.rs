@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::actions::model::StoredName;
+use crate::trust::{Origin, Trust};
 
 /// Bounds on what a capture may carry.
 pub mod limits {
@@ -29,7 +30,7 @@ pub struct Task {
     pub description: String,
 }
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FailedCheck {
     pub name: String,
     pub output: String,
@@ -49,6 +50,8 @@ pub struct NewFailure {
     pub files_modified: Vec<String>,
     pub diff_summary: String,
     pub occurred_at: DateTime<Utc>,
+    /// Who captured it; what it says is a tool's output.
+    pub origin: Origin,
 }
 
 impl NewFailure {
@@ -88,6 +91,9 @@ pub struct CaptureOutcome {
     pub category: String,
     pub category_rule_id: Option<String>,
     pub links: Vec<PatternLink>,
+    /// The messages the injection screen held (index, why): stored with
+    /// the failure, grouped into no pattern until released.
+    pub held: Vec<(usize, String)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::EnumString)]
@@ -113,6 +119,10 @@ pub struct Pattern {
     pub recommended_fix: String,
     pub template: String,
     pub file_globs: Vec<String>,
+    /// How far `recommended_fix` is trusted; `None` without one.
+    pub fix_trust: Option<Trust>,
+    /// A person's edit the screen held: not warned about until released.
+    pub held: bool,
     pub status: PatternStatus,
     pub merged_into: Option<Uuid>,
     pub occurrence_count: i64,
@@ -163,6 +173,11 @@ pub struct FixAttempt {
     pub outcome: FixOutcome,
     pub qa_result: String,
     pub recorded_at: DateTime<Utc>,
+    /// Observed, until a passing result of the failure's task verifies it.
+    pub trust: Trust,
+    pub origin: Origin,
+    /// The screen held its approach or summary and nobody released it.
+    pub held: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -172,6 +187,8 @@ pub struct FixRecorded {
     pub resolved: bool,
     pub attempts: u32,
     pub gotcha_entry_ids: Vec<Uuid>,
+    /// Why the screen held the approach or summary, when it did.
+    pub held: Option<String>,
 }
 
 /// A pattern with the details GetPattern shows.
@@ -225,6 +242,13 @@ pub struct Warning {
     pub pattern_name: String,
     pub text: String,
     pub recommended_fix: String,
+    /// How far `recommended_fix` is trusted; `None` without one.
+    pub fix_trust: Option<Trust>,
+    /// The error as QA saw it (variables as `<*>`).
+    pub template: String,
+    pub category: String,
+    pub task_count: i64,
+    pub last_seen_at: DateTime<Utc>,
     pub reason: String,
     pub relevance: f64,
     pub confidence: f64,
@@ -267,6 +291,8 @@ pub struct NewTaskResult {
     /// For a failed verdict; empty means "the task's unattached failures".
     pub failure_ids: Vec<Uuid>,
     pub occurred_at: DateTime<Utc>,
+    /// Who sent it (the checks' output it carries is a tool's).
+    pub origin: Origin,
 }
 
 /// A delivery a task result scored.

@@ -10,6 +10,7 @@ use super::template::Template;
 use crate::Error;
 use crate::scope::ProjectScope;
 use crate::store::qa as store;
+use crate::trust::{Origin, screening};
 
 /// Fix attempts GetPattern shows at most.
 const MAX_FIXES: i64 = 50;
@@ -40,13 +41,26 @@ impl QaLearning {
         store::list_patterns(&self.pool, scope, filter, limit, after).await
     }
 
+    /// A person's edits; screened like everything a briefing can show
+    /// (a held edit is stored and the pattern held out of warnings until
+    /// released). A recommended fix written here is reviewed.
     pub async fn update_pattern(
         &self,
         scope: &ProjectScope,
         pattern_id: Uuid,
         edits: &PatternEdits,
+        origin: &Origin,
     ) -> Result<Pattern, Error> {
-        store::update_pattern(&self.pool, scope, pattern_id, edits).await
+        let parts = [
+            ("name", &edits.name),
+            ("description", &edits.description),
+            ("common_cause", &edits.common_cause),
+            ("recommended_fix", &edits.recommended_fix),
+        ];
+        let held = screening::screen(
+            parts.iter().filter_map(|(part, text)| text.as_deref().map(|text| ((*part).to_owned(), text))),
+        );
+        store::update_pattern(&self.pool, scope, pattern_id, edits, held.as_ref(), origin).await
     }
 
     pub async fn merge_patterns(

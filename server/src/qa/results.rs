@@ -143,6 +143,7 @@ impl QaLearning {
             files_modified: result.task.files.clone(),
             diff_summary: String::new(),
             occurred_at: result.occurred_at,
+            origin: result.origin.clone().tool_output(),
         };
         let captured = self.capture(scope, failure).await?;
         Ok(vec![captured.failure_id])

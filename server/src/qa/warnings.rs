@@ -13,10 +13,12 @@ use super::QaLearning;
 use super::files;
 use super::model::{Pattern, PatternStanding, Warning, WarningOutcome, WarningRequest};
 use crate::Error;
+use crate::actions::model::StoredName as _;
 use crate::scope::ProjectScope;
 use crate::store::qa_feedback::{
     self as store, NewDelivery, OutcomeEffect, RelevanceWeights, WarningCandidate, WarningSignals,
 };
+use crate::trust::{self, Trust, screening};
 
 /// Words of the task used for the text signal.
 const MAX_WORDS: usize = 24;
@@ -131,7 +133,13 @@ fn warning(candidate: &WarningCandidate) -> Warning {
         reasons.push(format!("files match {}", candidate.matching_globs.join(", ")));
     }
     if let Some(title) = &candidate.similar_task {
-        reasons.push(format!("similar past task \"{title}\" ({:.0}% of the words)", candidate.task_similarity * 100.0));
+        // A task's title is what an agent wrote: quoted, and left out when
+        // the screen would hold it.
+        let percent = candidate.task_similarity * 100.0;
+        match screening::screen_text("task title", title) {
+            None => reasons.push(format!("similar past task {} ({percent:.0}% of the words)", trust::quoted(title))),
+            Some(_) => reasons.push(format!("a similar past task ({percent:.0}% of the words)")),
+        }
     }
     if candidate.same_category {
         reasons.push("same task category".to_owned());
@@ -145,6 +153,11 @@ fn warning(candidate: &WarningCandidate) -> Warning {
         pattern_name: pattern.name.clone(),
         text: actionable_text(pattern),
         recommended_fix: pattern.recommended_fix.clone(),
+        fix_trust: pattern.fix_trust,
+        template: pattern.template.clone(),
+        category: pattern.category.clone(),
+        task_count: pattern.task_count,
+        last_seen_at: pattern.last_seen_at,
         reason: reasons.join("; "),
         relevance,
         confidence: pattern.confidence,
@@ -161,21 +174,30 @@ fn normalized_frequency(occurrences: i64, most_frequent: i64) -> f64 {
 }
 
 /// What happens, why, how to avoid it, how often, and how well the warning
-/// has worked.
+/// has worked, as an agent may read it: the error is quoted as tool output;
+/// the cause and the fix are an agent's prose unless a person reviewed the
+/// fix or a passing result verified it, and only then are they said.
+/// (A description is only ever a person's edit.)
 pub fn actionable_text(pattern: &Pattern) -> String {
-    let what = if pattern.description.is_empty() {
-        format!("QA has failed with \"{}\" ({}).", pattern.template, pattern.category.replace('_', " "))
+    let mut text = if pattern.description.is_empty() {
+        format!("QA has failed with {} ({}).", trust::quoted(&pattern.template), pattern.category.replace('_', " "))
     } else {
         pattern.description.clone()
     };
-    let mut text = what;
-    if !pattern.common_cause.is_empty() {
+    let fix_speaks = pattern.fix_trust.is_some_and(Trust::speaks);
+    if fix_speaks && !pattern.common_cause.is_empty() {
         text.push_str(&format!(" Why: {}.", pattern.common_cause.trim_end_matches('.')));
     }
-    if pattern.recommended_fix.is_empty() {
-        text.push_str(" How to avoid: check this before you submit; no fix is recorded yet.");
-    } else {
-        text.push_str(&format!(" How to avoid: {}.", pattern.recommended_fix.trim_end_matches('.')));
+    match pattern.fix_trust {
+        Some(fix_trust) if fix_speaks && !pattern.recommended_fix.is_empty() => text.push_str(&format!(
+            " How to avoid ({} fix): {}.",
+            fix_trust.as_str(),
+            pattern.recommended_fix.trim_end_matches('.')
+        )),
+        _ if !pattern.recommended_fix.is_empty() => {
+            text.push_str(" No reviewed or verified fix yet: check this before you submit.")
+        }
+        _ => text.push_str(" How to avoid: check this before you submit; no fix is recorded yet."),
     }
     text.push_str(&format!(
         " Seen {} times in {} tasks, last on {}.",

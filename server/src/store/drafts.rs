@@ -1,6 +1,7 @@
 //! Draft learnings and their review.
 
 use sqlx::postgres::PgRow;
+use sqlx::types::Json;
 use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
@@ -9,9 +10,10 @@ use crate::actions::model::StoredName as _;
 use crate::actions::query::Position;
 use crate::knowledge::drafts::{Draft, DraftSource, DraftStatus};
 use crate::scope::ProjectScope;
+use crate::trust::Origin;
 
 const DRAFT_COLUMNS: &str = "draft_id, project, epic_id, session_id, title, category, body, tags, status, reviewer, \
-     review_note, entry_id, created_at, reviewed_at";
+     review_note, entry_id, created_at, reviewed_at, origin";
 
 fn draft_from_row(row: &PgRow) -> Result<Draft, sqlx::Error> {
     let epic_id: Option<String> = row.try_get("epic_id")?;
@@ -44,6 +46,7 @@ fn draft_from_row(row: &PgRow) -> Result<Draft, sqlx::Error> {
         entry_id: row.try_get("entry_id")?,
         created_at: row.try_get("created_at")?,
         reviewed_at: row.try_get("reviewed_at")?,
+        origin: Origin::from_json(&row.try_get::<Json<serde_json::Value>, _>("origin")?.0),
     })
 }
 
@@ -54,16 +57,21 @@ fn source_columns(source: &DraftSource) -> (Option<&str>, Option<Uuid>) {
     }
 }
 
-/// Stores a new draft; a draft already stored under its id (a concurrent
-/// replay) is returned instead, with `true`.
-pub async fn insert(pool: &PgPool, scope: &ProjectScope, draft: &Draft) -> Result<(Draft, bool), Error> {
+/// Stores a new draft (pending or quarantined); a draft already stored
+/// under its id (a concurrent replay) is returned instead, with `true`.
+pub async fn insert(
+    connection: &mut PgConnection,
+    scope: &ProjectScope,
+    draft: &Draft,
+) -> Result<(Draft, bool), Error> {
     if !scope.allows(&draft.project) {
         return Err(Error::PermissionDenied(format!("project {} is outside your scope", draft.project)));
     }
     let (epic_id, session_id) = source_columns(&draft.source);
     let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "INSERT INTO knowledge_drafts (draft_id, project, epic_id, session_id, title, category, body, tags, status)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending')
+        "INSERT INTO knowledge_drafts (draft_id, project, epic_id, session_id, title, category, body, tags, status,
+             origin)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
          ON CONFLICT (draft_id) DO NOTHING
          RETURNING {DRAFT_COLUMNS}"
     )))
@@ -75,12 +83,14 @@ pub async fn insert(pool: &PgPool, scope: &ProjectScope, draft: &Draft) -> Resul
     .bind(&draft.category)
     .bind(&draft.body)
     .bind(&draft.tags)
-    .fetch_optional(pool)
+    .bind(draft.status.as_str())
+    .bind(Json(draft.origin.to_json()))
+    .fetch_optional(&mut *connection)
     .await?;
     match inserted {
         Some(row) => Ok((draft_from_row(&row)?, false)),
         None => {
-            let existing = get(pool, scope, draft.draft_id).await?;
+            let existing = lock(connection, scope, draft.draft_id).await?;
             match existing {
                 Some(existing) if existing.project == draft.project && existing.source == draft.source => {
                     Ok((existing, true))
@@ -141,6 +151,30 @@ pub async fn list(
     .fetch_all(pool)
     .await?;
     Ok(rows.iter().map(draft_from_row).collect::<Result<_, _>>()?)
+}
+
+/// A quarantined draft released by a person: it goes to review.
+pub async fn release(connection: &mut PgConnection, draft_id: Uuid) -> Result<(), Error> {
+    sqlx::query("UPDATE knowledge_drafts SET status = 'pending' WHERE draft_id = $1 AND status = 'quarantined'")
+        .bind(draft_id)
+        .execute(connection)
+        .await?;
+    Ok(())
+}
+
+/// A quarantined draft erased by a person: rejected, its text kept in the
+/// queue no more.
+pub async fn erase(connection: &mut PgConnection, draft_id: Uuid, by: &str) -> Result<(), Error> {
+    sqlx::query(
+        "UPDATE knowledge_drafts SET status = 'rejected', reviewer = $2, reviewed_at = now(),
+                review_note = 'erased from the quarantine', body = '', title = 'erased draft'
+         WHERE draft_id = $1 AND status = 'quarantined'",
+    )
+    .bind(draft_id)
+    .bind(by)
+    .execute(connection)
+    .await?;
+    Ok(())
 }
 
 /// Stores a review: the decision, the reviewer, the edits and the entry.

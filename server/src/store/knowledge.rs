@@ -16,11 +16,12 @@ use crate::knowledge::model::{
 };
 use crate::scope::ProjectScope;
 use crate::store::sqlstate;
+use crate::trust::{Origin, Trust};
 
 pub(crate) const ENTRY_COLUMNS: &str = "e.entry_id, e.key, e.project, e.kind, e.title, e.category, e.summary, \
      e.body, e.tags, e.status, e.severity, e.trend, e.occurrence_count, e.last_seen_at, e.prevention_checklist, \
      e.details, e.source_path, e.front_matter, e.symptoms, e.root_causes, e.usage_count, e.last_used_at, \
-     e.created_at, e.updated_at";
+     e.created_at, e.updated_at, e.trust, e.origin";
 
 /// Best success rate first, then the most applied, then the order given.
 const SOLUTION_ORDER: &str = "CASE WHEN times_applied = 0 THEN 0 ELSE times_successful::float8 / times_applied END \
@@ -66,6 +67,8 @@ pub(crate) fn entry_from_row(row: &PgRow) -> Result<Entry, sqlx::Error> {
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
         solutions: Vec::new(),
+        origin: Origin::from_json(&row.try_get::<Json<serde_json::Value>, _>("origin")?.0),
+        trust: parse::<Trust>("trust", &row.try_get::<String, _>("trust")?)?,
     })
 }
 
@@ -161,9 +164,9 @@ pub async fn upsert_in(
     let upserted = sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO knowledge_entries AS e (entry_id, key, project, kind, title, category, summary, body, tags,
              status, severity, prevention_checklist, details, source_path, front_matter, content_hash,
-             document_hash, source_root, symptoms, root_causes, usage_count, last_used_at)
+             document_hash, source_root, symptoms, root_causes, usage_count, last_used_at, trust, origin)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-                 $22)
+                 $22, $23, $24)
          ON CONFLICT {conflict_target} DO UPDATE SET
              key = EXCLUDED.key, kind = EXCLUDED.kind, title = EXCLUDED.title, category = EXCLUDED.category,
              summary = EXCLUDED.summary, body = EXCLUDED.body, tags = EXCLUDED.tags, status = EXCLUDED.status,
@@ -171,7 +174,8 @@ pub async fn upsert_in(
              details = EXCLUDED.details, source_path = EXCLUDED.source_path, front_matter = EXCLUDED.front_matter,
              content_hash = EXCLUDED.content_hash, document_hash = EXCLUDED.document_hash,
              source_root = EXCLUDED.source_root, symptoms = EXCLUDED.symptoms, root_causes = EXCLUDED.root_causes,
-             usage_count = EXCLUDED.usage_count, last_used_at = EXCLUDED.last_used_at, updated_at = now()
+             usage_count = EXCLUDED.usage_count, last_used_at = EXCLUDED.last_used_at,
+             trust = EXCLUDED.trust, origin = EXCLUDED.origin, updated_at = now()
          WHERE e.project = EXCLUDED.project
          RETURNING e.entry_id, (xmax = 0) AS created"
     )))
@@ -197,6 +201,8 @@ pub async fn upsert_in(
     .bind(&entry.root_causes)
     .bind(entry.usage_count)
     .bind(entry.last_used_at)
+    .bind(entry.trust.as_str())
+    .bind(Json(entry.origin.to_json()))
     .fetch_optional(&mut *transaction)
     .await
     .map_err(|error| unique_violation_to_conflict(error, entry))?;
@@ -348,6 +354,47 @@ pub async fn delete(pool: &PgPool, scope: &ProjectScope, entry_id: Uuid, purge: 
         return Err(Error::NotFound(format!("entry {entry_id}")));
     }
     get(pool, scope, entry_id).await.map(Some)
+}
+
+/// A quarantined entry released by a person: searchable again.
+pub async fn release(connection: &mut PgConnection, entry_id: Uuid) -> Result<(), Error> {
+    sqlx::query(
+        "UPDATE knowledge_entries SET status = 'active', updated_at = now()
+         WHERE entry_id = $1 AND status = 'quarantined'",
+    )
+    .bind(entry_id)
+    .execute(connection)
+    .await?;
+    Ok(())
+}
+
+/// Removes an entry with everything attached, inside the caller's
+/// transaction; a missing entry is NOT_FOUND.
+pub async fn delete_in(connection: &mut PgConnection, scope: &ProjectScope, entry_id: Uuid) -> Result<(), Error> {
+    let deleted =
+        sqlx::query("DELETE FROM knowledge_entries WHERE entry_id = $1 AND ($2::text[] IS NULL OR project = ANY($2))")
+            .bind(entry_id)
+            .bind(scope.sql_filter())
+            .execute(connection)
+            .await?;
+    if deleted.rows_affected() == 0 {
+        return Err(Error::NotFound(format!("entry {entry_id}")));
+    }
+    Ok(())
+}
+
+/// The gotchas built from `attempt_ids`, verified with them.
+pub async fn verify_gotchas(connection: &mut PgConnection, attempt_ids: &[Uuid]) -> Result<u64, Error> {
+    let attempts: Vec<String> = attempt_ids.iter().map(Uuid::to_string).collect();
+    Ok(sqlx::query(
+        "UPDATE knowledge_entries SET trust = 'verified', updated_at = now()
+         WHERE kind = 'gotcha' AND trust = 'observed' AND origin->>'author' = 'lore'
+           AND details->>'attempt_id' = ANY($1)",
+    )
+    .bind(&attempts)
+    .execute(connection)
+    .await?
+    .rows_affected())
 }
 
 /// Locks the entry for the rest of the transaction and returns its project

@@ -27,7 +27,7 @@ pub struct SearchFilter {
 
 /// The filter as SQL over `e` (knowledge_entries), binding $1..$7.
 const FILTER: &str = "e.project = $1 AND ($2::text[] IS NULL OR e.project = ANY($2))
-     AND ($3 OR e.status = 'active')
+     AND (($3 AND e.status <> 'quarantined') OR e.status = 'active')
      AND (cardinality($4::text[]) = 0 OR e.kind = ANY($4))
      AND ($5::text IS NULL OR e.category = $5)
      AND (cardinality($6::text[]) = 0 OR e.severity = ANY($6))

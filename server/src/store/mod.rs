@@ -21,6 +21,7 @@ pub mod knowledge_search;
 pub mod qa;
 pub mod qa_feedback;
 pub mod qa_results;
+pub mod quarantine;
 pub mod replicas;
 pub mod retention;
 pub mod sessions;

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use sqlx::postgres::PgRow;
+use sqlx::types::Json;
 use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
@@ -16,11 +17,12 @@ use crate::qa::model::{
 };
 use crate::qa::template::Template;
 use crate::scope::ProjectScope;
+use crate::trust::Origin;
 
 pub(crate) const PATTERN_COLUMNS: &str = "p.pattern_id, p.project, p.category, p.name, p.description, \
      p.common_cause, p.recommended_fix, p.template, p.file_globs, p.status, p.merged_into, p.occurrence_count, \
      p.task_count, p.confidence, p.prevented_count, p.failed_anyway_count, p.warnings_delivered, p.first_seen_at, \
-     p.last_seen_at";
+     p.last_seen_at, p.fix_trust, p.held";
 
 /// What a pattern learns from the failures that join it, with how many
 /// distinct values it keeps (the first seen): the globs of their files, the
@@ -64,6 +66,11 @@ pub(crate) fn pattern_from_row(row: &PgRow) -> Result<Pattern, sqlx::Error> {
         recommended_fix: row.try_get("recommended_fix")?,
         template: row.try_get("template")?,
         file_globs: row.try_get("file_globs")?,
+        fix_trust: row
+            .try_get::<Option<String>, _>("fix_trust")?
+            .map(|trust| parse("fix_trust", &trust))
+            .transpose()?,
+        held: row.try_get("held")?,
         status: parse("status", &status)?,
         merged_into: row.try_get("merged_into")?,
         occurrence_count: row.try_get("occurrence_count")?,
@@ -165,8 +172,8 @@ pub async fn insert_failure(
     let inserted = sqlx::query(
         "INSERT INTO qa_failures (failure_id, project, task_id, task_title, task_category, task_files,
              task_description, session_id, execution_id, failed_checks, error_messages, files_modified,
-             diff_summary, category, category_rule_id, occurred_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+             diff_summary, category, category_rule_id, occurred_at, origin)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
          ON CONFLICT (failure_id) DO NOTHING",
     )
     .bind(failure.failure_id)
@@ -185,9 +192,61 @@ pub async fn insert_failure(
     .bind(category)
     .bind(category_rule_id)
     .bind(failure.occurred_at)
+    .bind(Json(failure.origin.to_json()))
     .execute(connection)
     .await?;
     Ok(inserted.rows_affected() == 1)
+}
+
+/// A stored failure as it was captured, with its category.
+pub async fn stored_failure(
+    connection: &mut PgConnection,
+    scope: &ProjectScope,
+    failure_id: Uuid,
+) -> Result<(NewFailure, String), Error> {
+    let row = sqlx::query(
+        "SELECT failure_id, project, task_id, task_title, task_category, task_files, task_description, session_id,
+                execution_id, failed_checks, error_messages, files_modified, diff_summary, category, occurred_at,
+                origin
+         FROM qa_failures WHERE failure_id = $1 AND ($2::text[] IS NULL OR project = ANY($2))",
+    )
+    .bind(failure_id)
+    .bind(scope.sql_filter())
+    .fetch_optional(connection)
+    .await?
+    .ok_or_else(|| Error::NotFound(format!("failure {failure_id}")))?;
+    let checks: Json<Vec<crate::qa::model::FailedCheck>> = row.try_get("failed_checks")?;
+    let failure = NewFailure {
+        failure_id,
+        project: row.try_get("project")?,
+        task: crate::qa::model::Task {
+            task_id: row.try_get("task_id")?,
+            title: row.try_get("task_title")?,
+            category: row.try_get("task_category")?,
+            files: row.try_get("task_files")?,
+            description: row.try_get("task_description")?,
+        },
+        session_id: row.try_get("session_id")?,
+        execution_id: row.try_get("execution_id")?,
+        failed_checks: checks.0,
+        error_messages: row.try_get("error_messages")?,
+        files_modified: row.try_get("files_modified")?,
+        diff_summary: row.try_get("diff_summary")?,
+        occurred_at: row.try_get("occurred_at")?,
+        origin: Origin::from_json(&row.try_get::<Json<serde_json::Value>, _>("origin")?.0),
+    };
+    Ok((failure, row.try_get("category")?))
+}
+
+/// Whether a failure's message already joined a pattern.
+pub async fn message_grouped(connection: &mut PgConnection, failure_id: Uuid, index: usize) -> Result<bool, Error> {
+    Ok(sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM qa_pattern_occurrences WHERE failure_id = $1 AND message_index = $2)",
+    )
+    .bind(failure_id)
+    .bind(index as i32)
+    .fetch_one(connection)
+    .await?)
 }
 
 /// A stored failure's category and links, for a replayed capture.
@@ -589,7 +648,9 @@ pub async fn occurrences(pool: &PgPool, pattern_id: Uuid, limit: i64) -> Result<
 }
 
 const ATTEMPT_COLUMNS: &str = "a.attempt_id, a.failure_id, a.attempt_number, a.approach, a.files_changed, a.summary, \
-     a.outcome, a.qa_result, a.recorded_at";
+     a.outcome, a.qa_result, a.recorded_at, a.trust, a.origin, \
+     EXISTS (SELECT 1 FROM quarantine q WHERE q.item_kind = 'fix_attempt' AND q.item_id = a.attempt_id \
+             AND q.status <> 'released') AS held";
 
 fn attempt_from_row(row: &PgRow) -> Result<FixAttempt, sqlx::Error> {
     let outcome: String = row.try_get("outcome")?;
@@ -603,6 +664,9 @@ fn attempt_from_row(row: &PgRow) -> Result<FixAttempt, sqlx::Error> {
         outcome: parse("outcome", &outcome)?,
         qa_result: row.try_get("qa_result")?,
         recorded_at: row.try_get("recorded_at")?,
+        trust: parse("trust", &row.try_get::<String, _>("trust")?)?,
+        origin: Origin::from_json(&row.try_get::<Json<serde_json::Value>, _>("origin")?.0),
+        held: row.try_get("held")?,
     })
 }
 
@@ -620,11 +684,15 @@ pub async fn pattern_fixes(pool: &PgPool, pattern_id: Uuid, limit: i64) -> Resul
     Ok(rows.iter().map(attempt_from_row).collect::<Result<_, _>>()?)
 }
 
+/// Applies a person's edits; `held` says the screen held them (the pattern
+/// is then held out of warnings and the queue records why).
 pub async fn update_pattern(
     pool: &PgPool,
     scope: &ProjectScope,
     pattern_id: Uuid,
     edits: &PatternEdits,
+    held: Option<&crate::trust::screening::Held>,
+    origin: &crate::trust::Origin,
 ) -> Result<Pattern, Error> {
     let mut transaction = pool.begin().await?;
     let current = lock_pattern(&mut transaction, scope, pattern_id).await?;
@@ -644,6 +712,10 @@ pub async fn update_pattern(
     let row = sqlx::query(sqlx::AssertSqlSafe(format!(
         "UPDATE qa_patterns p SET name = coalesce($2, name), description = coalesce($3, description),
              common_cause = coalesce($4, common_cause), recommended_fix = coalesce($5, recommended_fix),
+             -- A person's fix is reviewed, and taken from no attempt.
+             fix_trust = CASE WHEN $5 IS NULL THEN fix_trust WHEN $5 = '' THEN NULL ELSE 'reviewed' END,
+             fix_attempt_id = CASE WHEN $5 IS NULL THEN fix_attempt_id ELSE NULL END,
+             held = held OR $7,
              status = coalesce($6, status), updated_at = now()
          WHERE pattern_id = $1 RETURNING {PATTERN_COLUMNS}"
     )))
@@ -653,10 +725,39 @@ pub async fn update_pattern(
     .bind(&edits.common_cause)
     .bind(&edits.recommended_fix)
     .bind(edits.status.map(|status| status.as_str()))
+    .bind(held.is_some())
     .fetch_one(&mut *transaction)
     .await?;
+    if let Some(held) = held {
+        let kind = crate::trust::quarantine::ItemKind::Pattern;
+        let project: String = row.try_get("project")?;
+        crate::store::quarantine::hold(&mut transaction, &project, kind, pattern_id, held, origin).await?;
+    }
     transaction.commit().await?;
     Ok(pattern_from_row(&row)?)
+}
+
+/// Holds a pattern out of warnings, or lets it back in.
+pub async fn set_held(connection: &mut PgConnection, pattern_id: Uuid, held: bool) -> Result<(), Error> {
+    sqlx::query("UPDATE qa_patterns SET held = $2, updated_at = now() WHERE pattern_id = $1")
+        .bind(pattern_id)
+        .bind(held)
+        .execute(connection)
+        .await?;
+    Ok(())
+}
+
+/// A pattern whose held edit was erased: retired, and no longer held (it is
+/// warned about no more either way).
+pub async fn retire(connection: &mut PgConnection, pattern_id: Uuid) -> Result<(), Error> {
+    sqlx::query(
+        "UPDATE qa_patterns SET status = 'retired', held = false, updated_at = now()
+         WHERE pattern_id = $1 AND status IN ('candidate', 'active', 'promoted')",
+    )
+    .bind(pattern_id)
+    .execute(connection)
+    .await?;
+    Ok(())
 }
 
 /// Merges `sources` into `into`: occurrences move, counters add up, and the
@@ -907,8 +1008,8 @@ pub async fn attempt(connection: &mut PgConnection, attempt_id: Uuid) -> Result<
 pub async fn insert_attempt(connection: &mut PgConnection, project: &str, attempt: &FixAttempt) -> Result<(), Error> {
     let inserted = sqlx::query(
         "INSERT INTO qa_fix_attempts (attempt_id, project, failure_id, attempt_number, approach, files_changed,
-             summary, outcome, qa_result, recorded_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+             summary, outcome, qa_result, recorded_at, trust, origin)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
          ON CONFLICT (failure_id, attempt_number) DO NOTHING",
     )
     .bind(attempt.attempt_id)
@@ -921,6 +1022,8 @@ pub async fn insert_attempt(connection: &mut PgConnection, project: &str, attemp
     .bind(attempt.outcome.as_str())
     .bind(&attempt.qa_result)
     .bind(attempt.recorded_at)
+    .bind(attempt.trust.as_str())
+    .bind(Json(attempt.origin.to_json()))
     .execute(connection)
     .await?;
     if inserted.rows_affected() == 0 {
@@ -930,6 +1033,14 @@ pub async fn insert_attempt(connection: &mut PgConnection, project: &str, attemp
         )));
     }
     Ok(())
+}
+
+/// The attempt that resolved a failure, if one did.
+pub async fn resolving_attempt(connection: &mut PgConnection, failure_id: Uuid) -> Result<Option<Uuid>, Error> {
+    Ok(sqlx::query_scalar("SELECT resolving_attempt_id FROM qa_failure_resolutions WHERE failure_id = $1")
+        .bind(failure_id)
+        .fetch_optional(connection)
+        .await?)
 }
 
 pub async fn attempt_count(connection: &mut PgConnection, failure_id: Uuid) -> Result<i64, Error> {
@@ -981,35 +1092,92 @@ pub async fn failure_patterns(connection: &mut PgConnection, failure_id: Uuid) -
 }
 
 /// A successful fix fills a pattern's cause and fix when people left them
-/// empty.
-pub async fn fill_from_fix(
-    connection: &mut PgConnection,
-    pattern_id: Uuid,
-    common_cause: &str,
-    recommended_fix: &str,
-) -> Result<(), Error> {
+/// empty; the fix keeps the attempt's trust, so a briefing shows it only
+/// once the attempt is verified.
+pub async fn fill_from_fix(connection: &mut PgConnection, pattern_id: Uuid, attempt: &FixAttempt) -> Result<(), Error> {
     sqlx::query(
         "UPDATE qa_patterns SET
              common_cause = CASE WHEN common_cause = '' THEN $2 ELSE common_cause END,
+             fix_trust = CASE WHEN recommended_fix = '' AND $3 <> '' THEN $4 ELSE fix_trust END,
+             fix_attempt_id = CASE WHEN recommended_fix = '' AND $3 <> '' THEN $5 ELSE fix_attempt_id END,
              recommended_fix = CASE WHEN recommended_fix = '' THEN $3 ELSE recommended_fix END,
              updated_at = now()
          WHERE pattern_id = $1",
     )
     .bind(pattern_id)
-    .bind(common_cause)
-    .bind(recommended_fix)
+    .bind(&attempt.summary)
+    .bind(&attempt.approach)
+    .bind(attempt.trust.as_str())
+    .bind(attempt.attempt_id)
     .execute(connection)
     .await?;
     Ok(())
 }
 
+/// A passing result of a task verifies the successful fix attempts of its
+/// failures recorded before it (their own "it worked" did not): each
+/// becomes verified, and so do the gotchas built from it; a pattern of
+/// their failures whose fix is an unverified agent's (or none) takes the
+/// verified one. Attempts the screen holds stay as they are.
+pub async fn verify_fixes(
+    connection: &mut PgConnection,
+    project: &str,
+    task_id: &str,
+    result_id: Uuid,
+) -> Result<Vec<Uuid>, Error> {
+    let verified = sqlx::query(
+        "UPDATE qa_fix_attempts a SET trust = 'verified', verified_by = $3
+         FROM qa_failures f
+         WHERE f.failure_id = a.failure_id AND f.project = $1 AND f.task_id = $2
+           AND a.outcome = 'success' AND a.trust = 'observed'
+           AND NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.item_kind = 'fix_attempt'
+                           AND q.item_id = a.attempt_id AND q.status <> 'released')
+         RETURNING a.attempt_id, a.failure_id, a.approach, a.summary",
+    )
+    .bind(project)
+    .bind(task_id)
+    .bind(result_id)
+    .fetch_all(&mut *connection)
+    .await?;
+    let mut attempt_ids = Vec::with_capacity(verified.len());
+    for row in &verified {
+        let attempt_id: Uuid = row.try_get("attempt_id")?;
+        let approach: String = row.try_get("approach")?;
+        sqlx::query(
+            "UPDATE qa_patterns SET recommended_fix = $3, fix_trust = 'verified', fix_attempt_id = $2,
+                    common_cause = CASE WHEN common_cause = '' THEN $4 ELSE common_cause END, updated_at = now()
+             WHERE pattern_id IN (SELECT pattern_id FROM qa_pattern_occurrences WHERE failure_id = $1)
+               AND $3 <> '' AND (fix_trust IS NULL OR fix_trust = 'observed' OR fix_attempt_id = $2)",
+        )
+        .bind(row.try_get::<Uuid, _>("failure_id")?)
+        .bind(attempt_id)
+        .bind(&approach)
+        .bind(row.try_get::<String, _>("summary")?)
+        .execute(&mut *connection)
+        .await?;
+        attempt_ids.push(attempt_id);
+    }
+    crate::store::knowledge::verify_gotchas(connection, &attempt_ids).await?;
+    Ok(attempt_ids)
+}
+
+/// A failure's task title, its error messages the screen did not hold (or
+/// a person released), and when it happened.
 pub async fn failure_task_messages(
     connection: &mut PgConnection,
     failure_id: Uuid,
 ) -> Result<(String, Vec<String>, DateTime<Utc>), Error> {
-    let row = sqlx::query("SELECT task_title, error_messages, occurred_at FROM qa_failures WHERE failure_id = $1")
-        .bind(failure_id)
-        .fetch_one(connection)
-        .await?;
-    Ok((row.get("task_title"), row.get("error_messages"), row.get("occurred_at")))
+    let row = sqlx::query(
+        "SELECT task_title, occurred_at,
+                ARRAY(SELECT message FROM unnest(error_messages) WITH ORDINALITY AS m(message, position)
+                      WHERE NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.item_kind = 'failure_message'
+                                        AND q.item_id = $1 AND q.part = (m.position - 1)::text
+                                        AND q.status <> 'released')
+                      ORDER BY position) AS messages
+         FROM qa_failures WHERE failure_id = $1",
+    )
+    .bind(failure_id)
+    .fetch_one(connection)
+    .await?;
+    Ok((row.get("task_title"), row.get("messages"), row.get("occurred_at")))
 }

@@ -69,8 +69,10 @@ pub async fn warning_candidates(
     signals: &WarningSignals<'_>,
     limit: i64,
 ) -> Result<Vec<WarningCandidate>, Error> {
+    // A pattern held by the screen (a person's edit it caught) is warned
+    // about by no one until released.
     const LIVE: &str = "project = $1 AND ($6::text[] IS NULL OR project = ANY($6)) AND status IN ('active', 'promoted')
-                        AND occurrence_count >= $7 AND confidence >= $8";
+                        AND occurrence_count >= $7 AND confidence >= $8 AND NOT held";
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
         "-- The title is stemmed once, not once per pattern compared.
          WITH task AS MATERIALIZED (SELECT {title_words} AS words),

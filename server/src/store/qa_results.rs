@@ -258,6 +258,10 @@ pub async fn record(
     .bind(floor.min_confidence)
     .fetch_all(&mut *transaction)
     .await?;
+    if result.passed {
+        crate::store::qa::verify_fixes(&mut transaction, &result.project, &result.task.task_id, result.result_id)
+            .await?;
+    }
     let all_scored = sqlx::query(
         "SELECT delivery_id, pattern_id, outcome, held_out FROM qa_warning_deliveries
          WHERE result_id = $1 ORDER BY delivery_id",

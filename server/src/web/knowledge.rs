@@ -78,6 +78,8 @@ fn hit_card(hit: &Hit) -> Markup {
     html! {
         article.hit {
             h3 { a href={ "/entries/" (entry.entry_id) } { (entry.title) } }
+            p.muted { span class={ "badge trust-" (entry.trust.as_str()) } { (entry.trust.as_str()) }
+                " from " (entry.origin.describe()) }
             div.parts {
                 span { "score " (format!("{:.3}", hit.score)) }
                 span { "similarity " (format!("{:.2}", hit.parts.similarity)) }
@@ -124,6 +126,8 @@ pub async fn entry(
                 dt { "Kind" } dd { (entry.kind.as_str()) }
                 dt { "Category" } dd { (entry.category) }
                 dt { "Status" } dd { span class={ "badge status-" (entry.status.as_str()) } { (entry.status.as_str()) } }
+                dt { "Trust" } dd { span class={ "badge trust-" (entry.trust.as_str()) } { (entry.trust.as_str()) } }
+                dt { "Written by" } dd { (entry.origin.describe()) }
                 @if let Some(severity) = entry.severity { dt { "Severity" } dd { span class={ "badge sev-" (severity.as_str()) } { (severity.as_str()) } } }
                 @if let Some(key) = &entry.key { dt { "Key" } dd.mono { (key) } }
                 dt { "Tags" } dd { (entry.tags.join(", ")) }

@@ -17,15 +17,17 @@ pub enum Section {
     Drafts,
     Qa,
     Promotions,
+    Quarantine,
     Reports,
 }
 
-const TABS: [(Section, &str, &str); 6] = [
+const TABS: [(Section, &str, &str); 7] = [
     (Section::Activity, "Activity", ""),
     (Section::Knowledge, "Knowledge", "/knowledge"),
     (Section::Drafts, "Drafts", "/drafts"),
     (Section::Qa, "QA", "/qa"),
     (Section::Promotions, "Promotions", "/promotions"),
+    (Section::Quarantine, "Quarantine", "/quarantine"),
     (Section::Reports, "Reports", "/reports"),
 ];
 

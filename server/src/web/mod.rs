@@ -11,7 +11,8 @@
 //! - [`markdown`]: markdown made safe to show (reports, lessons, drafts).
 //! - [`assets`]: the stylesheet and scripts, embedded in the binary.
 //! - [`fleet`], [`activity`], [`sessions`], [`knowledge`], [`qa`],
-//!   [`reports`]: the pages, each a thin handler over the domain modules.
+//!   [`quarantine`], [`reports`]: the pages, each a thin handler over the
+//!   domain modules.
 //!
 //! The handlers call the same domain modules as gRPC, with the caller's
 //! [`ProjectScope`], and check every change against the same per-method
@@ -28,6 +29,7 @@ mod layout;
 mod markdown;
 mod params;
 mod qa;
+mod quarantine;
 mod reports;
 mod sessions;
 mod signin;
@@ -76,6 +78,7 @@ pub struct Console {
     knowledge: crate::knowledge::KnowledgeBase,
     qa: crate::qa::QaLearning,
     reports: crate::reports::Reports,
+    quarantine: crate::trust::quarantine::Quarantine,
     /// `None` when auth is switched off: everyone is an admin of every
     /// project, as on gRPC.
     auth: Option<Arc<crate::auth::Authenticator>>,
@@ -106,6 +109,7 @@ impl Console {
             knowledge: services.knowledge.clone(),
             qa: services.qa.clone(),
             reports: services.reports.clone(),
+            quarantine: services.quarantine.clone(),
             auth: services.auth.clone(),
             config,
             dev_token_file,
@@ -137,6 +141,8 @@ impl Console {
             .route("/patterns/{pattern_id}/split", post(qa::split))
             .route("/projects/{project}/promotions", get(qa::promotions))
             .route("/promotions/{promotion_id}/review", post(qa::review_promotion))
+            .route("/projects/{project}/quarantine", get(quarantine::page))
+            .route("/quarantine/{quarantine_id}/decide", post(quarantine::decide))
             .route("/projects/{project}/reports", get(reports::project))
             .route("/reports", get(reports::fleet))
             .fallback(not_found)

@@ -195,7 +195,9 @@ pub async fn pattern(
                 dt { "Template" } dd { code { (pattern.template) } }
                 dt { "Files" } dd { (pattern.file_globs.join(", ")) }
                 dt { "Common cause" } dd { (pattern.common_cause) }
-                dt { "Recommended fix" } dd { (pattern.recommended_fix) }
+                dt { "Recommended fix" } dd { (pattern.recommended_fix)
+                    @if let Some(trust) = pattern.fix_trust { " " span class={ "badge trust-" (trust.as_str()) } { (trust.as_str()) } } }
+                @if pattern.held { dt { "Held" } dd { "a person's edit the injection screen held: not warned about until released (see Quarantine)" } }
                 dt { "Seen" } dd { (layout::time(pattern.first_seen_at)) " to " (layout::time(pattern.last_seen_at)) }
             }
         }

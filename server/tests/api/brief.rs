@@ -258,7 +258,7 @@ async fn a_session_with_no_task_yet_is_briefed_on_what_its_last_session_left_unf
         Some(failed)
     );
     assert_eq!(briefing.lessons.first().map(|lesson| lesson.key.as_str()), Some("PAT-DIV"), "{:?}", briefing.lessons);
-    assert!(briefing.markdown.contains("- Unfinished: validation of tests failed"), "{}", briefing.markdown);
+    assert!(briefing.markdown.contains("- Unfinished: validation of `tests` failed"), "{}", briefing.markdown);
 
     // A new agent with nothing behind it and no task gets an empty briefing.
     let nothing = agent(&server)

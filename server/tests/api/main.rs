@@ -18,6 +18,7 @@ mod search;
 mod task_results;
 mod tool_calls;
 mod triage;
+mod trust;
 mod vocabulary;
 mod watch;
 

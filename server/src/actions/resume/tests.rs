@@ -65,7 +65,7 @@ fn a_spawn_still_in_progress_is_unfinished_work() {
     let actions = log(&[("plan", "", Outcome::Success), ("spawn", "worker", Outcome::InProgress)]);
     let summary = summarize(session(SessionStatus::Disconnected, Some(EndReason::NetworkDisconnect)), &actions);
     assert_eq!(kinds(&summary), vec![WorkKind::SpawnRunning]);
-    assert_eq!(summary.work_in_progress[0].description, "spawn of worker is still in progress");
+    assert_eq!(summary.work_in_progress[0].description, "spawn of `worker` is still in progress");
     assert!(summary.suggested_next_steps[0].contains("lost its network"));
     assert!(summary.suggested_next_steps[1].contains("still running before spawning it again"));
     assert_eq!(summary.last_action.unwrap().action.action_type, "spawn");
@@ -84,7 +84,7 @@ fn a_failed_validation_with_its_failures_is_unfinished_until_one_passes() {
     let failed = log(&[("commit", "", Outcome::Success), ("validate", "tests", Outcome::Failure)]);
     let summary = summarize(session(SessionStatus::Active, None), &failed);
     assert_eq!(kinds(&summary), vec![WorkKind::ValidationFailed, WorkKind::CommitNotDeployed]);
-    assert_eq!(summary.work_in_progress[0].description, "validation of tests failed: 3 tests failed");
+    assert_eq!(summary.work_in_progress[0].description, "validation of `tests` failed: `3 tests failed`");
 
     let fixed = log(&[("validate", "tests", Outcome::Failure), ("validate", "tests", Outcome::Success)]);
     assert!(summarize(session(SessionStatus::Active, None), &fixed).work_in_progress.is_empty());
@@ -97,7 +97,7 @@ fn a_commit_not_yet_deployed_is_unfinished_until_a_deploy_succeeds() {
     actions[0].action.context = json!({"sha": "3f78685"});
     let summary = summarize(session(SessionStatus::Active, None), &actions);
     assert_eq!(kinds(&summary), vec![WorkKind::CommitNotDeployed]);
-    assert_eq!(summary.work_in_progress[0].description, "commit 3f78685 is not deployed");
+    assert_eq!(summary.work_in_progress[0].description, "commit `3f78685` is not deployed");
 
     let deployed = log(&[("commit", "", Outcome::Success), ("deploy", "", Outcome::Success)]);
     assert!(summarize(session(SessionStatus::Active, None), &deployed).work_in_progress.is_empty());
@@ -110,9 +110,9 @@ fn blocked_work_and_the_active_epic_are_reported() {
     actions[0].action.error = "waiting for approval".into();
     let summary = summarize(session(SessionStatus::Ended, Some(EndReason::Normal)), &actions);
     assert_eq!(kinds(&summary), vec![WorkKind::Blocked]);
-    assert_eq!(summary.work_in_progress[0].description, "deploy of prod is blocked: waiting for approval");
+    assert_eq!(summary.work_in_progress[0].description, "deploy of `prod` is blocked: `waiting for approval`");
     assert_eq!(summary.active_epic_id.as_deref(), Some("EPIC-7"));
-    assert_eq!(summary.suggested_next_steps.last().unwrap(), "Continue epic EPIC-7.");
+    assert_eq!(summary.suggested_next_steps.last().unwrap(), "Continue epic `EPIC-7`.");
 }
 
 #[test]

@@ -6,9 +6,15 @@ use lore_proto::v1 as proto;
 use crate::briefing::{
     BriefRequest, BriefTask, Briefing, DEFAULT_ITEMS, Lesson, MAX_BUDGET_CHARS, MAX_ITEMS, MIN_BUDGET_CHARS,
 };
-use crate::grpc::convert::{FieldError, FieldResult, identifier, optional_uuid, project, resume_summary_to_proto};
+use uuid::Uuid;
+
+use crate::grpc::convert::{
+    FieldError, FieldResult, enum_value, identifier, optional_uuid, origin_to_proto, project, required_uuid,
+    resume_summary_to_proto, to_timestamp, trust_to_proto,
+};
 use crate::grpc::knowledge::convert::{entry_kind_to_proto, relevance_to_proto, solution_to_proto};
 use crate::grpc::qa::convert::warning_to_proto;
+use crate::trust::quarantine::{Decision, ItemKind, QuarantineFilter, QuarantineStatus, Quarantined};
 use crate::validate;
 
 const MAX_TITLE_CHARS: usize = 512;
@@ -17,6 +23,7 @@ const MAX_FILES: usize = 200;
 const MAX_PATH_CHARS: usize = 1_024;
 const MAX_LABELS: usize = 20;
 const MAX_NAME_CHARS: usize = 128;
+const MAX_NOTE_CHARS: usize = 2_000;
 
 fn items(field: &str, value: u32) -> FieldResult<usize> {
     match value as usize {
@@ -86,6 +93,8 @@ fn lesson_to_proto(lesson: &Lesson) -> proto::BriefLesson {
         score: lesson.hit.score,
         relevance: relevance_to_proto(lesson.hit.relevance) as i32,
         expand: lesson.expand(),
+        trust: trust_to_proto(entry.trust) as i32,
+        origin: Some(origin_to_proto(&entry.origin)),
     }
 }
 
@@ -102,4 +111,73 @@ pub fn briefing_to_proto(briefing: &Briefing) -> proto::BriefResponse {
         degraded: briefing.degraded.is_some(),
         degraded_reason: briefing.degraded.clone().unwrap_or_default(),
     }
+}
+
+fn quarantined_kind_to_proto(kind: ItemKind) -> proto::QuarantinedKind {
+    match kind {
+        ItemKind::FailureMessage => proto::QuarantinedKind::FailureMessage,
+        ItemKind::FixAttempt => proto::QuarantinedKind::FixAttempt,
+        ItemKind::Entry => proto::QuarantinedKind::Entry,
+        ItemKind::Draft => proto::QuarantinedKind::Draft,
+        ItemKind::Pattern => proto::QuarantinedKind::Pattern,
+        ItemKind::Action => proto::QuarantinedKind::Action,
+        ItemKind::Session => proto::QuarantinedKind::Session,
+    }
+}
+
+fn quarantine_status_to_proto(status: QuarantineStatus) -> proto::QuarantineStatus {
+    match status {
+        QuarantineStatus::Held => proto::QuarantineStatus::Held,
+        QuarantineStatus::Released => proto::QuarantineStatus::Released,
+        QuarantineStatus::Erased => proto::QuarantineStatus::Erased,
+    }
+}
+
+pub fn quarantined_to_proto(item: &Quarantined) -> proto::QuarantinedItem {
+    proto::QuarantinedItem {
+        quarantine_id: item.quarantine_id.to_string(),
+        project: item.project.clone(),
+        kind: quarantined_kind_to_proto(item.item_kind) as i32,
+        item_id: item.item_id.to_string(),
+        part: item.part.clone(),
+        excerpt: item.excerpt.clone(),
+        reasons: item.reasons.clone(),
+        score: item.score,
+        origin: Some(origin_to_proto(&item.origin)),
+        status: quarantine_status_to_proto(item.status) as i32,
+        caught_at: Some(to_timestamp(item.caught_at)),
+        decided_at: item.decided_at.map(to_timestamp),
+        decided_by: item.decided_by.clone().unwrap_or_default(),
+        note: item.note.clone(),
+    }
+}
+
+pub fn quarantine_filter(request: &proto::ListQuarantinedRequest) -> FieldResult<QuarantineFilter> {
+    let status = if request.all {
+        None
+    } else {
+        Some(match enum_value::<proto::QuarantineStatus>("status", request.status)? {
+            proto::QuarantineStatus::Unspecified | proto::QuarantineStatus::Held => QuarantineStatus::Held,
+            proto::QuarantineStatus::Released => QuarantineStatus::Released,
+            proto::QuarantineStatus::Erased => QuarantineStatus::Erased,
+        })
+    };
+    let item_kind = match enum_value::<proto::QuarantinedKind>("kind", request.kind)? {
+        proto::QuarantinedKind::Unspecified => None,
+        proto::QuarantinedKind::FailureMessage => Some(ItemKind::FailureMessage),
+        proto::QuarantinedKind::FixAttempt => Some(ItemKind::FixAttempt),
+        proto::QuarantinedKind::Entry => Some(ItemKind::Entry),
+        proto::QuarantinedKind::Draft => Some(ItemKind::Draft),
+        proto::QuarantinedKind::Pattern => Some(ItemKind::Pattern),
+        proto::QuarantinedKind::Action => Some(ItemKind::Action),
+        proto::QuarantinedKind::Session => Some(ItemKind::Session),
+    };
+    Ok(QuarantineFilter { project: project("project", &request.project)?, status, item_kind })
+}
+
+/// A release or an erasure: the item, and the note (an erasure says why).
+pub fn decision(request: &proto::DecideQuarantinedRequest, decision: Decision) -> FieldResult<(Uuid, String)> {
+    let quarantine_id = required_uuid("quarantine_id", &request.quarantine_id)?;
+    let note = validate::text("note", &request.note, MAX_NOTE_CHARS, decision == Decision::Erase)?;
+    Ok((quarantine_id, note))
 }

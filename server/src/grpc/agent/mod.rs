@@ -1,5 +1,5 @@
 //! AgentService handlers: validate and convert the request, ask the
-//! briefing domain, convert the answer.
+//! briefing domain or the quarantine, convert the answer.
 
 pub mod convert;
 
@@ -11,16 +11,31 @@ use lore_proto::v1::agent_service_server::AgentService;
 use super::request_scope;
 use crate::Error;
 use crate::briefing::Briefer;
+use crate::trust::quarantine::{Decision, Quarantine};
 
 /// Handlers of `lore.v1.AgentService`.
 #[derive(Debug, Clone)]
 pub struct AgentApi {
     briefer: Briefer,
+    quarantine: Quarantine,
 }
 
 impl AgentApi {
-    pub fn new(briefer: Briefer) -> Self {
-        Self { briefer }
+    pub fn new(briefer: Briefer, quarantine: Quarantine) -> Self {
+        Self { briefer, quarantine }
+    }
+
+    async fn decide(
+        &self,
+        request: Request<proto::DecideQuarantinedRequest>,
+        decision: Decision,
+    ) -> Result<Response<proto::QuarantinedItem>, Status> {
+        let scope = request_scope(&request);
+        let by = super::request_origin(&request).token;
+        let (quarantine_id, note) = convert::decision(request.get_ref(), decision).map_err(Error::from)?;
+        let by = if by.is_empty() { "someone (auth off)".to_owned() } else { by };
+        let item = self.quarantine.decide(&scope, quarantine_id, decision, &by, &note).await?;
+        Ok(Response::new(convert::quarantined_to_proto(&item)))
     }
 }
 
@@ -31,5 +46,42 @@ impl AgentService for AgentApi {
         let brief = convert::brief_request(request.get_ref()).map_err(Error::from)?;
         let briefing = self.briefer.brief(&scope, &brief).await?;
         Ok(Response::new(convert::briefing_to_proto(&briefing)))
+    }
+
+    async fn list_quarantined(
+        &self,
+        request: Request<proto::ListQuarantinedRequest>,
+    ) -> Result<Response<proto::ListQuarantinedResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let filter = convert::quarantine_filter(message).map_err(Error::from)?;
+        let (limit, after) = super::convert::page("page", message.page.as_ref()).map_err(Error::from)?;
+        let (items, held) = tokio::try_join!(
+            self.quarantine.list(&scope, &filter, limit, after),
+            self.quarantine.held_count(&scope, &filter.project)
+        )?;
+        let next_cursor = super::convert::next_cursor(&items, limit, |last| crate::actions::query::Position {
+            occurred_at: last.caught_at,
+            action_id: last.quarantine_id,
+        });
+        Ok(Response::new(proto::ListQuarantinedResponse {
+            items: items.iter().map(convert::quarantined_to_proto).collect(),
+            next_cursor,
+            held: held.max(0) as u64,
+        }))
+    }
+
+    async fn release_quarantined(
+        &self,
+        request: Request<proto::DecideQuarantinedRequest>,
+    ) -> Result<Response<proto::QuarantinedItem>, Status> {
+        self.decide(request, Decision::Release).await
+    }
+
+    async fn erase_quarantined(
+        &self,
+        request: Request<proto::DecideQuarantinedRequest>,
+    ) -> Result<Response<proto::QuarantinedItem>, Status> {
+        self.decide(request, Decision::Erase).await
     }
 }

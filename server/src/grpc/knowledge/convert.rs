@@ -11,6 +11,7 @@ use crate::grpc::convert::{
     self as common, FieldError, FieldResult, enum_value, optional_timestamp, optional_uuid, project, required_uuid,
     to_timestamp,
 };
+use crate::grpc::convert::{origin_to_proto, trust_to_proto};
 use crate::knowledge::drafts::{Decision, Draft, DraftEdits, DraftSource, DraftStatus, Proposal, Review};
 use crate::knowledge::model::limits::{
     MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_ITEM_CHARS, MAX_KEY_CHARS, MAX_LIST_ITEMS, MAX_SOLUTION_CHARS,
@@ -26,6 +27,7 @@ use crate::knowledge::search_many::Caps;
 use crate::knowledge::vocabulary::{CategoryRelation, Synonym};
 use crate::knowledge::{EntryReport, IndexStatus};
 use crate::store::knowledge_search::SearchFilter;
+use crate::trust::{Origin, Trust};
 use crate::validate::{distinct_texts, list, name, optional_name, text};
 
 /// As the synonym table allows.
@@ -89,6 +91,9 @@ pub fn entry_status(field: &str, value: i32) -> FieldResult<EntryStatus> {
     Ok(match enum_value::<proto::EntryStatus>(field, value)? {
         proto::EntryStatus::Unspecified | proto::EntryStatus::Active => EntryStatus::Active,
         proto::EntryStatus::Obsolete => EntryStatus::Obsolete,
+        proto::EntryStatus::Quarantined => {
+            return Err(FieldError::new(field, "quarantined is set by the injection screen, not by clients"));
+        }
     })
 }
 
@@ -96,6 +101,7 @@ fn entry_status_to_proto(status: EntryStatus) -> proto::EntryStatus {
     match status {
         EntryStatus::Active => proto::EntryStatus::Active,
         EntryStatus::Obsolete => proto::EntryStatus::Obsolete,
+        EntryStatus::Quarantined => proto::EntryStatus::Quarantined,
     }
 }
 
@@ -165,6 +171,9 @@ pub fn new_entry(entry: &proto::Entry) -> FieldResult<NewEntry> {
         usage_count: i64::try_from(entry.usage_count)
             .map_err(|_| FieldError::new("usage_count", format!("{} is too large", entry.usage_count)))?,
         last_used_at: optional_timestamp("last_used_at", entry.last_used_at.as_ref())?,
+        // Who wrote it is the caller, not the message: the handler says.
+        origin: Origin::default(),
+        trust: Trust::Observed,
     };
     if new.body.len() > MAX_BODY_BYTES {
         return Err(FieldError::new("body", format!("{} bytes, over the limit of {MAX_BODY_BYTES}", new.body.len())));
@@ -240,6 +249,9 @@ pub fn new_entry(entry: &proto::Entry) -> FieldResult<NewEntry> {
                 solution: text("gotcha.solution", &gotcha.solution, MAX_SOLUTION_CHARS, false)?,
                 confidence: score("gotcha.confidence", gotcha.confidence, 1.0)?,
                 qa_pattern_id: name("gotcha.qa_pattern_id", &gotcha.qa_pattern_id, MAX_KEY_CHARS, false)?,
+                // Only Lore links a gotcha to the attempt it came from: a
+                // client's link would borrow that attempt's verification.
+                attempt_id: String::new(),
             };
             new.details = serde_json::to_value(details).expect("plain data serializes");
         }
@@ -312,6 +324,7 @@ pub fn entry_to_proto(entry: &Entry) -> proto::Entry {
                 solution: details.solution,
                 confidence: details.confidence,
                 qa_pattern_id: details.qa_pattern_id,
+                attempt_id: details.attempt_id,
             })
         }
     };
@@ -333,6 +346,8 @@ pub fn entry_to_proto(entry: &Entry) -> proto::Entry {
         last_used_at: entry.last_used_at.map(to_timestamp),
         created_at: Some(to_timestamp(entry.created_at)),
         updated_at: Some(to_timestamp(entry.updated_at)),
+        trust: trust_to_proto(entry.trust) as i32,
+        origin: Some(origin_to_proto(&entry.origin)),
     }
 }
 
@@ -610,6 +625,7 @@ pub fn draft_status(field: &str, value: i32) -> FieldResult<DraftStatus> {
         proto::DraftStatus::Unspecified | proto::DraftStatus::Pending => DraftStatus::Pending,
         proto::DraftStatus::Approved => DraftStatus::Approved,
         proto::DraftStatus::Rejected => DraftStatus::Rejected,
+        proto::DraftStatus::Quarantined => DraftStatus::Quarantined,
     })
 }
 
@@ -661,6 +677,7 @@ pub fn draft_to_proto(draft: &Draft) -> proto::Draft {
             DraftStatus::Pending => proto::DraftStatus::Pending,
             DraftStatus::Approved => proto::DraftStatus::Approved,
             DraftStatus::Rejected => proto::DraftStatus::Rejected,
+            DraftStatus::Quarantined => proto::DraftStatus::Quarantined,
         } as i32,
         reviewer: draft.reviewer.clone().unwrap_or_default(),
         review_note: draft.review_note.clone(),

@@ -35,8 +35,11 @@ impl KnowledgeService for KnowledgeApi {
         request: Request<proto::UpsertEntryRequest>,
     ) -> Result<Response<proto::UpsertEntryResponse>, Status> {
         let scope = request_scope(&request);
+        let origin = super::request_origin(&request);
         let entry = request.get_ref().entry.as_ref().ok_or_else(|| Error::invalid("entry", "required"))?;
-        let entry = convert::new_entry(entry).map_err(|error| Error::from(error.within("entry")))?;
+        let mut entry = convert::new_entry(entry).map_err(|error| Error::from(error.within("entry")))?;
+        entry.trust = origin.trust();
+        entry.origin = origin;
         let (stored, created) = self.knowledge.upsert(&scope, &entry).await?;
         Ok(Response::new(proto::UpsertEntryResponse { entry: Some(convert::entry_to_proto(&stored)), created }))
     }
@@ -47,10 +50,13 @@ impl KnowledgeService for KnowledgeApi {
     ) -> Result<Response<proto::GetEntryResponse>, Status> {
         let scope = request_scope(&request);
         let (reference, history_limit) = convert::entry_ref(request.get_ref()).map_err(Error::from)?;
-        let report = match reference {
+        let mut report = match reference {
             EntryRef::Id(entry_id) => self.knowledge.get(&scope, entry_id, history_limit).await?,
             EntryRef::Key { project, key } => self.knowledge.get_by_key(&scope, &project, &key, history_limit).await?,
         };
+        if !super::is_admin(&request) {
+            report.entry = report.entry.withheld();
+        }
         Ok(Response::new(convert::entry_report_to_proto(&report)))
     }
 
@@ -287,7 +293,8 @@ impl KnowledgeService for KnowledgeApi {
     ) -> Result<Response<proto::Draft>, Status> {
         let scope = request_scope(&request);
         let (draft_id, project, source, proposal) = convert::new_draft(request.get_ref()).map_err(Error::from)?;
-        let (draft, _) = self.knowledge.create_draft(&scope, draft_id, &project, source, proposal).await?;
+        let origin = super::request_origin(&request);
+        let (draft, _) = self.knowledge.create_draft(&scope, draft_id, &project, source, proposal, origin).await?;
         Ok(Response::new(convert::draft_to_proto(&draft)))
     }
 

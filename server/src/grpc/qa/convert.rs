@@ -1,6 +1,8 @@
 //! QaLearningService proto <-> domain conversions, with the checks on
 //! client input (each failing with the field's name).
 
+use crate::grpc::convert::{origin_to_proto, trust_to_proto};
+use crate::trust::{Origin, Trust};
 use base64::Engine as _;
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
@@ -120,6 +122,8 @@ pub fn new_failure(request: &proto::CaptureFailureRequest, now: DateTime<Utc>) -
         files_modified: paths("files_modified", &request.files_modified)?,
         diff_summary: text("diff_summary", &request.diff_summary)?,
         occurred_at,
+        // The caller, not the message, says who captured it: the handler.
+        origin: Origin::default().tool_output(),
     })
 }
 
@@ -179,6 +183,10 @@ pub fn fix_attempt(request: &proto::RecordFixAttemptRequest, now: DateTime<Utc>)
         outcome: fix_outcome("outcome", request.outcome)?,
         qa_result: text("qa_result", &request.qa_result)?,
         recorded_at: now,
+        // Set by the handler from the caller.
+        trust: Trust::Observed,
+        origin: Origin::default(),
+        held: false,
     })
 }
 
@@ -193,6 +201,9 @@ pub fn fix_to_proto(attempt: &FixAttempt) -> proto::FixAttempt {
         outcome: fix_outcome_to_proto(attempt.outcome).into(),
         qa_result: attempt.qa_result.clone(),
         recorded_at: Some(to_timestamp(attempt.recorded_at)),
+        trust: trust_to_proto(attempt.trust) as i32,
+        origin: Some(origin_to_proto(&attempt.origin)),
+        quarantined: attempt.held,
     }
 }
 
@@ -221,6 +232,9 @@ pub fn warning_to_proto(warning: &Warning) -> proto::Warning {
         confidence: warning.confidence,
         frequency: warning.frequency.max(0) as u64,
         score: warning.score,
+        fix_trust: warning.fix_trust.map_or(proto::Trust::Unspecified, trust_to_proto) as i32,
+        template: warning.template.clone(),
+        category: warning.category.clone(),
     }
 }
 
@@ -301,6 +315,8 @@ pub fn task_result(request: &proto::RecordTaskResultRequest, now: DateTime<Utc>)
         checks,
         failure_ids,
         occurred_at,
+        // Set by the handler from the caller.
+        origin: Origin::default(),
     })
 }
 
@@ -410,6 +426,8 @@ pub fn pattern_to_proto(pattern: &Pattern) -> proto::Pattern {
         warnings_delivered: pattern.warnings_delivered.max(0) as u64,
         first_seen_at: Some(to_timestamp(pattern.first_seen_at)),
         last_seen_at: Some(to_timestamp(pattern.last_seen_at)),
+        fix_trust: pattern.fix_trust.map_or(proto::Trust::Unspecified, trust_to_proto) as i32,
+        held: pattern.held,
     }
 }
 

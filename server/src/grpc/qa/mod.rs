@@ -55,13 +55,22 @@ impl QaLearningService for QaLearningApi {
         request: Request<proto::CaptureFailureRequest>,
     ) -> Result<Response<proto::CaptureFailureResponse>, Status> {
         let scope = request_scope(&request);
-        let failure = field(convert::new_failure(request.get_ref(), Utc::now()))?;
+        let mut failure = field(convert::new_failure(request.get_ref(), Utc::now()))?;
+        failure.origin = super::request_origin(&request).in_session(None, failure.session_id).tool_output();
         let outcome = self.qa.capture(&scope, failure).await?;
         Ok(Response::new(proto::CaptureFailureResponse {
             ack: Some(proto::WriteAck { id: outcome.failure_id.to_string(), duplicate: outcome.duplicate }),
             category: outcome.category,
             category_rule_id: outcome.category_rule_id.unwrap_or_default(),
             links: outcome.links.iter().map(convert::link_to_proto).collect(),
+            quarantined: outcome
+                .held
+                .iter()
+                .map(|(index, reason)| proto::QuarantinedMessage {
+                    message_index: *index as u32,
+                    reason: reason.clone(),
+                })
+                .collect(),
         }))
     }
 
@@ -70,7 +79,9 @@ impl QaLearningService for QaLearningApi {
         request: Request<proto::RecordFixAttemptRequest>,
     ) -> Result<Response<proto::RecordFixAttemptResponse>, Status> {
         let scope = request_scope(&request);
-        let attempt = field(convert::fix_attempt(request.get_ref(), Utc::now()))?;
+        let mut attempt = field(convert::fix_attempt(request.get_ref(), Utc::now()))?;
+        attempt.origin = super::request_origin(&request);
+        attempt.trust = attempt.origin.trust();
         let recorded = self.qa.record_fix(&scope, &attempt).await?;
         let gotchas: Vec<String> = recorded.gotcha_entry_ids.iter().map(ToString::to_string).collect();
         Ok(Response::new(proto::RecordFixAttemptResponse {
@@ -79,6 +90,8 @@ impl QaLearningService for QaLearningApi {
             attempts: recorded.attempts,
             gotcha_entry_id: gotchas.first().cloned().unwrap_or_default(),
             gotcha_entry_ids: gotchas,
+            quarantined: recorded.held.is_some(),
+            quarantine_reason: recorded.held.unwrap_or_default(),
         }))
     }
 
@@ -123,7 +136,8 @@ impl QaLearningService for QaLearningApi {
         request: Request<proto::RecordTaskResultRequest>,
     ) -> Result<Response<proto::RecordTaskResultResponse>, Status> {
         let scope = request_scope(&request);
-        let result = field(convert::task_result(request.get_ref(), Utc::now()))?;
+        let mut result = field(convert::task_result(request.get_ref(), Utc::now()))?;
+        result.origin = super::request_origin(&request).in_session(None, result.session_id);
         let recorded = self.qa.record_result(&scope, result).await?;
         Ok(Response::new(convert::task_result_to_proto(&recorded)))
     }
@@ -170,7 +184,7 @@ impl QaLearningService for QaLearningApi {
     ) -> Result<Response<proto::Pattern>, Status> {
         let scope = request_scope(&request);
         let (pattern_id, edits) = field(convert::pattern_edits(request.get_ref()))?;
-        let pattern = self.qa.update_pattern(&scope, pattern_id, &edits).await?;
+        let pattern = self.qa.update_pattern(&scope, pattern_id, &edits, &super::request_origin(&request)).await?;
         Ok(Response::new(convert::pattern_to_proto(&pattern)))
     }
 

@@ -117,6 +117,7 @@ fn a_draft_of_work_without_failures_says_so_and_parses_as_a_document() {
     assert_eq!(draft.category, "docs");
     assert!(!draft.body.contains("## What failed"));
     let stored = Draft {
+        origin: crate::trust::Origin::lore(),
         draft_id: Uuid::now_v7(),
         project: "lore".into(),
         source: DraftSource::Session(log.session),

@@ -278,6 +278,9 @@ impl KeywordIndex {
         let mut required: Vec<Box<dyn Query>> = vec![exact(fields.project, &filter.project)];
         if !filter.include_obsolete {
             required.push(exact(fields.status, "active"));
+        } else {
+            // Obsolete entries may be asked for; quarantined ones never.
+            required.push(any_of(fields.status, vec!["active", "obsolete"]));
         }
         if !filter.kinds.is_empty() {
             required.push(any_of(fields.kind, filter.kinds.iter().map(|kind| kind.as_str()).collect()));
