@@ -72,6 +72,9 @@ enum Command {
     /// What the injection screen held for review: list, release, erase.
     #[command(subcommand)]
     Quarantine(commands::quarantine::Command),
+    /// What Lore put into agents' contexts (the injection ledger): each
+    /// briefing and read, item by item, with why it was shown or withheld.
+    Injections(commands::injections::Args),
     /// Measure things: against a running server, or (screening) offline.
     #[command(subcommand)]
     Eval(EvalCommand),
@@ -118,6 +121,9 @@ enum EntryCommand {
     Apply(commands::entry::ApplyArgs),
     /// Create or replace an entry by its key.
     Upsert(commands::entry::UpsertArgs),
+    /// Erase an entry and everything derived from it (drafts, pattern
+    /// fixes, standing instructions, caches on every replica); admin only.
+    Erase(commands::entry::EraseArgs),
 }
 
 #[derive(Subcommand)]
@@ -195,6 +201,7 @@ async fn run(cli: Cli, address: lore_agent::connection::LoreAddress) -> ExitCode
             Command::Entry(EntryCommand::Show(args)) => commands::entry::show(channel, args).await,
             Command::Entry(EntryCommand::Apply(args)) => commands::entry::apply(channel, args).await,
             Command::Entry(EntryCommand::Upsert(args)) => commands::entry::upsert(channel, args).await,
+            Command::Entry(EntryCommand::Erase(args)) => commands::entry::erase(channel, args).await,
             Command::Index(args) => commands::index::run(channel, args).await,
             Command::Drafts(command) => commands::drafts::run(channel, command).await,
             Command::Eval(EvalCommand::Redaction(args)) => commands::eval::run(channel, args).await,
@@ -202,6 +209,7 @@ async fn run(cli: Cli, address: lore_agent::connection::LoreAddress) -> ExitCode
             Command::Eval(EvalCommand::Grouping(args)) => commands::grouping::run(channel, args).await,
             Command::Qa(command) => commands::qa::run(channel, command).await,
             Command::Quarantine(command) => commands::quarantine::run(channel, command).await,
+            Command::Injections(args) => commands::injections::run(channel, args).await,
             Command::Eval(EvalCommand::Screening(_))
             | Command::Sidecar(_)
             | Command::Mcp(_)

@@ -95,6 +95,7 @@ fn main() {
                     mode: proto::SearchMode::Hybrid as i32,
                     ..Default::default()
                 }),
+                ..Default::default()
             };
             let begin = Instant::now();
             knowledge.search(request).await.unwrap();

@@ -48,6 +48,7 @@ fn search_request(project: &str, text: &str, mode: proto::SearchMode) -> proto::
     proto::SearchRequest {
         project: project.into(),
         query: Some(proto::SearchQuery { text: text.into(), limit: 10, mode: mode as i32, ..Default::default() }),
+        ..Default::default()
     }
 }
 

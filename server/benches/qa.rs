@@ -1,7 +1,8 @@
 //! QaLearningService benchmarks (`make bench`): CaptureFailure and
 //! GetWarnings latency with 10,000 patterns in the project, and the
 //! dashboard with 100,000 failures. Baselines are measured in the same run
-//! on the same database: a bare INSERT of the failure row for capture, a
+//! on the same database: a bare INSERT of the failure row for capture (and
+//! the injection screen of the same messages alone, as a share of it), a
 //! bare top-5 query over the file-glob index for warnings, and a bare
 //! per-day count for the dashboard.
 //!
@@ -102,6 +103,7 @@ async fn bench_capture(server: &TestServer, vocabulary: &[String]) {
     let (started, new_patterns) = timed_captures(&mut qa, fresh).await;
     assert!(new_patterns >= calls * 9 / 10, "new shapes start patterns: {new_patterns}");
     let baseline = timed_bare_inserts(server.pool(), &bare).await;
+    let screening = timed_screening(&bare);
 
     println!(
         "\n## CaptureFailure over gRPC with {PATTERNS} patterns in the project, {CALLS} calls per row, one client\n"
@@ -110,6 +112,31 @@ async fn bench_capture(server: &TestServer, vocabulary: &[String]) {
     latency_row("CaptureFailure joining a known pattern (other numbers, paths, values)", &joined);
     latency_row("CaptureFailure starting a new pattern", &started);
     latency_row("baseline: bare INSERT of the failure row (SQL)", &baseline);
+    latency_row("the injection screen of one capture alone (its messages and templates, in process)", &screening);
+    let share = |quantile: f64| {
+        100.0 * screening.value_at_quantile(quantile) as f64 / joined.value_at_quantile(quantile).max(1) as f64
+    };
+    println!(
+        "\nScreening is {:.1} % of CaptureFailure's p50 ({:.1} % at p99), joining a known pattern.",
+        share(0.5),
+        share(0.99)
+    );
+}
+
+/// What the injection screen costs a capture: the same messages through
+/// the step CaptureFailure runs (template each, screen message and
+/// template), timed alone.
+fn timed_screening(requests: &[proto::CaptureFailureRequest]) -> Histogram<u64> {
+    let mut latencies = histogram();
+    for (index, request) in requests.iter().enumerate() {
+        let begin = Instant::now();
+        let (_, held) = lore_server::qa::capture::screen_messages(&request.error_messages);
+        assert!(held.iter().all(Option::is_none), "a generated failure was held: {:?}", request.error_messages);
+        if index >= WARMUP {
+            record(&mut latencies, begin);
+        }
+    }
+    latencies
 }
 
 fn warnings_request(shape: &Shape, call: usize) -> proto::GetWarningsRequest {

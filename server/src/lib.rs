@@ -9,6 +9,8 @@
 //! - [`error`]: the crate's `Error` and its one mapping to `tonic::Status`.
 //! - [`actions`], [`knowledge`], [`qa`]: the domain of each service.
 //! - [`briefing`]: AgentService's one-call briefing, over the three.
+//! - [`ledger`]: the injection ledger, what Lore put into each agent's
+//!   context and what it withheld.
 //! - [`trust`]: where injected text came from, how far it is trusted, and
 //!   the quarantine of what the injection screen holds.
 //! - [`auth`]: bearer tokens, roles and the layer that checks them.
@@ -35,6 +37,7 @@ pub mod error;
 pub mod grpc;
 pub mod jobs;
 pub mod knowledge;
+pub mod ledger;
 pub mod limits;
 pub mod middleware;
 pub mod qa;

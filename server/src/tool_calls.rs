@@ -511,7 +511,7 @@ mod tests {
     #[test]
     fn a_request_decodes_to_json_with_proto_field_names() {
         let query = lore_proto::v1::SearchQuery { text: "flaky".into(), include_obsolete: true, ..Default::default() };
-        let request = lore_proto::v1::SearchRequest { project: "p".into(), query: Some(query) };
+        let request = lore_proto::v1::SearchRequest { project: "p".into(), query: Some(query), ..Default::default() };
         let input = DESCRIPTORS.get_message_by_name("lore.v1.SearchRequest");
         let value = framed(&request).to_json(input);
         assert_eq!(value["project"], "p");

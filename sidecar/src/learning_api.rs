@@ -189,6 +189,20 @@ impl AgentService for LearningApi {
     async fn brief(&self, request: Request<proto::BriefRequest>) -> Result<Response<proto::BriefResponse>, Status> {
         AgentServiceClient::new(self.server.clone()).brief(forward(request)).await
     }
+
+    async fn list_cited_files(
+        &self,
+        request: Request<proto::ListCitedFilesRequest>,
+    ) -> Result<Response<proto::ListCitedFilesResponse>, Status> {
+        AgentServiceClient::new(self.server.clone()).list_cited_files(forward(request)).await
+    }
+
+    async fn list_injections(
+        &self,
+        request: Request<proto::ListInjectionsRequest>,
+    ) -> Result<Response<proto::ListInjectionsResponse>, Status> {
+        AgentServiceClient::new(self.server.clone()).list_injections(forward(request)).await
+    }
 }
 
 #[tonic::async_trait]

@@ -179,6 +179,7 @@ fn main() {
                     limit: 5,
                     ..Default::default()
                 }),
+                ..Default::default()
             };
             let begin = Instant::now();
             knowledge.search(request).await.unwrap();

@@ -90,7 +90,11 @@ async fn search_round(side: &mut Side, histogram: &mut Histogram<u64>) {
             limit: 10,
             ..Default::default()
         };
-        let mut request = tonic::Request::new(proto::SearchRequest { project: "bench".into(), query: Some(query) });
+        let mut request = tonic::Request::new(proto::SearchRequest {
+            project: "bench".into(),
+            query: Some(query),
+            ..Default::default()
+        });
         if side.tool_calls {
             request.metadata_mut().insert("x-lore-session-id", side.session.session_id.parse().unwrap());
         }

@@ -76,6 +76,9 @@ def read_pages(page, axe_source):
         "qa": "/projects/shop/qa",
         "pattern": f"/patterns/{SEED['patterns'][0]}",
         "promotions": "/projects/shop/promotions",
+        "quarantine": "/projects/shop/quarantine",
+        "injected": "/projects/shop/injections",
+        "session-injections": f"/sessions/{SEED['session']}/injections",
         "reports": "/projects/shop/reports",
         "fleet-report": "/reports",
     }
@@ -235,6 +238,36 @@ def bad_input(page):
     return answers
 
 
+def injections(page, axe_source):
+    """What Lore told the agent of SEED['injections_session']: the page lists
+    every injection with its items, shown and withheld, and its totals; the
+    project's page charts tokens per day."""
+    session = SEED["injections_session"]
+    page.goto(URL + f"/sessions/{session}")
+    page.get_by_role("link", name="injection(s)").first.click()
+    page.wait_for_url(URL + f"/sessions/{session}/injections")
+    check(page.locator("main > h1").inner_text().startswith("What Lore told this agent"), "the ledger page has no title")
+    violations = axe_violations(page, axe_source)
+    check(not violations, f"axe: {violations}")
+    page.screenshot(path=os.path.join(SHOTS, "session-injections.png"), full_page=True)
+    cards = page.locator("article.injection")
+    found = []
+    for index in range(cards.count()):
+        card = cards.nth(index)
+        rows = card.locator("tbody tr")
+        found.append({
+            "heading": card.locator("h3").inner_text(),
+            "items": rows.count(),
+            "withheld": card.locator("tbody tr.withheld").count(),
+            "text": card.inner_text(),
+        })
+    tiles = page.locator(".tile .value").all_inner_texts()
+    page.goto(URL + f"/projects/{SEED['injections_project']}/injections")
+    check(page.locator("figure.chart svg").count() == 1, "the project's injections page has no chart")
+    page.screenshot(path=os.path.join(SHOTS, "project-injections.png"), full_page=True)
+    return {"cards": found, "tiles": tiles}
+
+
 def main():
     os.makedirs(SHOTS, exist_ok=True)
     with open(AXE, encoding="utf-8") as file:
@@ -252,6 +285,12 @@ def main():
         page.click("button[type=submit]")
         check("invalid" in page.locator("p.problem").inner_text(), "a wrong token was not refused")
         sign_in(page, SEED["tokens"]["admin"])
+        if os.environ.get("CONSOLE_ONLY") == "injections":
+            # The ledger of a real agent's session (tests/tests/claude_code.rs).
+            results["injections"] = injections(page, axe_source)
+            browser.close()
+            print(json.dumps(results))
+            return
         results["pages"] = read_pages(page, axe_source)
         results["search"] = search(page)
         results["approved"] = approve_draft(page)

@@ -311,7 +311,11 @@ async fn agent(number: usize, sidecar: String, server: String, recorder: Arc<Rec
                     ..Default::default()
                 };
                 let result = knowledge
-                    .search(deadline(proto::SearchRequest { project: "soak".into(), query: Some(query) }))
+                    .search(deadline(proto::SearchRequest {
+                        project: "soak".into(),
+                        query: Some(query),
+                        ..Default::default()
+                    }))
                     .await;
                 recorder.record("Search", begin, result.map(drop));
             }

@@ -59,6 +59,7 @@ async fn rpc_spans_and_server_metrics_reach_an_otlp_collector_with_their_attribu
     let mut search = tonic::Request::new(proto::SearchRequest {
         project: "otel".into(),
         query: Some(proto::SearchQuery { text: "flaky tests".into(), limit: 3, ..Default::default() }),
+        ..Default::default()
     });
     let metadata = search.metadata_mut();
     metadata.insert("x-lore-session-id", session.session_id.parse().unwrap());

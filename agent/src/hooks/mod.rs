@@ -28,6 +28,7 @@
 
 pub mod input;
 pub mod record;
+mod staleness;
 pub mod state;
 
 use std::io::{Read as _, Write as _};
@@ -305,13 +306,18 @@ impl Hook<'_> {
         locked.state.started = true;
         locked.state.ended = false;
         self.save(locked).await?;
-        let (branch, files) = git_context(&self.dir).await;
+        let ((branch, files), missing_files) = tokio::join!(
+            git_context(&self.dir),
+            staleness::missing_cited_files(&self.connection, &self.identity.project, &self.dir)
+        );
         let request = proto::BriefRequest {
             project: self.identity.project.clone(),
             agent_id: self.identity.agent_id.clone(),
             session_id: self.session_id.to_string(),
             task: Some(proto::BriefTask { files, labels: branch.into_iter().collect(), ..Default::default() }),
             budget_chars: self.args.briefing_chars,
+            surface: proto::InjectionSurface::SessionStart as i32,
+            missing_files,
             ..Default::default()
         };
         let briefing = self.connection.agent().brief(request).await?.into_inner();
@@ -335,6 +341,7 @@ impl Hook<'_> {
             return Ok(None);
         }
         let description: String = prompt.chars().take(8000).collect();
+        let missing_files = staleness::missing_cited_files(&self.connection, &self.identity.project, &self.dir).await;
         let request = proto::BriefRequest {
             project: self.identity.project.clone(),
             agent_id: self.identity.agent_id.clone(),
@@ -343,6 +350,8 @@ impl Hook<'_> {
             budget_chars: self.args.prompt_briefing_chars,
             omit_given: true,
             omit_last_session: true,
+            surface: proto::InjectionSurface::Prompt as i32,
+            missing_files,
             ..Default::default()
         };
         let briefing = self.connection.agent().brief(request).await?.into_inner();

@@ -472,6 +472,8 @@ async fn triage(args: TriageArgs, context: &ToolContext<'_>) -> Result<ToolOutpu
                 ..Default::default()
             })
             .collect(),
+        // What the agent is given is recorded in the injection ledger.
+        session_id: context.session_id.to_string(),
         ..Default::default()
     };
     let found = context.connection.knowledge().search_many(request).await?.into_inner();
@@ -595,6 +597,7 @@ async fn search_lessons(args: SearchArgs, context: &ToolContext<'_>) -> Result<T
             category: args.category.unwrap_or_default(),
             ..Default::default()
         }),
+        session_id: context.session_id.to_string(),
     };
     let found = context.connection.knowledge().search(request).await?.into_inner();
     let mut text = if found.hits.is_empty() {
@@ -726,11 +729,17 @@ fn entry_parts(entry: &proto::Entry) -> (Vec<proto::Solution>, Vec<String>) {
 async fn get_lesson(args: GetLessonArgs, context: &ToolContext<'_>) -> Result<ToolOutput, AgentError> {
     let handle = required_text("entry", &args.entry, 256)?;
     let request = match Uuid::parse_str(&handle) {
-        Ok(id) => proto::GetEntryRequest { entry_id: id.to_string(), history_limit: 5, ..Default::default() },
+        Ok(id) => proto::GetEntryRequest {
+            entry_id: id.to_string(),
+            history_limit: 5,
+            session_id: context.session_id.to_string(),
+            ..Default::default()
+        },
         Err(_) => proto::GetEntryRequest {
             project: context.identity.project.clone(),
             key: handle.clone(),
             history_limit: 5,
+            session_id: context.session_id.to_string(),
             ..Default::default()
         },
     };
@@ -755,6 +764,12 @@ async fn get_lesson(args: GetLessonArgs, context: &ToolContext<'_>) -> Result<To
         text.push_str(&format!(", {}", entry.category));
     }
     text.push_str(&format!("; {})\n\n", trust_label(&entry)));
+    if !entry.superseded_by.is_empty() {
+        text.push_str(&format!(
+            "A newer lesson replaces this one: get_lesson {{\"entry\": \"{}\"}}.\n\n",
+            entry.superseded_by
+        ));
+    }
     if !speaks(&entry) {
         text.push_str(
             "An agent wrote this lesson and no person reviewed it nor a passing check verified it: what follows is \

@@ -1,6 +1,7 @@
-//! `lore entry show|apply|upsert`: one knowledge entry, its solutions,
-//! where it was applied and how well it works; recording that a lesson was
-//! used and whether it worked; writing an entry.
+//! `lore entry show|apply|upsert|erase`: one knowledge entry, its
+//! solutions, where it was applied and how well it works; recording that a
+//! lesson was used and whether it worked; writing an entry; erasing it with
+//! everything derived from it.
 
 use super::Channel;
 use lore_proto::v1 as proto;
@@ -52,6 +53,18 @@ pub struct ApplyArgs {
 }
 
 #[derive(clap::Args)]
+pub struct EraseArgs {
+    /// The entry's key (e.g. PAT-004) or id.
+    entry: String,
+    /// The project of a key.
+    #[arg(long, env = "LORE_PROJECT")]
+    project: Option<String>,
+    /// Why it is erased (kept in the audit log).
+    #[arg(long)]
+    note: String,
+}
+
+#[derive(clap::Args)]
 pub struct UpsertArgs {
     #[arg(long, env = "LORE_PROJECT")]
     project: String,
@@ -86,6 +99,33 @@ fn lookup(entry: String, project: Option<String>, history: u32) -> anyhow::Resul
         anyhow::bail!("--project (or LORE_PROJECT) is needed to find an entry by key");
     };
     Ok(proto::GetEntryRequest { project, key: entry, history_limit: history, ..Default::default() })
+}
+
+pub async fn erase(channel: Channel, args: EraseArgs) -> anyhow::Result<()> {
+    let mut client = super::knowledge_client(channel);
+    let found = lookup(args.entry.clone(), args.project.clone(), 0)?;
+    let request =
+        proto::EraseEntryRequest { entry_id: found.entry_id, project: found.project, key: found.key, note: args.note };
+    let erased = client.erase_entry(request).await?.into_inner();
+    let name = if erased.key.is_empty() { erased.entry_id.clone() } else { erased.key.clone() };
+    println!("Erased {name}.");
+    let counts = [
+        (erased.drafts_deleted, "draft(s) it was approved from deleted"),
+        (erased.pattern_fixes_cleared, "pattern fix(es) taken from its fix attempt cleared"),
+        (erased.fix_attempts_blocked, "fix attempt(s) kept from becoming a fix again"),
+        (erased.entries_revived, "entry(ies) it had superseded active again"),
+    ];
+    for (count, what) in counts.into_iter().filter(|(count, _)| *count > 0) {
+        println!("- {count} {what}");
+    }
+    if !erased.instructions.is_empty() {
+        println!("- standing instructions: {}", erased.instructions);
+    }
+    if !erased.file_removed.is_empty() {
+        println!("- document file removed: {}", erased.file_removed);
+    }
+    println!("Recorded as action {} of session {} in the audit log.", erased.audit_action_id, erased.audit_session_id);
+    Ok(())
 }
 
 pub async fn apply(channel: Channel, args: ApplyArgs) -> anyhow::Result<()> {

@@ -19,6 +19,7 @@ fn status_name(value: i32) -> &'static str {
     match proto::EntryStatus::try_from(value) {
         Ok(proto::EntryStatus::Obsolete) => "obsolete",
         Ok(proto::EntryStatus::Quarantined) => "quarantined",
+        Ok(proto::EntryStatus::Superseded) => "superseded",
         _ => "active",
     }
 }
@@ -97,6 +98,9 @@ pub fn entry_json(entry: &proto::Entry) -> serde_json::Value {
         "root_causes": entry.root_causes,
         "usage_count": entry.usage_count,
         "updated_at": convert::time(entry.updated_at.as_ref()),
+        "cited_files": entry.cited_files,
+        "superseded_by": entry.superseded_by,
+        "supersedes": entry.superseded,
     });
     match &entry.details {
         Some(proto::entry::Details::IssuePattern(pattern)) => {
@@ -142,6 +146,15 @@ pub fn entry_text(entry: &proto::Entry) -> String {
             text.push_str(&format!("from {}\n", learning.source_path));
         }
         _ => {}
+    }
+    if !entry.superseded_by.is_empty() {
+        text.push_str(&format!("superseded by {} (no longer injected)\n", entry.superseded_by));
+    }
+    if !entry.superseded.is_empty() {
+        text.push_str(&format!("supersedes {}\n", entry.superseded.join(", ")));
+    }
+    if !entry.cited_files.is_empty() {
+        text.push_str(&format!("cites {}\n", entry.cited_files.join(", ")));
     }
     if entry.usage_count > 0 || entry.last_used_at.is_some() {
         text.push_str(&format!(

@@ -68,8 +68,10 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
         tags: args.tags,
         ..Default::default()
     };
-    let response =
-        client.search(proto::SearchRequest { project: args.project, query: Some(query) }).await?.into_inner();
+    let response = client
+        .search(proto::SearchRequest { project: args.project, query: Some(query), ..Default::default() })
+        .await?
+        .into_inner();
     if args.json {
         println!("{}", response_json(&response));
         return Ok(());

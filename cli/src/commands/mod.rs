@@ -10,6 +10,7 @@ pub mod export;
 pub mod grouping;
 pub mod index;
 pub mod init;
+pub mod injections;
 pub mod knowledge_display;
 pub mod knowledge_search;
 pub mod log;

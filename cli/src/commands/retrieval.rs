@@ -236,6 +236,7 @@ async fn evaluate(
                         mode: mode as i32,
                         ..Default::default()
                     }),
+                    ..Default::default()
                 };
                 let relevant = &qrels[&query.id];
                 let progress = progress.clone();

@@ -45,6 +45,7 @@ const METHODS: &[(&str, &str, Access)] = &[
     (KNOWLEDGE, "GetEntry", Access::Read),
     (KNOWLEDGE, "ListEntries", Access::Read),
     (KNOWLEDGE, "DeleteEntry", Access::Admin),
+    (KNOWLEDGE, "EraseEntry", Access::Admin),
     (KNOWLEDGE, "RecordOccurrence", Access::Write),
     (KNOWLEDGE, "RecordApplication", Access::Write),
     (KNOWLEDGE, "Search", Access::Read),
@@ -89,6 +90,8 @@ const METHODS: &[(&str, &str, Access)] = &[
     // Reading the queue shows what was held (to people, escaped); deciding
     // is curation.
     (AGENT, "ListQuarantined", Access::Read),
+    (AGENT, "ListInjections", Access::Read),
+    (AGENT, "ListCitedFiles", Access::Read),
     (AGENT, "ReleaseQuarantined", Access::Admin),
     (AGENT, "EraseQuarantined", Access::Admin),
 ];

@@ -14,6 +14,13 @@
 //! The query for the lessons is the task's own words; a task without any
 //! (a session that has just started) is briefed on what the last session
 //! left unfinished.
+//!
+//! Every item a briefing considers goes into the injection ledger
+//! ([`crate::ledger`]), shown or withheld with the reason: stale (the
+//! files it cites are gone from the agent's checkout), already given,
+//! over the briefing's budget, or over the session's (past
+//! `session_budget_chars`, only new reviewed or verified items of high
+//! relevance are shown).
 
 pub mod render;
 pub mod screened;
@@ -28,12 +35,12 @@ use crate::actions::model::Session;
 use crate::actions::resume::ResumeSummary;
 use crate::actions::{ActionLog, ResumeEvent};
 use crate::knowledge::KnowledgeBase;
-use crate::knowledge::rank::Signal;
+use crate::knowledge::rank::{Relevance, Signal};
 use crate::knowledge::search::{Hit, SearchMode, SearchQuery};
+use crate::ledger::{self, Given, InjectedItem, Injection, Ledger, Surface, Withheld};
 use crate::qa::QaLearning;
 use crate::qa::model::{Task, Warning, WarningRequest};
 use crate::scope::ProjectScope;
-use crate::store::briefings::{self as store, Given, GivenBriefing};
 use crate::store::knowledge_search::SearchFilter;
 
 /// The smallest and largest budget a request may ask for: below 500
@@ -55,6 +62,12 @@ const QUERY_FILES: usize = 10;
 /// What a Resume sends beside the summary.
 const RESUME_LESSONS: usize = 3;
 const RESUME_WARNINGS: usize = 5;
+/// A warning this relevant to the task is "high" past the session budget,
+/// as a lesson of [`Relevance::High`] (fused similarity >= 0.8) is; so is
+/// the best match of either kind.
+const HIGH_RELEVANCE: f64 = 0.8;
+/// Cited files a briefing may name as missing.
+pub const MAX_MISSING_FILES: usize = 5_000;
 
 /// `[briefing]` settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,11 +79,16 @@ pub struct BriefingConfig {
     /// only when its embedding is at least this similar to the task's;
     /// nearest neighbours of an unrelated task are noise to a model.
     pub min_semantic_similarity: f64,
+    /// What one session is given in total, in characters (briefings and
+    /// reads together, ~4 characters a token). Past it, a briefing shows
+    /// only new reviewed or verified items of high relevance: a long
+    /// session is not fed the same context at every prompt.
+    pub session_budget_chars: usize,
 }
 
 impl Default for BriefingConfig {
     fn default() -> Self {
-        Self { budget_chars: 4_000, min_semantic_similarity: 0.3 }
+        Self { budget_chars: 4_000, min_semantic_similarity: 0.3, session_budget_chars: 40_000 }
     }
 }
 
@@ -81,6 +99,9 @@ impl BriefingConfig {
         }
         if !(0.0..=1.0).contains(&self.min_semantic_similarity) {
             return Err("briefing.min_semantic_similarity must be 0 to 1".into());
+        }
+        if self.session_budget_chars < MIN_BUDGET_CHARS {
+            return Err(format!("briefing.session_budget_chars must be at least {MIN_BUDGET_CHARS}"));
         }
         Ok(())
     }
@@ -112,6 +133,10 @@ pub struct BriefRequest {
     /// Say nothing of where the last session stopped (a briefing in the
     /// middle of a session).
     pub omit_last_session: bool,
+    /// Session start, prompt, or another briefing.
+    pub surface: Surface,
+    /// Cited files gone from the agent's checkout.
+    pub missing_files: Vec<String>,
 }
 
 /// A lesson as a briefing shows it.
@@ -160,6 +185,10 @@ pub struct Briefing {
     pub markdown: String,
     pub omitted_for_budget: usize,
     pub omitted_as_given: usize,
+    pub omitted_as_stale: usize,
+    pub omitted_for_session_budget: usize,
+    /// What the session was given before this briefing.
+    pub session_chars_before: usize,
     pub degraded: Option<String>,
 }
 
@@ -185,12 +214,32 @@ pub struct Briefer {
     actions: ActionLog,
     knowledge: KnowledgeBase,
     qa: QaLearning,
+    ledger: Ledger,
     config: BriefingConfig,
 }
 
 impl Briefer {
-    pub fn new(actions: ActionLog, knowledge: KnowledgeBase, qa: QaLearning, config: BriefingConfig) -> Self {
-        Self { actions, knowledge, qa, config }
+    pub fn new(
+        actions: ActionLog,
+        knowledge: KnowledgeBase,
+        qa: QaLearning,
+        ledger: Ledger,
+        config: BriefingConfig,
+    ) -> Self {
+        Self { actions, knowledge, qa, ledger, config }
+    }
+
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    /// The files the project's lessons and warnings cite, for a hook to
+    /// check against its checkout (most recently written first).
+    pub async fn cited_files(&self, scope: &ProjectScope, project: &str) -> Result<Vec<String>, Error> {
+        if !scope.allows(project) {
+            return Err(Error::PermissionDenied(format!("project {project} is outside your scope")));
+        }
+        crate::store::cited_files::list(self.actions.pool(), scope, project, MAX_MISSING_FILES as i64).await
     }
 
     pub async fn brief(&self, scope: &ProjectScope, request: &BriefRequest) -> Result<Briefing, Error> {
@@ -198,6 +247,8 @@ impl Briefer {
             return Err(Error::PermissionDenied(format!("project {} is outside your scope", request.project)));
         }
         let task_id = request.task.task_id.clone().unwrap_or_else(|| default_task_id(request));
+        // Room for what the session's record and its checkout may leave out.
+        let filtering = request.session_id.is_some() || !request.missing_files.is_empty();
         let warning_request = WarningRequest {
             project: request.project.clone(),
             task: Task {
@@ -208,10 +259,9 @@ impl Briefer {
                 description: request.task.description.clone(),
             },
             session_id: request.session_id,
-            // Room for what `omit_given` may drop.
-            limit: if request.omit_given { MAX_ITEMS } else { request.max_warnings },
+            limit: if filtering { MAX_ITEMS } else { request.max_warnings },
         };
-        let lessons_wanted = if request.omit_given { MAX_ITEMS * 2 } else { request.max_lessons * 2 };
+        let lessons_wanted = if filtering { MAX_ITEMS * 2 } else { request.max_lessons * 2 };
         let session_and_lessons = async {
             match task_query(&request.task) {
                 Some(text) if request.omit_last_session => {
@@ -235,44 +285,63 @@ impl Briefer {
             }
         };
         let given = async {
-            match (request.omit_given, request.session_id) {
-                (true, Some(session_id)) => store::given(self.actions.pool(), &request.project, session_id).await,
-                _ => Ok(Given::default()),
+            match request.session_id {
+                Some(session_id) => self.ledger.given(&request.project, session_id).await,
+                None => Ok(Given::default()),
             }
         };
         let (session_and_lessons, chosen, given) =
             tokio::join!(session_and_lessons, self.qa.choose_warnings(scope, &warning_request), given);
         let (last_session, (hits, degraded)) = session_and_lessons?;
-        let last_session = match last_session {
-            Some(summary) if !request.omit_last_session => Some(screened::summary(self.actions.pool(), summary).await?),
-            _ => None,
-        };
         let (chosen, given) = (chosen?, given?);
 
-        let mut omitted_as_given = 0;
-        let lessons: Vec<Lesson> = hits
-            .into_iter()
-            .filter(|hit| {
-                let already = given.entries.contains(&hit.entry.entry_id);
-                omitted_as_given += usize::from(already);
-                !already
-            })
-            .take(request.max_lessons)
-            .map(Lesson::of)
-            .collect();
-        let warnings: Vec<Warning> = chosen
-            .warnings
-            .into_iter()
-            .filter(|warning| {
-                let already = given.patterns.contains(&warning.pattern_id);
-                omitted_as_given += usize::from(already);
-                !already
-            })
-            .take(request.max_warnings)
-            .collect();
+        let remaining = self.config.session_budget_chars.saturating_sub(given.chars);
+        let gate = Gate {
+            missing: request.missing_files.iter().map(String::as_str).collect(),
+            given: &given,
+            omit_given: request.omit_given,
+            past_budget: request.session_id.is_some() && remaining < MIN_BUDGET_CHARS,
+        };
+        let mut withheld: Vec<InjectedItem> = Vec::new();
+        let last_session = match last_session {
+            Some(summary) if !request.omit_last_session => {
+                let (summary, held) = screened::summary(self.actions.pool(), summary).await?;
+                for part in held {
+                    withheld.push(last_session_item(&summary, &part, 0).withheld(Withheld::Quarantined));
+                }
+                if gate.past_budget {
+                    withheld.push(last_session_item(&summary, "", 0).withheld(Withheld::SessionBudget));
+                    None
+                } else {
+                    Some(summary)
+                }
+            }
+            _ => None,
+        };
+        let mut lessons: Vec<Lesson> = Vec::new();
+        for (rank, lesson) in hits.into_iter().map(Lesson::of).enumerate() {
+            if lessons.len() >= request.max_lessons {
+                break;
+            }
+            match gate.lesson(&lesson, rank == 0) {
+                Some(why) => withheld.push(ledger::hit_item(&lesson.hit, Some(&lesson.why), None).withheld(why)),
+                None => lessons.push(lesson),
+            }
+        }
+        let mut warnings: Vec<Warning> = Vec::new();
+        for (rank, warning) in chosen.warnings.into_iter().enumerate() {
+            if warnings.len() >= request.max_warnings {
+                break;
+            }
+            match gate.warning(&warning, rank == 0) {
+                Some(why) => withheld.push(ledger::warning_item(&warning, None).withheld(why)),
+                None => warnings.push(warning),
+            }
+        }
         let shown_warnings: &[Warning] = if chosen.held_out { &[] } else { &warnings };
 
         let budget = request.budget_chars.unwrap_or(self.config.budget_chars);
+        let budget = if request.session_id.is_some() && !gate.past_budget { budget.min(remaining) } else { budget };
         let rendered = render::render(
             &render::Contents {
                 project: &request.project,
@@ -283,29 +352,34 @@ impl Briefer {
             },
             budget,
         );
+        let briefing_id = Uuid::now_v7();
+        let mut items = rendered_items(last_session.as_ref(), &lessons, &warnings, chosen.held_out, &rendered);
+        let omitted_count = |why: Withheld| withheld.iter().filter(|item| item.withheld == Some(why)).count();
+        let (omitted_as_given, omitted_as_stale, omitted_for_session_budget) = (
+            omitted_count(Withheld::AlreadyGiven),
+            omitted_count(Withheld::Stale),
+            omitted_count(Withheld::SessionBudget),
+        );
+        items.append(&mut withheld);
         let lessons: Vec<Lesson> = pick(lessons, &rendered.lessons);
         let shown: Vec<Warning> = pick(shown_warnings.to_vec(), &rendered.warnings);
         // Held out: the warnings chosen are recorded as held out, so the
         // comparison has its control group; shown: what the model saw.
         let delivered = if chosen.held_out { warnings } else { shown.clone() };
-        let briefing_id = Uuid::now_v7();
-        let entry_ids: Vec<Uuid> = lessons.iter().map(|lesson| lesson.hit.entry.entry_id).collect();
-        let pattern_ids: Vec<Uuid> = shown.iter().map(|warning| warning.pattern_id).collect();
-        let record = GivenBriefing {
-            briefing_id,
-            project: &request.project,
+        let injection = Injection {
+            injection_id: briefing_id,
+            project: request.project.clone(),
             session_id: request.session_id,
-            agent_id: request.agent_id.as_deref().unwrap_or_default(),
-            task_id: &task_id,
-            entry_ids: &entry_ids,
-            pattern_ids: &pattern_ids,
-            markdown_chars: rendered.markdown.chars().count(),
+            agent_id: request.agent_id.clone().unwrap_or_default(),
+            task_id: task_id.clone(),
+            surface: request.surface,
+            chars: rendered.markdown.chars().count(),
+            items,
+            created_at: None,
         };
         let deliveries = crate::qa::warnings::Warnings { warnings: delivered, held_out: chosen.held_out };
-        let (recorded, delivered) = tokio::join!(
-            store::insert(self.actions.pool(), &record),
-            self.qa.record_deliveries(&warning_request, &deliveries)
-        );
+        let (recorded, delivered) =
+            tokio::join!(self.ledger.record(&injection), self.qa.record_deliveries(&warning_request, &deliveries));
         recorded?;
         delivered?;
         Ok(Briefing {
@@ -317,6 +391,9 @@ impl Briefer {
             markdown: rendered.markdown,
             omitted_for_budget: rendered.omitted,
             omitted_as_given,
+            omitted_as_stale,
+            omitted_for_session_budget,
+            session_chars_before: given.chars,
             degraded,
         })
     }
@@ -341,7 +418,7 @@ impl Briefer {
                 // What the agents wrote reaches the resuming agent screened.
                 let event = match event? {
                     ResumeEvent::Summary(opening) => {
-                        ResumeEvent::Summary(Box::new(screened::summary(&pool, *opening).await?))
+                        ResumeEvent::Summary(Box::new(screened::summary(&pool, *opening).await?.0))
                     }
                     ResumeEvent::Action(action) => ResumeEvent::Action(Box::new(screened::action(&pool, *action).await?)),
                     other => other,
@@ -387,23 +464,18 @@ impl Briefer {
         );
         let ((lessons, _), chosen) = (found?, chosen?);
         let lessons: Vec<Hit> = lessons.into_iter().take(RESUME_LESSONS).collect();
-        let entry_ids: Vec<Uuid> = lessons.iter().map(|hit| hit.entry.entry_id).collect();
         let shown: Vec<Warning> = if chosen.held_out { Vec::new() } else { chosen.warnings.clone() };
-        let pattern_ids: Vec<Uuid> = shown.iter().map(|warning| warning.pattern_id).collect();
-        let record = GivenBriefing {
-            briefing_id: Uuid::now_v7(),
-            project: &session.project,
-            session_id: Some(session.session_id),
-            agent_id: &session.agent_id,
-            task_id: &task_id,
-            entry_ids: &entry_ids,
-            pattern_ids: &pattern_ids,
-            markdown_chars: 0,
-        };
-        let (recorded, delivered) = tokio::join!(
-            store::insert(self.actions.pool(), &record),
-            self.qa.record_deliveries(&warning_request, &chosen)
-        );
+        let mut items: Vec<InjectedItem> =
+            lessons.iter().map(|hit| ledger::hit_item(hit, Some(&why_matched(hit)), None)).collect();
+        items.extend(chosen.warnings.iter().map(|warning| {
+            let item = ledger::warning_item(warning, None);
+            if chosen.held_out { item.withheld(Withheld::HeldOut) } else { item }
+        }));
+        let mut injection = Injection::read(&session.project, session.session_id, Surface::Resume, items);
+        injection.agent_id = session.agent_id.clone();
+        injection.task_id = task_id.clone();
+        let (recorded, delivered) =
+            tokio::join!(self.ledger.record(&injection), self.qa.record_deliveries(&warning_request, &chosen));
         recorded?;
         delivered?;
         Ok(Related { lessons, warnings: shown })
@@ -458,6 +530,100 @@ impl Briefer {
         let hits = outcome.hits.into_iter().filter(|hit| matched_enough(hit, floor)).collect();
         Ok((hits, outcome.degraded))
     }
+}
+
+/// What decides, before rendering, whether a lesson or warning may be
+/// shown to this session.
+struct Gate<'a> {
+    missing: HashSet<&'a str>,
+    given: &'a Given,
+    omit_given: bool,
+    past_budget: bool,
+}
+
+impl Gate<'_> {
+    /// `best`: the task's best match. Past the session budget a lesson
+    /// must be highly relevant or the best match: a fresh entry has no
+    /// vector yet, and one signal alone never makes "high".
+    fn lesson(&self, lesson: &Lesson, best: bool) -> Option<Withheld> {
+        let entry = &lesson.hit.entry;
+        let given = self.given.entries.contains(&entry.entry_id);
+        let high = best || lesson.hit.relevance == Relevance::High;
+        self.why_not(&entry.cited_files, given, entry.trust.speaks() && high)
+    }
+
+    fn warning(&self, warning: &Warning, best: bool) -> Option<Withheld> {
+        let given = self.given.patterns.contains(&warning.pattern_id);
+        let speaks = warning.fix_trust.is_some_and(|trust| trust.speaks());
+        let high = best || warning.relevance >= HIGH_RELEVANCE;
+        self.why_not(&warning.cited_files, given, speaks && high)
+    }
+
+    fn why_not(&self, cited_files: &[String], given: bool, trusted_and_high: bool) -> Option<Withheld> {
+        if is_stale(cited_files, &self.missing) {
+            Some(Withheld::Stale)
+        } else if given && self.omit_given {
+            Some(Withheld::AlreadyGiven)
+        } else if self.past_budget && (given || !trusted_and_high) {
+            Some(Withheld::SessionBudget)
+        } else {
+            None
+        }
+    }
+}
+
+/// An item citing files, every one of which is gone from the checkout.
+fn is_stale(cited_files: &[String], missing: &HashSet<&str>) -> bool {
+    !cited_files.is_empty() && cited_files.iter().all(|file| missing.contains(file.as_str()))
+}
+
+/// The ledger's record of the last session's lines (`part`: a part of it
+/// the screen held).
+fn last_session_item(summary: &ResumeSummary, part: &str, chars: usize) -> InjectedItem {
+    let session = &summary.session;
+    let short: String = session.session_id.simple().to_string().chars().take(8).collect();
+    let label = if part.is_empty() { format!("session {short}") } else { format!("session {short}: {part}") };
+    InjectedItem {
+        kind: ledger::ItemKind::LastSession,
+        item_id: session.session_id,
+        label,
+        trust: Some(crate::trust::Trust::Observed),
+        chars,
+        score: 1.0,
+        score_parts: Default::default(),
+        why: "where the agent's last session stopped".to_owned(),
+        withheld: None,
+    }
+}
+
+/// The ledger's items for what went to rendering: shown with what its block
+/// took, or over the briefing's budget.
+fn rendered_items(
+    last_session: Option<&ResumeSummary>,
+    lessons: &[Lesson],
+    warnings: &[Warning],
+    held_out: bool,
+    rendered: &render::Rendered,
+) -> Vec<InjectedItem> {
+    let mut items = Vec::new();
+    if let Some(summary) = last_session {
+        let item = last_session_item(summary, "", rendered.session_chars);
+        items.push(if rendered.session_chars > 0 { item } else { item.withheld(Withheld::OverBudget) });
+    }
+    for (index, lesson) in lessons.iter().enumerate() {
+        let item = ledger::hit_item(&lesson.hit, Some(&lesson.why), Some(rendered.lesson_chars[index]));
+        items.push(if rendered.lessons.contains(&index) { item } else { item.withheld(Withheld::OverBudget) });
+    }
+    for (index, warning) in warnings.iter().enumerate() {
+        let chars = rendered.warning_chars.get(index).copied();
+        let item = ledger::warning_item(warning, chars);
+        items.push(match () {
+            _ if held_out => item.withheld(Withheld::HeldOut),
+            _ if rendered.warnings.contains(&index) => item,
+            _ => item.withheld(Withheld::OverBudget),
+        });
+    }
+    items
 }
 
 /// A matched symptom is quoted up to this many characters.

@@ -46,13 +46,19 @@ pub struct Contents<'a> {
 }
 
 /// The markdown, which lessons and warnings it holds (indices into the
-/// contents, ascending), and how many blocks did not fit.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// contents, ascending), how many blocks did not fit, and what each block
+/// took or would have taken (the ledger's sizes).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Rendered {
     pub markdown: String,
     pub lessons: Vec<usize>,
     pub warnings: Vec<usize>,
     pub omitted: usize,
+    /// Per lesson and per warning of the contents: its block's characters.
+    pub lesson_chars: Vec<usize>,
+    pub warning_chars: Vec<usize>,
+    /// The lines about the last session that were shown.
+    pub session_chars: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -82,8 +88,19 @@ struct Block {
 pub fn render(contents: &Contents, budget: usize) -> Rendered {
     let blocks = blocks(contents, budget);
     if blocks.is_empty() {
-        return Rendered { markdown: String::new(), lessons: Vec::new(), warnings: Vec::new(), omitted: 0 };
+        return Rendered::default();
     }
+    let sizes = |wanted: Section, count: usize| -> Vec<usize> {
+        let mut sizes = vec![0; count];
+        for block in blocks.iter().filter(|block| block.section == wanted) {
+            if let Some(index) = block.index {
+                sizes[index] = chars(&block.text);
+            }
+        }
+        sizes
+    };
+    let lesson_chars = sizes(Section::Lessons, contents.lessons.len());
+    let warning_chars = sizes(Section::Warnings, contents.warnings.len());
     let title = format!("# Lore briefing (project {})\n{QUOTED_IS_DATA}", contents.project);
     let everything = chars(&title) + total_cost(blocks.iter());
     let room = if everything <= budget { budget } else { budget.saturating_sub(NOTE_RESERVE) };
@@ -124,7 +141,17 @@ pub fn render(contents: &Contents, budget: usize) -> Rendered {
     let indices = |wanted: Section| -> Vec<usize> {
         chosen.iter().filter(|block| block.section == wanted).filter_map(|block| block.index).collect()
     };
-    Rendered { lessons: indices(Section::Lessons), warnings: indices(Section::Warnings), markdown, omitted }
+    let session_chars =
+        chosen.iter().filter(|block| block.section == Section::Session).map(|block| chars(&block.text)).sum();
+    Rendered {
+        lessons: indices(Section::Lessons),
+        warnings: indices(Section::Warnings),
+        markdown,
+        omitted,
+        lesson_chars,
+        warning_chars,
+        session_chars,
+    }
 }
 
 fn chars(text: &str) -> usize {
@@ -335,6 +362,8 @@ mod tests {
             }],
             origin: crate::trust::Origin::caller(Some(("ops", "admin")), Some("cli")),
             trust: crate::trust::Trust::Reviewed,
+            cited_files: Vec::new(),
+            superseded_by: None,
         };
         let hit = Hit {
             entry,
@@ -371,6 +400,7 @@ mod tests {
             relevance: 0.5,
             confidence: 0.5,
             frequency: 3,
+            cited_files: Vec::new(),
             score: 0.3,
         }
     }

@@ -30,8 +30,9 @@ struct Hold {
 }
 
 /// The summary with every text the screen holds (and no person released)
-/// replaced; next steps built on such a text are dropped.
-pub async fn summary(pool: &PgPool, mut summary: ResumeSummary) -> Result<ResumeSummary, Error> {
+/// replaced, and the parts replaced; next steps built on such a text are
+/// dropped.
+pub async fn summary(pool: &PgPool, mut summary: ResumeSummary) -> Result<(ResumeSummary, Vec<String>), Error> {
     let session = &summary.session;
     let mut holds = Vec::new();
     if let Some(held) = screening::screen_text("summary", &session.summary) {
@@ -50,16 +51,18 @@ pub async fn summary(pool: &PgPool, mut summary: ResumeSummary) -> Result<Resume
     let held_steps: Vec<bool> =
         summary.suggested_next_steps.iter().map(|step| screening::screen_text("step", step).is_some()).collect();
     if holds.is_empty() && !held_steps.contains(&true) {
-        return Ok(summary);
+        return Ok((summary, Vec::new()));
     }
     let origin = Origin { author: Author::Agent, channel: String::new(), ..Origin::default() }
         .in_session(Some(&session.agent_id), Some(session.session_id));
     let kept = record(pool, &summary.session.project, &holds, &origin).await?;
     let session_id = summary.session.session_id;
+    let mut replaced: Vec<String> = Vec::new();
     for hold in &holds {
         if kept.contains(&(hold.item_id, hold.held.part.clone())) {
             continue;
         }
+        replaced.push(hold.held.part.clone());
         match (hold.kind, hold.held.part.as_str()) {
             (ItemKind::Session, "summary") => summary.session.summary = HELD_NOTE.to_owned(),
             (ItemKind::Session, _) => summary.active_epic_id = None,
@@ -77,8 +80,11 @@ pub async fn summary(pool: &PgPool, mut summary: ResumeSummary) -> Result<Resume
         index += 1;
         !held_steps[index - 1]
     });
+    if held_steps.contains(&true) {
+        replaced.push("step".to_owned());
+    }
     debug_assert_eq!(summary.session.session_id, session_id);
-    Ok(summary)
+    Ok((summary, replaced))
 }
 
 /// An action of a Resume stream with its error and context replaced when

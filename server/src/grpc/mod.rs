@@ -41,6 +41,8 @@ pub struct Services {
     pub briefer: crate::briefing::Briefer,
     /// What the injection screen held, and people's decisions.
     pub quarantine: crate::trust::quarantine::Quarantine,
+    /// Erasure of memory items with what derives from them.
+    pub erasure: crate::trust::erasure::Erasure,
     pub reports: crate::reports::Reports,
     /// Where reads that may lag go (`database.read_urls`).
     pub reads: crate::store::replicas::ReadPools,
@@ -98,10 +100,12 @@ impl Services {
                 .enabled
                 .then(|| crate::tool_calls::ToolCalls::start(actions.clone(), config.tool_calls.queue_capacity)),
             quarantine: crate::trust::quarantine::Quarantine::new(pool.clone(), knowledge.clone(), qa.clone()),
+            erasure: crate::trust::erasure::Erasure::new(pool.clone(), actions.clone(), knowledge.clone(), qa.clone()),
             briefer: crate::briefing::Briefer::new(
                 actions.clone(),
                 knowledge.clone(),
                 qa.clone(),
+                crate::ledger::Ledger::new(pool.clone()),
                 config.briefing.clone(),
             ),
             reports: crate::reports::Reports::new(
@@ -244,12 +248,16 @@ pub async fn serve(
             .max_encoding_message_size(services.max_message_bytes),
         )
         .add_service(
-            KnowledgeServiceServer::new(KnowledgeApi::new(services.knowledge.clone()))
-                .max_decoding_message_size(services.max_message_bytes)
-                .max_encoding_message_size(services.max_message_bytes),
+            KnowledgeServiceServer::new(KnowledgeApi::new(
+                services.knowledge.clone(),
+                services.briefer.ledger().clone(),
+                services.erasure.clone(),
+            ))
+            .max_decoding_message_size(services.max_message_bytes)
+            .max_encoding_message_size(services.max_message_bytes),
         )
         .add_service(
-            QaLearningServiceServer::new(QaLearningApi::new(services.qa.clone()))
+            QaLearningServiceServer::new(QaLearningApi::new(services.qa.clone(), services.briefer.ledger().clone()))
                 .max_decoding_message_size(services.max_message_bytes)
                 .max_encoding_message_size(services.max_message_bytes),
         )

@@ -31,8 +31,9 @@ use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
 use serde_json::{Map, Value};
 
 use super::model::limits::{
-    MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_KEY_CHARS, MAX_SOLUTION_CHARS, MAX_SOLUTIONS, MAX_SUMMARY_CHARS,
-    MAX_SYMPTOM_CHARS, MAX_SYMPTOMS, MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS,
+    MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_CITED_FILES, MAX_KEY_CHARS, MAX_PATH_CHARS, MAX_SOLUTION_CHARS,
+    MAX_SOLUTIONS, MAX_SUMMARY_CHARS, MAX_SUPERSEDES, MAX_SYMPTOM_CHARS, MAX_SYMPTOMS, MAX_TAG_CHARS, MAX_TAGS,
+    MAX_TITLE_CHARS,
 };
 use super::model::{EntryStatus, Severity};
 use crate::actions::model::StoredName as _;
@@ -77,6 +78,10 @@ pub struct Document {
     pub root_causes: Vec<String>,
     pub usage_count: i64,
     pub last_used_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// Repository files it cites (`files:`): it is stale where all are gone.
+    pub cited_files: Vec<String>,
+    /// Entries it replaces (`supersedes:`, ids or keys).
+    pub supersedes: Vec<String>,
     /// The whole front matter, as JSON.
     pub front_matter: Map<String, Value>,
     /// BLAKE3 of the document as given: unchanged documents are not
@@ -187,6 +192,18 @@ pub fn parse(file_name: &str, text: &str) -> Result<Document, DocumentError> {
         root_causes: validate::distinct_texts("root_causes", &root_causes, MAX_SYMPTOMS, MAX_SYMPTOM_CHARS)?,
         usage_count: fields.count("usage_count")?,
         last_used_at: fields.time("last_used")?,
+        cited_files: validate::list(
+            "files",
+            &fields.strings("files")?.unwrap_or_default(),
+            MAX_CITED_FILES,
+            MAX_PATH_CHARS,
+        )?,
+        supersedes: validate::list(
+            "supersedes",
+            &fields.strings("supersedes")?.unwrap_or_default(),
+            MAX_SUPERSEDES,
+            MAX_KEY_CHARS,
+        )?,
         hash: blake3::hash(text.as_bytes()).as_bytes().to_vec(),
         front_matter,
     })

@@ -162,5 +162,7 @@ fn entry_from_document(existing: Option<Entry>, source: &DocumentSource, parsed:
         // IndexDocument; it is screened like everything else all the same.
         origin: Origin::document(),
         trust: Trust::Reviewed,
+        cited_files: parsed.cited_files,
+        supersedes: parsed.supersedes,
     }
 }

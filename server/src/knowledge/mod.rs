@@ -29,6 +29,7 @@ pub mod rank;
 pub mod search;
 pub mod search_cache;
 pub mod search_many;
+mod supersession;
 pub mod symptoms;
 pub mod vectors;
 pub mod vocabulary;
@@ -93,6 +94,8 @@ pub struct EntryReport {
     /// Newest first.
     pub history: Vec<Application>,
     pub effectiveness: Effectiveness,
+    /// The entries it superseded: id, key, title.
+    pub superseded: Vec<(Uuid, Option<String>, String)>,
 }
 
 /// What GetIndexStatus answers.
@@ -282,7 +285,9 @@ impl KnowledgeBase {
         let model = self.embedder.as_ref().map(|embedder| embedder.model().to_owned());
         let held = crate::trust::screening::screen(screened_parts(entry));
         let Some(held) = held else {
-            return store::upsert_in(transaction, scope, entry, &content_hash(entry), model.as_deref()).await;
+            let stored = store::upsert_in(transaction, scope, entry, &content_hash(entry), model.as_deref()).await?;
+            self.supersede_in(transaction, scope, &stored.0, &entry.supersedes, entry.document.is_some()).await?;
+            return Ok(stored);
         };
         let quarantined = NewEntry { status: model::EntryStatus::Quarantined, ..entry.clone() };
         let stored = store::upsert_in(transaction, scope, &quarantined, &content_hash(entry), model.as_deref()).await?;
@@ -292,7 +297,9 @@ impl KnowledgeBase {
             return Ok(stored);
         }
         // A person released this very text before: it is stored as asked.
-        store::upsert_in(transaction, scope, entry, &content_hash(entry), model.as_deref()).await
+        let stored = store::upsert_in(transaction, scope, entry, &content_hash(entry), model.as_deref()).await?;
+        self.supersede_in(transaction, scope, &stored.0, &entry.supersedes, entry.document.is_some()).await?;
+        Ok(stored)
     }
 
     /// After a write committed: this replica's keyword index takes it before
@@ -358,7 +365,8 @@ impl KnowledgeBase {
     async fn report(&self, entry: Entry, history_limit: i64) -> Result<EntryReport, Error> {
         let history = store::history(&self.pool, entry.entry_id, history_limit).await?;
         let effectiveness = store::effectiveness(&self.pool, entry.entry_id).await?;
-        Ok(EntryReport { entry, history, effectiveness })
+        let superseded = store::superseded_by(&self.pool, entry.entry_id).await?;
+        Ok(EntryReport { entry, history, effectiveness, superseded })
     }
 
     pub async fn list(

@@ -26,6 +26,11 @@ pub mod limits {
     /// Symptoms (error messages) and root causes of an entry.
     pub const MAX_SYMPTOMS: usize = 100;
     pub const MAX_SYMPTOM_CHARS: usize = 4096;
+    /// Repository files an entry cites, each a relative path.
+    pub const MAX_CITED_FILES: usize = 100;
+    pub const MAX_PATH_CHARS: usize = 1024;
+    /// Entries one write supersedes.
+    pub const MAX_SUPERSEDES: usize = 20;
 }
 
 /// What kind of knowledge an entry holds.
@@ -59,6 +64,9 @@ pub enum EntryStatus {
     /// Held by the injection screen: stored, found by no search, until a
     /// person releases it.
     Quarantined,
+    /// A newer entry replaces it (`superseded_by`): kept, shown to people,
+    /// no longer found by search nor injected.
+    Superseded,
 }
 
 impl StoredName for EntryStatus {}
@@ -135,6 +143,11 @@ pub struct NewEntry {
     /// Who wrote it, and how far that makes it trusted.
     pub origin: Origin,
     pub trust: Trust,
+    /// Repository files it cites (relative paths): when all are gone from an
+    /// agent's checkout, it is stale there.
+    pub cited_files: Vec<String>,
+    /// Entries (ids or keys of the same project) this one replaces.
+    pub supersedes: Vec<String>,
 }
 
 /// What an indexed document's entry records of where it came from.
@@ -210,6 +223,10 @@ pub struct Entry {
     pub solutions: Vec<Solution>,
     pub origin: Origin,
     pub trust: Trust,
+    /// Repository files it cites.
+    pub cited_files: Vec<String>,
+    /// The entry that replaces it, when superseded.
+    pub superseded_by: Option<Uuid>,
 }
 
 impl Entry {

@@ -27,6 +27,24 @@ pub const REASON_EXACT: &str = "exact template";
 /// A generated pattern name is cut near this many characters.
 const NAME_CHARS: usize = 120;
 
+/// Each message's template, and what the screen holds of it: the message as
+/// printed, and its template as a briefing shows it (a held part is named
+/// by the message's index).
+pub fn screen_messages(messages: &[String]) -> (Vec<Template>, Vec<Option<Held>>) {
+    let templates: Vec<Template> = messages.iter().map(|message| Template::of(message)).collect();
+    let held = messages
+        .iter()
+        .zip(&templates)
+        .enumerate()
+        .map(|(index, (message, template))| {
+            let template = template.text();
+            screening::screen([("message".to_owned(), message.as_str()), ("template".to_owned(), &*template)])
+                .map(|held| Held { part: index.to_string(), ..held })
+        })
+        .collect();
+    (templates, held)
+}
+
 impl QaLearning {
     /// Captures a failure. A replay of a stored `failure_id` answers with
     /// what the first capture decided and stores nothing.
@@ -36,18 +54,7 @@ impl QaLearning {
         }
         let failure = self.sanitized(failure);
         let messages = failure.grouped_messages();
-        let templates: Vec<Template> = messages.iter().map(|message| Template::of(message)).collect();
-        // The message as printed, and its template as a briefing shows it.
-        let held: Vec<Option<Held>> = messages
-            .iter()
-            .zip(&templates)
-            .enumerate()
-            .map(|(index, (message, template))| {
-                let template = template.text();
-                screening::screen([("message".to_owned(), message.as_str()), ("template".to_owned(), &*template)])
-                    .map(|held| Held { part: index.to_string(), ..held })
-            })
-            .collect();
+        let (templates, held) = screen_messages(&messages);
 
         let mut transaction = self.pool.begin().await?;
         store::ensure_project(&mut transaction, &failure.project).await?;

@@ -8,6 +8,11 @@
 //! resolved) but fills no pattern and makes no gotcha until a person
 //! releases it. A fix is observed until a passing result of its task
 //! verifies it (`store::qa::verify_fixes`).
+//!
+//! A pattern's gotcha follows its most trusted, then newest, fix: an
+//! observed fix rewrites an observed gotcha but never a verified one; a
+//! verified fix rewrites an observed gotcha, and supersedes an older
+//! verified one, which is kept under its own key with the relation.
 
 use serde_json::json;
 use uuid::Uuid;
@@ -15,11 +20,11 @@ use uuid::Uuid;
 use super::QaLearning;
 use super::model::{FixAttempt, FixOutcome, FixRecorded, Pattern};
 use crate::Error;
-use crate::knowledge::model::{EntryKind, EntryStatus, GotchaDetails, NewEntry};
+use crate::knowledge::model::{Entry, EntryKind, EntryStatus, GotchaDetails, NewEntry};
 use crate::scope::ProjectScope;
 use crate::store::qa as store;
 use crate::trust::quarantine::ItemKind;
-use crate::trust::{Author, Origin, screening};
+use crate::trust::{Author, Origin, Trust, screening};
 
 impl QaLearning {
     /// Records an attempt. A replay of a stored `attempt_id` answers as the
@@ -97,11 +102,93 @@ impl QaLearning {
         let mut gotchas = Vec::new();
         for (pattern, fix_success_rate) in store::failure_patterns(transaction, attempt.failure_id).await? {
             store::fill_from_fix(transaction, pattern.pattern_id, attempt).await?;
+            let current = self.current_gotcha(transaction, scope, &pattern).await?;
+            if let Some(current) = current.as_ref().filter(|current| current.trust < attempt.trust) {
+                // An unverified fix does not rewrite a verified gotcha.
+                gotchas.push(current.entry_id);
+                continue;
+            }
             let entry = gotcha(&pattern, attempt, fix_success_rate, &messages);
             let (stored, _) = self.knowledge.upsert_in(transaction, scope, &entry).await?;
             gotchas.push(stored.entry_id);
         }
         Ok(gotchas)
+    }
+
+    async fn current_gotcha(
+        &self,
+        transaction: &mut sqlx::PgConnection,
+        scope: &ProjectScope,
+        pattern: &Pattern,
+    ) -> Result<Option<Entry>, Error> {
+        crate::store::knowledge::find_in(transaction, scope, &pattern.project, &gotcha_key(pattern.pattern_id)).await
+    }
+
+    /// After a passing result verified `attempt_ids`: each one that resolved
+    /// its failure becomes its patterns' gotcha, unless a newer verified
+    /// fix already is. An older verified gotcha is superseded, not lost.
+    pub(crate) async fn follow_verified_fixes(&self, scope: &ProjectScope, attempt_ids: &[Uuid]) -> Result<(), Error> {
+        if attempt_ids.is_empty() {
+            return Ok(());
+        }
+        let mut transaction = self.pool.begin().await?;
+        let mut wrote = false;
+        for &attempt_id in attempt_ids {
+            let Some(attempt) = store::attempt(&mut transaction, attempt_id).await? else { continue };
+            if store::resolving_attempt(&mut transaction, attempt.failure_id).await? != Some(attempt_id) {
+                continue;
+            }
+            let (_, messages, _) = store::failure_task_messages(&mut transaction, attempt.failure_id).await?;
+            for (pattern, fix_success_rate) in store::failure_patterns(&mut transaction, attempt.failure_id).await? {
+                let entry = gotcha(&pattern, &attempt, fix_success_rate, &messages);
+                wrote |= self.follow_verified(&mut transaction, scope, &pattern, &attempt, entry).await?;
+            }
+        }
+        transaction.commit().await?;
+        if wrote {
+            self.knowledge.written().await;
+        }
+        Ok(())
+    }
+
+    /// Makes the verified `attempt`'s gotcha its pattern's; whether
+    /// anything was written.
+    async fn follow_verified(
+        &self,
+        transaction: &mut sqlx::PgConnection,
+        scope: &ProjectScope,
+        pattern: &Pattern,
+        attempt: &FixAttempt,
+        entry: NewEntry,
+    ) -> Result<bool, Error> {
+        let Some(current) = self.current_gotcha(transaction, scope, pattern).await? else {
+            self.knowledge.upsert_in(transaction, scope, &entry).await?;
+            return Ok(true);
+        };
+        let current_attempt = gotcha_attempt(&current);
+        if current_attempt == Some(attempt.attempt_id) {
+            // Verified with its attempt (`store::qa::verify_fixes`).
+            return Ok(false);
+        }
+        if !current.trust.speaks() {
+            self.knowledge.upsert_in(transaction, scope, &entry).await?;
+            return Ok(true);
+        }
+        let older = match current_attempt {
+            Some(id) => {
+                store::attempt(transaction, id).await?.is_none_or(|other| other.recorded_at < attempt.recorded_at)
+            }
+            // A gotcha a person wrote stays.
+            None => false,
+        };
+        if !older || current.trust == Trust::Reviewed {
+            return Ok(false);
+        }
+        let kept_key = format!("{}@{}", gotcha_key(pattern.pattern_id), current_attempt.unwrap_or_default());
+        crate::store::knowledge::rekey(transaction, current.entry_id, &kept_key).await?;
+        let (newer, _) = self.knowledge.upsert_in(transaction, scope, &NewEntry { entry_id: None, ..entry }).await?;
+        crate::store::knowledge::supersede(transaction, current.entry_id, newer.entry_id).await?;
+        Ok(true)
     }
 
     /// A held attempt a person released: when it resolved its failure, its
@@ -144,6 +231,11 @@ impl QaLearning {
 /// One gotcha per pattern: later fixes update it rather than pile up.
 pub fn gotcha_key(pattern_id: Uuid) -> String {
     format!("qa-gotcha-{pattern_id}")
+}
+
+/// The fix attempt a gotcha was made from.
+fn gotcha_attempt(entry: &Entry) -> Option<Uuid> {
+    entry.details.get("attempt_id").and_then(|id| id.as_str()).and_then(|id| Uuid::parse_str(id).ok())
 }
 
 /// A failure's distinct messages as an entry's symptoms: a few, each cut
@@ -222,5 +314,7 @@ fn gotcha(pattern: &Pattern, attempt: &FixAttempt, fix_success_rate: f64, messag
         // Lore wrote it from the agent's fix: as trusted as that fix.
         origin: Origin { author: Author::Lore, channel: "lore".into(), ..attempt.origin.clone() },
         trust: attempt.trust,
+        cited_files: attempt.files_changed.clone(),
+        supersedes: Vec::new(),
     }
 }

@@ -254,6 +254,8 @@ pub struct Warning {
     pub confidence: f64,
     pub frequency: i64,
     pub score: f64,
+    /// The files the fix it recommends changed.
+    pub cited_files: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
@@ -324,6 +326,8 @@ pub struct TaskResultRecorded {
     pub pattern_ids: Vec<Uuid>,
     pub scored: Vec<ScoredDelivery>,
     pub missed: Vec<MissedOpportunity>,
+    /// The fix attempts this (passing) result verified; empty on a replay.
+    pub verified_attempts: Vec<Uuid>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -258,6 +258,11 @@ impl QaLearning {
         Ok(())
     }
 
+    /// The published promotion whose learning `entry_id` is, if any.
+    pub async fn published_promotion_of(&self, scope: &ProjectScope, entry_id: Uuid) -> Result<Option<Uuid>, Error> {
+        pattern_store::published_promotion_of(&self.pool, scope, entry_id).await
+    }
+
     pub async fn list_promotions(
         &self,
         scope: &ProjectScope,

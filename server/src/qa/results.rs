@@ -52,7 +52,10 @@ impl QaLearning {
             min_confidence: self.config.warn_min_confidence,
         };
         match store::record(&self.pool, &result, &effect, &floor).await? {
-            Some(recorded) => Ok(recorded),
+            Some(recorded) => {
+                self.follow_verified_fixes(scope, &recorded.verified_attempts).await?;
+                Ok(recorded)
+            }
             // A concurrent call with the same id won.
             None => self
                 .replayed_result(scope, &result)

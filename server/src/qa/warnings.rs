@@ -163,6 +163,7 @@ fn warning(candidate: &WarningCandidate) -> Warning {
         confidence: pattern.confidence,
         frequency: pattern.occurrence_count,
         score: relevance * pattern.confidence * frequency,
+        cited_files: candidate.fix_files.clone(),
     }
 }
 

@@ -21,7 +21,7 @@ use crate::trust::{Origin, Trust};
 pub(crate) const ENTRY_COLUMNS: &str = "e.entry_id, e.key, e.project, e.kind, e.title, e.category, e.summary, \
      e.body, e.tags, e.status, e.severity, e.trend, e.occurrence_count, e.last_seen_at, e.prevention_checklist, \
      e.details, e.source_path, e.front_matter, e.symptoms, e.root_causes, e.usage_count, e.last_used_at, \
-     e.created_at, e.updated_at, e.trust, e.origin";
+     e.created_at, e.updated_at, e.trust, e.origin, e.cited_files, e.superseded_by";
 
 /// Best success rate first, then the most applied, then the order given.
 const SOLUTION_ORDER: &str = "CASE WHEN times_applied = 0 THEN 0 ELSE times_successful::float8 / times_applied END \
@@ -69,6 +69,8 @@ pub(crate) fn entry_from_row(row: &PgRow) -> Result<Entry, sqlx::Error> {
         solutions: Vec::new(),
         origin: Origin::from_json(&row.try_get::<Json<serde_json::Value>, _>("origin")?.0),
         trust: parse::<Trust>("trust", &row.try_get::<String, _>("trust")?)?,
+        cited_files: row.try_get("cited_files")?,
+        superseded_by: row.try_get("superseded_by")?,
     })
 }
 
@@ -164,18 +166,24 @@ pub async fn upsert_in(
     let upserted = sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO knowledge_entries AS e (entry_id, key, project, kind, title, category, summary, body, tags,
              status, severity, prevention_checklist, details, source_path, front_matter, content_hash,
-             document_hash, source_root, symptoms, root_causes, usage_count, last_used_at, trust, origin)
+             document_hash, source_root, symptoms, root_causes, usage_count, last_used_at, trust, origin,
+             cited_files)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-                 $22, $23, $24)
+                 $22, $23, $24, $25)
          ON CONFLICT {conflict_target} DO UPDATE SET
              key = EXCLUDED.key, kind = EXCLUDED.kind, title = EXCLUDED.title, category = EXCLUDED.category,
-             summary = EXCLUDED.summary, body = EXCLUDED.body, tags = EXCLUDED.tags, status = EXCLUDED.status,
+             summary = EXCLUDED.summary, body = EXCLUDED.body, tags = EXCLUDED.tags,
+             -- A superseded entry stays superseded when it is written again
+             -- (its document edited): only its successor's erasure revives it.
+             status = CASE WHEN e.superseded_by IS NOT NULL AND EXCLUDED.status = 'active' THEN 'superseded'
+                           ELSE EXCLUDED.status END,
              severity = EXCLUDED.severity, prevention_checklist = EXCLUDED.prevention_checklist,
              details = EXCLUDED.details, source_path = EXCLUDED.source_path, front_matter = EXCLUDED.front_matter,
              content_hash = EXCLUDED.content_hash, document_hash = EXCLUDED.document_hash,
              source_root = EXCLUDED.source_root, symptoms = EXCLUDED.symptoms, root_causes = EXCLUDED.root_causes,
              usage_count = EXCLUDED.usage_count, last_used_at = EXCLUDED.last_used_at,
-             trust = EXCLUDED.trust, origin = EXCLUDED.origin, updated_at = now()
+             trust = EXCLUDED.trust, origin = EXCLUDED.origin, cited_files = EXCLUDED.cited_files,
+             updated_at = now()
          WHERE e.project = EXCLUDED.project
          RETURNING e.entry_id, (xmax = 0) AS created"
     )))
@@ -203,6 +211,7 @@ pub async fn upsert_in(
     .bind(entry.last_used_at)
     .bind(entry.trust.as_str())
     .bind(Json(entry.origin.to_json()))
+    .bind(&entry.cited_files)
     .fetch_optional(&mut *transaction)
     .await
     .map_err(|error| unique_violation_to_conflict(error, entry))?;
@@ -786,4 +795,70 @@ pub async fn entry_id_by_key(
     .bind(scope.sql_filter())
     .fetch_optional(connection)
     .await?)
+}
+
+/// An entry of `project` by id or key, inside the caller's transaction;
+/// `None` when there is none.
+pub async fn find_in(
+    connection: &mut PgConnection,
+    scope: &ProjectScope,
+    project: &str,
+    handle: &str,
+) -> Result<Option<Entry>, Error> {
+    let entry_id = match Uuid::parse_str(handle) {
+        Ok(entry_id) => {
+            sqlx::query_scalar(
+                "SELECT entry_id FROM knowledge_entries
+             WHERE entry_id = $1 AND project = $2 AND ($3::text[] IS NULL OR project = ANY($3))",
+            )
+            .bind(entry_id)
+            .bind(project)
+            .bind(scope.sql_filter())
+            .fetch_optional(&mut *connection)
+            .await?
+        }
+        Err(_) => entry_id_by_key(connection, scope, project, handle).await?,
+    };
+    match entry_id {
+        Some(entry_id) => Ok(Some(fetch_entry(connection, scope, entry_id).await?)),
+        None => Ok(None),
+    }
+}
+
+/// `superseded` is replaced by `successor`: kept, found by no search.
+pub async fn supersede(connection: &mut PgConnection, superseded: Uuid, successor: Uuid) -> Result<(), Error> {
+    sqlx::query(
+        "UPDATE knowledge_entries SET status = 'superseded', superseded_by = $2, updated_at = now()
+         WHERE entry_id = $1 AND status IN ('active', 'obsolete', 'superseded')",
+    )
+    .bind(superseded)
+    .bind(successor)
+    .execute(connection)
+    .await?;
+    Ok(())
+}
+
+/// Gives an entry another key (an older gotcha making room for the newer
+/// one of its pattern).
+pub async fn rekey(connection: &mut PgConnection, entry_id: Uuid, key: &str) -> Result<(), Error> {
+    sqlx::query("UPDATE knowledge_entries SET key = $2, updated_at = now() WHERE entry_id = $1")
+        .bind(entry_id)
+        .bind(key)
+        .execute(connection)
+        .await?;
+    Ok(())
+}
+
+/// The entries `successor` replaced: id, key and title.
+pub async fn superseded_by(pool: &PgPool, successor: Uuid) -> Result<Vec<(Uuid, Option<String>, String)>, Error> {
+    let rows = sqlx::query(
+        "SELECT entry_id, key, title FROM knowledge_entries WHERE superseded_by = $1 ORDER BY updated_at DESC",
+    )
+    .bind(successor)
+    .fetch_all(pool)
+    .await?;
+    rows.iter()
+        .map(|row| Ok((row.try_get("entry_id")?, row.try_get("key")?, row.try_get("title")?)))
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(Error::from)
 }

@@ -11,10 +11,12 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use crate::config::Config;
 
 pub mod actions;
-pub mod briefings;
+pub mod cited_files;
 pub mod console;
 pub mod drafts;
 pub mod embeddings;
+pub mod erasure;
+pub mod injections;
 pub mod knowledge;
 pub mod knowledge_changes;
 pub mod knowledge_search;

@@ -1147,7 +1147,12 @@ pub async fn verify_fixes(
             "UPDATE qa_patterns SET recommended_fix = $3, fix_trust = 'verified', fix_attempt_id = $2,
                     common_cause = CASE WHEN common_cause = '' THEN $4 ELSE common_cause END, updated_at = now()
              WHERE pattern_id IN (SELECT pattern_id FROM qa_pattern_occurrences WHERE failure_id = $1)
-               AND $3 <> '' AND (fix_trust IS NULL OR fix_trust = 'observed' OR fix_attempt_id = $2)",
+               AND $3 <> ''
+               AND (fix_trust IS NULL OR fix_trust = 'observed' OR fix_attempt_id = $2
+                    -- A newer verified fix replaces an older verified one.
+                    OR (fix_trust = 'verified'
+                        AND (SELECT recorded_at FROM qa_fix_attempts WHERE attempt_id = fix_attempt_id)
+                            < (SELECT recorded_at FROM qa_fix_attempts WHERE attempt_id = $2)))",
         )
         .bind(row.try_get::<Uuid, _>("failure_id")?)
         .bind(attempt_id)
@@ -1180,4 +1185,20 @@ pub async fn failure_task_messages(
     .fetch_one(connection)
     .await?;
     Ok((row.get("task_title"), row.get("messages"), row.get("occurred_at")))
+}
+
+/// The published promotion whose learning `entry_id` is, if any.
+pub async fn published_promotion_of(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    entry_id: Uuid,
+) -> Result<Option<Uuid>, Error> {
+    Ok(sqlx::query_scalar(
+        "SELECT promotion_id FROM qa_promotions
+         WHERE entry_id = $1 AND status = 'published' AND ($2::text[] IS NULL OR project = ANY($2))",
+    )
+    .bind(entry_id)
+    .bind(scope.sql_filter())
+    .fetch_optional(pool)
+    .await?)
 }

@@ -57,6 +57,8 @@ pub struct WarningCandidate {
     pub text_match: f64,
     /// The highest occurrence count among all the matching patterns.
     pub most_frequent: i64,
+    /// The files the attempt behind the pattern's fix changed.
+    pub fix_files: Vec<String>,
 }
 
 /// Each signal reads its own index (file globs, task categories, past task
@@ -115,7 +117,9 @@ pub async fn warning_candidates(
                 r.most_frequent,
                 ARRAY(SELECT unnest(p.file_globs) INTERSECT SELECT unnest($2::text[])) AS matching_globs,
                 (SELECT title FROM unnest(p.task_titles) AS title
-                 ORDER BY similarity(title, $4) DESC LIMIT 1) AS similar_title
+                 ORDER BY similarity(title, $4) DESC LIMIT 1) AS similar_title,
+                COALESCE((SELECT a.files_changed FROM qa_fix_attempts a WHERE a.attempt_id = p.fix_attempt_id),
+                         '{{}}') AS fix_files
          FROM ranked r JOIN qa_patterns p USING (pattern_id)",
         title_words = title_words_sql("$4"),
         same_category = "($3 <> '' AND task_categories @> ARRAY[$3])::int::float8",
@@ -151,6 +155,7 @@ pub async fn warning_candidates(
                 similar_task: if task_similarity > 0.0 { row.try_get("similar_title")? } else { None },
                 text_match: row.try_get("words")?,
                 most_frequent: row.try_get("most_frequent")?,
+                fix_files: row.try_get("fix_files")?,
             })
         })
         .collect::<Result<_, sqlx::Error>>()

@@ -60,6 +60,7 @@ pub async fn stored_result(
         pattern_ids: row.get("pattern_ids"),
         scored: scored.iter().map(scored_from_row).collect::<Result<_, _>>()?,
         missed: missed.iter().map(missed_from_row).collect(),
+        verified_attempts: Vec::new(),
     };
     Ok(Some((project, row.get("task_id"), recorded)))
 }
@@ -258,10 +259,12 @@ pub async fn record(
     .bind(floor.min_confidence)
     .fetch_all(&mut *transaction)
     .await?;
-    if result.passed {
+    let verified_attempts = if result.passed {
         crate::store::qa::verify_fixes(&mut transaction, &result.project, &result.task.task_id, result.result_id)
-            .await?;
-    }
+            .await?
+    } else {
+        Vec::new()
+    };
     let all_scored = sqlx::query(
         "SELECT delivery_id, pattern_id, outcome, held_out FROM qa_warning_deliveries
          WHERE result_id = $1 ORDER BY delivery_id",
@@ -279,5 +282,6 @@ pub async fn record(
         pattern_ids,
         scored: all_scored.iter().map(scored_from_row).collect::<Result<_, _>>()?,
         missed: missed.iter().map(missed_from_row).collect(),
+        verified_attempts,
     }))
 }

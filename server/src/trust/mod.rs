@@ -17,7 +17,9 @@
 //! - this module: [`Trust`], [`Origin`].
 //! - [`screening`]: the screen (lore-screen) applied to an item's parts.
 //! - [`quarantine`]: the review queue, release and erasure.
+//! - [`erasure`]: a memory item erased with everything derived from it.
 
+pub mod erasure;
 pub mod quarantine;
 pub mod screening;
 

@@ -23,6 +23,7 @@ use lore_proto::v1 as proto;
 const HITS: u32 = 10;
 const DRAFTS_SHOWN: i64 = 50;
 const REVIEW_DRAFT: &str = "/lore.v1.KnowledgeService/ReviewDraft";
+const ERASE_ENTRY: &str = "/lore.v1.KnowledgeService/EraseEntry";
 const MODES: [(&str, proto::SearchMode); 3] = [
     ("hybrid", proto::SearchMode::Hybrid),
     ("keyword", proto::SearchMode::Keyword),
@@ -132,6 +133,17 @@ pub async fn entry(
                 @if let Some(key) = &entry.key { dt { "Key" } dd.mono { (key) } }
                 dt { "Tags" } dd { (entry.tags.join(", ")) }
                 dt { "Last seen" } dd { (layout::maybe_time(entry.last_seen_at)) }
+                @if let Some(newer) = entry.superseded_by {
+                    dt { "Superseded by" } dd { a.mono href={ "/entries/" (newer) } { (newer) } }
+                }
+                @if !report.superseded.is_empty() {
+                    dt { "Supersedes" } dd { @for (older, key, title) in &report.superseded {
+                        a href={ "/entries/" (older) } { (key.as_deref().unwrap_or(title)) } " "
+                    } }
+                }
+                @if !entry.cited_files.is_empty() {
+                    dt { "Cites" } dd.mono { (entry.cited_files.join(", ")) }
+                }
             }
         }
         @if !entry.summary.is_empty() { p { (entry.summary) } }
@@ -147,6 +159,18 @@ pub async fn entry(
                     td.num { (layout::percent(solution.success_rate())) }
                     td.num { (format!("{:.0}", solution.avg_resolution_minutes())) }
                 } } }
+            }
+        }
+        @if viewer.may(ERASE_ENTRY) {
+            h2 { "Erase" }
+            form.actions-row method="post" action={ "/entries/" (entry.entry_id) "/erase" } {
+                (layout::csrf_field(&viewer))
+                p.muted { "Erasing removes this lesson for good with everything derived from it: its drafts, the \
+                    pattern fix taken from the same fix attempt, its line in the standing instructions, its document \
+                    file, and its place in every replica's search. The audit log records the erasure." }
+                label for="erase-note" { "Why erase" }
+                input type="text" id="erase-note" name="note" size="40" required;
+                button.danger type="submit" { "Erase" }
             }
         }
         h2 { "Where it was applied" }
@@ -261,4 +285,22 @@ pub async fn review(
         None => format!("Rejected “{}”.", draft.title),
     };
     Ok(layout::done_at(&format!("{}/drafts", layout::project_path(&draft.project)), &done))
+}
+
+pub async fn erase(
+    State(console): State<Console>,
+    Path(raw_id): Path<String>,
+    submitted: Submitted,
+) -> Result<Response, PageError> {
+    let Submitted { viewer, fields } = submitted;
+    viewer.require(ERASE_ENTRY)?;
+    let entry_id = super::path_id("entry_id", &raw_id)?;
+    let note = fields.get("note").unwrap_or_default().trim().to_owned();
+    if note.is_empty() {
+        return Err(Error::invalid("note", "required: say why it is erased").into());
+    }
+    let erased = console.erasure.erase_entry(&viewer.scope(), entry_id, viewer.name(), &note).await?;
+    let name = erased.key.clone().unwrap_or_else(|| erased.entry_id.to_string());
+    let done = format!("Erased {name} with everything derived from it; the audit log records it.");
+    Ok(layout::done_at(&format!("{}/knowledge", layout::project_path(&erased.project)), &done))
 }

@@ -18,16 +18,18 @@ pub enum Section {
     Qa,
     Promotions,
     Quarantine,
+    Injections,
     Reports,
 }
 
-const TABS: [(Section, &str, &str); 7] = [
+const TABS: [(Section, &str, &str); 8] = [
     (Section::Activity, "Activity", ""),
     (Section::Knowledge, "Knowledge", "/knowledge"),
     (Section::Drafts, "Drafts", "/drafts"),
     (Section::Qa, "QA", "/qa"),
     (Section::Promotions, "Promotions", "/promotions"),
     (Section::Quarantine, "Quarantine", "/quarantine"),
+    (Section::Injections, "Injected", "/injections"),
     (Section::Reports, "Reports", "/reports"),
 ];
 

@@ -24,6 +24,7 @@ mod activity;
 mod assets;
 mod charts;
 mod fleet;
+mod injections;
 mod knowledge;
 mod layout;
 mod markdown;
@@ -79,6 +80,8 @@ pub struct Console {
     qa: crate::qa::QaLearning,
     reports: crate::reports::Reports,
     quarantine: crate::trust::quarantine::Quarantine,
+    ledger: crate::ledger::Ledger,
+    erasure: crate::trust::erasure::Erasure,
     /// `None` when auth is switched off: everyone is an admin of every
     /// project, as on gRPC.
     auth: Option<Arc<crate::auth::Authenticator>>,
@@ -110,6 +113,8 @@ impl Console {
             qa: services.qa.clone(),
             reports: services.reports.clone(),
             quarantine: services.quarantine.clone(),
+            ledger: services.briefer.ledger().clone(),
+            erasure: services.erasure.clone(),
             auth: services.auth.clone(),
             config,
             dev_token_file,
@@ -131,8 +136,11 @@ impl Console {
             .route("/actions/{action_id}", get(activity::action))
             .route("/sessions/{session_id}", get(sessions::page))
             .route("/sessions/{session_id}/live", get(sessions::live))
+            .route("/sessions/{session_id}/injections", get(injections::session))
+            .route("/projects/{project}/injections", get(injections::project))
             .route("/projects/{project}/knowledge", get(knowledge::search))
             .route("/entries/{entry_id}", get(knowledge::entry))
+            .route("/entries/{entry_id}/erase", post(knowledge::erase))
             .route("/projects/{project}/drafts", get(knowledge::drafts))
             .route("/drafts/{draft_id}/review", post(knowledge::review))
             .route("/projects/{project}/qa", get(qa::dashboard))

@@ -26,9 +26,15 @@ pub async fn page(
 ) -> Result<Markup, PageError> {
     let scope = viewer.scope();
     let session = console.actions.session(&scope, super::path_id("session_id", &raw_id)?).await?;
-    let (summary, actions) = tokio::try_join!(
+    let given = crate::ledger::InjectionFilter {
+        project: session.project.clone(),
+        session_id: Some(session.session_id),
+        ..Default::default()
+    };
+    let (summary, actions, injected) = tokio::try_join!(
         console.actions.summary(&scope, session.clone()),
         console.actions.recent_actions(&scope, session.session_id, SHOWN),
+        console.ledger.totals(&scope, &given),
     )?;
     let project = session.project.clone();
     let body = html! {
@@ -42,6 +48,11 @@ pub async fn page(
                 dt { "Started" } dd { (layout::time(session.started_at)) }
                 dt { "Last activity" } dd { (layout::time(session.last_activity_at)) }
                 dt { "Actions" } dd { (session.action_count) }
+                dt { "Lore told it" } dd {
+                    a href={ "/sessions/" (session.session_id) "/injections" } {
+                        (injected.injections) " injection(s), ~" (injected.tokens) " tokens" }
+                    " (" (injected.items_shown) " shown, " (injected.items_withheld) " withheld)"
+                }
                 @if let Some(epic) = &summary.active_epic_id { dt { "Active epic" } dd { (epic) } }
             }
         }

@@ -301,13 +301,16 @@ async fn a_token_of_project_alpha_neither_reads_nor_writes_project_beta_through_
     // Knowledge: Search, SearchMany, List, Get.
     let query = proto::SearchQuery { text: "rotate the signing key".into(), limit: 10, ..Default::default() };
     let hits = knowledge
-        .search(proto::SearchRequest { project: "alpha".into(), query: Some(query.clone()) })
+        .search(proto::SearchRequest { project: "alpha".into(), query: Some(query.clone()), ..Default::default() })
         .await
         .unwrap()
         .into_inner();
     assert!(!hits.hits.is_empty());
     assert!(hits.hits.iter().all(|hit| hit.entry.as_ref().unwrap().project == "alpha"), "{hits:?}");
-    match knowledge.search(proto::SearchRequest { project: "beta".into(), query: Some(query.clone()) }).await {
+    match knowledge
+        .search(proto::SearchRequest { project: "beta".into(), query: Some(query.clone()), ..Default::default() })
+        .await
+    {
         Ok(found) => assert!(found.into_inner().hits.is_empty()),
         Err(status) => assert_eq!(status.code(), Code::PermissionDenied),
     }

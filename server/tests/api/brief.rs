@@ -208,14 +208,33 @@ async fn one_call_brings_the_last_session_the_lessons_and_the_warnings_and_recor
     assert_eq!(task_id, format!("session:{session}"));
     assert_eq!(delivered_session, Some(Uuid::parse_str(&session).unwrap()));
     assert!(!held_out);
-    let (entries, patterns): (Vec<Uuid>, Vec<Uuid>) =
-        sqlx::query_as("SELECT entry_ids, pattern_ids FROM briefings WHERE briefing_id = $1")
-            .bind(Uuid::parse_str(&briefing.briefing_id).unwrap())
-            .fetch_one(server.pool())
-            .await
-            .unwrap();
-    assert!(entries.contains(&Uuid::parse_str(&entry_id).unwrap()));
-    assert_eq!(patterns, vec![Uuid::parse_str(&pattern_id).unwrap()]);
+    // The ledger lists the briefing, each item shown with its size and why.
+    let ledger = agent(&server)
+        .await
+        .list_injections(proto::ListInjectionsRequest {
+            project: PROJECT.into(),
+            session_id: session.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let injection = ledger.injections.iter().find(|injection| injection.injection_id == briefing.briefing_id).unwrap();
+    assert_eq!(injection.chars as usize, markdown.chars().count());
+    let shown = |kind: proto::InjectedKind| -> Vec<&str> {
+        injection
+            .items
+            .iter()
+            .filter(|item| item.kind == kind as i32 && item.withheld == proto::Withheld::Unspecified as i32)
+            .map(|item| item.item_id.as_str())
+            .collect()
+    };
+    assert!(shown(proto::InjectedKind::Lesson).contains(&entry_id.as_str()), "{injection:?}");
+    assert_eq!(shown(proto::InjectedKind::Warning), vec![pattern_id.as_str()]);
+    for item in injection.items.iter().filter(|item| item.withheld == proto::Withheld::Unspecified as i32) {
+        assert!(item.chars > 0 && item.tokens == item.chars.div_ceil(4) && !item.why.is_empty(), "{item:?}");
+    }
+    assert_eq!(ledger.totals.unwrap().chars, u64::from(injection.chars));
 
     // The next briefing of the session leaves out what it was given.
     let again = agent(&server)
@@ -435,7 +454,7 @@ async fn bad_briefing_requests_are_refused_naming_the_field_and_store_nothing() 
         assert_eq!(status.code(), Code::InvalidArgument, "{field}: {status:?}");
         assert!(status.message().starts_with(field), "{field}: {}", status.message());
     }
-    let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM briefings").fetch_one(server.pool()).await.unwrap();
+    let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM injections").fetch_one(server.pool()).await.unwrap();
     assert_eq!(stored, 0);
     // Invalid UTF-8 in a string field is refused naming it.
     let mut grpc = tonic::client::Grpc::new(server.channel().await);

@@ -50,8 +50,11 @@ async fn remove(client: &mut Client, path: &str) -> bool {
 
 async fn search_keys(client: &mut Client, text: &str) -> Vec<String> {
     let query = proto::SearchQuery { text: text.into(), limit: 5, ..Default::default() };
-    let response =
-        client.search(proto::SearchRequest { project: "lore".into(), query: Some(query) }).await.unwrap().into_inner();
+    let response = client
+        .search(proto::SearchRequest { project: "lore".into(), query: Some(query), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
     response.hits.into_iter().map(|hit| hit.entry.unwrap().title).collect()
 }
 

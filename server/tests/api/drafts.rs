@@ -166,7 +166,7 @@ async fn a_draft_from_an_epic_tells_what_failed_and_what_fixed_it_and_becomes_a_
     let query = proto::SearchQuery { text: "parser empty input".into(), limit: 3, ..Default::default() };
     let hits = fixture
         .knowledge
-        .search(proto::SearchRequest { project: "lore".into(), query: Some(query) })
+        .search(proto::SearchRequest { project: "lore".into(), query: Some(query), ..Default::default() })
         .await
         .unwrap()
         .into_inner()

@@ -352,7 +352,7 @@ async fn the_success_rate_is_pooled_over_every_solution_and_the_best_solution_is
     lore_server::testing::embedded(server.pool()).await;
     let query = proto::SearchQuery { text: "RLS blocks INSERT".into(), limit: 1, ..Default::default() };
     let hit = client
-        .search(proto::SearchRequest { project: "lore".into(), query: Some(query) })
+        .search(proto::SearchRequest { project: "lore".into(), query: Some(query), ..Default::default() })
         .await
         .unwrap()
         .into_inner()

@@ -55,7 +55,10 @@ async fn a_stopped_server_leaves_no_task_or_connection_behind() {
     knowledge.upsert_entry(proto::UpsertEntryRequest { entry: Some(entry) }).await.unwrap();
     testing::embedded(pool).await;
     let query = proto::SearchQuery { text: "table lock".into(), limit: 5, ..Default::default() };
-    let found = knowledge.search(proto::SearchRequest { project: "lore".into(), query: Some(query) }).await.unwrap();
+    let found = knowledge
+        .search(proto::SearchRequest { project: "lore".into(), query: Some(query), ..Default::default() })
+        .await
+        .unwrap();
     assert_eq!(found.into_inner().hits.len(), 1);
     let open = connections(pool, database.name()).await;
     assert!(open.iter().any(|connection| connection.contains("LISTEN")), "the feeds listen: {open:#?}");

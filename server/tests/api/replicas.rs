@@ -70,7 +70,7 @@ async fn exported_ids(actions: &mut ActionServiceClient<tonic::transport::Channe
 async fn search_keys(knowledge: &mut crate::KnowledgeClient, text: &str) -> Vec<String> {
     let query = proto::SearchQuery { text: text.into(), limit: 5, ..Default::default() };
     knowledge
-        .search(proto::SearchRequest { project: "shop".into(), query: Some(query) })
+        .search(proto::SearchRequest { project: "shop".into(), query: Some(query), ..Default::default() })
         .await
         .unwrap()
         .into_inner()

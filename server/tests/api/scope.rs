@@ -117,6 +117,8 @@ async fn a_scope_of_project_a_sees_and_changes_no_knowledge_of_project_b() {
         last_used_at: None,
         origin: Default::default(),
         trust: lore_server::trust::Trust::Observed,
+        cited_files: Vec::new(),
+        supersedes: Vec::new(),
     };
     let (of_b, _) = knowledge.upsert(&ProjectScope::All, &entry("b")).await.unwrap();
 

@@ -32,7 +32,11 @@ fn query(text: &str) -> proto::SearchQuery {
 }
 
 async fn search(client: &mut Client, query: proto::SearchQuery) -> proto::SearchResponse {
-    client.search(proto::SearchRequest { project: "lore".into(), query: Some(query) }).await.unwrap().into_inner()
+    client
+        .search(proto::SearchRequest { project: "lore".into(), query: Some(query), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner()
 }
 
 fn keys(response: &proto::SearchResponse) -> Vec<String> {
@@ -290,12 +294,17 @@ async fn bad_queries_get_a_clear_status_naming_the_field() {
         (proto::SearchQuery { min_score: 2.0, ..query("rls") }, "query.min_score: 2 is outside"),
     ];
     for (bad, expected) in cases {
-        let status =
-            client.search(proto::SearchRequest { project: "lore".into(), query: Some(bad) }).await.unwrap_err();
+        let status = client
+            .search(proto::SearchRequest { project: "lore".into(), query: Some(bad), ..Default::default() })
+            .await
+            .unwrap_err();
         assert_eq!(status.code(), Code::InvalidArgument, "{expected}: {status:?}");
         assert!(status.message().starts_with(expected), "{:?} does not start with {expected:?}", status.message());
     }
-    let status = client.search(proto::SearchRequest { project: "lore".into(), query: None }).await.unwrap_err();
+    let status = client
+        .search(proto::SearchRequest { project: "lore".into(), query: None, ..Default::default() })
+        .await
+        .unwrap_err();
     assert_eq!(status.message(), "query: required");
     let status = client
         .search_many(proto::SearchManyRequest { project: "lore".into(), ..Default::default() })

@@ -95,7 +95,7 @@ async fn calls_with_a_session_id_become_tool_call_actions_with_secrets_redacted(
     let searching = std::time::Instant::now();
     let hits = knowledge
         .search(with_session(
-            proto::SearchRequest { project: "alpha".into(), query: Some(search_query(&query)) },
+            proto::SearchRequest { project: "alpha".into(), query: Some(search_query(&query)), ..Default::default() },
             &session_id,
         ))
         .await
@@ -114,7 +114,10 @@ async fn calls_with_a_session_id_become_tool_call_actions_with_secrets_redacted(
     .await
     .expect("warnings");
     let refused = knowledge
-        .search(with_session(proto::SearchRequest { project: "alpha".into(), query: None }, &session_id))
+        .search(with_session(
+            proto::SearchRequest { project: "alpha".into(), query: None, ..Default::default() },
+            &session_id,
+        ))
         .await
         .unwrap_err();
     assert_eq!(refused.code(), Code::InvalidArgument);
@@ -160,7 +163,11 @@ async fn calls_with_a_session_id_become_tool_call_actions_with_secrets_redacted(
     let mut beta_knowledge = KnowledgeServiceClient::new(authed(&server, &beta).await);
     beta_knowledge
         .search(with_session(
-            proto::SearchRequest { project: "beta".into(), query: Some(search_query("anything")) },
+            proto::SearchRequest {
+                project: "beta".into(),
+                query: Some(search_query("anything")),
+                ..Default::default()
+            },
             &session_id,
         ))
         .await
@@ -188,7 +195,10 @@ async fn a_malformed_session_id_is_refused_naming_the_metadata_key() {
     let mut knowledge = super::knowledge_client(&server).await;
     for bad in ["not-a-uuid", "", "1234"] {
         let status = knowledge
-            .search(with_session(proto::SearchRequest { project: "alpha".into(), query: Some(search_query("q")) }, bad))
+            .search(with_session(
+                proto::SearchRequest { project: "alpha".into(), query: Some(search_query("q")), ..Default::default() },
+                bad,
+            ))
             .await
             .unwrap_err();
         assert_eq!(status.code(), Code::InvalidArgument, "{bad:?}");

@@ -59,6 +59,7 @@ fn search_request(text: &str) -> proto::SearchRequest {
     proto::SearchRequest {
         project: "shop".into(),
         query: Some(proto::SearchQuery { text: text.into(), limit: 5, ..Default::default() }),
+        ..Default::default()
     }
 }
 

@@ -27,7 +27,12 @@ fn query(text: &str, category: &str) -> proto::SearchQuery {
 }
 
 async fn search(client: &mut Client, query: proto::SearchQuery) -> Vec<proto::SearchHit> {
-    client.search(proto::SearchRequest { project: "shop".into(), query: Some(query) }).await.unwrap().into_inner().hits
+    client
+        .search(proto::SearchRequest { project: "shop".into(), query: Some(query), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner()
+        .hits
 }
 
 fn relation(category: &str, related: &str) -> proto::CategoryRelation {
@@ -119,7 +124,11 @@ async fn a_related_category_counts_half_as_much_as_the_query_s_own_and_the_filte
         assert!(status.message().starts_with(message), "{}", status.message());
     }
     let status = client
-        .search(proto::SearchRequest { project: "shop".into(), query: Some(query("slow", "astrology")) })
+        .search(proto::SearchRequest {
+            project: "shop".into(),
+            query: Some(query("slow", "astrology")),
+            ..Default::default()
+        })
         .await
         .unwrap_err();
     assert!(status.message().starts_with("query.category: \"astrology\" is not a category"), "{}", status.message());
@@ -127,6 +136,7 @@ async fn a_related_category_counts_half_as_much_as_the_query_s_own_and_the_filte
         .search(proto::SearchRequest {
             project: "shop".into(),
             query: Some(proto::SearchQuery { category_only: true, ..query("slow", "") }),
+            ..Default::default()
         })
         .await
         .unwrap_err();

@@ -4,8 +4,10 @@
 use lore_proto::v1 as proto;
 
 use crate::briefing::{
-    BriefRequest, BriefTask, Briefing, DEFAULT_ITEMS, Lesson, MAX_BUDGET_CHARS, MAX_ITEMS, MIN_BUDGET_CHARS,
+    BriefRequest, BriefTask, Briefing, DEFAULT_ITEMS, Lesson, MAX_BUDGET_CHARS, MAX_ITEMS, MAX_MISSING_FILES,
+    MIN_BUDGET_CHARS,
 };
+use crate::ledger::Surface;
 use uuid::Uuid;
 
 use crate::grpc::convert::{
@@ -75,6 +77,18 @@ pub fn brief_request(request: &proto::BriefRequest) -> FieldResult<BriefRequest>
         max_warnings: items("max_warnings", request.max_warnings)?,
         omit_given: request.omit_given,
         omit_last_session: request.omit_last_session,
+        surface: match enum_value::<proto::InjectionSurface>("surface", request.surface)? {
+            proto::InjectionSurface::Unspecified | proto::InjectionSurface::Briefing => Surface::Briefing,
+            proto::InjectionSurface::SessionStart => Surface::SessionStart,
+            proto::InjectionSurface::Prompt => Surface::Prompt,
+            other => {
+                return Err(FieldError::new(
+                    "surface",
+                    format!("{} is not a briefing; use SESSION_START, PROMPT or leave it unset", other.as_str_name()),
+                ));
+            }
+        },
+        missing_files: validate::list("missing_files", &request.missing_files, MAX_MISSING_FILES, MAX_PATH_CHARS)?,
     })
 }
 
@@ -108,6 +122,9 @@ pub fn briefing_to_proto(briefing: &Briefing) -> proto::BriefResponse {
         markdown: briefing.markdown.clone(),
         omitted_for_budget: briefing.omitted_for_budget as u32,
         omitted_as_given: briefing.omitted_as_given as u32,
+        omitted_as_stale: briefing.omitted_as_stale as u32,
+        omitted_for_session_budget: briefing.omitted_for_session_budget as u32,
+        session_chars_before: briefing.session_chars_before as u64,
         degraded: briefing.degraded.is_some(),
         degraded_reason: briefing.degraded.clone().unwrap_or_default(),
     }

@@ -2,6 +2,7 @@
 //! briefing domain or the quarantine, convert the answer.
 
 pub mod convert;
+pub mod injections;
 
 use tonic::{Request, Response, Status};
 
@@ -69,6 +70,38 @@ impl AgentService for AgentApi {
             next_cursor,
             held: held.max(0) as u64,
         }))
+    }
+
+    async fn list_injections(
+        &self,
+        request: Request<proto::ListInjectionsRequest>,
+    ) -> Result<Response<proto::ListInjectionsResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let filter = injections::filter(message).map_err(Error::from)?;
+        let (limit, after) = super::convert::page("page", message.page.as_ref()).map_err(Error::from)?;
+        let ledger = self.briefer.ledger();
+        let (listed, totals) =
+            tokio::try_join!(ledger.list(&scope, &filter, limit, after), ledger.totals(&scope, &filter))?;
+        let next_cursor = super::convert::next_cursor(&listed, limit, |last| crate::actions::query::Position {
+            occurred_at: last.created_at.unwrap_or_default(),
+            action_id: last.injection_id,
+        });
+        Ok(Response::new(proto::ListInjectionsResponse {
+            injections: listed.iter().map(injections::injection_to_proto).collect(),
+            next_cursor,
+            totals: Some(injections::totals_to_proto(&totals)),
+        }))
+    }
+
+    async fn list_cited_files(
+        &self,
+        request: Request<proto::ListCitedFilesRequest>,
+    ) -> Result<Response<proto::ListCitedFilesResponse>, Status> {
+        let scope = request_scope(&request);
+        let project = super::convert::project("project", &request.get_ref().project).map_err(Error::from)?;
+        let paths = self.briefer.cited_files(&scope, &project).await?;
+        Ok(Response::new(proto::ListCitedFilesResponse { paths }))
     }
 
     async fn release_quarantined(

@@ -14,8 +14,9 @@ use crate::grpc::convert::{
 use crate::grpc::convert::{origin_to_proto, trust_to_proto};
 use crate::knowledge::drafts::{Decision, Draft, DraftEdits, DraftSource, DraftStatus, Proposal, Review};
 use crate::knowledge::model::limits::{
-    MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_ITEM_CHARS, MAX_KEY_CHARS, MAX_LIST_ITEMS, MAX_SOLUTION_CHARS,
-    MAX_SOLUTIONS, MAX_SUMMARY_CHARS, MAX_SYMPTOM_CHARS, MAX_SYMPTOMS, MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS,
+    MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_CITED_FILES, MAX_ITEM_CHARS, MAX_KEY_CHARS, MAX_LIST_ITEMS,
+    MAX_PATH_CHARS as MAX_CITED_PATH_CHARS, MAX_SOLUTION_CHARS, MAX_SOLUTIONS, MAX_SUMMARY_CHARS, MAX_SUPERSEDES,
+    MAX_SYMPTOM_CHARS, MAX_SYMPTOMS, MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS,
 };
 use crate::knowledge::model::{
     Application, DocumentSource, Effectiveness, Entry, EntryFilter, EntryKind, EntryStatus, GotchaDetails, NewEntry,
@@ -36,6 +37,7 @@ const MAX_SYNONYM_CHARS: usize = 256;
 /// As the `source_path` column allows.
 const MAX_PATH_CHARS: usize = 4096;
 const MAX_NOTE_CHARS: usize = 4096;
+const MAX_ERASE_NOTE_CHARS: usize = 2000;
 /// A proposed lesson's problem or solution.
 const MAX_PROPOSAL_CHARS: usize = 8000;
 /// A resolution longer than a year is a unit mistake.
@@ -94,6 +96,18 @@ pub fn entry_status(field: &str, value: i32) -> FieldResult<EntryStatus> {
         proto::EntryStatus::Quarantined => {
             return Err(FieldError::new(field, "quarantined is set by the injection screen, not by clients"));
         }
+        proto::EntryStatus::Superseded => {
+            return Err(FieldError::new(field, "superseded is set by the newer entry's `supersedes`, not by status"));
+        }
+    })
+}
+
+/// A listing may ask for any status, those only the server sets included.
+fn status_filter(field: &str, value: i32) -> FieldResult<EntryStatus> {
+    Ok(match enum_value::<proto::EntryStatus>(field, value)? {
+        proto::EntryStatus::Quarantined => EntryStatus::Quarantined,
+        proto::EntryStatus::Superseded => EntryStatus::Superseded,
+        _ => entry_status(field, value)?,
     })
 }
 
@@ -102,6 +116,7 @@ fn entry_status_to_proto(status: EntryStatus) -> proto::EntryStatus {
         EntryStatus::Active => proto::EntryStatus::Active,
         EntryStatus::Obsolete => proto::EntryStatus::Obsolete,
         EntryStatus::Quarantined => proto::EntryStatus::Quarantined,
+        EntryStatus::Superseded => proto::EntryStatus::Superseded,
     }
 }
 
@@ -174,6 +189,8 @@ pub fn new_entry(entry: &proto::Entry) -> FieldResult<NewEntry> {
         // Who wrote it is the caller, not the message: the handler says.
         origin: Origin::default(),
         trust: Trust::Observed,
+        cited_files: list("cited_files", &entry.cited_files, MAX_CITED_FILES, MAX_CITED_PATH_CHARS)?,
+        supersedes: list("supersedes", &entry.supersedes, MAX_SUPERSEDES, MAX_KEY_CHARS)?,
     };
     if new.body.len() > MAX_BODY_BYTES {
         return Err(FieldError::new("body", format!("{} bytes, over the limit of {MAX_BODY_BYTES}", new.body.len())));
@@ -348,6 +365,10 @@ pub fn entry_to_proto(entry: &Entry) -> proto::Entry {
         updated_at: Some(to_timestamp(entry.updated_at)),
         trust: trust_to_proto(entry.trust) as i32,
         origin: Some(origin_to_proto(&entry.origin)),
+        cited_files: entry.cited_files.clone(),
+        supersedes: Vec::new(),
+        superseded_by: entry.superseded_by.map(|id| id.to_string()).unwrap_or_default(),
+        superseded: Vec::new(),
     }
 }
 
@@ -377,10 +398,40 @@ pub fn effectiveness_to_proto(effectiveness: &Effectiveness) -> proto::Effective
 }
 
 pub fn entry_report_to_proto(report: &EntryReport) -> proto::GetEntryResponse {
+    let mut entry = entry_to_proto(&report.entry);
+    entry.superseded = report.superseded.iter().map(|(entry_id, _, _)| entry_id.to_string()).collect();
     proto::GetEntryResponse {
-        entry: Some(entry_to_proto(&report.entry)),
+        entry: Some(entry),
         history: report.history.iter().map(application_to_proto).collect(),
         effectiveness: Some(effectiveness_to_proto(&report.effectiveness)),
+    }
+}
+
+/// An EraseEntry request: the entry, and why (required).
+pub fn erase_request(request: &proto::EraseEntryRequest) -> FieldResult<(EntryRef, String)> {
+    let note = text("note", &request.note, MAX_ERASE_NOTE_CHARS, true)?;
+    if let Some(entry_id) = optional_uuid("entry_id", &request.entry_id)? {
+        return Ok((EntryRef::Id(entry_id), note));
+    }
+    if request.key.trim().is_empty() {
+        return Err(FieldError::new("entry_id", "required (or project and key)"));
+    }
+    let key = name("key", &request.key, MAX_KEY_CHARS, true)?;
+    Ok((EntryRef::Key { project: project("project", &request.project)?, key }, note))
+}
+
+pub fn erased_to_proto(erased: &crate::trust::erasure::Erased) -> proto::EraseEntryResponse {
+    proto::EraseEntryResponse {
+        entry_id: erased.entry_id.to_string(),
+        key: erased.key.clone().unwrap_or_default(),
+        drafts_deleted: erased.derived.drafts,
+        pattern_fixes_cleared: erased.derived.pattern_fixes,
+        fix_attempts_blocked: erased.derived.attempts_blocked,
+        entries_revived: erased.derived.revived,
+        instructions: erased.instructions.clone().unwrap_or_default(),
+        file_removed: erased.file_removed.as_ref().map(|path| path.display().to_string()).unwrap_or_default(),
+        audit_action_id: erased.action_id.to_string(),
+        audit_session_id: erased.session_id.to_string(),
     }
 }
 
@@ -413,7 +464,7 @@ pub fn entry_filter(request: &proto::ListEntriesRequest) -> FieldResult<EntryFil
         project: project("project", &request.project)?,
         kinds: entry_kinds("kinds", &request.kinds)?,
         category: optional_name("category", &request.category, MAX_CATEGORY_CHARS)?.map(|value| value.to_lowercase()),
-        status: entry_status("status", request.status)?,
+        status: status_filter("status", request.status)?,
         tag: optional_name("tag", &request.tag, MAX_TAG_CHARS)?.map(|value| value.to_lowercase()),
     })
 }

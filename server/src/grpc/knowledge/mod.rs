@@ -14,17 +14,22 @@ use super::request_scope;
 use crate::Error;
 use crate::actions::query::Position;
 use crate::knowledge::KnowledgeBase;
+use crate::knowledge::model::EntryStatus;
+use crate::ledger::{self, Ledger, Surface, Withheld};
+use crate::trust::erasure::Erasure;
 use convert::EntryRef;
 
 /// Handlers of `lore.v1.KnowledgeService`.
 #[derive(Debug, Clone)]
 pub struct KnowledgeApi {
     knowledge: KnowledgeBase,
+    ledger: Ledger,
+    erasure: Erasure,
 }
 
 impl KnowledgeApi {
-    pub fn new(knowledge: KnowledgeBase) -> Self {
-        Self { knowledge }
+    pub fn new(knowledge: KnowledgeBase, ledger: Ledger, erasure: Erasure) -> Self {
+        Self { knowledge, ledger, erasure }
     }
 }
 
@@ -50,6 +55,7 @@ impl KnowledgeService for KnowledgeApi {
     ) -> Result<Response<proto::GetEntryResponse>, Status> {
         let scope = request_scope(&request);
         let (reference, history_limit) = convert::entry_ref(request.get_ref()).map_err(Error::from)?;
+        let reader = super::convert::optional_uuid("session_id", &request.get_ref().session_id).map_err(Error::from)?;
         let mut report = match reference {
             EntryRef::Id(entry_id) => self.knowledge.get(&scope, entry_id, history_limit).await?,
             EntryRef::Key { project, key } => self.knowledge.get_by_key(&scope, &project, &key, history_limit).await?,
@@ -57,7 +63,29 @@ impl KnowledgeService for KnowledgeApi {
         if !super::is_admin(&request) {
             report.entry = report.entry.withheld();
         }
+        let item = ledger::entry_item(&report.entry);
+        let item =
+            if report.entry.status == EntryStatus::Quarantined { item.withheld(Withheld::Quarantined) } else { item };
+        self.ledger.record_read(&report.entry.project, reader, Surface::GetEntry, vec![item]).await?;
         Ok(Response::new(convert::entry_report_to_proto(&report)))
+    }
+
+    async fn erase_entry(
+        &self,
+        request: Request<proto::EraseEntryRequest>,
+    ) -> Result<Response<proto::EraseEntryResponse>, Status> {
+        let scope = request_scope(&request);
+        let by = super::request_origin(&request).token;
+        let (reference, note) = convert::erase_request(request.get_ref()).map_err(Error::from)?;
+        let entry_id = match reference {
+            EntryRef::Id(entry_id) => entry_id,
+            EntryRef::Key { project, key } => {
+                self.knowledge.get_by_key(&scope, &project, &key, 0).await?.entry.entry_id
+            }
+        };
+        let by = if by.is_empty() { "someone (auth off)".to_owned() } else { by };
+        let erased = self.erasure.erase_entry(&scope, entry_id, &by, &note).await?;
+        Ok(Response::new(convert::erased_to_proto(&erased)))
     }
 
     async fn list_entries(
@@ -122,7 +150,10 @@ impl KnowledgeService for KnowledgeApi {
         let project = super::convert::project("project", &message.project).map_err(Error::from)?;
         let query = message.query.as_ref().ok_or_else(|| Error::invalid("query", "required"))?;
         let query = convert::search_query(&project, query, None).map_err(|error| Error::from(error.within("query")))?;
+        let reader = super::convert::optional_uuid("session_id", &message.session_id).map_err(Error::from)?;
         let outcome = self.knowledge.search(&scope, &query).await.map_err(|error| within("query", error))?;
+        let items = outcome.hits.iter().map(|hit| ledger::hit_item(hit, None, None)).collect();
+        self.ledger.record_read(&project, reader, Surface::Search, items).await?;
         Ok(Response::new(proto::SearchResponse {
             hits: outcome.hits.iter().map(convert::hit_to_proto).collect(),
             degraded: outcome.degraded.is_some(),
@@ -144,6 +175,7 @@ impl KnowledgeService for KnowledgeApi {
             )
             .into());
         }
+        let reader = super::convert::optional_uuid("session_id", &message.session_id).map_err(Error::from)?;
         let caps = convert::search_many_caps(message);
         let queries = message
             .queries
@@ -155,6 +187,14 @@ impl KnowledgeService for KnowledgeApi {
             })
             .collect();
         let outcome = self.knowledge.search_many(&scope, &project, queries, caps).await?;
+        let items = outcome
+            .answers
+            .iter()
+            .filter_map(|answer| answer.result.as_ref().ok())
+            .flatten()
+            .map(|hit| ledger::hit_item(hit, None, None))
+            .collect();
+        self.ledger.record_read(&project, reader, Surface::Search, items).await?;
         Ok(Response::new(proto::SearchManyResponse {
             results: message
                 .queries

@@ -235,6 +235,7 @@ pub fn warning_to_proto(warning: &Warning) -> proto::Warning {
         fix_trust: warning.fix_trust.map_or(proto::Trust::Unspecified, trust_to_proto) as i32,
         template: warning.template.clone(),
         category: warning.category.clone(),
+        cited_files: warning.cited_files.clone(),
     }
 }
 

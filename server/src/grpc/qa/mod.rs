@@ -12,6 +12,7 @@ use lore_proto::v1::qa_learning_service_server::QaLearningService;
 use super::request_scope;
 use crate::Error;
 use crate::actions::query::Position;
+use crate::ledger::{self, Ledger, Surface};
 use crate::qa::QaLearning;
 use crate::qa::model::PromotionDecision;
 
@@ -24,11 +25,12 @@ const DEFAULT_CANDIDATES: u32 = 20;
 #[derive(Debug, Clone)]
 pub struct QaLearningApi {
     qa: QaLearning,
+    ledger: Ledger,
 }
 
 impl QaLearningApi {
-    pub fn new(qa: QaLearning) -> Self {
-        Self { qa }
+    pub fn new(qa: QaLearning, ledger: Ledger) -> Self {
+        Self { qa, ledger }
     }
 
     async fn review(
@@ -102,6 +104,8 @@ impl QaLearningService for QaLearningApi {
         let scope = request_scope(&request);
         let warning_request = field(convert::warning_request(request.get_ref()))?;
         let warnings = self.qa.warnings(&scope, &warning_request).await?;
+        let items = warnings.warnings.iter().map(|warning| ledger::warning_item(warning, None)).collect();
+        self.ledger.record_read(&warning_request.project, warning_request.session_id, Surface::Warnings, items).await?;
         Ok(Response::new(proto::GetWarningsResponse {
             warnings: warnings.warnings.iter().map(convert::warning_to_proto).collect(),
             held_out: warnings.held_out,
