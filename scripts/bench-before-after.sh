@@ -7,7 +7,8 @@
 #   scripts/bench-before-after.sh <rev> <bench>     e.g. 305d86b brief
 #
 # The earlier commit is checked out in .cache/bench-before/ (a git
-# worktree) and built into its own target directory there.
+# worktree) and built into .cache/bench-before-target/, kept for the next
+# run.
 set -euo pipefail
 rev="${1:?usage: bench-before-after.sh <rev> <bench>}"
 bench="${2:?usage: bench-before-after.sh <rev> <bench>}"
@@ -18,7 +19,7 @@ git -C "$root" worktree add --detach "$before" "$rev" >/dev/null
 # The earlier tree shares this one's tools, models and data caches.
 ln -sfn "$root/.cache" "$before/.cache"
 echo "# before: $(git -C "$before" log -1 --format='%h %s' | cut -c1-80)"
-(cd "$before" && CARGO_TARGET_DIR="$before/target" cargo bench -q -p lore-server --bench "$bench")
+(cd "$before" && CARGO_TARGET_DIR="$root/.cache/bench-before-target" cargo bench -q -p lore-server --bench "$bench")
 echo
 echo "# after: the working tree at $(git -C "$root" log -1 --format='%h')"
 (cd "$root" && cargo bench -q -p lore-server --bench "$bench")

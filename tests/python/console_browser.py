@@ -210,6 +210,20 @@ def other_project_sees_nothing(browser, problems):
     return statuses
 
 
+def erase_entry(page):
+    """An admin erases the seeded lesson from its page: it is gone, and the
+    notice says the audit log records it."""
+    page.goto(URL + f"/entries/{SEED['entry']}")
+    page.fill("#erase-note", "superseded by the runbook")
+    page.get_by_role("button", name="Erase").click()
+    page.wait_for_selector("p.notice")
+    notice = page.locator("p.notice").inner_text()
+    check("Erased" in notice and "audit log" in notice, f"the erase notice says: {notice}")
+    response = page.goto(URL + f"/entries/{SEED['entry']}")
+    check(response.status == 404, f"the erased entry's page answered {response.status}")
+    return notice
+
+
 def forged_post(context, page):
     response = context.request.post(
         URL + f"/drafts/{SEED['drafts'][1]}/review", form={"decision": "reject", "note": "forged"}
@@ -302,6 +316,7 @@ def main():
         results["bad_input"] = bad_input(page)
         results["reader"] = reader_cannot_approve(browser, problems)
         results["other_project"] = other_project_sees_nothing(browser, problems)
+        results["erased"] = erase_entry(page)
         # Bad input above logs its 4xx answers as console errors; only the
         # rest would be a defect (a CSP violation, a script error).
         real = [p for p in problems if "status of 4" not in p]

@@ -33,6 +33,24 @@ async fn token(database: &TestDatabase, name: &str, role: Role) -> String {
     lore_server::auth::create_token(&database.pool, &token).await.unwrap().1
 }
 
+/// Waits (up to a minute) until `session` has ended and the count `query`
+/// makes of `bind` is `enough`: what the sidecar ships arrives in its own
+/// time.
+async fn counted_once_ended(
+    pool: &sqlx::PgPool,
+    session: Uuid,
+    query: &'static str,
+    bind: &str,
+    enough: impl Fn(i64) -> bool,
+) -> Option<()> {
+    lore_e2e::eventually(|| async {
+        let counted: i64 = sqlx::query_scalar(query).bind(bind).fetch_one(pool).await.unwrap();
+        let ended = lore_e2e::session_state(pool, session).await.is_some_and(|(status, _)| status == "ended");
+        (enough(counted) && ended).then_some(())
+    })
+    .await
+}
+
 /// Yesterday's session of the agent left the division test failing, and a
 /// lesson says how that was fixed before.
 async fn seed(server: &ServerProcess, admin: &str) {
@@ -128,39 +146,68 @@ fn texts(request: &Value) -> String {
     request["messages"].to_string()
 }
 
+/// The real server (auth on, the options given), a real sidecar that holds
+/// the only agent token, and a repository set up with `lore init
+/// claude-code` in a home of its own.
+struct Rig {
+    database: TestDatabase,
+    server: ServerProcess,
+    sidecar: ServerProcess,
+    admin: String,
+    spool: tempfile::TempDir,
+    /// Holds home, repo and state.
+    _work: tempfile::TempDir,
+    home: std::path::PathBuf,
+    repo: std::path::PathBuf,
+    state: std::path::PathBuf,
+}
+
+impl Rig {
+    async fn start(options: impl FnOnce(ServerOptions) -> ServerOptions, make_repository: fn(&Path)) -> Self {
+        let database = TestDatabase::new().await.unwrap();
+        let server =
+            ServerProcess::start(options(ServerOptions::with_database(&database.url).with_auth())).await.unwrap();
+        let admin = token(&database, "admin", Role::Admin).await;
+        let agent_token = token(&database, "vm-sidecar", Role::Agent).await;
+        let spool = tempfile::tempdir_in(default_cache_dir()).unwrap();
+        let sidecar = ServerProcess::start_sidecar_on(
+            &format!("127.0.0.1:{}", free_port()),
+            &server.endpoint(),
+            spool.path(),
+            &["--token", &agent_token],
+        )
+        .await
+        .unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let (home, repo, state) = (work.path().join("home"), work.path().join("calc"), work.path().join("state"));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&repo).unwrap();
+        make_repository(&repo);
+        // Set-up in one command (HOME: the approval goes to the user's settings).
+        let init = std::process::Command::new(lore_e2e::workspace_binary("lore"))
+            .args(["init", "claude-code", "--project", PROJECT])
+            .current_dir(&repo)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
+        Self { database, server, sidecar, admin, spool, _work: work, home, repo, state }
+    }
+
+    fn claude(&self, model: &ModelStub) -> std::process::Command {
+        claude(&self.home, &self.repo, &self.state, model, &self.sidecar.endpoint(), &self.server.endpoint())
+    }
+
+    fn hook_log(&self) -> String {
+        std::fs::read_to_string(self.state.join("hooks.log")).unwrap_or_default()
+    }
+}
+
 #[tokio::test]
 async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_recorded_with_no_one_asking() {
-    let database = TestDatabase::new().await.unwrap();
-    let server = ServerProcess::start(ServerOptions::with_database(&database.url).with_auth()).await.unwrap();
-    let admin = token(&database, "admin", Role::Admin).await;
-    let agent_token = token(&database, "vm-sidecar", Role::Agent).await;
-    seed(&server, &admin).await;
-    let spool = tempfile::tempdir_in(default_cache_dir()).unwrap();
-    let sidecar_port = free_port();
-    let sidecar = ServerProcess::start_sidecar_on(
-        &format!("127.0.0.1:{sidecar_port}"),
-        &server.endpoint(),
-        spool.path(),
-        &["--token", &agent_token],
-    )
-    .await
-    .unwrap();
-
-    let work = tempfile::tempdir().unwrap();
-    let (home, repo, state) = (work.path().join("home"), work.path().join("calc"), work.path().join("state"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&repo).unwrap();
-    repository(&repo);
-
-    // Set-up in one command (HOME: the approval goes to the user's settings).
-    let lore = lore_e2e::workspace_binary("lore");
-    let init = std::process::Command::new(&lore)
-        .args(["init", "claude-code", "--project", PROJECT])
-        .current_dir(&repo)
-        .env("HOME", &home)
-        .output()
-        .unwrap();
-    assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
+    let rig = Rig::start(|options| options, repository).await;
+    let Rig { database, server, spool, repo, .. } = &rig;
+    seed(server, &rig.admin).await;
 
     let calc = repo.join("calc.py").display().to_string();
     let test_command = format!("STRIPE_KEY={SECRET} make test");
@@ -178,9 +225,8 @@ async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_rec
     ])
     .await;
 
-    let sidecar_url = sidecar.endpoint();
     let run = {
-        let mut command = claude(&home, &repo, &state, &model, &sidecar_url, &server.endpoint());
+        let mut command = rig.claude(&model);
         command.args([
             "-p",
             "Fix the divide bug in calc.py",
@@ -201,7 +247,7 @@ async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_rec
     assert_eq!(result["is_error"], false, "{result}");
     let claude_session = result["session_id"].as_str().expect("the agent's session id").to_owned();
     let session = lore_agent::identity::lore_session_id(lore_agent::identity::AgentKind::ClaudeCode, &claude_session);
-    let hook_log = std::fs::read_to_string(state.join("hooks.log")).unwrap_or_default();
+    let hook_log = rig.hook_log();
 
     // What the model was shown.
     let requests = model.main_requests();
@@ -224,17 +270,13 @@ async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_rec
 
     // What Lore recorded, once the sidecar has shipped it.
     let pool = &database.pool;
-    let shipped = lore_e2e::eventually(|| async {
-        let resolved: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM qa_failure_resolutions r JOIN qa_failures f USING (failure_id) WHERE f.session_id = $1",
-        )
-        .bind(session)
-        .fetch_one(pool)
-        .await
-        .unwrap();
-        let ended = lore_e2e::session_state(pool, session).await.is_some_and(|(status, _)| status == "ended");
-        (resolved == 1 && ended).then_some(())
-    })
+    let shipped = counted_once_ended(
+        pool,
+        session,
+        "SELECT count(*) FROM qa_failure_resolutions r JOIN qa_failures f USING (failure_id) WHERE f.session_id::text = $1",
+        &session.to_string(),
+        |resolved| resolved == 1,
+    )
     .await;
     let rejects = std::fs::read_to_string(spool.path().join("rejects.jsonl")).unwrap_or_default();
     assert!(rejects.is_empty(), "the server refused spooled writes: {rejects}");
@@ -321,7 +363,7 @@ async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_rec
 
     // Claude Code sees the server connected.
     let list = {
-        let mut command = claude(&home, &repo, &state, &model, &sidecar_url, &server.endpoint());
+        let mut command = rig.claude(&model);
         command.args(["mcp", "list"]);
         tokio::task::spawn_blocking(move || command.output()).await.unwrap().unwrap()
     };
@@ -351,15 +393,8 @@ fn hostile_repository(dir: &Path) {
 
 /// Runs Claude Code headless with `prompt` against `model`; returns its
 /// Lore session.
-async fn run_claude(
-    paths: (&Path, &Path, &Path),
-    model: &ModelStub,
-    sidecar: &str,
-    server: &str,
-    prompt: &str,
-) -> Uuid {
-    let (home, repo, state) = paths;
-    let mut command = claude(home, repo, state, model, sidecar, server);
+async fn run_claude(rig: &Rig, model: &ModelStub, prompt: &str) -> Uuid {
+    let mut command = rig.claude(model);
     command.args([
         "-p",
         prompt,
@@ -382,40 +417,16 @@ async fn run_claude(
 
 #[tokio::test]
 async fn an_order_a_failing_check_printed_never_reaches_the_next_claude_session_and_the_ledger_lists_what_did() {
-    let database = TestDatabase::new().await.unwrap();
-    let options = ServerOptions::with_database(&database.url)
-        .with_auth()
-        .env("LORE_WEB__LISTEN", "127.0.0.1:0")
+    let rig = Rig::start(
         // One failure makes a pattern worth warning about.
-        .env("LORE_QA__WARN_MIN_OCCURRENCES", "1");
-    let server = ServerProcess::start(options).await.unwrap();
-    let web = lore_e2e::eventually(|| async { server.logged_addr("web console serving") }).await.expect("console");
-    let admin = token(&database, "admin", Role::Admin).await;
-    let agent_token = token(&database, "vm-sidecar", Role::Agent).await;
-    let spool = tempfile::tempdir_in(default_cache_dir()).unwrap();
-    let sidecar = ServerProcess::start_sidecar_on(
-        &format!("127.0.0.1:{}", free_port()),
-        &server.endpoint(),
-        spool.path(),
-        &["--token", &agent_token],
+        |options| options.env("LORE_WEB__LISTEN", "127.0.0.1:0").env("LORE_QA__WARN_MIN_OCCURRENCES", "1"),
+        hostile_repository,
     )
-    .await
-    .unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let (home, repo, state) = (work.path().join("home"), work.path().join("calc"), work.path().join("state"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&repo).unwrap();
-    hostile_repository(&repo);
+    .await;
+    let Rig { database, server, admin, repo, .. } = &rig;
+    let web = lore_e2e::eventually(|| async { server.logged_addr("web console serving") }).await.expect("console");
     let lore = lore_e2e::workspace_binary("lore");
-    let init = std::process::Command::new(&lore)
-        .args(["init", "claude-code", "--project", PROJECT])
-        .current_dir(&repo)
-        .env("HOME", &home)
-        .output()
-        .unwrap();
-    assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
-    let paths = (home.as_path(), repo.as_path(), state.as_path());
-    let hook_log = || std::fs::read_to_string(state.join("hooks.log")).unwrap_or_default();
+    let hook_log = || rig.hook_log();
 
     // Session 1: the check fails printing both lines; the agent fixes the
     // bug and the check passes.
@@ -430,20 +441,15 @@ async fn an_order_a_failing_check_printed_never_reaches_the_next_claude_session_
         vec![Block::Text("Fixed: divide raises ValueError when b is zero.".into())],
     ])
     .await;
-    let first =
-        run_claude(paths, &first_model, &sidecar.endpoint(), &server.endpoint(), "Fix the divide bug in calc.py").await;
+    let first = run_claude(&rig, &first_model, "Fix the divide bug in calc.py").await;
     let pool = &database.pool;
-    let learned = lore_e2e::eventually(|| async {
-        let gotchas: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM knowledge_entries WHERE project = $1 AND kind = 'gotcha' AND trust = 'verified'",
-        )
-        .bind(PROJECT)
-        .fetch_one(pool)
-        .await
-        .unwrap();
-        let ended = lore_e2e::session_state(pool, first).await.is_some_and(|(status, _)| status == "ended");
-        (gotchas >= 1 && ended).then_some(())
-    })
+    let learned = counted_once_ended(
+        pool,
+        first,
+        "SELECT count(*) FROM knowledge_entries WHERE project = $1 AND kind = 'gotcha' AND trust = 'verified'",
+        PROJECT,
+        |gotchas| gotchas >= 1,
+    )
     .await;
     if learned.is_none() {
         let state: Vec<(String, String, String)> =
@@ -484,9 +490,7 @@ async fn an_order_a_failing_check_printed_never_reaches_the_next_claude_session_
         vec![Block::Text("Nothing to do: the division is guarded.".into())],
     ])
     .await;
-    let second =
-        run_claude(paths, &second_model, &sidecar.endpoint(), &server.endpoint(), "Fix the divide bug in calc.py")
-            .await;
+    let second = run_claude(&rig, &second_model, "Fix the divide bug in calc.py").await;
     let requests = second_model.main_requests();
     assert!(requests.len() >= 4, "{} main-loop requests", requests.len());
     let opening = texts(&requests[0]);
@@ -515,7 +519,7 @@ async fn an_order_a_failing_check_printed_never_reaches_the_next_claude_session_
     let listed = std::process::Command::new(&lore)
         .args(["injections", "--project", PROJECT, "--session", &second.to_string(), "--json"])
         .env("LORE_SERVER", server.endpoint())
-        .env("LORE_TOKEN", &admin)
+        .env("LORE_TOKEN", admin)
         .output()
         .unwrap();
     assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
@@ -539,7 +543,7 @@ async fn an_order_a_failing_check_printed_never_reaches_the_next_claude_session_
     let text = std::process::Command::new(&lore)
         .args(["injections", "--project", PROJECT, "--session", &second.to_string()])
         .env("LORE_SERVER", server.endpoint())
-        .env("LORE_TOKEN", &admin)
+        .env("LORE_TOKEN", admin)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&text.stdout);

@@ -315,6 +315,21 @@ async fn a_supervisor_uses_the_console_in_a_real_browser_and_its_access_rules_ho
             .await
             .unwrap();
     assert_eq!((merged.as_str(), into.map(|id| id.to_string())), ("merged", Some(seeded.patterns[0].clone())));
+    // The lesson erased from its page is gone, and the audit log says so.
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM knowledge_entries WHERE entry_id = $1::uuid")
+        .bind(&seeded.entry)
+        .fetch_one(&database.pool)
+        .await
+        .unwrap();
+    assert_eq!(left, 0, "{}", results["erased"]);
+    let logged: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM actions WHERE action_type = 'erasure' AND context->>'entry_id' = $1 AND context->>'by' = 'console-admin'",
+    )
+    .bind(&seeded.entry)
+    .fetch_one(&database.pool)
+    .await
+    .unwrap();
+    assert_eq!(logged, 1, "the erasure is in the audit log");
     let live = results["live_seconds"].as_f64().unwrap();
     assert!(live < 2.0, "the live action took {live:.2} s to show");
     for page in [
@@ -328,6 +343,9 @@ async fn a_supervisor_uses_the_console_in_a_real_browser_and_its_access_rules_ho
         "qa",
         "pattern",
         "promotions",
+        "quarantine",
+        "injected",
+        "session-injections",
         "reports",
     ] {
         assert!(shots.join(format!("{page}.png")).is_file(), "no screenshot of {page}");

@@ -248,7 +248,7 @@ impl Briefer {
         }
         let task_id = request.task.task_id.clone().unwrap_or_else(|| default_task_id(request));
         // Room for what the session's record and its checkout may leave out.
-        let filtering = request.session_id.is_some() || !request.missing_files.is_empty();
+        let filtering = request.omit_given || !request.missing_files.is_empty();
         let warning_request = WarningRequest {
             project: request.project.clone(),
             task: Task {

@@ -10,7 +10,7 @@ use uuid::Uuid;
 use crate::Error;
 use crate::actions::model::StoredName as _;
 use crate::actions::query::Position;
-use crate::ledger::{Day, Given, InjectedItem, Injection, InjectionFilter, Totals};
+use crate::ledger::model::{Day, Given, InjectedItem, Injection, InjectionFilter, Totals, Withheld};
 use crate::scope::ProjectScope;
 use crate::trust::Trust;
 
@@ -140,7 +140,7 @@ fn item_from_row(row: &PgRow) -> Result<InjectedItem, sqlx::Error> {
         score: row.try_get("score")?,
         score_parts: parts.0,
         why: row.try_get("why")?,
-        withheld: withheld.as_deref().and_then(crate::ledger::Withheld::parse),
+        withheld: withheld.as_deref().and_then(Withheld::parse),
     })
 }
 

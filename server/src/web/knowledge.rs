@@ -54,6 +54,7 @@ pub async fn search(
     };
     let chosen = params.get("mode").unwrap_or("hybrid").to_owned();
     let body = html! {
+        (layout::notice(params.text(layout::DONE_FIELD)))
         form.filters method="get" role="search" aria-label="Search lessons" {
             label { "Search lessons" input type="search" name="q" value=(text) size="48" placeholder="an error message, a task, a file"; }
             label { "Signals"

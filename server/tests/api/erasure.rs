@@ -151,15 +151,7 @@ async fn fix_and_pass(qa: &mut QaLearningServiceClient<Authed>, task: &str, appr
     })
     .await
     .unwrap();
-    qa.record_task_result(proto::RecordTaskResultRequest {
-        result_id: Uuid::now_v7().to_string(),
-        project: PROJECT.into(),
-        task: Some(proto::Task { task_id: task.into(), ..Default::default() }),
-        verdict: proto::TaskVerdict::Passed as i32,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    qa.record_task_result(crate::passed(PROJECT, task)).await.unwrap();
     failure_id
 }
 
@@ -214,15 +206,7 @@ async fn a_newer_verified_fix_supersedes_the_older_and_erasing_it_reaches_every_
     assert!(unchanged[0].body.contains("Default the version to 1"), "{:?}", unchanged[0]);
     // ...its passing result makes it the newer verified fix: it supersedes
     // the older gotcha, which is kept and points at it.
-    qa.record_task_result(proto::RecordTaskResultRequest {
-        result_id: Uuid::now_v7().to_string(),
-        project: PROJECT.into(),
-        task: Some(proto::Task { task_id: "T-2".into(), ..Default::default() }),
-        verdict: proto::TaskVerdict::Passed as i32,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    qa.record_task_result(crate::passed(PROJECT, "T-2")).await.unwrap();
     let both = gotchas(&mut admin).await;
     assert_eq!(both.len(), 2, "{both:#?}");
     let older = both.iter().find(|gotcha| gotcha.entry_id == first[0].entry_id).unwrap();

@@ -49,6 +49,17 @@ pub fn learning(project: &str, key: &str, title: &str) -> lore_proto::v1::Entry 
     }
 }
 
+/// A passing result of `task`, with nothing else: what a check's run reports.
+pub fn passed(project: &str, task: &str) -> lore_proto::v1::RecordTaskResultRequest {
+    lore_proto::v1::RecordTaskResultRequest {
+        result_id: uuid::Uuid::now_v7().to_string(),
+        project: project.into(),
+        task: Some(lore_proto::v1::Task { task_id: task.into(), ..Default::default() }),
+        verdict: lore_proto::v1::TaskVerdict::Passed as i32,
+        ..Default::default()
+    }
+}
+
 /// Asks `condition` every 50 ms until it holds; panics, naming `what`, when
 /// it has not within `within`.
 pub async fn wait_for<F, Fut>(what: &str, within: std::time::Duration, condition: F)

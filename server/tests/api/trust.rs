@@ -251,17 +251,7 @@ async fn every_writable_field_holds_a_payload_and_shows_a_benign_text_at_each_tr
         patterns[0].pattern_id.clone()
     };
     // Its own "it worked" did not count; the task's passing result does.
-    agent
-        .qa
-        .record_task_result(proto::RecordTaskResultRequest {
-            result_id: Uuid::now_v7().to_string(),
-            project: PROJECT.into(),
-            task: Some(proto::Task { task_id: "T-2".into(), ..Default::default() }),
-            verdict: proto::TaskVerdict::Passed as i32,
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    agent.qa.record_task_result(crate::passed(PROJECT, "T-2")).await.unwrap();
     let pattern = agent
         .qa
         .get_pattern(proto::GetPatternRequest { pattern_id: pattern_id.clone(), ..Default::default() })

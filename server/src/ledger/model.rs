@@ -1,0 +1,229 @@
+//! What the ledger records: injections, their items, and why an item was
+//! withheld. Plain types, with nothing of the store, so the store can speak
+//! of them.
+
+use std::collections::{BTreeMap, HashSet};
+
+use chrono::{DateTime, NaiveDate, Utc};
+use uuid::Uuid;
+
+use crate::actions::model::StoredName;
+use crate::trust::Trust;
+
+/// Tokens are estimated at four characters each, OpenAI's rule of thumb
+/// for English text ("one token generally corresponds to ~4 characters"):
+/// the ledger must not depend on which model reads the briefing, and the
+/// estimate is for budgets and charts, not billing.
+pub const CHARS_PER_TOKEN: usize = 4;
+
+pub fn estimate_tokens(chars: usize) -> usize {
+    chars.div_ceil(CHARS_PER_TOKEN)
+}
+
+/// Where the injection happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::EnumString, strum::EnumIter)]
+#[strum(serialize_all = "snake_case")]
+pub enum Surface {
+    /// The briefing of a SessionStart hook.
+    SessionStart,
+    /// The briefing of a UserPromptSubmit hook.
+    Prompt,
+    /// Any other briefing: the MCP tool, a client of Brief.
+    Briefing,
+    /// The learnings and warnings a Resume sends.
+    Resume,
+    /// A lesson search (Search, SearchMany: MCP `search_lessons`, `triage`).
+    Search,
+    /// One lesson read whole (GetEntry: MCP `get_lesson`).
+    GetEntry,
+    /// GetWarnings.
+    Warnings,
+}
+
+impl StoredName for Surface {}
+
+/// What an injected item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
+pub enum ItemKind {
+    /// A knowledge entry (its id).
+    Lesson,
+    /// A QA pattern warned about (its id).
+    Warning,
+    /// Where the agent's last session stopped (the session's id).
+    LastSession,
+}
+
+impl StoredName for ItemKind {}
+
+/// Why an item that was considered was not shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::EnumString, strum::EnumIter)]
+#[strum(serialize_all = "snake_case")]
+pub enum Withheld {
+    /// The injection screen holds (part of) it.
+    Quarantined,
+    /// Every file it cites is gone from the agent's checkout.
+    Stale,
+    /// It did not fit the briefing's size budget.
+    OverBudget,
+    /// The session was given it already.
+    AlreadyGiven,
+    /// The session's total budget is spent and it is not a new, reviewed or
+    /// verified item of high relevance.
+    SessionBudget,
+    /// The task is in the held-out group of the warnings' A/B measure.
+    HeldOut,
+}
+
+impl StoredName for Withheld {}
+
+impl Withheld {
+    /// Why, in words.
+    pub fn explain(self) -> &'static str {
+        match self {
+            Self::Quarantined => "held by the injection screen",
+            Self::Stale => "the files it cites are gone from the agent's checkout",
+            Self::OverBudget => "did not fit the briefing's size budget",
+            Self::AlreadyGiven => "this session was given it already",
+            Self::SessionBudget => {
+                "the session's budget is spent, and it is not a new reviewed or verified item of high relevance"
+            }
+            Self::HeldOut => "the task is held out of warnings to measure them",
+        }
+    }
+}
+
+/// One item an injection considered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InjectedItem {
+    pub kind: ItemKind,
+    pub item_id: Uuid,
+    /// What a person recognizes it by (a key, a pattern's name): data.
+    pub label: String,
+    pub trust: Option<Trust>,
+    /// What it took of the context, or would have when withheld.
+    pub chars: usize,
+    pub score: f64,
+    /// The parts of the score ("similarity", "confidence"...).
+    pub score_parts: BTreeMap<String, f64>,
+    /// Why it was chosen, in words.
+    pub why: String,
+    /// `None`: shown.
+    pub withheld: Option<Withheld>,
+}
+
+impl InjectedItem {
+    pub fn tokens(&self) -> usize {
+        estimate_tokens(self.chars)
+    }
+
+    pub fn shown(&self) -> bool {
+        self.withheld.is_none()
+    }
+
+    pub fn withheld(mut self, why: Withheld) -> Self {
+        self.withheld = Some(why);
+        self
+    }
+}
+
+/// One injection: what one briefing or read gave one session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Injection {
+    pub injection_id: Uuid,
+    pub project: String,
+    pub session_id: Option<Uuid>,
+    /// Filled from the session when empty.
+    pub agent_id: String,
+    pub task_id: String,
+    pub surface: Surface,
+    /// What reached the agent: the briefing's markdown, or the shown items.
+    pub chars: usize,
+    pub items: Vec<InjectedItem>,
+    /// Set by the store.
+    pub created_at: Option<DateTime<Utc>>,
+}
+
+impl Injection {
+    /// An MCP read in a session: what it returned, all shown.
+    pub fn read(project: &str, session_id: Uuid, surface: Surface, items: Vec<InjectedItem>) -> Self {
+        Self {
+            injection_id: Uuid::now_v7(),
+            project: project.to_owned(),
+            session_id: Some(session_id),
+            agent_id: String::new(),
+            task_id: String::new(),
+            surface,
+            chars: items.iter().filter(|item| item.shown()).map(|item| item.chars).sum(),
+            items,
+            created_at: None,
+        }
+    }
+
+    pub fn tokens(&self) -> usize {
+        estimate_tokens(self.chars)
+    }
+}
+
+/// Which injections a listing shows.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InjectionFilter {
+    pub project: String,
+    pub session_id: Option<Uuid>,
+    pub agent_id: Option<String>,
+    pub since: Option<DateTime<Utc>>,
+    pub until: Option<DateTime<Utc>>,
+}
+
+/// Sums over the injections a filter selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Totals {
+    pub injections: i64,
+    pub items_shown: i64,
+    pub items_withheld: i64,
+    pub chars: i64,
+    pub tokens: i64,
+}
+
+/// What a session was given so far: the entries and patterns shown to it
+/// (by briefings and reads, and warnings through GetWarnings), and the
+/// characters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Given {
+    pub entries: HashSet<Uuid>,
+    pub patterns: HashSet<Uuid>,
+    pub chars: usize,
+}
+
+/// Tokens injected into a project's agents on one day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Day {
+    pub day: NaiveDate,
+    pub tokens: i64,
+    pub injections: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_estimated_at_four_characters_rounded_up() {
+        assert_eq!(estimate_tokens(0), 0);
+        assert_eq!(estimate_tokens(1), 1);
+        assert_eq!(estimate_tokens(4), 1);
+        assert_eq!(estimate_tokens(4_001), 1_001);
+    }
+
+    #[test]
+    fn every_reason_and_surface_has_its_stored_name() {
+        use strum::IntoEnumIterator as _;
+        for reason in Withheld::iter() {
+            assert_eq!(Withheld::parse(reason.as_str()), Some(reason));
+            assert!(!reason.explain().is_empty());
+        }
+        for surface in Surface::iter() {
+            assert_eq!(Surface::parse(surface.as_str()), Some(surface));
+        }
+    }
+}
