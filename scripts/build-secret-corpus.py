@@ -270,14 +270,45 @@ def bare_near_misses(rng):
     ]
 
 
+def credsweeper(output_json, per_rule=30):
+    """CredSweeper's expected findings on its own test samples
+    (tests/data/output.json): each line it reports, with the value it
+    reports as the secret; at most `per_rule` per rule, in file order, so
+    that no one rule (private-key bodies) outweighs the rest."""
+    with open(output_json) as file:
+        findings = json.load(file)
+    # Rules that report identifiers, not credentials: a bucket, a domain, an
+    # app id, a UUID, a nonce or a salt is no secret Lore redacts.
+    identifiers = {"AWS S3 Bucket", "Firebase Domain", "Tencent WeChat API App ID", "UUID", "Nonce", "Salt"}
+    positives, seen, counts = [], set(), {}
+    for finding in findings:
+        rule = finding["rule"]
+        if rule in identifiers:
+            continue
+        for line in finding["line_data_list"]:
+            text, value = line["line"].strip(), line["value"]
+            if len(value) < 4 or value not in text or (text, value) in seen:
+                continue
+            if counts.get(rule, 0) >= per_rule:
+                continue
+            seen.add((text, value))
+            counts[rule] = counts.get(rule, 0) + 1
+            family = "cs:" + re.sub(r"[^a-z0-9]+", "-", rule.lower()).strip("-")
+            positives.append({"text": text, "secret": value, "family": family, "source": f"credsweeper {rule}"})
+    return positives
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--noseyparker", required=True, help="Nosey Parker's built-in rules folder")
+    parser.add_argument("--credsweeper", help="CredSweeper's tests/data/output.json")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "tests/data/secrets/corpus"))
     parser.add_argument("--generated", type=int, default=3000)
     args = parser.parse_args()
     positives, negatives = noseyparker(args.noseyparker)
     positives += generated(args.generated)
+    if args.credsweeper:
+        positives += credsweeper(args.credsweeper)
     negatives += near_misses(args.generated // 3)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

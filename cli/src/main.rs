@@ -128,7 +128,8 @@ enum EntryCommand {
 
 #[derive(Subcommand)]
 enum EvalCommand {
-    /// Redaction recall and false-positive rate, through the real LogAction.
+    /// Redaction recall and over-redaction, through the real LogAction, or
+    /// in this process with each source left out (`--leave-one-out`).
     Redaction(commands::eval::Args),
     /// nDCG@10, Recall@10 and MRR@10 of knowledge search on a BEIR-format
     /// set, per mode, through the real RPCs.
@@ -155,6 +156,9 @@ fn main() -> ExitCode {
         Command::Hook(args) => lore_agent::hooks::run(args, address),
         Command::Init(args) => report(commands::init::run(args)),
         Command::Eval(EvalCommand::Screening(args)) => report(commands::screening::run(args)),
+        Command::Eval(EvalCommand::Redaction(args)) if args.leave_one_out => {
+            report(commands::eval::leave_one_out(args))
+        }
         command => match tokio::runtime::Runtime::new() {
             Ok(runtime) => runtime.block_on(run(Cli { command, ..cli }, address)),
             Err(error) => {

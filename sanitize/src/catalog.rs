@@ -1,7 +1,9 @@
-//! Provider secret formats from a maintained catalog: the default rule set
-//! of gitleaks (`rules/gitleaks.toml`, MIT, pinned; `rules/README.md` says
-//! how to update it), read with gitleaks' own semantics so that an update is
-//! a file copy:
+//! Provider secret formats from two maintained catalogs, each pinned and
+//! copied unmodified (`rules/README.md` says how to update them): the
+//! default rule set of gitleaks (`rules/gitleaks.toml`, MIT) and the default
+//! rule set of Nosey Parker (`rules/noseyparker/`, Apache-2.0). One
+//! interpreter reads both, with gitleaks' semantics, so that an update is a
+//! file copy:
 //! - a rule runs only when one of its keywords is in the text (compared
 //!   lowercase), which keeps the cost of ~220 rules near that of a few;
 //! - the secret is the rule's `secretGroup`, else its first non-empty
@@ -15,6 +17,13 @@
 //!   here (an action context has no file path), nor do rules that only
 //!   match paths.
 //!
+//! Nosey Parker's rules name no keywords and no secret group: a rule's
+//! keywords are the literals every match must begin (or end) with, read off
+//! its regex (`required_literals`); its secret is its last capture group
+//! that is not a host name (a user and a password: the password; a
+//! connection string: its password, not its host). Its rules carry no
+//! allowlists; the global one of gitleaks applies to them too.
+//!
 //! gitleaks is written in Go, whose RE2 regexes are ASCII-only: `\w`, `\s`
 //! and `(?i)` know no Unicode. The rules are compiled as byte regexes with
 //! Unicode off, which is the same language (and keeps `[\w.-]{0,50}` small);
@@ -24,11 +33,16 @@ use std::ops::Range;
 use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
-use regex::bytes::{Regex, RegexBuilder};
+use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use serde::Deserialize;
 
-/// The vendored catalog, compiled into the binary.
+/// The vendored catalogs, compiled into the binary.
 const GITLEAKS_RULES: &str = include_str!("../rules/gitleaks.toml");
+/// Which of Nosey Parker's rules its default rule set runs: those that
+/// detect secrets with few false positives (not identifiers, public keys or
+/// password hashes).
+const NOSEYPARKER_DEFAULT_RULESET: &str = include_str!("../rules/noseyparker-default-ruleset.yml");
+include!(concat!(env!("OUT_DIR"), "/noseyparker_files.rs"));
 
 /// Big enough for the largest rule (the generic key rule's alternations).
 const REGEX_SIZE_LIMIT: usize = 64 * 1024 * 1024;
@@ -90,11 +104,46 @@ struct Allowlist {
     all: bool,
 }
 
+#[derive(Debug, Deserialize)]
+struct NoseyParkerFile {
+    #[serde(default)]
+    rules: Vec<NoseyParkerRule>,
+}
+
+#[derive(Debug, Deserialize)]
+struct NoseyParkerRule {
+    id: String,
+    pattern: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct NoseyParkerRulesets {
+    rulesets: Vec<NoseyParkerRuleset>,
+}
+
+#[derive(Debug, Deserialize)]
+struct NoseyParkerRuleset {
+    id: String,
+    include_rule_ids: Vec<String>,
+}
+
+/// Which part of a rule's match is the secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SecretGroup {
+    /// gitleaks' `secretGroup`.
+    Numbered(usize),
+    /// gitleaks without a `secretGroup`: the first non-empty group, else the
+    /// whole match.
+    FirstNonEmpty,
+    /// Nosey Parker: the last non-empty group that is not a host name.
+    LastNotHost,
+}
+
 #[derive(Debug)]
 struct Rule {
     id: String,
     regex: Regex,
-    secret_group: usize,
+    secret_group: SecretGroup,
     entropy: Option<f64>,
     allowlists: Vec<Allowlist>,
 }
@@ -106,8 +155,10 @@ pub(crate) struct Catalog {
     /// Keyword automaton; `keyword_rules[pattern]` are the rules it wakes.
     keywords: AhoCorasick,
     keyword_rules: Vec<Vec<usize>>,
-    /// Rules without keywords run on every text.
+    /// Rules without keywords, woken by one pass of `always_set` over the
+    /// text (its patterns are theirs, in order) instead of one pass each.
     always: Vec<usize>,
+    always_set: Option<RegexSet>,
     global: Vec<Allowlist>,
     /// Rules of the file that could not be used here, with why.
     pub(crate) skipped: Vec<(String, String)>,
@@ -120,8 +171,12 @@ pub(crate) struct Finding {
     pub secret: Range<usize>,
 }
 
-static CATALOG: LazyLock<Catalog> =
-    LazyLock::new(|| Catalog::parse(GITLEAKS_RULES).expect("the vendored gitleaks rules parse"));
+static CATALOG: LazyLock<Catalog> = LazyLock::new(|| {
+    let mut builder = Builder::default();
+    let global = builder.gitleaks(GITLEAKS_RULES).expect("the vendored gitleaks rules parse");
+    builder.noseyparker(NOSEYPARKER_DEFAULT_RULESET, NOSEYPARKER_FILES).expect("the vendored Nosey Parker rules parse");
+    builder.finish(global).expect("the catalog's keywords build")
+});
 
 pub(crate) fn compiled() -> &'static Catalog {
     &CATALOG
@@ -129,6 +184,33 @@ pub(crate) fn compiled() -> &'static Catalog {
 
 fn compile(source: &str) -> Result<Regex, regex::Error> {
     RegexBuilder::new(&literal_braces(source)).unicode(false).size_limit(REGEX_SIZE_LIMIT).build()
+}
+
+/// A pattern without its `(?# … )` comments.
+fn without_comments(pattern: &str) -> String {
+    static COMMENT: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"\(\?#[^)]*\)").expect("comment regex compiles"));
+    COMMENT.replace_all(pattern, "").into_owned()
+}
+
+/// The literals one of which every match of `pattern` begins with, or else
+/// ends with, lowercased: the words that must be in a text for the rule to
+/// find anything there. None when no such set of words of three characters
+/// or more exists (the rule then runs on every text).
+fn required_literals(pattern: &str) -> Option<Vec<String>> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let hir = regex_syntax::ParserBuilder::new().unicode(false).utf8(false).build().parse(pattern).ok()?;
+    [ExtractKind::Prefix, ExtractKind::Suffix].into_iter().find_map(|kind| {
+        let mut extractor = Extractor::new();
+        extractor.kind(kind);
+        let seq = extractor.extract(&hir);
+        let literals = seq.literals()?;
+        let mut words: Vec<String> =
+            literals.iter().map(|literal| String::from_utf8_lossy(literal.as_bytes()).to_lowercase()).collect();
+        words.sort();
+        words.dedup();
+        (!words.is_empty() && words.iter().all(|word| word.trim().len() >= 3)).then_some(words)
+    })
 }
 
 /// RE2 reads a `{` that does not open a repetition (`{\d+}` in
@@ -218,63 +300,140 @@ impl Allowlist {
     }
 }
 
-impl Catalog {
-    fn parse(text: &str) -> Result<Self, String> {
+/// Rules as they are read, and the keywords that wake them.
+#[derive(Default)]
+struct Builder {
+    rules: Vec<Rule>,
+    skipped: Vec<(String, String)>,
+    keyword_index: Vec<(String, usize)>,
+    always: Vec<usize>,
+    always_patterns: Vec<String>,
+}
+
+impl Builder {
+    fn push(&mut self, rule: Rule, keywords: &[String]) {
+        let index = self.rules.len();
+        if keywords.is_empty() {
+            self.always.push(index);
+            self.always_patterns.push(rule.regex.as_str().to_owned());
+        }
+        self.keyword_index.extend(keywords.iter().map(|keyword| (keyword.to_lowercase(), index)));
+        self.rules.push(rule);
+    }
+
+    /// gitleaks' rules; returns its global allowlists.
+    fn gitleaks(&mut self, text: &str) -> Result<Vec<Allowlist>, String> {
         let file: CatalogFile = toml::from_str(text).map_err(|error| error.to_string())?;
         let global =
             file.allowlist.iter().chain(&file.allowlists).map(Allowlist::compile).collect::<Result<Vec<_>, _>>()?;
-        let mut rules = Vec::new();
-        let mut skipped = Vec::new();
-        let mut keyword_index: Vec<(String, usize)> = Vec::new();
-        let mut always = Vec::new();
         for rule in file.rules {
             let Some(source) = rule.regex.as_deref() else {
-                skipped.push((rule.id, "matches file paths only".to_owned()));
+                self.skipped.push((rule.id, "matches file paths only".to_owned()));
                 continue;
             };
             if rule.path.is_some() {
-                skipped.push((rule.id, "holds only in files of a given path".to_owned()));
+                self.skipped.push((rule.id, "holds only in files of a given path".to_owned()));
                 continue;
             }
             let regex = match compile(source) {
                 Ok(regex) => regex,
                 Err(error) => {
-                    skipped.push((rule.id, format!("its regex does not compile here: {error}")));
+                    self.skipped.push((rule.id, format!("its regex does not compile here: {error}")));
                     continue;
                 }
             };
             let allowlists = match rule.allowlists.iter().map(Allowlist::compile).collect::<Result<Vec<_>, _>>() {
                 Ok(allowlists) => allowlists,
                 Err(error) => {
-                    skipped.push((rule.id, error));
+                    self.skipped.push((rule.id, error));
                     continue;
                 }
             };
-            let index = rules.len();
-            if rule.keywords.is_empty() {
-                always.push(index);
-            }
-            keyword_index.extend(rule.keywords.iter().map(|keyword| (keyword.to_lowercase(), index)));
-            rules.push(Rule { id: rule.id, regex, secret_group: rule.secret_group, entropy: rule.entropy, allowlists });
+            let secret_group = match rule.secret_group {
+                0 => SecretGroup::FirstNonEmpty,
+                group => SecretGroup::Numbered(group),
+            };
+            self.push(Rule { id: rule.id, regex, secret_group, entropy: rule.entropy, allowlists }, &rule.keywords);
         }
-        keyword_index.sort();
+        Ok(global)
+    }
+
+    /// The rules of Nosey Parker's `default` rule set.
+    fn noseyparker(&mut self, rulesets: &str, files: &[(&str, &str)]) -> Result<(), String> {
+        let rulesets: NoseyParkerRulesets =
+            serde_saphyr::from_str(rulesets).map_err(|error| format!("the rule sets: {error}"))?;
+        let default =
+            rulesets.rulesets.into_iter().find(|ruleset| ruleset.id == "default").ok_or("no rule set named default")?;
+        for (name, text) in files {
+            let file: NoseyParkerFile = serde_saphyr::from_str(text).map_err(|error| format!("{name}: {error}"))?;
+            for rule in file.rules.into_iter().filter(|rule| default.include_rule_ids.contains(&rule.id)) {
+                // Nosey Parker compiles its patterns for Vectorscan, which
+                // reads `(?# comments )`, and for Rust's regex crate, which
+                // does not: it drops them first, as done here. ASCII classes
+                // as for gitleaks, Unicode when a pattern needs it.
+                let pattern = without_comments(&rule.pattern);
+                let regex =
+                    compile(&pattern).or_else(|_| RegexBuilder::new(&pattern).size_limit(REGEX_SIZE_LIMIT).build());
+                let regex = match regex {
+                    Ok(regex) => regex,
+                    Err(error) => {
+                        self.skipped.push((rule.id, format!("its regex does not compile here: {error}")));
+                        continue;
+                    }
+                };
+                let keywords = required_literals(&pattern).unwrap_or_default();
+                let rule = Rule {
+                    id: rule.id,
+                    regex,
+                    secret_group: SecretGroup::LastNotHost,
+                    entropy: None,
+                    allowlists: Vec::new(),
+                };
+                self.push(rule, &keywords);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, global: Vec<Allowlist>) -> Result<Catalog, String> {
+        self.keyword_index.sort();
         let mut words: Vec<String> = Vec::new();
         let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
-        for (word, rule) in keyword_index {
+        for (word, rule) in self.keyword_index {
             if words.last() != Some(&word) {
                 words.push(word);
                 keyword_rules.push(Vec::new());
             }
-            keyword_rules.last_mut().expect("pushed above").push(rule);
+            let rules = keyword_rules.last_mut().expect("pushed above");
+            if rules.last() != Some(&rule) {
+                rules.push(rule);
+            }
         }
         let keywords = AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
             .build(&words)
             .map_err(|error| error.to_string())?;
-        Ok(Self { rules, keywords, keyword_rules, always, global, skipped })
+        // Without the set (a pattern it cannot hold), every such rule runs.
+        let always_set = RegexSetBuilder::new(&self.always_patterns)
+            .unicode(false)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .dfa_size_limit(REGEX_SIZE_LIMIT)
+            .build()
+            .ok();
+        Ok(Catalog {
+            rules: self.rules,
+            keywords,
+            keyword_rules,
+            always: self.always,
+            always_set,
+            global,
+            skipped: self.skipped,
+        })
     }
+}
 
+impl Catalog {
     /// How many rules are in use.
     pub(crate) fn len(&self) -> usize {
         self.rules.len()
@@ -290,8 +449,17 @@ impl Catalog {
     pub(crate) fn find(&self, text: &str, findings: &mut Vec<Finding>) {
         let bytes = text.as_bytes();
         let mut woken = vec![false; self.rules.len()];
-        for rule in &self.always {
-            woken[*rule] = true;
+        match &self.always_set {
+            Some(set) => {
+                for matched in set.matches(bytes).iter() {
+                    woken[self.always[matched]] = true;
+                }
+            }
+            None => {
+                for rule in &self.always {
+                    woken[*rule] = true;
+                }
+            }
         }
         for found in self.keywords.find_overlapping_iter(bytes) {
             for rule in &self.keyword_rules[found.pattern().as_usize()] {
@@ -306,10 +474,18 @@ impl Catalog {
     fn find_rule(&self, index: usize, rule: &Rule, bytes: &[u8], findings: &mut Vec<Finding>) {
         for captures in rule.regex.captures_iter(bytes) {
             let whole = captures.get(0).expect("group 0 always matches");
-            let secret = if rule.secret_group > 0 {
-                captures.get(rule.secret_group)
-            } else {
-                captures.iter().skip(1).flatten().find(|group| !group.is_empty()).or(Some(whole))
+            let secret = match rule.secret_group {
+                SecretGroup::Numbered(group) => captures.get(group),
+                SecretGroup::FirstNonEmpty => {
+                    captures.iter().skip(1).flatten().find(|group| !group.is_empty()).or(Some(whole))
+                }
+                SecretGroup::LastNotHost => captures
+                    .iter()
+                    .skip(1)
+                    .flatten()
+                    .filter(|group| !group.is_empty() && !is_host_name(group.as_bytes()))
+                    .last()
+                    .or(Some(whole)),
             };
             let Some(secret) = secret.filter(|secret| !secret.is_empty()) else { continue };
             let secret_bytes = secret.as_bytes();
@@ -342,6 +518,18 @@ fn password_of_pair(rule: &str, secret: Range<usize>, bytes: &[u8]) -> Range<usi
         Some(colon) if start + colon + 1 < end => start + colon + 1..end,
         _ => secret,
     }
+}
+
+/// `db.example.com`, `localhost`, `10.0.0.1:5432`: where a secret is used,
+/// not the secret.
+fn is_host_name(group: &[u8]) -> bool {
+    let host = group.split(|byte| *byte == b':').next().unwrap_or_default();
+    let labels = || host.split(|byte| *byte == b'.');
+    let plain_labels = labels()
+        .all(|label| !label.is_empty() && label.iter().all(|byte| byte.is_ascii_alphanumeric() || *byte == b'-'));
+    let word_label = labels().any(|label| label.iter().all(u8::is_ascii_lowercase) && label.len() >= 2);
+    let numeric = labels().count() == 4 && labels().all(|label| label.iter().all(u8::is_ascii_digit));
+    host == b"localhost" || (plain_labels && labels().count() >= 2 && (word_label || numeric))
 }
 
 /// The lines of `bytes` that `range` touches.

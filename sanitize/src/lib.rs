@@ -13,7 +13,9 @@
 //!   own formats for what agents' contexts hold (`patterns.rs`: private-key
 //!   blocks, URL passwords, bearer and basic credentials); the values of
 //!   secret-named keys in env, shell-flag, YAML, TOML, JSON, XML, HCL,
-//!   Makefile and Gradle syntax (`assignments.rs`); and long random tokens
+//!   Makefile and Gradle syntax (`assignments.rs`); values after a secret
+//!   word that look random enough, in any form (`context.rs`); and long
+//!   random tokens
 //!   that are not digests or data (`entropy.rs`). Placeholders, references
 //!   and the names of secrets are spared (`placeholders.rs`). Only the
 //!   secret part of a string is replaced, so `https://user:[REDACTED]@host/path`
@@ -33,6 +35,7 @@
 
 mod assignments;
 mod catalog;
+mod context;
 mod entropy;
 mod keys;
 mod patterns;
@@ -44,6 +47,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+pub use context::ContextThresholds;
 pub use personal::PersonalData;
 pub use placeholders::looks_like_placeholder;
 
@@ -71,17 +75,23 @@ pub const TRUNCATED_MARKER: &str = "... [TRUNCATED]";
 pub const DEFAULT_MAX_STRING_CHARS: usize = 1000;
 
 /// Sanitization limits.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SanitizeConfig {
     /// Strings longer than this many characters are truncated.
     pub max_string_chars: usize,
     /// The classes of personal data redacted.
     pub personal: PersonalData,
+    /// How random a value after a secret word must look to be redacted.
+    pub context: ContextThresholds,
 }
 
 impl Default for SanitizeConfig {
     fn default() -> Self {
-        Self { max_string_chars: DEFAULT_MAX_STRING_CHARS, personal: PersonalData::default() }
+        Self {
+            max_string_chars: DEFAULT_MAX_STRING_CHARS,
+            personal: PersonalData::default(),
+            context: ContextThresholds::default(),
+        }
     }
 }
 
@@ -186,7 +196,7 @@ impl Sanitizer {
             text = Cow::Owned(text.replace('\0', ""));
             report.nul_bytes_removed = true;
         }
-        let (redacted, redactions) = redact::redact(&text, &self.config.personal);
+        let (redacted, redactions) = redact::redact(&text, &self.config);
         if redactions > 0 {
             report.redactions += redactions;
             text = Cow::Owned(redacted.into_owned());

@@ -7,13 +7,13 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use crate::placeholders::is_format_stand_in;
-use crate::{PersonalData, REDACTED, assignments, catalog, entropy, patterns, personal};
+use crate::placeholders::{is_format_stand_in, is_reference, is_secret_name};
+use crate::{REDACTED, SanitizeConfig, assignments, catalog, context, entropy, patterns, personal};
 
 /// Replaces every secret in `text`; returns the text and how many secrets
 /// were replaced.
-pub(crate) fn redact<'a>(text: &'a str, personal: &PersonalData) -> (Cow<'a, str>, u32) {
-    let spans = secret_spans(text, personal);
+pub(crate) fn redact<'a>(text: &'a str, config: &SanitizeConfig) -> (Cow<'a, str>, u32) {
+    let spans = secret_spans(text, config);
     if spans.is_empty() {
         return (Cow::Borrowed(text), 0);
     }
@@ -29,21 +29,41 @@ pub(crate) fn redact<'a>(text: &'a str, personal: &PersonalData) -> (Cow<'a, str
 }
 
 /// The merged, ordered spans of the secrets in `text`.
-pub(crate) fn secret_spans(text: &str, personal: &PersonalData) -> Vec<Range<usize>> {
+pub(crate) fn secret_spans(text: &str, config: &SanitizeConfig) -> Vec<Range<usize>> {
     let mut spans = Vec::new();
     let catalog = catalog::compiled();
     let mut findings = Vec::new();
     catalog.find(text, &mut findings);
     spans.extend(findings.into_iter().map(|finding| finding.secret));
     patterns::compiled().find(text, &mut spans);
-    // Formats match stand-ins too (`AKIAIOSFODNN7EXAMPLE`, `sk_live_xxxx…`).
-    spans.retain(|span| !text.get(span.clone()).is_some_and(is_format_stand_in));
+    // Formats match stand-ins too (`AKIAIOSFODNN7EXAMPLE`, `sk_live_xxxx…`),
+    // and the catalogs' generic rules (a value after a secret word) match
+    // what the key/value readers refuse: a reference, a secret's name.
+    spans.retain(|span| !text.get(span.clone()).is_some_and(is_not_a_secret_value));
     assignments::find(text, &mut spans);
+    context::find(text, &config.context, &mut spans);
     entropy::find(text, &mut spans);
-    personal::find(text, personal, &mut spans);
+    personal::find(text, &config.personal, &mut spans);
     let markers: Vec<Range<usize>> =
         text.match_indices(REDACTED).map(|(start, marker)| start..start + marker.len()).collect();
     merge(text, spans, &markers)
+}
+
+/// A stand-in, a reference to where the secret is, or a secret's name
+/// (`prod-db-password`, `K8S_CRED`; `open_sesame` names nothing and may
+/// well be the password).
+fn is_not_a_secret_value(found: &str) -> bool {
+    const SECRET_WORDS: &[&str] = &["pass", "pwd", "secret", "token", "key", "cred", "auth"];
+    let value = found.trim_matches(|character| matches!(character, '"' | '\'' | '`'));
+    let names_a_secret = || {
+        let lower = value.to_ascii_lowercase();
+        is_secret_name(value) && SECRET_WORDS.iter().any(|word| lower.contains(word))
+    };
+    let stand_in_word = || {
+        const WORDS: &[&str] = &["password", "passwd", "secret", "token", "replace_me", "replaceme", "changeme"];
+        WORDS.iter().any(|word| value.eq_ignore_ascii_case(word))
+    };
+    is_format_stand_in(value) || is_reference(value) || names_a_secret() || stand_in_word()
 }
 
 /// Widens spans to character boundaries (byte rules may cut one), drops

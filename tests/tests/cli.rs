@@ -235,6 +235,63 @@ async fn lore_eval_redaction_catches_every_shared_secret_and_alters_no_negative(
     assert!(stdout.contains("positives=25 "), "{stdout}");
 }
 
+/// `lore eval redaction --leave-one-out` runs redaction in the process, on
+/// a slice of every source of the development corpus, and says for each
+/// source what setting the others chose and how the source fared under it.
+#[test]
+fn lore_eval_redaction_leaves_each_source_out_of_the_choice_in_turn() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/secrets/corpus");
+    let dir = tempfile::tempdir().unwrap();
+    // The first 60 samples of each source keep a debug build quick.
+    let slice = |name: &str| {
+        let mut kept: std::collections::HashMap<String, usize> = Default::default();
+        let lines: Vec<String> = std::fs::read_to_string(corpus.join(name))
+            .unwrap()
+            .lines()
+            .filter(|line| {
+                let sample: serde_json::Value = serde_json::from_str(line).unwrap();
+                let source = sample["source"].as_str().unwrap().split_whitespace().next().unwrap().to_owned();
+                let count = kept.entry(source).or_default();
+                *count += 1;
+                *count <= 60
+            })
+            .map(str::to_owned)
+            .collect();
+        let path = dir.path().join(name);
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        path.display().to_string()
+    };
+    let (positives, negatives) = (slice("positives.jsonl"), slice("negatives.jsonl"));
+    let output = std::process::Command::new(workspace_binary("lore"))
+        .args(["eval", "redaction", "--leave-one-out", "--positives", &positives, "--negatives", &negatives])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    for source in ["credsweeper", "lore", "noseyparker"] {
+        let row =
+            stdout.lines().find(|line| line.starts_with(source)).unwrap_or_else(|| panic!("no {source} row: {stdout}"));
+        assert!(row.contains("bits"), "{row}");
+    }
+    let figures = stdout.lines().last().unwrap();
+    let recall: f64 =
+        figures.split_whitespace().next().unwrap().trim_start_matches("left_out_recall=").parse().unwrap();
+    assert!(recall > 0.8, "{stdout}");
+
+    // One source is not enough to leave one out.
+    let only = dir.path().join("only.jsonl");
+    std::fs::write(&only, json!({"text": "x", "secret": "x", "source": "one"}).to_string()).unwrap();
+    let refused = std::process::Command::new(workspace_binary("lore"))
+        .args(["eval", "redaction", "--leave-one-out", "--positives"])
+        .arg(&only)
+        .arg("--negatives")
+        .arg(&only)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("at least two sources"));
+}
+
 #[tokio::test]
 async fn lore_indexes_a_folder_searches_shows_an_entry_and_reviews_a_draft() {
     let (_database, server) = server().await;

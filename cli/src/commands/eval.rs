@@ -20,18 +20,37 @@ use crate::convert;
 #[derive(clap::Args)]
 pub struct Args {
     /// Samples that contain a secret (.txt C-escaped after the marker line,
-    /// or .jsonl with a "text" field).
-    #[arg(long)]
-    positives: PathBuf,
-    /// Samples that do not.
-    #[arg(long)]
-    negatives: PathBuf,
+    /// or .jsonl with a "text" field); may be given more than once.
+    #[arg(long, required = true)]
+    positives: Vec<PathBuf>,
+    /// Samples that do not; may be given more than once.
+    #[arg(long, required = true)]
+    negatives: Vec<PathBuf>,
     /// Project the evaluation's actions are logged in.
     #[arg(long, default_value = "lore-redaction-eval")]
     project: String,
     /// Print every sample that was misjudged.
     #[arg(long)]
     verbose: bool,
+    /// Redact in this process, each source left out of the choice of
+    /// setting in turn (needs no server). Several files may be given.
+    #[arg(long)]
+    pub leave_one_out: bool,
+}
+
+/// The samples of every file, in order.
+fn read_all(paths: &[PathBuf]) -> anyhow::Result<Vec<Sample>> {
+    let mut samples = Vec::new();
+    for path in paths {
+        samples.extend(read_samples(path)?);
+    }
+    Ok(samples)
+}
+
+/// `--leave-one-out`: every file's samples, by source.
+pub fn leave_one_out(args: Args) -> anyhow::Result<()> {
+    let (positives, negatives) = (read_all(&args.positives)?, read_all(&args.negatives)?);
+    super::redaction_sources::run(positives, negatives)
 }
 
 /// The marker line after which a .txt file's samples start.
@@ -60,15 +79,34 @@ fn unescape(line: &str) -> String {
     out
 }
 
-/// One sample: its text, the secret in it (positives), and its family.
+/// One sample: its text, the secret in it (positives), its family, and
+/// the source it was drawn from (the first word of its `source`, else the
+/// name of its file's folder).
 #[derive(Debug, Clone)]
-struct Sample {
-    text: String,
-    secret: Option<String>,
-    family: String,
+pub(crate) struct Sample {
+    pub text: String,
+    pub secret: Option<String>,
+    pub family: String,
+    pub source: String,
 }
 
-fn read_samples(path: &Path) -> anyhow::Result<Vec<Sample>> {
+impl Sample {
+    /// Whether `stored` no longer holds what this sample must lose: its
+    /// secret, or, when it names none, anything of it as it was.
+    pub fn redacted_in(&self, stored: &str) -> bool {
+        match &self.secret {
+            Some(secret) => !stored.contains(secret.as_str()),
+            None => stored != self.text,
+        }
+    }
+}
+
+pub(crate) fn read_samples(path: &Path) -> anyhow::Result<Vec<Sample>> {
+    let folder = path
+        .parent()
+        .and_then(Path::file_name)
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "samples".into());
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     if path.extension().is_some_and(|extension| extension == "jsonl") {
         return text
@@ -82,7 +120,10 @@ fn read_samples(path: &Path) -> anyhow::Result<Vec<Sample>> {
                 let text = field("text").with_context(|| format!("{}: a sample without \"text\"", at()))?;
                 let family = field("family").unwrap_or_else(|| "samples".into());
                 let family = family.split('/').next().unwrap_or_default().to_owned();
-                Ok(Sample { text, secret: field("secret").filter(|secret| !secret.is_empty()), family })
+                let source = field("source")
+                    .and_then(|source| source.split_whitespace().next().map(str::to_owned))
+                    .unwrap_or_else(|| folder.clone());
+                Ok(Sample { text, secret: field("secret").filter(|secret| !secret.is_empty()), family, source })
             })
             .collect();
     }
@@ -93,26 +134,33 @@ fn read_samples(path: &Path) -> anyhow::Result<Vec<Sample>> {
         .lines()
         .skip(1)
         .filter(|line| !line.is_empty())
-        .map(|line| Sample { text: unescape(line), secret: None, family: "samples".into() })
+        .map(|line| Sample { text: unescape(line), secret: None, family: "samples".into(), source: folder.clone() })
         .collect())
 }
 
 /// Per family: positives, caught, negatives, altered.
 #[derive(Debug, Default, Clone, Copy)]
-struct Figures {
-    positives: usize,
-    caught: usize,
-    negatives: usize,
-    altered: usize,
+pub(crate) struct Figures {
+    pub positives: usize,
+    pub caught: usize,
+    pub negatives: usize,
+    pub altered: usize,
 }
 
 impl Figures {
-    fn recall(&self) -> f64 {
+    pub fn recall(&self) -> f64 {
         self.caught as f64 / self.positives.max(1) as f64
     }
 
-    fn over_redaction(&self) -> f64 {
+    pub fn over_redaction(&self) -> f64 {
         self.altered as f64 / self.negatives.max(1) as f64
+    }
+
+    pub fn add(&mut self, other: &Figures) {
+        self.positives += other.positives;
+        self.caught += other.caught;
+        self.negatives += other.negatives;
+        self.altered += other.altered;
     }
 }
 
@@ -123,8 +171,7 @@ fn bar(share: f64, width: usize) -> String {
 }
 
 pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
-    let positives = read_samples(&args.positives)?;
-    let negatives = read_samples(&args.negatives)?;
+    let (positives, negatives) = (read_all(&args.positives)?, read_all(&args.negatives)?);
     let mut client = super::actions_client(channel);
     let session = client
         .start_session(proto::StartSessionRequest {
@@ -206,8 +253,7 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
         let back = stored.get(action_id).with_context(|| format!("action {action_id} was not stored"))?;
         let figures = families.entry(sample.family.clone()).or_default();
         if *is_positive {
-            let secret = sample.secret.as_deref().unwrap_or(&sample.text);
-            let caught = if sample.secret.is_some() { !back.contains(secret) } else { back != &sample.text };
+            let caught = sample.redacted_in(back);
             for figures in [&mut *figures, &mut total] {
                 figures.positives += 1;
                 figures.caught += usize::from(caught);

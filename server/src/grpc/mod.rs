@@ -64,6 +64,7 @@ impl Services {
         let sanitizer = lore_sanitize::Sanitizer::new(lore_sanitize::SanitizeConfig {
             max_string_chars: config.actions.max_string_chars,
             personal: config.redaction,
+            ..lore_sanitize::SanitizeConfig::default()
         });
         let catalog = lore_sanitize::catalog_summary();
         tracing::info!(
