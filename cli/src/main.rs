@@ -134,8 +134,9 @@ enum EvalCommand {
     /// nDCG@10, Recall@10 and MRR@10 of knowledge search on a BEIR-format
     /// set, per mode, through the real RPCs.
     Retrieval(commands::retrieval::Args),
-    /// Group accuracy of CaptureFailure's pattern grouping on a LogHub
-    /// `*_structured.csv`, through the real RPC.
+    /// Group accuracy of CaptureFailure's pattern grouping on LogHub
+    /// `*_structured.csv` files, through the real RPC, or in this process
+    /// with each file's set left out (`--leave-one-out`).
     Grouping(commands::grouping::Args),
     /// Recall and false-quarantine rate of the injection screen, each
     /// source left out of the fit in turn (needs no server).
@@ -156,6 +157,9 @@ fn main() -> ExitCode {
         Command::Hook(args) => lore_agent::hooks::run(args, address),
         Command::Init(args) => report(commands::init::run(args)),
         Command::Eval(EvalCommand::Screening(args)) => report(commands::screening::run(args)),
+        Command::Eval(EvalCommand::Grouping(args)) if args.leave_one_out => {
+            report(commands::grouping::leave_one_out(args))
+        }
         Command::Eval(EvalCommand::Redaction(args)) if args.leave_one_out => {
             report(commands::eval::leave_one_out(args))
         }

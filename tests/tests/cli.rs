@@ -394,6 +394,41 @@ async fn lore_eval_grouping_reaches_drain_on_the_shared_loghub_systems() {
     }
 }
 
+/// `lore eval grouping --leave-one-out` mines every development set in the
+/// process and scores each under the threshold the others chose.
+#[test]
+fn lore_eval_grouping_leaves_each_set_out_of_the_choice_in_turn() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+    let files = [
+        data.join("loghub2k/OpenSSH/OpenSSH_2k.log_structured.csv"),
+        data.join("failures/failures_2k.log_structured.csv"),
+        data.join("tool-failures/tool_failures.log_structured.csv"),
+    ];
+    let output = std::process::Command::new(workspace_binary("lore"))
+        .args(["eval", "grouping", "--leave-one-out"])
+        .args(&files)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    for set in ["OpenSSH", "failures", "tool-failures"] {
+        assert!(stdout.lines().any(|line| line.starts_with(set)), "no {set} row: {stdout}");
+    }
+    let accuracy: f64 = stdout
+        .lines()
+        .last()
+        .and_then(|line| line.strip_prefix("left_out_group_accuracy="))
+        .and_then(|value| value.parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(accuracy > 0.9, "{stdout}");
+    let one = std::process::Command::new(workspace_binary("lore"))
+        .args(["eval", "grouping", "--leave-one-out"])
+        .arg(&files[0])
+        .output()
+        .unwrap();
+    assert!(!one.status.success() && String::from_utf8_lossy(&one.stderr).contains("at least two files"));
+}
+
 #[tokio::test]
 async fn lore_qa_captures_warns_lists_and_shows_the_dashboard() {
     let (_database, server) = server().await;

@@ -6,18 +6,24 @@
 //! members of its true `EventId` group.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::Channel;
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use indicatif::{ProgressBar, ProgressStyle};
 use lore_proto::v1 as proto;
 use uuid::Uuid;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A LogHub `<System>_2k.log_structured.csv` (Content and EventId columns).
-    file: PathBuf,
+    /// LogHub `<System>_2k.log_structured.csv` files (Content and EventId
+    /// columns); through the server, each in turn.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Group in this process, each file's set left out of the choice of
+    /// Brain's setting in turn (needs no server).
+    #[arg(long)]
+    pub leave_one_out: bool,
     /// Project to capture into; a fresh one by default, so earlier patterns
     /// do not take part.
     #[arg(long)]
@@ -27,24 +33,21 @@ pub struct Args {
     verbose: bool,
 }
 
+/// `--leave-one-out`: every file's set, in this process.
+pub fn leave_one_out(args: Args) -> anyhow::Result<()> {
+    super::grouping_sources::run(&args.files)
+}
+
 pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
-    let mut reader =
-        csv::Reader::from_path(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
-    let headers = reader.headers()?.clone();
-    let column = |name: &str| {
-        headers.iter().position(|header| header == name).with_context(|| format!("no {name} column in the header"))
-    };
-    let (content, event) = (column("Content")?, column("EventId")?);
-    let mut lines: Vec<(String, String)> = Vec::new();
-    for record in reader.records() {
-        let record = record?;
-        lines.push((record[content].to_owned(), record[event].to_owned()));
+    for file in &args.files {
+        run_file(channel.clone(), file, args.project.clone(), args.verbose).await?;
     }
-    if lines.is_empty() {
-        bail!("{} has no lines", args.file.display());
-    }
-    let project =
-        args.project.unwrap_or_else(|| format!("grouping-eval-{}", &Uuid::now_v7().simple().to_string()[20..]));
+    Ok(())
+}
+
+async fn run_file(channel: Channel, file: &Path, project: Option<String>, verbose: bool) -> anyhow::Result<()> {
+    let lines = super::grouping_sources::read_structured(file)?;
+    let project = project.unwrap_or_else(|| format!("grouping-eval-{}", &Uuid::now_v7().simple().to_string()[20..]));
     let mut qa = super::qa::client(channel);
     let progress = ProgressBar::new(lines.len() as u64).with_style(
         ProgressStyle::with_template("{msg} {bar:40} {pos}/{len} [{elapsed_precise}, {per_sec}]")
@@ -70,7 +73,7 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
     progress.finish_and_clear();
     let truth: Vec<&str> = lines.iter().map(|(_, event)| event.as_str()).collect();
     let report = accuracy(&predicted, &truth);
-    if args.verbose {
+    if verbose {
         for (event, groups) in &report.misgrouped {
             println!("{event}: split over {groups} predicted groups or merged with others");
         }

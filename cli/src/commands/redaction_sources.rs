@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use indicatif::{ProgressBar, ProgressStyle};
 use lore_sanitize::{ContextThresholds, SanitizeConfig, Sanitizer};
 
-use super::eval::{Figures, Sample};
 use super::leave_one_out::{self, Counts};
+use super::redaction_samples::{Figures, Sample};
 
 impl Counts for Figures {
     fn add(&mut self, other: &Self) {

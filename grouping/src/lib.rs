@@ -1,0 +1,17 @@
+//! How failure messages become patterns, with no database and no wire
+//! types, so that the server, the CLI's evaluation and the tests share one
+//! implementation:
+//! - `template`: a message normalized into tokens, its variables masked by
+//!   generic masks (numbers, hex, IPs, UUIDs, paths, URLs, quoted values);
+//! - `matching`: online assignment, the most similar template of a
+//!   message's route (Drain's fixed-depth tree);
+//! - `brain`: which tokens are constant, decided by frequency over many
+//!   messages (Brain), for re-mining what online assignment grouped;
+//! - `accuracy`: group accuracy, the figure both are judged by.
+
+#![forbid(unsafe_code)]
+
+pub mod accuracy;
+pub mod brain;
+pub mod matching;
+pub mod template;
