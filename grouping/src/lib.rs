@@ -6,7 +6,9 @@
 //! - `matching`: online assignment, the most similar template of a
 //!   message's route (Drain's fixed-depth tree);
 //! - `brain`: which tokens are constant, decided by frequency over many
-//!   messages (Brain), for re-mining what online assignment grouped;
+//!   messages (Brain);
+//! - `remine`: where Brain and the online assignment disagree, the merges
+//!   and splits that make the patterns agree, keeping their ids;
 //! - `accuracy`: group accuracy, the figure both are judged by.
 
 #![forbid(unsafe_code)]
@@ -14,4 +16,5 @@
 pub mod accuracy;
 pub mod brain;
 pub mod matching;
+pub mod remine;
 pub mod template;
