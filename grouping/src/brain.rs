@@ -135,4 +135,4 @@ fn split(messages: &[Template], members: Vec<usize>, settings: &BrainSettings, o
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -14,6 +14,7 @@ use crate::actions::ActionLog;
 use crate::knowledge::KnowledgeBase;
 use crate::knowledge::auto_drafts::AutoDraftsConfig;
 use crate::knowledge::watch::{self, WatchConfig, WatchStats};
+use crate::qa::QaLearning;
 use crate::reports::Reports;
 use crate::store;
 
@@ -96,6 +97,8 @@ pub struct Jobs {
     pub reports_interval: Duration,
     /// Changes older than this leave the knowledge change feed.
     pub knowledge_feed_retention: Duration,
+    /// Re-mines the patterns of projects with new occurrences.
+    pub qa: QaLearning,
 }
 
 impl Jobs {
@@ -108,7 +111,41 @@ impl Jobs {
             auto_drafts(&self.knowledge, &self.auto_drafts),
             scheduled_reports(&self.reports, self.reports_interval),
             prune_knowledge_feed(&self.pool, self.knowledge_feed_retention),
+            remine(&self.pool, &self.qa),
         );
+    }
+}
+
+/// Every `qa.remine_interval_secs`, re-mines the patterns of every project
+/// with an occurrence since the last round (the first round: since one
+/// interval ago). A failing project is logged and tried again next round.
+async fn remine(pool: &PgPool, qa: &QaLearning) {
+    let seconds = qa.config().remine_interval_secs;
+    if seconds == 0 {
+        return;
+    }
+    let interval = Duration::from_secs(seconds);
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticker.tick().await;
+    let mut since = Utc::now() - interval;
+    loop {
+        ticker.tick().await;
+        let round = Utc::now();
+        let projects = match store::remining::projects_captured_since(pool, since).await {
+            Ok(projects) => projects,
+            Err(error) => {
+                tracing::warn!(%error, "cannot list the projects to re-mine; trying next round");
+                continue;
+            }
+        };
+        for project in projects {
+            let scope = crate::scope::ProjectScope::All;
+            if let Err(error) = qa.remine(&scope, &project, qa.config().remine_window).await {
+                tracing::warn!(%error, project, "re-mining failed; trying next round");
+            }
+        }
+        since = round;
     }
 }
 

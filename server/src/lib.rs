@@ -160,6 +160,7 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
         reports: services.reports.clone(),
         reports_interval: std::time::Duration::from_secs(config.reports.interval_secs.max(1)),
         knowledge_feed_retention: std::time::Duration::from_secs(config.knowledge.keyword_index.feed_retention_secs),
+        qa: services.qa.clone(),
     };
     let background =
         tokio::spawn(

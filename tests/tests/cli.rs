@@ -476,6 +476,11 @@ async fn lore_qa_captures_warns_lists_and_shows_the_dashboard() {
     let (ok, stdout, _) = lore(&server, &["qa", "promote", "candidates", "--project", "cli"]).await;
     assert!(ok);
     assert_eq!(stdout.trim(), "no pattern qualifies yet");
+
+    // One pattern, nothing for re-mining to change.
+    let (ok, stdout, stderr) = lore(&server, &["qa", "remine", "--project", "cli"]).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout.trim(), "re-mined 2 occurrences of cli: 0 merges, 0 splits");
 }
 
 /// The loop from the command line: `lore log` with no session uses one per

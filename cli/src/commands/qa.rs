@@ -30,6 +30,19 @@ pub enum Command {
     /// Promotion of proven patterns to published learnings.
     #[command(subcommand)]
     Promote(PromoteCommand),
+    /// Re-mine a project's recent occurrences with Brain now (the leader
+    /// does it on a schedule): merges and splits where it disagrees with
+    /// the captures' grouping (admin).
+    Remine(RemineArgs),
+}
+
+#[derive(clap::Args)]
+pub struct RemineArgs {
+    #[arg(long, env = "LORE_PROJECT")]
+    project: String,
+    /// The newest occurrences read; the server's qa.remine_window by default.
+    #[arg(long, default_value_t = 0)]
+    window: u32,
 }
 
 #[derive(clap::Args)]
@@ -238,6 +251,14 @@ pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {
         }
         Command::Dashboard(args) => dashboard(&mut qa, args).await?,
         Command::Promote(command) => promote(&mut qa, command).await?,
+        Command::Remine(args) => {
+            let request = proto::RemineProjectRequest { project: args.project.clone(), window: args.window };
+            let done = qa.remine_project(request).await?.into_inner();
+            println!(
+                "re-mined {} occurrences of {}: {} merges, {} splits",
+                done.occurrences, args.project, done.merges, done.splits
+            );
+        }
     }
     Ok(())
 }

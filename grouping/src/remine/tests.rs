@@ -58,16 +58,8 @@ fn online_then_remined(messages: &[String]) -> (Vec<usize>, Vec<usize>) {
 /// online assignment did.
 #[test]
 fn re_mining_the_online_patterns_reaches_what_brain_alone_reaches() {
-    const SETS: &[(&str, f64)] = &[
-        ("loghub2k/Apache/Apache_2k.log_structured.csv", 1.000),
-        ("loghub2k/HDFS/HDFS_2k.log_structured.csv", 0.998),
-        ("loghub2k/OpenSSH/OpenSSH_2k.log_structured.csv", 0.956),
-        ("loghub2k/Spark/Spark_2k.log_structured.csv", 0.922),
-        ("failures/failures_2k.log_structured.csv", 0.891),
-        ("tool-failures/tool_failures.log_structured.csv", 0.963),
-    ];
     let mut below = Vec::new();
-    for (file, mined) in SETS {
+    for (file, mined) in crate::brain::tests::MINED_FLOORS {
         let (messages, truth) = structured(Path::new(file));
         let (online, remined) = online_then_remined(&messages);
         let (online, remined) = (group_accuracy(&online, &truth), group_accuracy(&remined, &truth));

@@ -75,6 +75,7 @@ const METHODS: &[(&str, &str, Access)] = &[
     (QA, "UpdatePattern", Access::Admin),
     (QA, "MergePatterns", Access::Admin),
     (QA, "SplitPattern", Access::Admin),
+    (QA, "RemineProject", Access::Admin),
     (QA, "Dashboard", Access::Read),
     (QA, "ListPromotionCandidates", Access::Read),
     (QA, "ProposePromotion", Access::Admin),

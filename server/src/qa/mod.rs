@@ -8,6 +8,8 @@
 //! - `results`: task results, which score the warnings of their task.
 //! - `significance`: shown against held-out warnings, with intervals.
 //! - `patterns`: listing, editing, merging and splitting patterns.
+//! - `remining`: Brain over recent occurrences, merging and splitting
+//!   where it disagrees with the captures' grouping.
 //! - `promotion`: proven patterns proposed, reviewed and published.
 //! - `instructions`: published promotions as entries of the project's
 //!   AGENTS.md or CLAUDE.md.
@@ -23,6 +25,7 @@ pub mod instructions;
 pub mod model;
 pub mod patterns;
 pub mod promotion;
+pub mod remining;
 pub mod results;
 pub mod routes;
 pub mod significance;
@@ -55,6 +58,11 @@ pub struct QaConfig {
     /// Patterns below either floor are not warned about.
     pub warn_min_occurrences: i64,
     pub warn_min_confidence: f64,
+    /// How often the leader re-mines projects with new occurrences
+    /// (`remining`); 0 never.
+    pub remine_interval_secs: u64,
+    /// The newest occurrences of a project re-mining reads.
+    pub remine_window: i64,
     /// Share of tasks (by task id) whose warnings are recorded but not shown,
     /// to measure what warnings change; 0 shows every warning.
     pub holdout_fraction: f64,
@@ -90,6 +98,8 @@ impl Default for QaConfig {
             warn_min_occurrences: 2,
             warn_min_confidence: 0.3,
             holdout_fraction: 0.0,
+            remine_interval_secs: 600,
+            remine_window: 5000,
             promotion: PromotionThresholds::default(),
             instructions: Vec::new(),
         }
@@ -140,6 +150,9 @@ impl QaConfig {
             if file.file.file_name().is_none() {
                 return Err(format!("qa.instructions: {} is not a file path", file.file.display()));
             }
+        }
+        if !(100..=50_000).contains(&self.remine_window) {
+            return Err("qa.remine_window must be between 100 and 50000".into());
         }
         if self.warn_min_occurrences < 1 || self.promotion.min_tasks < 1 {
             return Err("qa.warn_min_occurrences and qa.promotion.min_tasks must be at least 1".into());

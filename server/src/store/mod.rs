@@ -24,6 +24,7 @@ pub mod qa;
 pub mod qa_feedback;
 pub mod qa_results;
 pub mod quarantine;
+pub mod remining;
 pub mod replicas;
 pub mod retention;
 pub mod sessions;

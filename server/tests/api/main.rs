@@ -13,6 +13,7 @@ mod ledger;
 mod lifecycle;
 mod limits;
 mod qa;
+mod remining;
 mod replicas;
 mod reports;
 mod scope;

@@ -19,6 +19,8 @@ use crate::qa::model::PromotionDecision;
 /// Patterns one merge may fold, deliveries one outcome may cover.
 pub(crate) const MAX_IDS: usize = 1000;
 const DEFAULT_OCCURRENCES: u32 = 20;
+/// The most occurrences one RemineProject reads.
+const MAX_REMINE_WINDOW: i64 = 50_000;
 const DEFAULT_CANDIDATES: u32 = 20;
 
 /// Handlers of `lore.v1.QaLearningService`.
@@ -203,6 +205,25 @@ impl QaLearningService for QaLearningApi {
         let reason = field(crate::validate::text("reason", &message.reason, 10_000, false))?;
         let pattern = self.qa.merge_patterns(&scope, into, &sources, &reason).await?;
         Ok(Response::new(convert::pattern_to_proto(&pattern)))
+    }
+
+    async fn remine_project(
+        &self,
+        request: Request<proto::RemineProjectRequest>,
+    ) -> Result<Response<proto::RemineProjectResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let project = field(crate::validate::project("project", &message.project))?;
+        let window = match message.window {
+            0 => self.qa.config().remine_window,
+            window => i64::from(window).min(MAX_REMINE_WINDOW),
+        };
+        let done = self.qa.remine(&scope, &project, window).await?;
+        Ok(Response::new(proto::RemineProjectResponse {
+            occurrences: done.occurrences as u32,
+            merges: done.merges as u32,
+            splits: done.splits as u32,
+        }))
     }
 
     async fn split_pattern(

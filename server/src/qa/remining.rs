@@ -1,0 +1,133 @@
+//! Re-mining: the leader (or an admin, `RemineProject`) runs Brain over a
+//! project's recent occurrences, category by category, and carries out the
+//! merges and splits where it disagrees with what captures grouped one
+//! message at a time (`lore_grouping::remine`). Patterns keep their ids,
+//! fixes and warning history; both kinds of change are remembered as
+//! corrections, so later captures follow them; a pattern a person merged
+//! or split is left as they left it. An occurrence re-mining moved says so
+//! as the reason it joined its pattern.
+
+use std::collections::{BTreeMap, HashMap};
+
+use lore_grouping::brain::BrainSettings;
+use lore_grouping::remine::{Change, Occurrence, Target, plan};
+use uuid::Uuid;
+
+use super::QaLearning;
+use super::model::Split;
+use super::template::Template;
+use crate::Error;
+use crate::scope::ProjectScope;
+use crate::store::remining as store;
+
+/// How re-mining's own corrections begin their reason, which tells them
+/// from people's.
+pub const REASON_PREFIX: &str = "re-mined";
+
+/// What one re-mining of a project changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Remined {
+    pub occurrences: usize,
+    pub merges: usize,
+    pub splits: usize,
+}
+
+impl QaLearning {
+    /// Re-mines the newest `window` occurrences of `project`.
+    pub async fn remine(&self, scope: &ProjectScope, project: &str, window: i64) -> Result<Remined, Error> {
+        if !scope.allows(project) {
+            return Err(Error::PermissionDenied(format!("project {project} is outside your scope")));
+        }
+        let recent = store::recent_occurrences(&self.pool, project, window).await?;
+        let pinned = store::corrected_by_people(&self.pool, project, REASON_PREFIX).await?;
+        let mut by_category: BTreeMap<&str, Vec<Occurrence<Uuid, Uuid>>> = BTreeMap::new();
+        for occurrence in &recent {
+            by_category.entry(occurrence.category.as_str()).or_default().push(Occurrence {
+                id: occurrence.occurrence_id,
+                pattern: occurrence.pattern_id,
+                template: Template::from_tokens(occurrence.template.split(' ').map(str::to_owned).collect()),
+            });
+        }
+        let mut done = Remined { occurrences: recent.len(), ..Remined::default() };
+        let settings = BrainSettings::default();
+        for occurrences in by_category.values() {
+            let changes = plan(occurrences, &pinned, &settings);
+            self.carry_out(scope, occurrences, &changes, &mut done).await?;
+        }
+        if done.merges + done.splits > 0 {
+            tracing::info!(project, merges = done.merges, splits = done.splits, "re-mined the project's patterns");
+        }
+        Ok(done)
+    }
+
+    /// Makes the plan's changes in order; each occurrence that moved then
+    /// says so ("why grouped").
+    async fn carry_out(
+        &self,
+        scope: &ProjectScope,
+        occurrences: &[Occurrence<Uuid, Uuid>],
+        changes: &[Change<Uuid, Uuid>],
+        done: &mut Remined,
+    ) -> Result<(), Error> {
+        // Where each read occurrence is as the changes go.
+        let mut pattern_of: HashMap<Uuid, Uuid> =
+            occurrences.iter().map(|occurrence| (occurrence.id, occurrence.pattern)).collect();
+        let mut created: HashMap<usize, Uuid> = HashMap::new();
+        let resolve = |target: &Target<Uuid>, created: &HashMap<usize, Uuid>| match target {
+            Target::Pattern(pattern) => Some(*pattern),
+            Target::SplitOf(change) => created.get(change).copied(),
+        };
+        for (index, change) in changes.iter().enumerate() {
+            match change {
+                Change::Split { from, occurrences, template } => {
+                    let split = Split {
+                        split_id: Uuid::now_v7(),
+                        pattern_id: *from,
+                        occurrence_ids: occurrences.clone(),
+                        new_name: None,
+                        reason: format!("{REASON_PREFIX}: Brain keeps {} apart", template.text()),
+                    };
+                    match self.split_pattern(scope, &split).await {
+                        Ok((_, new)) => {
+                            created.insert(index, new.pattern_id);
+                            for moved in occurrences {
+                                pattern_of.insert(*moved, new.pattern_id);
+                            }
+                            store::note_regrouped(&self.pool, occurrences, &split.reason).await?;
+                            done.splits += 1;
+                        }
+                        // A capture or a person changed the pattern since it
+                        // was read: the next round sees the new state.
+                        Err(Error::FailedPrecondition(why)) => tracing::debug!(%why, "re-mining skipped a split"),
+                        Err(error) => return Err(error),
+                    }
+                }
+                Change::Merge { into, sources, template } => {
+                    let Some(into) = resolve(into, &created) else { continue };
+                    let sources: Vec<Uuid> = sources.iter().filter_map(|source| resolve(source, &created)).collect();
+                    if sources.is_empty() {
+                        continue;
+                    }
+                    let reason = format!("{REASON_PREFIX}: Brain groups them as {}", template.text());
+                    match self.merge_patterns(scope, into, &sources, &reason).await {
+                        Ok(_) => {
+                            let moved: Vec<Uuid> = pattern_of
+                                .iter_mut()
+                                .filter(|(_, pattern)| sources.contains(pattern))
+                                .map(|(occurrence, pattern)| {
+                                    *pattern = into;
+                                    *occurrence
+                                })
+                                .collect();
+                            store::note_regrouped(&self.pool, &moved, &reason).await?;
+                            done.merges += 1;
+                        }
+                        Err(Error::FailedPrecondition(why)) => tracing::debug!(%why, "re-mining skipped a merge"),
+                        Err(error) => return Err(error),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
