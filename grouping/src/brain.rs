@@ -61,6 +61,18 @@ pub fn mine(messages: &[Template], settings: &BrainSettings) -> Vec<MinedGroup> 
     groups
 }
 
+/// Each message's group: the index of its group in what [`mine`] returns.
+pub fn group_of(messages: &[Template], settings: &BrainSettings) -> Vec<usize> {
+    let mut group_of = vec![usize::MAX; messages.len()];
+    for (group, mined) in mine(messages, settings).into_iter().enumerate() {
+        for member in mined.members {
+            group_of[member] = group;
+        }
+    }
+    debug_assert!(group_of.iter().all(|group| *group != usize::MAX), "every message has a group");
+    group_of
+}
+
 /// The messages of one length, grouped by their longest common pattern.
 fn initial_groups(messages: &[Template], members: &[usize]) -> Vec<Vec<usize>> {
     let mut counts: HashMap<(usize, &str), usize> = HashMap::new();

@@ -51,11 +51,32 @@ enum Strength {
     Weak,
 }
 
+/// The secret words, each with what it says; a longer word before one it
+/// begins with, since the regex takes the first alternative that fits.
+const SECRET_WORDS: &[(&str, Strength)] = &[
+    ("token", Strength::Strong),
+    ("secret", Strength::Strong),
+    ("passphrase", Strength::Strong),
+    ("password", Strength::Strong),
+    ("passwd", Strength::Strong),
+    ("pwd", Strength::Strong),
+    ("pw", Strength::Strong),
+    ("credentials", Strength::Strong),
+    ("credential", Strength::Strong),
+    ("bearer", Strength::Strong),
+    ("private", Strength::Strong),
+    ("signature", Strength::Weak),
+    ("sig", Strength::Weak),
+    ("key", Strength::Weak),
+    ("auth", Strength::Weak),
+    ("api", Strength::Weak),
+];
+
 fn strength(word: &str) -> Strength {
-    match word.to_ascii_lowercase().as_str() {
-        "key" | "auth" | "api" | "sig" | "signature" => Strength::Weak,
-        _ => Strength::Strong,
-    }
+    SECRET_WORDS
+        .iter()
+        .find(|(known, _)| known.eq_ignore_ascii_case(word))
+        .map_or(Strength::Strong, |(_, strength)| *strength)
 }
 
 /// A secret word with the rest of its name after it, what separates the
@@ -64,16 +85,18 @@ fn strength(word: &str) -> Strength {
 /// from it (`name_start`): a leading `[A-Za-z0-9_.-]*?` would make the
 /// regex try every position of the text.
 static KEYWORD_VALUE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    let words: Vec<&str> = SECRET_WORDS.iter().map(|(word, _)| *word).collect();
+    Regex::new(&format!(
         r#"(?xi)
-        (?P<word>token|secret|passphrase|password|passwd|pwd|pw|credentials?|bearer|private|signature|sig|key|auth|api)
+        (?P<word>{words})
         (?P<tail>[A-Za-z0-9_-]*?)
         ["'\]]?
         (?: [\x20\t]*(?:=|:|=>|:=)[\x20\t]* | [\x20\t]+-[\x20\t]+ | [\x20\t]+ )
         (?: (?:is|was|of|to)[\x20\t]+ )?
-        (?: ["'`](?P<quoted>[^"'`\r\n]{1,256})["'`] | (?P<bare>[^\s"'`,;&|(){}\[\]<>]{1,256}) )
+        (?: ["'`](?P<quoted>[^"'`\r\n]{{1,256}})["'`] | (?P<bare>[^\s"'`,;&|(){{}}\[\]<>]{{1,256}}) )
         "#,
-    )
+        words = words.join("|")
+    ))
     .expect("keyword context regex compiles")
 });
 
@@ -95,20 +118,7 @@ pub(crate) fn find(text: &str, thresholds: &ContextThresholds, spans: &mut Vec<R
     static WORDS: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
         aho_corasick::AhoCorasick::builder()
             .ascii_case_insensitive(true)
-            .build([
-                "token",
-                "secret",
-                "pass",
-                "pwd",
-                "pw",
-                "credential",
-                "bearer",
-                "private",
-                "sig",
-                "key",
-                "auth",
-                "api",
-            ])
+            .build(SECRET_WORDS.iter().map(|(word, _)| *word))
             .expect("secret words build")
     });
     if !WORDS.is_match(text) {

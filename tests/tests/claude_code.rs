@@ -225,28 +225,7 @@ async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_rec
     ])
     .await;
 
-    let run = {
-        let mut command = rig.claude(&model);
-        command.args([
-            "-p",
-            "Fix the divide bug in calc.py",
-            "--output-format",
-            "json",
-            "--allowedTools",
-            "Bash",
-            "Read",
-            "Edit",
-            "ToolSearch",
-            "mcp__lore",
-        ]);
-        tokio::task::spawn_blocking(move || command.output()).await.unwrap().unwrap()
-    };
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "claude failed: {stdout}\n{}", String::from_utf8_lossy(&run.stderr));
-    let result: Value = serde_json::from_str(stdout.trim()).expect("claude's JSON result");
-    assert_eq!(result["is_error"], false, "{result}");
-    let claude_session = result["session_id"].as_str().expect("the agent's session id").to_owned();
-    let session = lore_agent::identity::lore_session_id(lore_agent::identity::AgentKind::ClaudeCode, &claude_session);
+    let session = run_claude(&rig, &model, "Fix the divide bug in calc.py").await;
     let hook_log = rig.hook_log();
 
     // What the model was shown.
@@ -411,6 +390,7 @@ async fn run_claude(rig: &Rig, model: &ModelStub, prompt: &str) -> Uuid {
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(run.status.success(), "claude failed: {stdout}\n{}", String::from_utf8_lossy(&run.stderr));
     let result: Value = serde_json::from_str(stdout.trim()).expect("claude's JSON result");
+    assert_eq!(result["is_error"], false, "{result}");
     let claude_session = result["session_id"].as_str().expect("the agent's session id");
     lore_agent::identity::lore_session_id(lore_agent::identity::AgentKind::ClaudeCode, claude_session)
 }

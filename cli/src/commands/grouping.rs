@@ -208,14 +208,6 @@ fn accuracy(predicted: &[String], truth: &[&str]) -> Report {
         true_groups.entry(event).or_default().push(line);
         predicted_groups.entry(group).or_default().push(line);
     }
-    let correct: usize = predicted_groups
-        .values()
-        .filter(|lines| {
-            let event = truth[lines[0]];
-            lines.iter().all(|line| truth[*line] == event) && true_groups[event].len() == lines.len()
-        })
-        .map(Vec::len)
-        .sum();
     let mut misgrouped: Vec<(String, usize)> = true_groups
         .iter()
         .filter_map(|(event, lines)| {
@@ -228,7 +220,7 @@ fn accuracy(predicted: &[String], truth: &[&str]) -> Report {
         .collect();
     misgrouped.sort();
     Report {
-        accuracy: correct as f64 / truth.len() as f64,
+        accuracy: lore_grouping::accuracy::group_accuracy(predicted, truth),
         true_groups: true_groups.len(),
         predicted_groups: predicted_groups.len(),
         misgrouped,

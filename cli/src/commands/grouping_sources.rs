@@ -74,16 +74,6 @@ fn online(templates: &[Template]) -> Vec<usize> {
     templates.iter().map(|template| grouper.add(template)).collect()
 }
 
-fn mined(templates: &[Template], settings: &BrainSettings) -> Vec<usize> {
-    let mut group_of = vec![0; templates.len()];
-    for (group, found) in brain::mine(templates, settings).into_iter().enumerate() {
-        for member in found.members {
-            group_of[member] = group;
-        }
-    }
-    group_of
-}
-
 pub fn run(files: &[PathBuf]) -> anyhow::Result<()> {
     let mut names = Vec::new();
     let mut sets = Vec::new();
@@ -102,7 +92,7 @@ pub fn run(files: &[PathBuf]) -> anyhow::Result<()> {
             thresholds
                 .iter()
                 .map(|threshold| {
-                    let predicted = mined(templates, &BrainSettings { variable_threshold: *threshold });
+                    let predicted = brain::group_of(templates, &BrainSettings { variable_threshold: *threshold });
                     Accuracy { sum: group_accuracy(&predicted, truth), sets: 1 }
                 })
                 .collect()

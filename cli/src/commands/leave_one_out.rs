@@ -23,25 +23,9 @@ pub struct Fold<C> {
 /// `score` rates pooled counts (higher is better); ties go to the earlier
 /// setting, so list settings from the most cautious.
 pub fn folds<C: Counts>(sources: &[String], figures: &[Vec<C>], score: impl Fn(&C) -> f64) -> Vec<Fold<C>> {
-    let settings = figures.first().map_or(0, Vec::len);
     (0..sources.len())
         .map(|left_out| {
-            let pooled = |setting: usize| {
-                let mut total = C::default();
-                for (_, row) in figures.iter().enumerate().filter(|(source, _)| *source != left_out) {
-                    total.add(&row[setting]);
-                }
-                total
-            };
-            let mut chosen = 0;
-            let mut best = f64::NEG_INFINITY;
-            for setting in 0..settings {
-                let rated = score(&pooled(setting));
-                if rated > best {
-                    best = rated;
-                    chosen = setting;
-                }
-            }
+            let chosen = best_setting(figures, Some(left_out), &score);
             Fold { left_out: sources[left_out].clone(), chosen, figures: figures[left_out][chosen].clone() }
         })
         .collect()
@@ -49,15 +33,21 @@ pub fn folds<C: Counts>(sources: &[String], figures: &[Vec<C>], score: impl Fn(&
 
 /// The setting that scores best on every source together: what ships.
 pub fn chosen_on_all<C: Counts>(figures: &[Vec<C>], score: impl Fn(&C) -> f64) -> usize {
+    best_setting(figures, None, &score)
+}
+
+/// The setting whose counts, pooled over every source but `left_out`,
+/// score best; the earliest on a tie.
+fn best_setting<C: Counts>(figures: &[Vec<C>], left_out: Option<usize>, score: &impl Fn(&C) -> f64) -> usize {
     let settings = figures.first().map_or(0, Vec::len);
     let mut chosen = 0;
     let mut best = f64::NEG_INFINITY;
     for setting in 0..settings {
-        let mut total = C::default();
-        for row in figures {
-            total.add(&row[setting]);
+        let mut pooled = C::default();
+        for (_, row) in figures.iter().enumerate().filter(|(source, _)| Some(*source) != left_out) {
+            pooled.add(&row[setting]);
         }
-        let rated = score(&total);
+        let rated = score(&pooled);
         if rated > best {
             best = rated;
             chosen = setting;

@@ -6,14 +6,9 @@ use crate::matching::tests::structured;
 
 fn predicted(messages: &[String], settings: &BrainSettings) -> Vec<usize> {
     let templates: Vec<Template> = messages.iter().map(|message| Template::of(message)).collect();
-    let mut group_of = vec![usize::MAX; messages.len()];
-    for (group, mined) in mine(&templates, settings).into_iter().enumerate() {
-        for member in mined.members {
-            group_of[member] = group;
-        }
-    }
-    assert!(group_of.iter().all(|group| *group != usize::MAX), "every message has a group");
-    group_of
+    let groups = group_of(&templates, settings);
+    assert!(groups.iter().all(|group| *group != usize::MAX), "every message has a group");
+    groups
 }
 
 /// Every development set, mined at once with the shipped setting: the
