@@ -3,6 +3,7 @@
 //! implementation:
 //! - `template`: a message normalized into tokens, its variables masked by
 //!   generic masks (numbers, hex, IPs, UUIDs, paths, URLs, quoted values);
+//! - `masks`: a project's own masks, applied before the generic ones;
 //! - `matching`: online assignment, the most similar template of a
 //!   message's route (Drain's fixed-depth tree);
 //! - `brain`: which tokens are constant, decided by frequency over many
@@ -15,6 +16,7 @@
 
 pub mod accuracy;
 pub mod brain;
+pub mod masks;
 pub mod matching;
 pub mod remine;
 pub mod template;

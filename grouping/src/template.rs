@@ -21,6 +21,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::masks::Masks;
+
 pub const WILDCARD: &str = "<*>";
 /// Messages longer than this are cut before tokenizing; the tail of a huge
 /// message is almost always a stack trace or a dump that only varies.
@@ -51,13 +53,20 @@ pub struct Template {
 }
 
 impl Template {
-    /// Normalizes one error message.
+    /// Normalizes one error message with the generic masks alone.
     pub fn of(message: &str) -> Self {
+        Self::of_masked(message, &Masks::none())
+    }
+
+    /// Normalizes one error message: a project's own masks first, then the
+    /// generic ones.
+    pub fn of_masked(message: &str, masks: &Masks) -> Self {
         let message = match message.char_indices().nth(MAX_MESSAGE_CHARS) {
             Some((cut, _)) => &message[..cut],
             None => message,
         };
-        let message = URL.replace_all(message, WILDCARD);
+        let message = masks.apply(message, WILDCARD);
+        let message = URL.replace_all(&message, WILDCARD);
         let message = QUOTED.replace_all(&message, "${1}<*>");
         let mut tokens: Vec<String> = Vec::new();
         let mut previous: Option<&str> = None;

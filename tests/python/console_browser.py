@@ -74,6 +74,7 @@ def read_pages(page, axe_source):
         "entry": f"/entries/{SEED['entry']}",
         "drafts": "/projects/shop/drafts",
         "qa": "/projects/shop/qa",
+        "masks": "/projects/shop/masks",
         "pattern": f"/patterns/{SEED['patterns'][0]}",
         "promotions": "/projects/shop/promotions",
         "quarantine": "/projects/shop/quarantine",
@@ -131,6 +132,33 @@ def merge_patterns(page):
     return notice
 
 
+def grouping_masks(page):
+    """An admin adds a mask from the QA page's link, sees a bad one refused
+    naming its field, and removes the good one."""
+    page.goto(URL + "/projects/shop/qa")
+    page.get_by_role("link", name="Grouping masks").click()
+    page.fill("#mask_name", "service")
+    page.fill("#mask_pattern", "svc-[a-z]+")
+    page.fill("#mask_description", "service names")
+    page.get_by_role("button", name="Save and re-mine").click()
+    page.wait_for_selector("p.notice")
+    added = page.locator("p.notice").inner_text()
+    check(added.startswith("Added the mask service; re-mining read"), f"adding a mask said: {added}")
+    check("svc-[a-z]+" in page.locator("table").inner_text(), "the new mask is not listed")
+    page.fill("#mask_name", "broken")
+    page.fill("#mask_pattern", "svc-(")
+    page.get_by_role("button", name="Save and re-mine").click()
+    refused = page.locator("p.problem").inner_text()
+    check("mask.pattern" in refused.lower() and "regular expression" in refused, f"a bad mask said: {refused}")
+    page.goto(URL + "/projects/shop/masks")
+    page.get_by_role("button", name="remove mask service").click()
+    page.wait_for_selector("p.notice")
+    removed = page.locator("p.notice").inner_text()
+    check(removed.startswith("Removed the mask service"), f"removing a mask said: {removed}")
+    check(page.locator("table").count() == 0, "the removed mask is still listed")
+    return {"added": added, "refused": refused, "removed": removed}
+
+
 def follow_live(page):
     page.goto(URL + f"/sessions/{SEED['session']}")
     # A selector, not wait_for_function: polling a function evaluates a
@@ -185,6 +213,12 @@ def reader_cannot_approve(browser, problems):
         URL + f"/drafts/{SEED['drafts'][1]}/review", form={"csrf": csrf_of(page), "decision": "approve"}
     )
     check(response.status == 403, f"a reader's approve answered {response.status}")
+    page.goto(URL + "/projects/shop/masks")
+    check(page.locator("#mask_pattern").count() == 0, "a reader is offered the mask form")
+    mask = context.request.post(
+        URL + "/projects/shop/masks", form={"csrf": csrf_of(page), "name": "sneaky", "pattern": "x+"}
+    )
+    check(mask.status == 403, f"a reader's mask answered {mask.status}")
     page.screenshot(path=os.path.join(SHOTS, "reader-drafts.png"))
     context.close()
     return response.status
@@ -200,7 +234,7 @@ def other_project_sees_nothing(browser, problems):
     for path in [
         "/projects/shop", f"/sessions/{SEED['session']}", f"/actions/{SEED['hostile_action']}",
         f"/entries/{SEED['entry']}", f"/patterns/{SEED['patterns'][0]}", "/projects/shop/export?format=jsonl",
-        "/projects/shop/qa", "/projects/shop/drafts", "/projects/shop/reports",
+        "/projects/shop/qa", "/projects/shop/drafts", "/projects/shop/reports", "/projects/shop/masks",
     ]:
         response = page.goto(URL + path)
         statuses[path] = response.status
@@ -309,6 +343,7 @@ def main():
         results["search"] = search(page)
         results["approved"] = approve_draft(page)
         results["merged"] = merge_patterns(page)
+        results["masks"] = grouping_masks(page)
         results["live_seconds"] = follow_live(page)
         results["export"] = export(page, context)
         hostile_text(page, problems)

@@ -273,6 +273,11 @@ fn lore_eval_redaction_leaves_each_source_out_of_the_choice_in_turn() {
             stdout.lines().find(|line| line.starts_with(source)).unwrap_or_else(|| panic!("no {source} row: {stdout}"));
         assert!(row.contains("bits"), "{row}");
     }
+    // Per family too, each sample under the setting chosen without its source.
+    let families = stdout.split_once("By family").unwrap_or_else(|| panic!("no family table: {stdout}")).1;
+    for family in ["np ", "cs ", "placeholder "] {
+        assert!(families.lines().any(|line| line.starts_with(family)), "no {family:?} row: {families}");
+    }
     let figures = stdout.lines().last().unwrap();
     let recall: f64 =
         figures.split_whitespace().next().unwrap().trim_start_matches("left_out_recall=").parse().unwrap();
@@ -481,6 +486,28 @@ async fn lore_qa_captures_warns_lists_and_shows_the_dashboard() {
     let (ok, stdout, stderr) = lore(&server, &["qa", "remine", "--project", "cli"]).await;
     assert!(ok, "{stderr}");
     assert_eq!(stdout.trim(), "re-mined 2 occurrences of cli: 0 merges, 0 splits");
+
+    // A project's own grouping masks: added, listed, refused when bad,
+    // removed; each change re-mines.
+    let (ok, stdout, stderr) = lore(&server, &["qa", "masks", "list", "--project", "cli"]).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout.trim(), "no grouping mask: the generic masks alone apply");
+    let put = ["qa", "masks", "put", "--project", "cli", "table", "relation [a-z_]+", "--description", "tables"];
+    let (ok, stdout, stderr) = lore(&server, &put).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.starts_with("added mask table = relation [a-z_]+\nre-mined 2 occurrences of cli"), "{stdout}");
+    let (ok, stdout, _) = lore(&server, &["qa", "masks", "list", "--project", "cli"]).await;
+    assert!(ok);
+    assert!(
+        stdout.starts_with("table") && stdout.contains("relation [a-z_]+") && stdout.contains("tables"),
+        "{stdout}"
+    );
+    let (ok, _, stderr) = lore(&server, &["qa", "masks", "put", "--project", "cli", "broken", "svc-("]).await;
+    assert!(!ok);
+    assert!(stderr.contains("mask.pattern") && stderr.contains("not a valid regular expression"), "{stderr}");
+    let (ok, stdout, stderr) = lore(&server, &["qa", "masks", "delete", "--project", "cli", "table"]).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.starts_with("deleted mask table\nre-mined"), "{stdout}");
 }
 
 /// The loop from the command line: `lore log` with no session uses one per

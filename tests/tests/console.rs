@@ -315,6 +315,12 @@ async fn a_supervisor_uses_the_console_in_a_real_browser_and_its_access_rules_ho
             .await
             .unwrap();
     assert_eq!((merged.as_str(), into.map(|id| id.to_string())), ("merged", Some(seeded.patterns[0].clone())));
+    // The mask added and removed in the browser left none behind.
+    let masks: i64 = sqlx::query_scalar("SELECT count(*) FROM qa_grouping_masks WHERE project = 'shop'")
+        .fetch_one(&database.pool)
+        .await
+        .unwrap();
+    assert_eq!(masks, 0, "{}", results["masks"]);
     // The lesson erased from its page is gone, and the audit log says so.
     let left: i64 = sqlx::query_scalar("SELECT count(*) FROM knowledge_entries WHERE entry_id = $1::uuid")
         .bind(&seeded.entry)
@@ -341,6 +347,7 @@ async fn a_supervisor_uses_the_console_in_a_real_browser_and_its_access_rules_ho
         "entry",
         "drafts",
         "qa",
+        "masks",
         "pattern",
         "promotions",
         "quarantine",

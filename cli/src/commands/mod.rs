@@ -18,6 +18,7 @@ pub mod leave_one_out;
 pub mod log;
 pub mod mcp;
 pub mod qa;
+pub mod qa_masks;
 pub mod qa_results;
 pub mod quarantine;
 pub mod redaction_samples;

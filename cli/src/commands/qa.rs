@@ -34,6 +34,9 @@ pub enum Command {
     /// does it on a schedule): merges and splits where it disagrees with
     /// the captures' grouping (admin).
     Remine(RemineArgs),
+    /// A project's own grouping masks: list, add or replace, delete.
+    #[command(subcommand)]
+    Masks(super::qa_masks::MasksCommand),
 }
 
 #[derive(clap::Args)]
@@ -254,11 +257,9 @@ pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {
         Command::Remine(args) => {
             let request = proto::RemineProjectRequest { project: args.project.clone(), window: args.window };
             let done = qa.remine_project(request).await?.into_inner();
-            println!(
-                "re-mined {} occurrences of {}: {} merges, {} splits",
-                done.occurrences, args.project, done.merges, done.splits
-            );
+            super::qa_masks::print_remined(&args.project, done);
         }
+        Command::Masks(command) => super::qa_masks::masks(&mut qa, command).await?,
     }
     Ok(())
 }

@@ -61,3 +61,18 @@ fn similarity_counts_fitting_positions() {
     assert_eq!(widened.wildcards(), 2);
     assert_eq!(widened.route(), "6 timeout after");
 }
+
+#[test]
+fn a_project_mask_applies_before_the_generic_masks() {
+    use crate::masks::{MaskSpec, Masks};
+    let masks = Masks::compile(&[MaskSpec { name: "service".into(), pattern: r"svc-[a-z]+".into() }]).unwrap();
+    let billing = Template::of_masked("worker svc-billing lost its lease", &masks);
+    assert_eq!(billing, Template::of_masked("worker svc-search lost its lease", &masks));
+    assert_eq!(billing.text(), "worker <*> lost its lease");
+    // Without it the two differ where the generic masks see no variable.
+    assert_ne!(Template::of("worker svc-billing lost its lease"), Template::of("worker svc-search lost its lease"));
+    // A match inside a token makes the token a variable, as a quoted value does.
+    assert_eq!(Template::of_masked("at svc-billing: lease lost", &masks).text(), "at <*> lease lost");
+    let message = "Connection to 10.0.0.12:5432 refused after 3 retries";
+    assert_eq!(Template::of_masked(message, &Masks::none()), Template::of(message));
+}

@@ -8,6 +8,7 @@
 //! [`QaLearning::group_released_message`] groups it as a capture would
 //! have.
 
+use lore_grouping::masks::Masks;
 use uuid::Uuid;
 
 use super::QaLearning;
@@ -30,8 +31,8 @@ const NAME_CHARS: usize = 120;
 /// Each message's template, and what the screen holds of it: the message as
 /// printed, and its template as a briefing shows it (a held part is named
 /// by the message's index).
-pub fn screen_messages(messages: &[String]) -> (Vec<Template>, Vec<Option<Held>>) {
-    let templates: Vec<Template> = messages.iter().map(|message| Template::of(message)).collect();
+pub fn screen_messages(messages: &[String], masks: &Masks) -> (Vec<Template>, Vec<Option<Held>>) {
+    let templates: Vec<Template> = messages.iter().map(|message| Template::of_masked(message, masks)).collect();
     let held = messages
         .iter()
         .zip(&templates)
@@ -54,10 +55,11 @@ impl QaLearning {
         }
         let failure = self.sanitized(failure);
         let messages = failure.grouped_messages();
-        let (templates, held) = screen_messages(&messages);
 
         let mut transaction = self.pool.begin().await?;
         store::ensure_project(&mut transaction, &failure.project).await?;
+        let masks = self.masks_of(&mut transaction, &failure.project).await?;
+        let (templates, held) = screen_messages(&messages, &masks);
         let rules = category::in_force(store::category_rules(&mut transaction, &failure.project).await?);
         let (category, rule) = self.rules.categorize(&rules, &failure.failed_checks, &messages);
         let rule_id = rule.map(|rule| rule.rule_id.clone());
@@ -132,7 +134,8 @@ impl QaLearning {
         if store::message_grouped(transaction, failure_id, message_index).await? {
             return Ok(());
         }
-        let template = Template::of(message);
+        let masks = self.masks_of(transaction, &failure.project).await?;
+        let template = Template::of_masked(message, &masks);
         let route_name = template.route();
         store::lock_routes(transaction, &[route_key(&failure.project, &category, &route_name)]).await?;
         let mut routes =

@@ -8,6 +8,7 @@
 //! - `results`: task results, which score the warnings of their task.
 //! - `significance`: shown against held-out warnings, with intervals.
 //! - `patterns`: listing, editing, merging and splitting patterns.
+//! - `masks`: a project's own grouping masks, as data.
 //! - `remining`: Brain over recent occurrences, merging and splitting
 //!   where it disagrees with the captures' grouping.
 //! - `promotion`: proven patterns proposed, reviewed and published.
@@ -22,6 +23,7 @@ pub mod files;
 pub mod fixes;
 pub mod grouping;
 pub mod instructions;
+pub mod masks;
 pub mod model;
 pub mod patterns;
 pub mod promotion;
@@ -173,6 +175,7 @@ pub struct QaLearning {
     config: QaConfig,
     rules: category::RuleCache,
     routes: routes::RouteCache,
+    masks: masks::MaskCache,
 }
 
 impl QaLearning {
@@ -185,6 +188,7 @@ impl QaLearning {
             config,
             rules: category::RuleCache::default(),
             routes: routes::RouteCache::default(),
+            masks: masks::MaskCache::default(),
         }
     }
 

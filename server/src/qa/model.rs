@@ -442,3 +442,44 @@ pub struct TaskFigures {
 /// Where a page of patterns ends: (occurrence_count, pattern_id) of its
 /// last pattern, which is the list's order.
 pub type PatternCursor = (i64, Uuid);
+
+/// A project's own grouping mask (`lore_grouping::masks`): every match in
+/// a captured message is one variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupingMask {
+    pub project: String,
+    pub name: String,
+    pub pattern: String,
+    pub description: String,
+    /// Who last changed it; set by the domain from the caller.
+    pub updated_by: String,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl GroupingMask {
+    /// A mask as a person submits it, checked: each failure names its field
+    /// under `parent` (`mask.pattern`). The server sets when and by whom.
+    pub fn submitted(
+        parent: &str,
+        project: &str,
+        name: &str,
+        pattern: &str,
+        description: &str,
+        by: &str,
+    ) -> crate::validate::FieldResult<Self> {
+        use crate::validate::{self, FieldError};
+        let field = |name: &str| format!("{parent}.{name}");
+        let project = validate::project(&field("project"), project)?;
+        let spec = lore_grouping::masks::MaskSpec { name: name.trim().to_owned(), pattern: pattern.to_owned() };
+        spec.compile().map_err(|error| FieldError::new(field(error.field), error.message))?;
+        let description = validate::text(&field("description"), description, 2000, false)?;
+        Ok(Self {
+            project,
+            name: spec.name,
+            pattern: spec.pattern,
+            description,
+            updated_by: by.to_owned(),
+            updated_at: Utc::now(),
+        })
+    }
+}

@@ -7,7 +7,7 @@
 //! or split is left as they left it. An occurrence re-mining moved says so
 //! as the reason it joined its pattern.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use lore_grouping::brain::BrainSettings;
 use lore_grouping::remine::{Change, Occurrence, Target, plan};
@@ -30,6 +30,9 @@ pub struct Remined {
     pub occurrences: usize,
     pub merges: usize,
     pub splits: usize,
+    /// Patterns that took the template their occurrences share under the
+    /// project's masks now.
+    pub moves: usize,
 }
 
 impl QaLearning {
@@ -40,35 +43,96 @@ impl QaLearning {
         }
         let recent = store::recent_occurrences(&self.pool, project, window).await?;
         let pinned = store::corrected_by_people(&self.pool, project, REASON_PREFIX).await?;
+        let masks = {
+            let mut connection = self.pool.acquire().await?;
+            self.masks_of(&mut connection, project).await?
+        };
+        // Each message is normalized again under the project's masks now: a
+        // mask added or removed since its capture changes its template.
+        let mut retemplated = Vec::new();
         let mut by_category: BTreeMap<&str, Vec<Occurrence<Uuid, Uuid>>> = BTreeMap::new();
         for occurrence in &recent {
+            let template = Template::of_masked(&occurrence.message, &masks);
+            if template.text() != occurrence.template {
+                retemplated.push((occurrence.occurrence_id, template.text()));
+            }
             by_category.entry(occurrence.category.as_str()).or_default().push(Occurrence {
                 id: occurrence.occurrence_id,
                 pattern: occurrence.pattern_id,
-                template: Template::from_tokens(occurrence.template.split(' ').map(str::to_owned).collect()),
+                template,
             });
         }
+        store::retemplate_occurrences(&self.pool, &retemplated).await?;
         let mut done = Remined { occurrences: recent.len(), ..Remined::default() };
         let settings = BrainSettings::default();
+        let retemplated: HashSet<Uuid> = retemplated.into_iter().map(|(occurrence, _)| occurrence).collect();
         for occurrences in by_category.values() {
             let changes = plan(occurrences, &pinned, &settings);
-            self.carry_out(scope, occurrences, &changes, &mut done).await?;
+            let pattern_of = self.carry_out(scope, occurrences, &changes, &mut done).await?;
+            self.follow_templates(occurrences, &pattern_of, &retemplated, &mut done).await?;
         }
-        if done.merges + done.splits > 0 {
-            tracing::info!(project, merges = done.merges, splits = done.splits, "re-mined the project's patterns");
+        if done.merges + done.splits + done.moves > 0 {
+            tracing::info!(
+                project,
+                merges = done.merges,
+                splits = done.splits,
+                moves = done.moves,
+                "re-mined the project's patterns"
+            );
         }
         Ok(done)
     }
 
+    /// A pattern whose occurrences a mask change normalized anew takes the
+    /// template they share now, and its route when they all have one, so
+    /// the next capture of such a message joins it directly instead of
+    /// starting a pattern beside it. Only templates a mask changed move a
+    /// pattern: without one, a pattern's older occurrences (outside the
+    /// window) may still hold its route.
+    async fn follow_templates(
+        &self,
+        occurrences: &[Occurrence<Uuid, Uuid>],
+        pattern_of: &HashMap<Uuid, Uuid>,
+        retemplated: &HashSet<Uuid>,
+        done: &mut Remined,
+    ) -> Result<(), Error> {
+        let mut members: BTreeMap<Uuid, Vec<&Template>> = BTreeMap::new();
+        let mut changed: HashSet<Uuid> = HashSet::new();
+        for occurrence in occurrences {
+            let Some(pattern) = pattern_of.get(&occurrence.id) else { continue };
+            members.entry(*pattern).or_default().push(&occurrence.template);
+            if retemplated.contains(&occurrence.id) {
+                changed.insert(*pattern);
+            }
+        }
+        let patterns: Vec<Uuid> = changed.into_iter().collect();
+        for live in store::live_templates(&self.pool, &patterns).await? {
+            let Some(shared) = shared_template(&members[&live.pattern_id]) else { continue };
+            let current = Template::from_tokens(live.tokens.clone());
+            // Within its route a pattern only widens (it keeps covering what
+            // it grouped before); on a new route it takes what its members
+            // share.
+            let template = if current.route() == shared.route() { current.generalize(&shared) } else { shared };
+            if template == current && template.route() == live.route {
+                continue;
+            }
+            if store::move_pattern(&self.pool, &live, &template.tokens, &template.route()).await? {
+                done.moves += 1;
+            }
+        }
+        Ok(())
+    }
+
     /// Makes the plan's changes in order; each occurrence that moved then
-    /// says so ("why grouped").
+    /// says so ("why grouped"). Returns the pattern each occurrence is in
+    /// after them.
     async fn carry_out(
         &self,
         scope: &ProjectScope,
         occurrences: &[Occurrence<Uuid, Uuid>],
         changes: &[Change<Uuid, Uuid>],
         done: &mut Remined,
-    ) -> Result<(), Error> {
+    ) -> Result<HashMap<Uuid, Uuid>, Error> {
         // Where each read occurrence is as the changes go.
         let mut pattern_of: HashMap<Uuid, Uuid> =
             occurrences.iter().map(|occurrence| (occurrence.id, occurrence.pattern)).collect();
@@ -128,6 +192,15 @@ impl QaLearning {
                 }
             }
         }
-        Ok(())
+        Ok(pattern_of)
     }
+}
+
+/// The template members of one route share: positions where they differ
+/// are wildcards. None when they are on more than one route.
+fn shared_template(members: &[&Template]) -> Option<Template> {
+    let (first, rest) = members.split_first()?;
+    let route = first.route();
+    rest.iter()
+        .try_fold((*first).clone(), |shared, member| (member.route() == route).then(|| shared.generalize(member)))
 }

@@ -16,6 +16,7 @@ pub mod console;
 pub mod drafts;
 pub mod embeddings;
 pub mod erasure;
+pub mod grouping_masks;
 pub mod injections;
 pub mod knowledge;
 pub mod knowledge_changes;

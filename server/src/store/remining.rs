@@ -9,19 +9,20 @@ use uuid::Uuid;
 use crate::Error;
 
 /// One recent occurrence: its id, its live pattern, the pattern's
-/// category, and its normalized template.
+/// category, the message as stored and its normalized template.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecentOccurrence {
     pub occurrence_id: Uuid,
     pub pattern_id: Uuid,
     pub category: String,
+    pub message: String,
     pub template: String,
 }
 
 /// The newest `limit` occurrences of `project`'s live patterns.
 pub async fn recent_occurrences(pool: &PgPool, project: &str, limit: i64) -> Result<Vec<RecentOccurrence>, Error> {
     let rows = sqlx::query(
-        "SELECT o.occurrence_id, o.pattern_id, p.category, o.template
+        "SELECT o.occurrence_id, o.pattern_id, p.category, o.message, o.template
          FROM qa_pattern_occurrences o JOIN qa_patterns p USING (pattern_id)
          WHERE o.project = $1 AND p.status IN ('candidate', 'active', 'promoted')
          ORDER BY o.occurred_at DESC, o.occurrence_id DESC LIMIT $2",
@@ -36,6 +37,7 @@ pub async fn recent_occurrences(pool: &PgPool, project: &str, limit: i64) -> Res
                 occurrence_id: row.try_get("occurrence_id")?,
                 pattern_id: row.try_get("pattern_id")?,
                 category: row.try_get("category")?,
+                message: row.try_get("message")?,
                 template: row.try_get("template")?,
             })
         })
@@ -85,4 +87,71 @@ pub async fn note_regrouped(pool: &PgPool, occurrence_ids: &[Uuid], reason: &str
         .execute(pool)
         .await?;
     Ok(())
+}
+
+/// Stores the templates occurrences have under the project's masks now.
+pub async fn retemplate_occurrences(pool: &PgPool, templates: &[(Uuid, String)]) -> Result<(), Error> {
+    if templates.is_empty() {
+        return Ok(());
+    }
+    let (ids, texts): (Vec<Uuid>, Vec<&str>) = templates.iter().map(|(id, text)| (*id, text.as_str())).unzip();
+    sqlx::query(
+        "UPDATE qa_pattern_occurrences o SET template = new.template
+         FROM unnest($1::uuid[], $2::text[]) AS new (occurrence_id, template)
+         WHERE o.occurrence_id = new.occurrence_id",
+    )
+    .bind(&ids)
+    .bind(&texts)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// A live pattern's template as grouping compares it, and its route.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PatternTemplate {
+    pub pattern_id: Uuid,
+    pub tokens: Vec<String>,
+    pub route: String,
+}
+
+/// The templates of those of `pattern_ids` that are live.
+pub async fn live_templates(pool: &PgPool, pattern_ids: &[Uuid]) -> Result<Vec<PatternTemplate>, Error> {
+    let rows = sqlx::query(
+        "SELECT pattern_id, template_tokens, route FROM qa_patterns
+         WHERE pattern_id = ANY($1) AND status IN ('candidate', 'active', 'promoted')",
+    )
+    .bind(pattern_ids)
+    .fetch_all(pool)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(PatternTemplate {
+                pattern_id: row.try_get("pattern_id")?,
+                tokens: row.try_get("template_tokens")?,
+                route: row.try_get("route")?,
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(Error::from)
+}
+
+/// Gives a pattern another template and route, unless a capture changed
+/// its template since `was` was read (the next round sees the new one).
+/// The route trigger (migration 0012) bumps both routes' generations, so
+/// every replica reads them again.
+pub async fn move_pattern(pool: &PgPool, was: &PatternTemplate, tokens: &[String], route: &str) -> Result<bool, Error> {
+    let moved = sqlx::query(
+        "UPDATE qa_patterns SET template = array_to_string($3::text[], ' '), template_tokens = $3, route = $4,
+             updated_at = now()
+         WHERE pattern_id = $1 AND template_tokens = $2 AND status IN ('candidate', 'active', 'promoted')",
+    )
+    .bind(was.pattern_id)
+    .bind(&was.tokens)
+    .bind(tokens)
+    .bind(route)
+    .execute(pool)
+    .await?
+    .rows_affected();
+    Ok(moved == 1)
 }

@@ -24,6 +24,7 @@ mod activity;
 mod assets;
 mod charts;
 mod fleet;
+mod grouping_masks;
 mod injections;
 mod knowledge;
 mod layout;
@@ -144,6 +145,8 @@ impl Console {
             .route("/projects/{project}/drafts", get(knowledge::drafts))
             .route("/drafts/{draft_id}/review", post(knowledge::review))
             .route("/projects/{project}/qa", get(qa::dashboard))
+            .route("/projects/{project}/masks", get(grouping_masks::page).post(grouping_masks::put))
+            .route("/projects/{project}/masks/delete", post(grouping_masks::delete))
             .route("/patterns/{pattern_id}", get(qa::pattern))
             .route("/patterns/{pattern_id}/merge", post(qa::merge))
             .route("/patterns/{pattern_id}/split", post(qa::split))

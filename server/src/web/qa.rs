@@ -76,6 +76,7 @@ pub async fn dashboard(
         form.filters method="get" {
             label { "Days" input type="number" name="days" min="1" max="365" value=(days); }
             button type="submit" { "Show" }
+            a href=(super::grouping_masks::path(&project)) { "Grouping masks" }
         }
         div.tiles {
             (layout::tile("tasks with a result", tasks.tasks, None))

@@ -8,6 +8,7 @@ mod brief;
 mod documents;
 mod drafts;
 mod erasure;
+mod grouping_masks;
 mod knowledge;
 mod ledger;
 mod lifecycle;

@@ -18,10 +18,12 @@ use crate::qa::model::limits::{
     MAX_TEXT_CHARS,
 };
 use crate::qa::model::{
-    CategoryRule, CheckResult, Dashboard, DashboardQuery, FailedCheck, FixAttempt, FixOutcome, NewFailure,
-    NewTaskResult, Occurrence, Pattern, PatternCursor, PatternEdits, PatternFilter, PatternLink, PatternStatus,
-    Promotion, PromotionStatus, Split, Task, TaskFigures, TaskResultRecorded, Warning, WarningOutcome, WarningRequest,
+    CategoryRule, CheckResult, Dashboard, DashboardQuery, FailedCheck, FixAttempt, FixOutcome, GroupingMask,
+    NewFailure, NewTaskResult, Occurrence, Pattern, PatternCursor, PatternEdits, PatternFilter, PatternLink,
+    PatternStatus, Promotion, PromotionStatus, Split, Task, TaskFigures, TaskResultRecorded, Warning, WarningOutcome,
+    WarningRequest,
 };
+use crate::qa::remining::Remined;
 use crate::qa::significance::{Comparison, GroupRate};
 use crate::validate;
 
@@ -682,5 +684,30 @@ pub fn category_rule_to_proto(rule: &CategoryRule) -> proto::CategoryRule {
         check_name_regex: rule.check_name_regex.clone(),
         message_regex: rule.message_regex.clone(),
         enabled: rule.enabled,
+    }
+}
+
+pub fn grouping_mask(value: Option<&proto::GroupingMask>, by: &str) -> FieldResult<GroupingMask> {
+    let mask = value.ok_or_else(|| FieldError::new("mask", "required"))?;
+    GroupingMask::submitted("mask", &mask.project, &mask.name, &mask.pattern, &mask.description, by)
+}
+
+pub fn grouping_mask_to_proto(mask: &GroupingMask) -> proto::GroupingMask {
+    proto::GroupingMask {
+        project: mask.project.clone(),
+        name: mask.name.clone(),
+        pattern: mask.pattern.clone(),
+        description: mask.description.clone(),
+        updated_by: mask.updated_by.clone(),
+        updated_at: Some(to_timestamp(mask.updated_at)),
+    }
+}
+
+pub fn remined_to_proto(done: &Remined) -> proto::RemineProjectResponse {
+    proto::RemineProjectResponse {
+        occurrences: done.occurrences as u32,
+        merges: done.merges as u32,
+        splits: done.splits as u32,
+        moves: done.moves as u32,
     }
 }

@@ -219,10 +219,48 @@ impl QaLearningService for QaLearningApi {
             window => i64::from(window).min(MAX_REMINE_WINDOW),
         };
         let done = self.qa.remine(&scope, &project, window).await?;
-        Ok(Response::new(proto::RemineProjectResponse {
-            occurrences: done.occurrences as u32,
-            merges: done.merges as u32,
-            splits: done.splits as u32,
+        Ok(Response::new(convert::remined_to_proto(&done)))
+    }
+
+    async fn list_grouping_masks(
+        &self,
+        request: Request<proto::ListGroupingMasksRequest>,
+    ) -> Result<Response<proto::ListGroupingMasksResponse>, Status> {
+        let scope = request_scope(&request);
+        let project = field(crate::validate::project("project", &request.get_ref().project))?;
+        let masks = self.qa.grouping_masks(&scope, &project).await?;
+        Ok(Response::new(proto::ListGroupingMasksResponse {
+            masks: masks.iter().map(convert::grouping_mask_to_proto).collect(),
+        }))
+    }
+
+    async fn put_grouping_mask(
+        &self,
+        request: Request<proto::PutGroupingMaskRequest>,
+    ) -> Result<Response<proto::PutGroupingMaskResponse>, Status> {
+        let scope = request_scope(&request);
+        let by = super::request_origin(&request).token;
+        let mask = field(convert::grouping_mask(request.get_ref().mask.as_ref(), &by))?;
+        let (mask, created, remined) = self.qa.put_grouping_mask(&scope, &mask).await?;
+        Ok(Response::new(proto::PutGroupingMaskResponse {
+            mask: Some(convert::grouping_mask_to_proto(&mask)),
+            created,
+            remined: Some(convert::remined_to_proto(&remined)),
+        }))
+    }
+
+    async fn delete_grouping_mask(
+        &self,
+        request: Request<proto::DeleteGroupingMaskRequest>,
+    ) -> Result<Response<proto::DeleteGroupingMaskResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let project = field(crate::validate::project("project", &message.project))?;
+        let name = field(crate::validate::name("name", &message.name, 64, true))?;
+        let (deleted, remined) = self.qa.delete_grouping_mask(&scope, &project, &name).await?;
+        Ok(Response::new(proto::DeleteGroupingMaskResponse {
+            deleted,
+            remined: Some(convert::remined_to_proto(&remined)),
         }))
     }
 

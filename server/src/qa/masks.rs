@@ -1,0 +1,122 @@
+//! A project's own grouping masks, as data: people add them where the
+//! generic masks leave a variable in view (Brain's per-system settings),
+//! and a change re-mines the project at once, so what was captured before
+//! the mask is grouped as if it had been there.
+//!
+//! Captures read the project's masks in their own transaction; the compiled
+//! masks are kept per project and compiled again only when the stored text
+//! changes, so every replica follows a change at its next capture.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use lore_grouping::masks::{MaskError, MaskSpec, Masks};
+use sqlx::PgConnection;
+
+use super::QaLearning;
+use super::model::GroupingMask;
+use super::remining::Remined;
+use crate::Error;
+use crate::scope::ProjectScope;
+use crate::store::grouping_masks as store;
+
+impl From<MaskError> for Error {
+    fn from(error: MaskError) -> Self {
+        Error::invalid(format!("mask.{}", error.field), error.message)
+    }
+}
+
+/// A project's masks as stored, and compiled.
+type Compiled = (Vec<MaskSpec>, Arc<Masks>);
+
+/// Compiled masks by project, with the specs they were compiled from.
+#[derive(Debug, Clone, Default)]
+pub struct MaskCache {
+    compiled: Arc<Mutex<HashMap<String, Compiled>>>,
+}
+
+impl MaskCache {
+    /// The compiled form of `specs`, compiled only when they differ from
+    /// what the project had. A stored mask that no longer compiles (the
+    /// limits were lowered) is left out rather than failing every capture.
+    fn compiled(&self, project: &str, specs: Vec<MaskSpec>) -> Arc<Masks> {
+        let mut compiled = self.compiled.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((kept, masks)) = compiled.get(project)
+            && *kept == specs
+        {
+            return masks.clone();
+        }
+        let usable: Vec<MaskSpec> = specs
+            .iter()
+            .filter(|spec| match spec.compile() {
+                Ok(_) => true,
+                Err(error) => {
+                    tracing::warn!(project, mask = %spec.name, %error, "a stored grouping mask is not used");
+                    false
+                }
+            })
+            .cloned()
+            .collect();
+        let masks = Arc::new(Masks::compile(&usable).unwrap_or_default());
+        compiled.insert(project.to_owned(), (specs, masks.clone()));
+        masks
+    }
+}
+
+fn spec(mask: &GroupingMask) -> MaskSpec {
+    MaskSpec { name: mask.name.clone(), pattern: mask.pattern.clone() }
+}
+
+impl QaLearning {
+    /// The masks a capture of `project` applies, read in its transaction.
+    pub(crate) async fn masks_of(&self, connection: &mut PgConnection, project: &str) -> Result<Arc<Masks>, Error> {
+        let stored = store::masks(connection, project).await?;
+        Ok(self.masks.compiled(project, stored.iter().map(spec).collect()))
+    }
+
+    pub async fn grouping_masks(&self, scope: &ProjectScope, project: &str) -> Result<Vec<GroupingMask>, Error> {
+        allowed(scope, project)?;
+        let mut connection = self.pool.acquire().await?;
+        store::masks(&mut connection, project).await
+    }
+
+    /// Adds or replaces a mask, then re-mines the project. True when the
+    /// mask is new.
+    pub async fn put_grouping_mask(
+        &self,
+        scope: &ProjectScope,
+        mask: &GroupingMask,
+    ) -> Result<(GroupingMask, bool, Remined), Error> {
+        allowed(scope, &mask.project)?;
+        spec(mask).compile()?;
+        let all_compile = |after: &[GroupingMask]| {
+            Masks::compile(&after.iter().map(spec).collect::<Vec<_>>()).map(drop).map_err(Error::from)
+        };
+        let (stored, created) = store::put_mask(&self.pool, mask, all_compile).await?;
+        let remined = self.remine(scope, &mask.project, self.config.remine_window).await?;
+        Ok((stored, created, remined))
+    }
+
+    /// Removes a mask and re-mines the project; false when there was none
+    /// (and nothing is re-mined).
+    pub async fn delete_grouping_mask(
+        &self,
+        scope: &ProjectScope,
+        project: &str,
+        name: &str,
+    ) -> Result<(bool, Remined), Error> {
+        allowed(scope, project)?;
+        if !store::delete_mask(&self.pool, project, name).await? {
+            return Ok((false, Remined::default()));
+        }
+        Ok((true, self.remine(scope, project, self.config.remine_window).await?))
+    }
+}
+
+fn allowed(scope: &ProjectScope, project: &str) -> Result<(), Error> {
+    if scope.allows(project) {
+        Ok(())
+    } else {
+        Err(Error::PermissionDenied(format!("project {project} is outside your scope")))
+    }
+}

@@ -1,0 +1,79 @@
+//! A project's own grouping masks (migration 0020).
+
+use sqlx::{PgConnection, PgPool, Row as _};
+
+use crate::Error;
+use crate::qa::model::GroupingMask;
+
+fn mask_from_row(row: &sqlx::postgres::PgRow) -> Result<GroupingMask, sqlx::Error> {
+    Ok(GroupingMask {
+        project: row.try_get("project")?,
+        name: row.try_get("name")?,
+        pattern: row.try_get("pattern")?,
+        description: row.try_get("description")?,
+        updated_by: row.try_get("updated_by")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+/// The project's masks by name: the order they apply in.
+pub async fn masks(connection: &mut PgConnection, project: &str) -> Result<Vec<GroupingMask>, Error> {
+    let rows = sqlx::query(
+        "SELECT project, name, pattern, description, updated_by, updated_at
+         FROM qa_grouping_masks WHERE project = $1 ORDER BY name",
+    )
+    .bind(project)
+    .fetch_all(connection)
+    .await?;
+    rows.iter().map(mask_from_row).collect::<Result<_, _>>().map_err(Error::from)
+}
+
+/// Adds or replaces a mask, the project's masks locked so two writers
+/// cannot both add the last one allowed. `allowed` sees the masks the
+/// project would hold; refusing leaves them as they were. True when the
+/// mask is new.
+pub async fn put_mask(
+    pool: &PgPool,
+    mask: &GroupingMask,
+    allowed: impl FnOnce(&[GroupingMask]) -> Result<(), Error>,
+) -> Result<(GroupingMask, bool), Error> {
+    let mut transaction = pool.begin().await?;
+    super::qa::ensure_project(&mut transaction, &mask.project).await?;
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('qa_grouping_masks:' || $1, 0))")
+        .bind(&mask.project)
+        .execute(&mut *transaction)
+        .await?;
+    let mut after = masks(&mut transaction, &mask.project).await?;
+    let created = !after.iter().any(|existing| existing.name == mask.name);
+    after.retain(|existing| existing.name != mask.name);
+    after.push(mask.clone());
+    after.sort_by(|left, right| left.name.cmp(&right.name));
+    allowed(&after)?;
+    let row = sqlx::query(
+        "INSERT INTO qa_grouping_masks (project, name, pattern, description, updated_by)
+         VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (project, name) DO UPDATE SET pattern = EXCLUDED.pattern,
+             description = EXCLUDED.description, updated_by = EXCLUDED.updated_by, updated_at = now()
+         RETURNING project, name, pattern, description, updated_by, updated_at",
+    )
+    .bind(&mask.project)
+    .bind(&mask.name)
+    .bind(&mask.pattern)
+    .bind(&mask.description)
+    .bind(&mask.updated_by)
+    .fetch_one(&mut *transaction)
+    .await?;
+    transaction.commit().await?;
+    Ok((mask_from_row(&row)?, created))
+}
+
+/// Removes a mask; false when there was none.
+pub async fn delete_mask(pool: &PgPool, project: &str, name: &str) -> Result<bool, Error> {
+    let deleted = sqlx::query("DELETE FROM qa_grouping_masks WHERE project = $1 AND name = $2")
+        .bind(project)
+        .bind(name)
+        .execute(pool)
+        .await?
+        .rows_affected();
+    Ok(deleted > 0)
+}

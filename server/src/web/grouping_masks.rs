@@ -1,0 +1,109 @@
+//! QA → Grouping masks: a project's own masks, with a form to add or
+//! replace one and a button to remove each. A change re-mines the project,
+//! and the page says what that changed.
+
+use axum::extract::State;
+use axum::response::Response;
+use maud::{Markup, html};
+
+use super::layout::{self, Section};
+use super::signin::Submitted;
+use super::{Console, PageError, ProjectView};
+use crate::Error;
+use crate::qa::model::GroupingMask;
+use crate::qa::remining::Remined;
+
+const PUT: &str = "/lore.v1.QaLearningService/PutGroupingMask";
+const DELETE: &str = "/lore.v1.QaLearningService/DeleteGroupingMask";
+
+pub fn path(project: &str) -> String {
+    format!("{}/masks", layout::project_path(project))
+}
+
+pub async fn page(
+    State(console): State<Console>,
+    ProjectView { viewer, scope, project, params }: ProjectView,
+) -> Result<Markup, PageError> {
+    let masks = console.qa.grouping_masks(&scope, &project).await?;
+    let (may_put, may_delete) = (viewer.may(PUT), viewer.may(DELETE));
+    let body = html! {
+        (layout::notice(params.text(layout::DONE_FIELD)))
+        p { "Failures are grouped by their messages, with numbers, ids, paths, URLs and quoted values read as \
+             variables. Where this project's messages carry a variable those cannot see, a mask makes every \
+             match of its regular expression one variable, before the generic masks. A change re-mines the \
+             project's recent failures at once." }
+        @if masks.is_empty() { p.muted { "No mask: the generic masks alone apply." } } @else {
+            table {
+                thead { tr { th { "Name" } th { "Regular expression" } th { "What it masks" } th { "Changed" }
+                    @if may_delete { th { span.muted { "Remove" } } } } }
+                tbody { @for mask in &masks { tr {
+                    td { (mask.name) }
+                    td { code { (mask.pattern) } }
+                    td { (mask.description) }
+                    td { (layout::time(mask.updated_at)) @if !mask.updated_by.is_empty() { " by " (mask.updated_by) } }
+                    @if may_delete { td {
+                        form method="post" action={ (path(&project)) "/delete" } {
+                            (layout::csrf_field(&viewer))
+                            input type="hidden" name="name" value=(mask.name);
+                            button.danger type="submit" aria-label={ "remove mask " (mask.name) } { "Remove" }
+                        }
+                    } }
+                } } }
+            }
+        }
+        @if may_put {
+            h2 { "Add or replace a mask" }
+            form.card method="post" action=(path(&project)) {
+                (layout::csrf_field(&viewer))
+                div.actions-row {
+                    label for="mask_name" { "Name" }
+                    input #mask_name type="text" name="name" size="20" required pattern="[A-Za-z0-9._\\-]{1,64}";
+                    label for="mask_pattern" { "Regular expression" }
+                    input #mask_pattern type="text" name="pattern" size="30" required placeholder="svc-[a-z]+";
+                    label for="mask_description" { "What it masks" }
+                    input #mask_description type="text" name="description" size="30";
+                    button type="submit" { "Save and re-mine" }
+                }
+            }
+        } @else { p.muted { "Your token may read the masks; changing them needs an admin token." } }
+    };
+    Ok(layout::page(&viewer, &format!("{project}: grouping masks"), Some(&project), Section::Qa, body))
+}
+
+pub async fn put(
+    State(console): State<Console>,
+    ProjectView { scope, project, .. }: ProjectView,
+    Submitted { viewer, fields }: Submitted,
+) -> Result<Response, PageError> {
+    viewer.require(PUT)?;
+    let field = |name: &str| fields.get(name).unwrap_or_default();
+    let mask =
+        GroupingMask::submitted("mask", &project, field("name"), field("pattern"), field("description"), viewer.name())
+            .map_err(Error::from)?;
+    let (mask, created, remined) = console.qa.put_grouping_mask(&scope, &mask).await?;
+    let said = if created { "Added" } else { "Replaced" };
+    Ok(layout::done_at(&path(&project), &format!("{said} the mask {}; {}", mask.name, remined_sentence(&remined))))
+}
+
+pub async fn delete(
+    State(console): State<Console>,
+    ProjectView { scope, project, .. }: ProjectView,
+    Submitted { viewer, fields }: Submitted,
+) -> Result<Response, PageError> {
+    viewer.require(DELETE)?;
+    let name = crate::validate::name("name", fields.get("name").unwrap_or_default(), 64, true).map_err(Error::from)?;
+    let (deleted, remined) = console.qa.delete_grouping_mask(&scope, &project, &name).await?;
+    let message = if deleted {
+        format!("Removed the mask {name}; {}", remined_sentence(&remined))
+    } else {
+        format!("There was no mask {name}; nothing changed.")
+    };
+    Ok(layout::done_at(&path(&project), &message))
+}
+
+fn remined_sentence(done: &Remined) -> String {
+    format!(
+        "re-mining read {} recent occurrences and made {} merges and {} splits; {} patterns took their new template.",
+        done.occurrences, done.merges, done.splits, done.moves
+    )
+}
