@@ -107,30 +107,6 @@ static ERROR_LINE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the error pattern compiles")
 });
 
-/// The QA verdict of an attempt at a task, as a check's run gives it: failed
-/// with the failure just captured, or passed. The server scores the task's
-/// warnings from it.
-pub fn task_result(
-    project: &str,
-    task_id: String,
-    session_id: uuid::Uuid,
-    check: &str,
-    failure_id: Option<uuid::Uuid>,
-) -> lore_proto::v1::RecordTaskResultRequest {
-    use lore_proto::v1 as proto;
-    let verdict = if failure_id.is_some() { proto::TaskVerdict::Failed } else { proto::TaskVerdict::Passed };
-    proto::RecordTaskResultRequest {
-        result_id: uuid::Uuid::now_v7().to_string(),
-        project: project.to_owned(),
-        task: Some(proto::Task { task_id, ..Default::default() }),
-        session_id: session_id.to_string(),
-        verdict: verdict.into(),
-        checks: vec![proto::CheckResult { name: check.to_owned(), passed: failure_id.is_none(), ..Default::default() }],
-        failure_ids: failure_id.iter().map(ToString::to_string).collect(),
-        occurred_at: None,
-    }
-}
-
 /// The lines of a failing check's output that say what failed: those that
 /// look like errors, else the last lines. Never empty for a non-empty
 /// output.

@@ -23,8 +23,6 @@ use crate::AgentError;
 /// The sidecar's default local address.
 pub const DEFAULT_SIDECAR: &str = "http://127.0.0.1:50052";
 pub const DEFAULT_SERVER: &str = "http://127.0.0.1:50051";
-/// Briefings and entries are small, but a resume can carry many actions.
-const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Where Lore is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,13 +98,10 @@ impl LoreAddress {
                 Err(error) => tried.push(format!("no sidecar at {sidecar}: {error}")),
             }
         }
-        let dev_token = match &self.token {
-            Some(_) => None,
-            None => std::env::current_dir().ok().and_then(|dir| lore_proto::auth::dev_token(&self.server, &dir)),
-        };
+        let token = lore_proto::auth::token_for(&self.server, self.token.as_deref());
         match connect(&self.server, &self.tls, timeout).await {
             Ok(channel) => {
-                let channel = InterceptedService::new(channel, bearer(self.token.as_deref().or(dev_token.as_deref()))?);
+                let channel = InterceptedService::new(channel, bearer(token.as_deref())?);
                 Ok(Connection { channel, route: Route::Server(self.server.clone()) })
             }
             Err(error) => {
@@ -131,27 +126,25 @@ async fn connect(address: &str, tls: &TlsFiles, timeout: Duration) -> Result<ton
 }
 
 impl Connection {
+    /// The channel itself, for clients of services this type has no
+    /// method for.
+    pub fn channel(&self) -> AuthChannel {
+        self.channel.clone()
+    }
+
     pub fn actions(&self) -> ActionServiceClient<AuthChannel> {
-        ActionServiceClient::new(self.channel.clone())
-            .max_decoding_message_size(MAX_MESSAGE_BYTES)
-            .max_encoding_message_size(MAX_MESSAGE_BYTES)
+        lore_proto::client::actions(self.channel.clone())
     }
 
     pub fn knowledge(&self) -> KnowledgeServiceClient<AuthChannel> {
-        KnowledgeServiceClient::new(self.channel.clone())
-            .max_decoding_message_size(MAX_MESSAGE_BYTES)
-            .max_encoding_message_size(MAX_MESSAGE_BYTES)
+        lore_proto::client::knowledge(self.channel.clone())
     }
 
     pub fn qa(&self) -> QaLearningServiceClient<AuthChannel> {
-        QaLearningServiceClient::new(self.channel.clone())
-            .max_decoding_message_size(MAX_MESSAGE_BYTES)
-            .max_encoding_message_size(MAX_MESSAGE_BYTES)
+        lore_proto::client::qa(self.channel.clone())
     }
 
     pub fn agent(&self) -> AgentServiceClient<AuthChannel> {
-        AgentServiceClient::new(self.channel.clone())
-            .max_decoding_message_size(MAX_MESSAGE_BYTES)
-            .max_encoding_message_size(MAX_MESSAGE_BYTES)
+        lore_proto::client::agent(self.channel.clone())
     }
 }

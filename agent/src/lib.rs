@@ -16,6 +16,7 @@
 //! - [`checks`]: which shell commands are QA checks, and the error lines of
 //!   their output.
 //! - [`mcp`]: the MCP server: its tools, over stdio and streamable HTTP.
+//! - [`requests`]: the requests hooks and MCP tools both send, built once.
 //! - [`hooks`]: `lore hook <event>`: the agents' hook JSON in, their
 //!   answer out, within a time budget, failing open.
 //! - [`init`]: `lore init claude-code|codex`: the MCP server and the hooks
@@ -30,5 +31,6 @@ pub mod identity;
 pub mod init;
 pub mod mcp;
 mod ordered_json;
+pub mod requests;
 
 pub use error::AgentError;

@@ -25,9 +25,6 @@ pub struct Bearer {
     client: Option<AsciiMetadataValue>,
 }
 
-/// The metadata a client names itself in: `cli`, `hook`, `mcp`, `sidecar`.
-pub const CLIENT_METADATA: &str = "x-lore-client";
-
 impl Bearer {
     /// Fails when the token cannot travel in metadata (not visible ASCII).
     pub fn new(token: Option<&str>) -> Result<Self, InvalidToken> {
@@ -62,9 +59,9 @@ impl Interceptor for Bearer {
             request.metadata_mut().insert("authorization", value.clone());
         }
         if let Some(client) = &self.client
-            && !request.metadata().contains_key(CLIENT_METADATA)
+            && !request.metadata().contains_key(crate::metadata::CLIENT)
         {
-            request.metadata_mut().insert(CLIENT_METADATA, client.clone());
+            request.metadata_mut().insert(crate::metadata::CLIENT, client.clone());
         }
         Ok(request)
     }
@@ -80,6 +77,16 @@ impl std::fmt::Display for InvalidToken {
 }
 
 impl std::error::Error for InvalidToken {}
+
+/// The token a client speaks with: the one it was given, else, when the
+/// server is on this machine, the one a dev-mode server (`make run`) wrote
+/// in the current directory.
+pub fn token_for(server: &str, given: Option<&str>) -> Option<String> {
+    match given {
+        Some(token) => Some(token.to_owned()),
+        None => std::env::current_dir().ok().and_then(|dir| dev_token(server, &dir)),
+    }
+}
 
 /// The dev server's token in `dir`, when `server` is on this machine
 /// (a loopback address or localhost) and the file exists.

@@ -4,8 +4,10 @@
 //! contract and nothing else.
 
 pub mod auth;
+pub mod client;
 pub mod codec;
 pub mod json;
+pub mod metadata;
 pub mod tls;
 
 /// Messages, clients and servers of package `lore.v1`.
@@ -20,6 +22,11 @@ pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "
 
 pub use auth::DEV_TOKEN_FILE;
 
-/// Response metadata of a write lore-sidecar spooled on its disk rather
-/// than one the server processed: `x-lore-spooled: true`.
-pub const SPOOLED_METADATA: &str = "x-lore-spooled";
+/// Fully qualified names of the services lore-server serves, as clients and
+/// probes see them.
+pub const SERVICE_NAMES: [&str; 4] = [
+    v1::action_service_server::SERVICE_NAME,
+    v1::knowledge_service_server::SERVICE_NAME,
+    v1::qa_learning_service_server::SERVICE_NAME,
+    v1::agent_service_server::SERVICE_NAME,
+];

@@ -273,8 +273,8 @@ pub fn rpc_span(request: &http::Request<()>) -> tracing::Span {
         rpc.system.name = "grpc",
         rpc.method = method,
         rpc.response.status_code = Empty,
-        gen_ai.conversation.id = header(crate::tool_calls::SESSION_HEADER),
-        gen_ai.agent.id = header(AGENT_HEADER),
+        gen_ai.conversation.id = header(lore_proto::metadata::SESSION_ID),
+        gen_ai.agent.id = header(lore_proto::metadata::AGENT_ID),
         gen_ai.tool.name = tool,
         lore.project = Empty,
         lore.db_time_ms = Empty,
@@ -288,9 +288,6 @@ pub fn rpc_span(request: &http::Request<()>) -> tracing::Span {
     }
     span
 }
-
-/// The metadata key an agent may name itself with (`gen_ai.agent.id`).
-pub const AGENT_HEADER: &str = "x-lore-agent-id";
 
 /// Records the project a call is about on its span.
 pub fn record_project(project: &str) {

@@ -28,7 +28,7 @@ use crate::middleware::{Answer, CallObserver, Gate, GateLayer, Inner, observe, o
 use crate::scope::ProjectScope;
 
 /// The metadata key that names the caller's session.
-pub const SESSION_HEADER: &str = "x-lore-session-id";
+const SESSION_HEADER: &str = lore_proto::metadata::SESSION_ID;
 
 /// The services whose calls are tool calls, and the category their actions
 /// get.

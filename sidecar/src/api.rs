@@ -30,7 +30,7 @@ pub struct LocalApi {
 
 impl LocalApi {
     pub fn new(spool: Arc<Spool>, sanitizer: Sanitizer, server: AuthChannel) -> Self {
-        Self { spool, sanitizer, server: ActionServiceClient::new(server) }
+        Self { spool, sanitizer, server: lore_proto::client::actions(server) }
     }
 
     async fn spool(&self, writes: Vec<Write>) -> Result<Vec<u64>, Status> {
@@ -43,7 +43,7 @@ impl LocalApi {
 /// the server processed.
 pub(crate) fn spooled<T>(answer: T) -> Response<T> {
     let mut response = Response::new(answer);
-    response.metadata_mut().insert(lore_proto::SPOOLED_METADATA, tonic::metadata::MetadataValue::from_static("true"));
+    response.metadata_mut().insert(lore_proto::metadata::SPOOLED, tonic::metadata::MetadataValue::from_static("true"));
     response
 }
 
@@ -65,7 +65,7 @@ pub(crate) async fn spool_writes_from(spool: &Spool, writes: Vec<Write>, client:
 pub(crate) fn client_of<T>(request: &Request<T>) -> String {
     request
         .metadata()
-        .get(lore_proto::auth::CLIENT_METADATA)
+        .get(lore_proto::metadata::CLIENT)
         .and_then(|value| value.to_str().ok())
         .filter(|client| client.len() <= 32 && client.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-'))
         .unwrap_or_default()

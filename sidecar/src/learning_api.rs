@@ -23,7 +23,6 @@ use uuid::Uuid;
 
 use lore_proto::auth::AuthChannel;
 use lore_proto::v1 as proto;
-use lore_proto::v1::agent_service_client::AgentServiceClient;
 use lore_proto::v1::agent_service_server::AgentService;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use lore_proto::v1::knowledge_service_server::KnowledgeService;
@@ -49,11 +48,11 @@ impl LearningApi {
     }
 
     fn knowledge(&self) -> KnowledgeServiceClient<AuthChannel> {
-        KnowledgeServiceClient::new(self.server.clone())
+        lore_proto::client::knowledge(self.server.clone())
     }
 
     fn qa(&self) -> QaLearningServiceClient<AuthChannel> {
-        QaLearningServiceClient::new(self.server.clone())
+        lore_proto::client::qa(self.server.clone())
     }
 
     fn clean(&self, text: &mut String) {
@@ -187,21 +186,21 @@ impl QaLearningService for LearningApi {
 #[tonic::async_trait]
 impl AgentService for LearningApi {
     async fn brief(&self, request: Request<proto::BriefRequest>) -> Result<Response<proto::BriefResponse>, Status> {
-        AgentServiceClient::new(self.server.clone()).brief(forward(request)).await
+        lore_proto::client::agent(self.server.clone()).brief(forward(request)).await
     }
 
     async fn list_cited_files(
         &self,
         request: Request<proto::ListCitedFilesRequest>,
     ) -> Result<Response<proto::ListCitedFilesResponse>, Status> {
-        AgentServiceClient::new(self.server.clone()).list_cited_files(forward(request)).await
+        lore_proto::client::agent(self.server.clone()).list_cited_files(forward(request)).await
     }
 
     async fn list_injections(
         &self,
         request: Request<proto::ListInjectionsRequest>,
     ) -> Result<Response<proto::ListInjectionsResponse>, Status> {
-        AgentServiceClient::new(self.server.clone()).list_injections(forward(request)).await
+        lore_proto::client::agent(self.server.clone()).list_injections(forward(request)).await
     }
 }
 

@@ -135,9 +135,9 @@ async fn ship(
 ) -> Result<(), ShipError> {
     let channel = config.endpoint.clone().connect_timeout(Duration::from_secs(5)).connect().await?;
     let authed = InterceptedService::new(channel, config.bearer.clone());
-    let mut client = ActionServiceClient::new(authed.clone());
-    let qa = QaLearningServiceClient::new(authed.clone());
-    let knowledge = KnowledgeServiceClient::new(authed);
+    let mut client = lore_proto::client::actions(authed.clone());
+    let qa = lore_proto::client::qa(authed.clone());
+    let knowledge = lore_proto::client::knowledge(authed);
     let (batches, outgoing) = mpsc::channel(config.max_in_flight.max(1));
     let acks = client.ingest(ReceiverStream::new(outgoing)).await?.into_inner();
     stats.connected.store(true, Ordering::Relaxed);
@@ -313,7 +313,7 @@ fn named<T>(message: T, client: &str) -> tonic::Request<T> {
     if !client.is_empty()
         && let Ok(value) = client.parse()
     {
-        request.metadata_mut().insert(lore_proto::auth::CLIENT_METADATA, value);
+        request.metadata_mut().insert(lore_proto::metadata::CLIENT, value);
     }
     request
 }

@@ -81,7 +81,7 @@ async fn health_answers_serving_for_the_server_and_each_service() {
     assert!(output.stdout.contains("\"status\": \"SERVING\""), "{}", output.stdout);
 
     let mut health = HealthClient::new(server.channel().await);
-    for service in lore_server::grpc::SERVICE_NAMES {
+    for service in lore_proto::SERVICE_NAMES {
         let status = health.check(HealthCheckRequest { service: service.into() }).await.unwrap().into_inner().status;
         assert_eq!(status, ServingStatus::Serving as i32, "{service}");
     }

@@ -644,7 +644,7 @@ async fn failures_fixes_and_lessons_recorded_during_an_outage_arrive_once_in_ord
         .await
         .unwrap();
     assert_eq!(
-        captured.metadata().get(lore_proto::SPOOLED_METADATA).and_then(|value| value.to_str().ok()),
+        captured.metadata().get(lore_proto::metadata::SPOOLED).and_then(|value| value.to_str().ok()),
         Some("true")
     );
     let failure_id = captured.into_inner().ack.unwrap().id;

@@ -44,7 +44,7 @@ use crate::AgentError;
 use crate::checks::{self, Checks};
 use crate::connection::{Connection, LoreAddress};
 use crate::identity::{AgentKind, Identity, lore_session_id};
-use crate::mcp::tools::session_task;
+use crate::requests::{self, FailedCheck};
 use input::HookInput;
 use state::{LockedState, OpenCheck};
 
@@ -310,15 +310,12 @@ impl Hook<'_> {
             git_context(&self.dir),
             staleness::missing_cited_files(&self.connection, &self.identity.project, &self.dir)
         );
+        let task = proto::BriefTask { files, labels: branch.into_iter().collect(), ..Default::default() };
         let request = proto::BriefRequest {
-            project: self.identity.project.clone(),
-            agent_id: self.identity.agent_id.clone(),
-            session_id: self.session_id.to_string(),
-            task: Some(proto::BriefTask { files, labels: branch.into_iter().collect(), ..Default::default() }),
             budget_chars: self.args.briefing_chars,
             surface: proto::InjectionSurface::SessionStart as i32,
             missing_files,
-            ..Default::default()
+            ..requests::brief(&self.identity, self.session_id, task)
         };
         let briefing = self.connection.agent().brief(request).await?.into_inner();
         Ok(context_answer(HookEvent::SessionStart, &briefing.markdown))
@@ -342,17 +339,14 @@ impl Hook<'_> {
         }
         let description: String = prompt.chars().take(8000).collect();
         let missing_files = staleness::missing_cited_files(&self.connection, &self.identity.project, &self.dir).await;
+        let task = proto::BriefTask { title, description, ..Default::default() };
         let request = proto::BriefRequest {
-            project: self.identity.project.clone(),
-            agent_id: self.identity.agent_id.clone(),
-            session_id: self.session_id.to_string(),
-            task: Some(proto::BriefTask { title, description, ..Default::default() }),
             budget_chars: self.args.prompt_briefing_chars,
             omit_given: true,
             omit_last_session: true,
             surface: proto::InjectionSurface::Prompt as i32,
             missing_files,
-            ..Default::default()
+            ..requests::brief(&self.identity, self.session_id, task)
         };
         let briefing = self.connection.agent().brief(request).await?.into_inner();
         Ok(context_answer(HookEvent::UserPromptSubmit, &briefing.markdown))
@@ -399,7 +393,7 @@ impl Hook<'_> {
             outcome: if failed { proto::Outcome::Failure } else { proto::Outcome::Success } as i32,
             error: if failed { record::error_text(input) } else { String::new() },
             duration_ms: input.duration_ms.unwrap_or(0),
-            occurred_at: Some(now()),
+            occurred_at: Some(requests::now()),
             ..Default::default()
         };
         self.connection.actions().log_action(proto::LogActionRequest { action: Some(action) }).await?;
@@ -433,26 +427,21 @@ impl Hook<'_> {
             (None, true) => {
                 let output = input.tool_output();
                 let failure_id = Uuid::now_v7();
-                let capture = proto::CaptureFailureRequest {
-                    failure_id: failure_id.to_string(),
-                    project: self.identity.project.clone(),
-                    task: Some(proto::Task {
-                        task_id: session_task(self.session_id),
-                        title: state.task_title.clone(),
-                        files: state.edited.clone(),
-                        ..Default::default()
-                    }),
-                    session_id: self.session_id.to_string(),
-                    failed_checks: vec![proto::FailedCheck {
-                        name: name.to_owned(),
-                        output: checks::tail(&output),
-                        exit_code: input.exit_code().unwrap_or(1),
-                    }],
-                    error_messages: checks::error_lines(&output),
-                    files_modified: state.edited.clone(),
-                    occurred_at: Some(now()),
+                let task = proto::Task {
+                    task_id: requests::session_task(self.session_id),
+                    title: state.task_title.clone(),
+                    files: state.edited.clone(),
                     ..Default::default()
                 };
+                let failed = FailedCheck { name, output: &output, exit_code: input.exit_code().unwrap_or(1) };
+                let capture = requests::capture_failure(
+                    &self.identity,
+                    self.session_id,
+                    failure_id,
+                    task,
+                    &failed,
+                    state.edited.clone(),
+                );
                 self.connection.qa().capture_failure(capture).await?;
                 state.open_checks.insert(
                     key,
@@ -499,9 +488,9 @@ impl Hook<'_> {
     /// The session's task passed or failed QA: the warnings it was given are
     /// scored by it.
     async fn task_result(&self, check: &str, failure_id: Option<Uuid>) -> Result<(), AgentError> {
-        let result = checks::task_result(
+        let result = requests::task_result(
             &self.identity.project,
-            session_task(self.session_id),
+            requests::session_task(self.session_id),
             self.session_id,
             check,
             failure_id,
@@ -580,11 +569,6 @@ async fn git_context(dir: &Path) -> (Option<String>, Vec<String>) {
         .take(50)
         .collect();
     (branch, files)
-}
-
-fn now() -> prost_types::Timestamp {
-    let now = chrono::Utc::now();
-    prost_types::Timestamp { seconds: now.timestamp(), nanos: now.timestamp_subsec_nanos() as i32 }
 }
 
 /// Where hooks say what went wrong: `hooks.log` in the state directory

@@ -41,7 +41,7 @@ use uuid::Uuid;
 use crate::AgentError;
 use crate::connection::{Connection, LoreAddress};
 use crate::identity::{AgentKind, Identity};
-use tools::{ToolContext, ToolName, ToolOutput};
+use tools::{TOOLS, ToolContext, ToolOutput, ToolSpec};
 
 /// The server's name: clients show its tools as `mcp__lore__briefing`.
 pub const SERVER_NAME: &str = "lore";
@@ -140,7 +140,8 @@ impl LoreMcp {
                 (key == name).then(|| value.to_owned())
             })
         };
-        let project = header("x-lore-project").or_else(|| query("project")).or_else(|| defaults.project.clone());
+        let project =
+            header(lore_proto::metadata::PROJECT).or_else(|| query("project")).or_else(|| defaults.project.clone());
         let Some(project) = project else {
             return Err(AgentError::invalid(
                 "project",
@@ -156,9 +157,10 @@ impl LoreMcp {
                 "must be 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' or '-'",
             ));
         }
-        let agent_id =
-            header("x-lore-agent-id").or_else(|| query("agent")).unwrap_or_else(|| defaults.agent_id.clone());
-        let named = match header("x-lore-session-id") {
+        let agent_id = header(lore_proto::metadata::AGENT_ID)
+            .or_else(|| query("agent"))
+            .unwrap_or_else(|| defaults.agent_id.clone());
+        let named = match header(lore_proto::metadata::SESSION_ID) {
             Some(value) => Some(
                 Uuid::parse_str(value.trim())
                     .map_err(|_| AgentError::invalid("x-lore-session-id", format!("{value:?} is not a UUID")))?,
@@ -200,7 +202,7 @@ impl LoreMcp {
 
     async fn run(
         &self,
-        tool: ToolName,
+        tool: &'static ToolSpec,
         arguments: rmcp::model::JsonObject,
         speaker: &Speaker,
     ) -> Result<ToolOutput, AgentError> {
@@ -212,7 +214,7 @@ impl LoreMcp {
             session_id: speaker.session_id,
             failures: &speaker.failures,
         };
-        match tokio::time::timeout(CALL_TIMEOUT, tools::call(tool, arguments, &context)).await {
+        match tokio::time::timeout(CALL_TIMEOUT, (tool.call)(arguments, &context)).await {
             Ok(result) => result,
             Err(_) => Err(AgentError::Unreachable(format!(
                 "no answer from {} within {} s",
@@ -229,7 +231,7 @@ impl LoreMcp {
     async fn record(
         &self,
         speaker: &Speaker,
-        tool: ToolName,
+        tool: &'static ToolSpec,
         arguments: &Value,
         result: &Result<ToolOutput, AgentError>,
         took: Duration,
@@ -250,7 +252,7 @@ impl LoreMcp {
             }
         };
         let context = json!({
-            "tool": tool.as_str(),
+            "tool": tool.name,
             "via": "mcp",
             "arguments": arguments,
             "status": status,
@@ -276,7 +278,7 @@ impl LoreMcp {
         };
         let logged = timed(connection.actions().log_action(proto::LogActionRequest { action: Some(action) })).await;
         if let Err(error) = logged {
-            tracing::warn!(%error, tool = tool.as_str(), "the tool call could not be recorded");
+            tracing::warn!(%error, tool = tool.name, "the tool call could not be recorded");
         }
     }
 
@@ -331,11 +333,11 @@ impl ServerHandler for LoreMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(ToolName::ALL.into_iter().map(ToolName::definition).collect()))
+        Ok(ListToolsResult::with_all_items(TOOLS.iter().map(|tool| tool.definition()).collect()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        ToolName::parse(name).map(ToolName::definition)
+        ToolSpec::find(name).map(ToolSpec::definition)
     }
 
     async fn call_tool(
@@ -343,8 +345,8 @@ impl ServerHandler for LoreMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let Some(tool) = ToolName::parse(&request.name) else {
-            let known: Vec<&str> = ToolName::ALL.iter().map(|tool| tool.as_str()).collect();
+        let Some(tool) = ToolSpec::find(&request.name) else {
+            let known: Vec<&str> = TOOLS.iter().map(|tool| tool.name).collect();
             return Err(McpError::invalid_params(
                 format!("unknown tool {:?}; the tools are {}", request.name, known.join(", ")),
                 None,

@@ -2,7 +2,6 @@
 //! ledger), item by item, with why each was chosen or withheld.
 
 use lore_proto::v1 as proto;
-use lore_proto::v1::agent_service_client::AgentServiceClient;
 
 use super::Channel;
 use crate::convert;
@@ -86,7 +85,7 @@ fn injection_json(injection: &proto::Injection) -> serde_json::Value {
 }
 
 pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
-    let mut client = AgentServiceClient::new(channel);
+    let mut client = lore_proto::client::agent(channel);
     let request = proto::ListInjectionsRequest {
         project: args.project.clone(),
         session_id: args.session.clone().unwrap_or_default(),

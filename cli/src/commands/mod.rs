@@ -32,44 +32,33 @@ pub mod sidecar_status;
 pub mod triage;
 pub mod vocabulary;
 
-use anyhow::Context as _;
-use lore_proto::auth::Bearer;
-use tonic::service::interceptor::InterceptedService;
+use std::time::Duration;
+
+use lore_agent::connection::LoreAddress;
 
 use lore_proto::v1::action_service_client::ActionServiceClient;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 
-/// Messages up to this size in either direction (exports and resumes can be
-/// large).
-const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+/// How long the CLI waits for the server to accept a connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A connection to lore-server whose every call carries the bearer token.
 pub type Channel = lore_proto::auth::AuthChannel;
 
 /// Connects with `token`, or, when none is given and the server is on this
 /// machine, with the token a dev-mode server (`make run`) wrote in the
-/// current directory.
+/// current directory: the way every Lore client connects, with no sidecar.
 pub async fn connect(server: &str, token: Option<&str>, tls: &lore_proto::tls::TlsFiles) -> anyhow::Result<Channel> {
-    let dev_token = match token {
-        Some(_) => None,
-        None => std::env::current_dir().ok().and_then(|dir| lore_proto::auth::dev_token(server, &dir)),
-    };
-    let bearer = Bearer::new(token.or(dev_token.as_deref())).context("--token")?.with_client("cli");
-    let channel = lore_proto::tls::endpoint(server, tls)?
-        .connect()
-        .await
-        .with_context(|| format!("cannot reach lore-server at {server}"))?;
-    Ok(InterceptedService::new(channel, bearer))
+    let address =
+        LoreAddress { server: server.to_owned(), sidecar: None, token: token.map(str::to_owned), tls: tls.clone() };
+    // The error says what was tried ("no server at ...: connection refused").
+    Ok(address.connect(CONNECT_TIMEOUT, "cli").await?.channel())
 }
 
 pub fn actions_client(channel: Channel) -> ActionServiceClient<Channel> {
-    ActionServiceClient::new(channel)
-        .max_decoding_message_size(MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(MAX_MESSAGE_BYTES)
+    lore_proto::client::actions(channel)
 }
 
 pub fn knowledge_client(channel: Channel) -> KnowledgeServiceClient<Channel> {
-    KnowledgeServiceClient::new(channel)
-        .max_decoding_message_size(MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(MAX_MESSAGE_BYTES)
+    lore_proto::client::knowledge(channel)
 }

@@ -167,9 +167,7 @@ pub struct ReviewArgs {
 }
 
 pub fn client(channel: Channel) -> QaLearningServiceClient<Channel> {
-    QaLearningServiceClient::new(channel)
-        .max_decoding_message_size(super::MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(super::MAX_MESSAGE_BYTES)
+    lore_proto::client::qa(channel)
 }
 
 pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {

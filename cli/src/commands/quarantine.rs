@@ -2,7 +2,6 @@
 //! decisions on it.
 
 use lore_proto::v1 as proto;
-use lore_proto::v1::agent_service_client::AgentServiceClient;
 
 use super::Channel;
 
@@ -75,7 +74,7 @@ fn item_json(item: &proto::QuarantinedItem) -> serde_json::Value {
 }
 
 pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {
-    let mut client = AgentServiceClient::new(channel);
+    let mut client = lore_proto::client::agent(channel);
     match command {
         Command::List(args) => {
             let (status, all) = match args.status.as_str() {

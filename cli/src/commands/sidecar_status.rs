@@ -1,7 +1,6 @@
 //! `lore sidecar status`: a running sidecar's figures.
 
 use lore_proto::v1 as proto;
-use lore_proto::v1::sidecar_service_client::SidecarServiceClient;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -15,7 +14,7 @@ pub struct Args {
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let channel = super::connect(&args.sidecar, None, &lore_proto::tls::TlsFiles::default()).await?;
-    let status = SidecarServiceClient::new(channel).status(proto::SidecarStatusRequest {}).await?.into_inner();
+    let status = lore_proto::client::sidecar(channel).status(proto::SidecarStatusRequest {}).await?.into_inner();
     if args.json {
         println!(
             "{}",

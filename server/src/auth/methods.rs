@@ -130,7 +130,7 @@ pub fn served_methods() -> Vec<String> {
     for file in &set.file {
         for service in &file.service {
             let full = format!("{}.{}", file.package(), service.name());
-            if crate::grpc::SERVICE_NAMES.contains(&full.as_str()) {
+            if lore_proto::SERVICE_NAMES.contains(&full.as_str()) {
                 methods.extend(service.method.iter().map(|method| format!("/{full}/{}", method.name())));
             }
         }

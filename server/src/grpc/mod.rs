@@ -136,9 +136,6 @@ pub(crate) fn request_scope<T>(request: &tonic::Request<T>) -> ProjectScope {
     ProjectScope::of(request.extensions())
 }
 
-/// What a client says of itself: `cli`, `hook`, `mcp`, `sidecar`...
-pub const CLIENT_HEADER: &str = lore_proto::auth::CLIENT_METADATA;
-
 /// Whether the caller holds an admin's token (with auth off nobody does:
 /// what is held for review is then shown to no client).
 pub(crate) fn is_admin<T>(request: &tonic::Request<T>) -> bool {
@@ -154,18 +151,15 @@ pub(crate) fn request_origin<T>(request: &tonic::Request<T>) -> crate::trust::Or
     let metadata = request.metadata();
     let header = |name: &str| metadata.get(name).and_then(|value| value.to_str().ok());
     let caller = request.extensions().get::<std::sync::Arc<crate::auth::Caller>>();
-    let session = header(crate::tool_calls::SESSION_HEADER).and_then(|value| uuid::Uuid::parse_str(value).ok());
+    let session = header(lore_proto::metadata::SESSION_ID).and_then(|value| uuid::Uuid::parse_str(value).ok());
     crate::trust::Origin::caller(
         caller.map(|caller| (caller.name.as_str(), <&str>::from(caller.role))),
-        header(CLIENT_HEADER),
+        header(lore_proto::metadata::CLIENT),
     )
-    .in_session(header(crate::telemetry::AGENT_HEADER), session)
+    .in_session(header(lore_proto::metadata::AGENT_ID), session)
 }
 
-/// Fully qualified names of the Lore services, as clients and probes see
-/// them.
-pub const SERVICE_NAMES: [&str; 4] =
-    ["lore.v1.ActionService", "lore.v1.KnowledgeService", "lore.v1.QaLearningService", "lore.v1.AgentService"];
+pub use lore_proto::SERVICE_NAMES;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {

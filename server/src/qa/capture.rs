@@ -57,8 +57,7 @@ impl QaLearning {
         let messages = failure.grouped_messages();
 
         let mut transaction = self.pool.begin().await?;
-        store::ensure_project(&mut transaction, &failure.project).await?;
-        let masks = self.masks_of(&mut transaction, &failure.project).await?;
+        let masks = self.ensure_project_with_masks(&mut transaction, &failure.project).await?;
         let (templates, held) = screen_messages(&messages, &masks);
         let rules = category::in_force(store::category_rules(&mut transaction, &failure.project).await?);
         let (category, rule) = self.rules.categorize(&rules, &failure.failed_checks, &messages);

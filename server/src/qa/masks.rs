@@ -68,9 +68,20 @@ fn spec(mask: &GroupingMask) -> MaskSpec {
 }
 
 impl QaLearning {
-    /// The masks a capture of `project` applies, read in its transaction.
+    /// The masks grouping applies to `project`'s messages now.
     pub(crate) async fn masks_of(&self, connection: &mut PgConnection, project: &str) -> Result<Arc<Masks>, Error> {
         let stored = store::masks(connection, project).await?;
+        Ok(self.masks.compiled(project, stored.iter().map(spec).collect()))
+    }
+
+    /// What a capture does first, in its transaction: makes sure of its
+    /// project and reads the project's masks, in one round trip.
+    pub(crate) async fn ensure_project_with_masks(
+        &self,
+        connection: &mut PgConnection,
+        project: &str,
+    ) -> Result<Arc<Masks>, Error> {
+        let stored = store::ensure_project_with_masks(connection, project).await?;
         Ok(self.masks.compiled(project, stored.iter().map(spec).collect()))
     }
 

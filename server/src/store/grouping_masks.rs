@@ -28,6 +28,23 @@ pub async fn masks(connection: &mut PgConnection, project: &str) -> Result<Vec<G
     rows.iter().map(mask_from_row).collect::<Result<_, _>>().map_err(Error::from)
 }
 
+/// What a capture needs first, in one round trip: its project made sure
+/// of, and the project's masks by name.
+pub async fn ensure_project_with_masks(
+    connection: &mut PgConnection,
+    project: &str,
+) -> Result<Vec<GroupingMask>, Error> {
+    let rows = sqlx::query(
+        "WITH ensured AS (INSERT INTO projects (name) VALUES ($1) ON CONFLICT DO NOTHING)
+         SELECT project, name, pattern, description, updated_by, updated_at
+         FROM qa_grouping_masks WHERE project = $1 ORDER BY name",
+    )
+    .bind(project)
+    .fetch_all(connection)
+    .await?;
+    rows.iter().map(mask_from_row).collect::<Result<_, _>>().map_err(Error::from)
+}
+
 /// Adds or replaces a mask, the project's masks locked so two writers
 /// cannot both add the last one allowed. `allowed` sees the masks the
 /// project would hold; refusing leaves them as they were. True when the

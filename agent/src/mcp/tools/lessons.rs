@@ -1,0 +1,111 @@
+//! How the tools show a lesson: its trust, title, best fix and why it was
+//! found. A lesson speaks in its own words only when a person reviewed it
+//! or a passing check verified it; otherwise it is quoted as data.
+
+use lore_proto::v1 as proto;
+use serde_json::{Value, json};
+
+pub(super) fn why_found(hit: &proto::SearchHit) -> String {
+    let mut words: Vec<&str> = Vec::new();
+    let mut meaning = None;
+    let mut symptom = None;
+    for reason in &hit.reasons {
+        match proto::MatchSignal::try_from(reason.signal) {
+            Ok(proto::MatchSignal::Semantic) => meaning = Some(reason.score),
+            Ok(proto::MatchSignal::Symptom) => symptom = reason.matched_terms.first(),
+            _ => {
+                for term in &reason.matched_terms {
+                    if !words.contains(&term.as_str()) {
+                        words.push(term);
+                    }
+                }
+            }
+        }
+    }
+    let mut parts = Vec::new();
+    if !words.is_empty() {
+        parts.push(format!(
+            "words {}",
+            words.iter().take(6).map(|word| format!("\"{word}\"")).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if let Some(symptom) = symptom {
+        parts.insert(0, format!("your error is its known symptom \"{}\"", one_line(symptom, 120)));
+    }
+    if let Some(score) = meaning {
+        parts.push(format!("meaning {score:.2}"));
+    }
+    if parts.is_empty() { "fused rank".to_owned() } else { parts.join("; ") }
+}
+
+pub(super) fn record_of(solution: &proto::Solution) -> String {
+    if solution.times_applied == 0 {
+        "not applied yet".to_owned()
+    } else {
+        format!("worked {} of {} times", solution.times_successful, solution.times_applied)
+    }
+}
+
+/// Whether a lesson may speak in its own words: a person reviewed it or a
+/// passing check verified it. An agent's lesson (observed) is quoted, and
+/// its fix shown only by get_lesson, marked as data.
+pub(super) fn speaks(entry: &proto::Entry) -> bool {
+    matches!(proto::Trust::try_from(entry.trust), Ok(proto::Trust::Reviewed | proto::Trust::Verified))
+}
+
+pub(super) fn trust_name(trust: i32) -> &'static str {
+    match proto::Trust::try_from(trust) {
+        Ok(proto::Trust::Reviewed) => "reviewed",
+        Ok(proto::Trust::Verified) => "verified",
+        _ => "observed",
+    }
+}
+
+/// "reviewed, from a person (token ops) through console".
+pub(super) fn trust_label(entry: &proto::Entry) -> String {
+    match entry.origin.as_ref().filter(|origin| !origin.description.is_empty()) {
+        Some(origin) => format!("{}, from {}", trust_name(entry.trust), origin.description),
+        None => trust_name(entry.trust).to_owned(),
+    }
+}
+
+/// A lesson's title: in its own words when it speaks, else quoted as data.
+pub(super) fn title_of(entry: &proto::Entry) -> String {
+    let title = one_line(&entry.title, 200);
+    if speaks(entry) { title } else { format!("`{}`", title.replace('`', "'")) }
+}
+
+pub(super) fn best_fix_of(entry: &proto::Entry, solution: Option<&proto::Solution>) -> String {
+    match solution {
+        Some(solution) if speaks(entry) => {
+            format!(" Best fix ({}): {}.", record_of(solution), one_line(&solution.description, 200))
+        }
+        Some(solution) => format!(
+            " Fix ({}): an agent's, neither reviewed nor verified; get_lesson shows it as data.",
+            record_of(solution)
+        ),
+        None => String::new(),
+    }
+}
+
+pub(super) fn one_line(text: &str, max_chars: usize) -> String {
+    let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if folded.chars().count() <= max_chars {
+        folded
+    } else {
+        format!("{}…", folded.chars().take(max_chars).collect::<String>())
+    }
+}
+
+/// A solution and its record, as JSON (also what `lore entry show --json`
+/// prints).
+pub fn solution_json(solution: &proto::Solution) -> Value {
+    json!({
+        "solution_id": solution.solution_id,
+        "description": solution.description,
+        "times_applied": solution.times_applied,
+        "times_successful": solution.times_successful,
+        "success_rate": solution.success_rate,
+        "avg_resolution_minutes": solution.avg_resolution_minutes,
+    })
+}
