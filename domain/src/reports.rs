@@ -24,8 +24,8 @@ use crate::knowledge::KnowledgeBase;
 use crate::knowledge::drafts::DraftStatus;
 use crate::qa::QaLearning;
 use crate::qa::model::DashboardQuery;
-use crate::scope::ProjectScope;
-use crate::store::replicas::ReadPools;
+use lore_model::scope::ProjectScope;
+use lore_store::replicas::ReadPools;
 
 /// `[reports]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -148,12 +148,12 @@ impl Reports {
             ActionFilter { project: project.to_owned(), from: Some(from), until: Some(until), ..Default::default() };
         let activity = self.actions.activity_report(scope, &filter, 10).await?;
         let deployments = ActionFilter { action_types: DEPLOY_TYPES.map(str::to_owned).to_vec(), ..filter.clone() };
-        let deployments = crate::store::actions::page(
+        let deployments = lore_store::actions::page(
             &self.reads.bounded(),
             scope,
             &deployments,
             None,
-            crate::store::actions::Direction::Ascending,
+            lore_store::actions::Direction::Ascending,
             MAX_ROWS,
         )
         .await?;

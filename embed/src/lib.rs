@@ -1,4 +1,5 @@
-//! Text embeddings behind one trait, with three providers:
+//! lore-embed: text embeddings for knowledge search, behind one trait, with
+//! three providers:
 //! - `local`: all-MiniLM-L6-v2 in process on candle, from the model files
 //!   `make` fetches into the cache (384 dimensions; CPU; [`local`]: batches
 //!   of windows of similar length on every core; [`minilm`]: the encoder,
@@ -88,7 +89,7 @@ pub enum EmbedError {
 }
 
 /// A text embedding model.
-#[tonic::async_trait]
+#[async_trait::async_trait]
 pub trait Embedder: Send + Sync + std::fmt::Debug {
     /// The name embeddings are stored under, e.g. `local/all-MiniLM-L6-v2`.
     fn model(&self) -> &str;
@@ -158,7 +159,7 @@ impl HashEmbedder {
     }
 }
 
-#[tonic::async_trait]
+#[async_trait::async_trait]
 impl Embedder for HashEmbedder {
     fn model(&self) -> &str {
         &self.model
@@ -257,7 +258,7 @@ impl OpenAiEmbedder {
     }
 }
 
-#[tonic::async_trait]
+#[async_trait::async_trait]
 impl Embedder for OpenAiEmbedder {
     fn model(&self) -> &str {
         &self.stored_as
@@ -299,7 +300,7 @@ mod tests {
 
     /// The real model, from the files `make` fetches into the cache.
     pub(crate) fn local_model() -> LocalEmbedder {
-        let directory = crate::embedded_postgres::default_cache_dir().join("models/all-MiniLM-L6-v2");
+        let directory = lore_pgtest::default_cache_dir().join("models/all-MiniLM-L6-v2");
         LocalEmbedder::load(&directory, 1024)
             .unwrap_or_else(|error| panic!("{error} (run `make tools` or `bash scripts/fetch-tools.sh` first)"))
     }

@@ -222,7 +222,7 @@ impl LocalModel {
     }
 }
 
-#[tonic::async_trait]
+#[async_trait::async_trait]
 impl Embedder for LocalEmbedder {
     fn model(&self) -> &str {
         Self::MODEL

@@ -174,7 +174,7 @@ mod tests {
     /// The reference: candle-transformers' BERT on the same weights.
     #[test]
     fn the_fused_encoder_computes_what_candle_transformers_bert_computes() {
-        let directory = crate::embedded_postgres::default_cache_dir().join("models/all-MiniLM-L6-v2");
+        let directory = lore_pgtest::default_cache_dir().join("models/all-MiniLM-L6-v2");
         let config: Config = serde_json::from_slice(
             &std::fs::read(directory.join("config.json")).expect("`make tools` fetches the model"),
         )

@@ -1,8 +1,9 @@
-//! The crate's error type and its one mapping to `tonic::Status`.
+//! What a request can fail with, for every layer under the handlers, and
+//! its one mapping to `tonic::Status` (feature `grpc`, which only the
+//! server turns on: the model knows no wire types otherwise).
 
+#[cfg(feature = "grpc")]
 use tonic::Status;
-
-use crate::store::sqlstate;
 
 /// What a request can fail with. Messages are lowercase and name the field
 /// or the thing, because clients show them to agents and people as they are.
@@ -46,6 +47,7 @@ impl Error {
     }
 }
 
+#[cfg(feature = "grpc")]
 impl From<Error> for Status {
     fn from(error: Error) -> Self {
         match error {
@@ -67,6 +69,7 @@ impl From<Error> for Status {
 /// is UNAVAILABLE (clients retry); constraint violations that slipped past
 /// validation are the client's input; the rest is INTERNAL and logged, with
 /// no SQL detail leaked to the client.
+#[cfg(feature = "grpc")]
 fn database_status(error: sqlx::Error) -> Status {
     match &error {
         sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_) => {
@@ -98,4 +101,13 @@ fn database_status(error: sqlx::Error) -> Status {
             Status::internal("internal database error")
         }
     }
+}
+
+/// SQLSTATE codes the repositories translate into domain errors.
+pub mod sqlstate {
+    pub const UNIQUE_VIOLATION: &str = "23505";
+    pub const CHECK_VIOLATION: &str = "23514";
+    pub const RESTRICT_VIOLATION: &str = "23001";
+    pub const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
+    pub const UNTRANSLATABLE_CHARACTER: &str = "22P05";
 }

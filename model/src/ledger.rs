@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
-use crate::actions::model::StoredName;
+use crate::actions::StoredName;
 use crate::trust::Trust;
 
 /// Tokens are estimated at four characters each, OpenAI's rule of thumb

@@ -21,12 +21,6 @@ impl ProjectScope {
         Self::Only(projects.into_iter().map(Into::into).collect())
     }
 
-    /// The scope the auth layer put in a request's extensions; every
-    /// project when there is none (auth switched off).
-    pub fn of(extensions: &http::Extensions) -> Self {
-        extensions.get::<ProjectScope>().cloned().unwrap_or(ProjectScope::All)
-    }
-
     pub fn allows(&self, project: &str) -> bool {
         match self {
             ProjectScope::All => true,

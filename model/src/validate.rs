@@ -1,6 +1,7 @@
-//! Checks on input that name the offending field. The gRPC conversions use
-//! them for requests, and document indexing for what it reads from files, so
-//! a document on disk meets the same limits as an UpsertEntry.
+//! Checks on input that name the offending field. The gRPC conversions and
+//! the console's forms use them for requests, and document indexing for
+//! what it reads from files, so a document on disk meets the same limits as
+//! an UpsertEntry.
 
 use crate::Error;
 
@@ -13,7 +14,7 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    pub(crate) fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
+    pub fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
         Self { field: field.into(), reason: reason.into() }
     }
 
@@ -29,14 +30,14 @@ impl From<FieldError> for Error {
     }
 }
 
-pub(crate) type FieldResult<T> = Result<T, FieldError>;
+pub type FieldResult<T> = Result<T, FieldError>;
 
 /// A project name: 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' or '-'.
 pub fn project(field: &str, value: &str) -> FieldResult<String> {
     // The request's own project names its span; nested ones (an Ingest
     // batch's actions) do not.
     if field == "project" {
-        crate::telemetry::record_project(value);
+        tracing::Span::current().record("lore.project", value);
     }
     if value.is_empty() {
         return Err(FieldError::new(field, "required"));

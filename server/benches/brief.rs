@@ -16,12 +16,12 @@ use std::time::Instant;
 
 use common::failures::{Shape, fill_patterns, vocabulary};
 use common::{histogram, latency_row, millis, record};
+use lore_domain::knowledge::embed;
 use lore_proto::v1 as proto;
 use lore_proto::v1::agent_service_client::AgentServiceClient;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
 use lore_server::config::Config;
-use lore_server::knowledge::embed;
 use lore_server::testing::TestServer;
 use lore_server::testing::corpus::{Corpus, fill};
 use uuid::Uuid;
@@ -40,13 +40,13 @@ fn main() {
     runtime.block_on(async {
         let server = TestServer::start().await;
         let embedder =
-            embed::from_config(&Config::default().knowledge.embedding, &lore_server::embedded_postgres::default_cache_dir())
+            embed::from_config(&Config::default().knowledge.embedding, &lore_pgtest::default_cache_dir())
                 .expect("the local model (`make tools`)");
         let corpus = Corpus::load();
         let vocabulary = vocabulary();
         println!("# AgentService.Brief benchmark ({} cores)", common::cores());
         let pool = server.pool();
-        let cache_dir = lore_server::embedded_postgres::default_cache_dir();
+        let cache_dir = lore_pgtest::default_cache_dir();
         fill(pool, PROJECT, &corpus, &embedder, &cache_dir, 0, ENTRIES).await;
         fill_patterns(&server, PROJECT, PATTERNS, &vocabulary).await;
         lore_server::testing::seed_failed_session(server.channel().await, PROJECT, AGENT, LAST_ERROR).await;

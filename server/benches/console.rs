@@ -127,7 +127,7 @@ fn main() {
         println!("# Web console benchmark ({} cores)", common::cores());
         seed(&pool).await;
         let mut config = TestServer::config();
-        config.cache_dir = lore_server::embedded_postgres::default_cache_dir();
+        config.cache_dir = lore_pgtest::default_cache_dir();
         let services = Services::new(&config, pool.clone()).expect("the local model (`make tools`)");
         let console = Console::new(&services, WebConfig::default(), None).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

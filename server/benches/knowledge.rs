@@ -16,14 +16,14 @@ use std::time::{Duration, Instant};
 
 use common::{histogram, latencies, millis, record};
 use hdrhistogram::Histogram;
+use lore_domain::knowledge::KnowledgeBase;
+use lore_domain::knowledge::embed::{self, Embedder, LocalEmbedder};
+use lore_domain::knowledge::model::DocumentSource;
+use lore_domain::knowledge::watch::{self, WatchConfig, WatchStats, WatchedFolder};
+use lore_model::scope::ProjectScope;
 use lore_proto::v1 as proto;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use lore_server::config::Config;
-use lore_server::knowledge::KnowledgeBase;
-use lore_server::knowledge::embed::{self, Embedder, LocalEmbedder};
-use lore_server::knowledge::model::DocumentSource;
-use lore_server::knowledge::watch::{self, WatchConfig, WatchStats, WatchedFolder};
-use lore_server::scope::ProjectScope;
 use lore_server::testing::corpus::{Corpus, fill, vector_text};
 use lore_server::testing::{Replicated, TestServer};
 use sqlx::Connection as _;
@@ -165,7 +165,7 @@ async fn fresh_replica(server: &TestServer, config: Config, entries: usize) -> (
 }
 
 async fn bench_search(corpus: &Corpus, embedder: &Arc<dyn Embedder>) {
-    let cache_dir = lore_server::embedded_postgres::default_cache_dir();
+    let cache_dir = lore_pgtest::default_cache_dir();
     let replicated = Replicated::start().await;
     let standby_url = replicated.standby_url();
     let Replicated { primary, standby, database } = replicated;
@@ -320,7 +320,7 @@ fn markdown(title: &str, body: &str) -> String {
 async fn embedded_texts(pool: &PgPool, project: &str) -> Vec<String> {
     sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
         "SELECT {} FROM knowledge_entries e WHERE project = $1",
-        lore_server::store::embeddings::EMBEDDED_TEXT
+        lore_store::embeddings::EMBEDDED_TEXT
     )))
     .bind(project)
     .fetch_all(pool)
@@ -341,13 +341,11 @@ async fn bench_indexing(server: &TestServer, corpus: &Corpus, embedder: &Arc<dyn
     // Before: candle-transformers' BERT, and each document parsed, stored and
     // embedded before the next (IndexDocument waited for its vector).
     let reference: Arc<dyn Embedder> = Arc::new(
-        LocalEmbedder::load_reference(
-            &lore_server::embedded_postgres::default_cache_dir().join("models/all-MiniLM-L6-v2"),
-        )
-        .expect("the local model (`make tools`)"),
+        LocalEmbedder::load_reference(&lore_pgtest::default_cache_dir().join("models/all-MiniLM-L6-v2"))
+            .expect("the local model (`make tools`)"),
     );
     // A database of its own: the server's drainer must not help.
-    let before_database = lore_server::embedded_postgres::TestDatabase::new().await.unwrap();
+    let before_database = lore_pgtest::TestDatabase::new().await.unwrap();
     let before = KnowledgeBase::new(before_database.pool.clone(), Some(Arc::clone(&reference)), Default::default());
     let started = Instant::now();
     for (index, (title, body)) in documents.iter().enumerate() {
@@ -457,11 +455,8 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     runtime.block_on(async {
         let server = TestServer::start().await;
-        let embedder = embed::from_config(
-            &Config::default().knowledge.embedding,
-            &lore_server::embedded_postgres::default_cache_dir(),
-        )
-        .expect("the local model (`make tools`)");
+        let embedder = embed::from_config(&Config::default().knowledge.embedding, &lore_pgtest::default_cache_dir())
+            .expect("the local model (`make tools`)");
         let corpus = Corpus::load();
         println!("# KnowledgeService benchmarks ({} cores)", common::cores());
         // `cargo bench --bench knowledge -- watch` runs only that section.

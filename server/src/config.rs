@@ -11,19 +11,10 @@ use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
+pub use lore_store::DatabaseConfig;
+
 /// The gRPC port of the server; 50052 is the sidecar's.
 pub const DEFAULT_LISTEN_ADDR: &str = "127.0.0.1:50051";
-/// Enough for the three services under load on a small machine; PostgreSQL's
-/// own default limit is 100 connections shared by every replica.
-const DEFAULT_MAX_CONNECTIONS: u32 = 16;
-/// Reports and dashboards may be this old.
-const DEFAULT_REPLICA_MAX_LAG_MS: u64 = 1000;
-/// A replica on the same network replays within milliseconds; waiting a
-/// little longer is cheaper than loading the primary.
-const DEFAULT_REPLICA_WAIT_MS: u64 = 50;
-/// Long enough for a PostgreSQL that is still starting, short enough that a
-/// wrong URL fails the start-up quickly.
-const DEFAULT_CONNECT_TIMEOUT_SECS: u64 = 10;
 /// Kubernetes sends SIGKILL 30 s after SIGTERM by default; drain within that.
 const DEFAULT_SHUTDOWN_GRACE_SECS: u64 = 25;
 /// 16 MiB: an Ingest batch of 1000 actions with large contexts fits.
@@ -93,40 +84,15 @@ pub struct Config {
     /// Which classes of personal data are redacted (secrets always are).
     pub redaction: lore_sanitize::PersonalData,
     pub retention: RetentionConfig,
-    pub knowledge: crate::knowledge::KnowledgeConfig,
-    pub qa: crate::qa::QaConfig,
-    pub reports: crate::reports::ReportsConfig,
-    pub briefing: crate::briefing::BriefingConfig,
+    pub knowledge: lore_domain::knowledge::KnowledgeConfig,
+    pub qa: lore_domain::qa::QaConfig,
+    pub reports: lore_domain::reports::ReportsConfig,
+    pub briefing: lore_domain::briefing::BriefingConfig,
     /// The web console (`web.listen`); off when no address is given.
     pub web: crate::web::WebConfig,
     /// How long in-flight calls may take to finish after SIGTERM/SIGINT
     /// before their connections are closed.
     pub shutdown_grace_secs: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct DatabaseConfig {
-    /// Size of the connection pool.
-    pub max_connections: u32,
-    /// How long to wait for a connection before failing.
-    pub connect_timeout_secs: u64,
-    /// Apply pending migrations at start-up (turn off when a separate job runs
-    /// `lore-server migrate`).
-    pub migrate_on_start: bool,
-    /// Streaming replicas of the database for reads that may lag a little
-    /// (search, reports, dashboards, export); none by default. Writes,
-    /// LISTEN/NOTIFY, the leader lock and reads that must see their own
-    /// writes stay on the primary. Also `LORE_DATABASE__READ_URLS='["postgres://..."]'`.
-    pub read_urls: Vec<String>,
-    /// How far behind the primary a replica may be for reports and
-    /// dashboards; a replica further behind is not used until it catches
-    /// up.
-    pub replica_max_lag_ms: u64,
-    /// How long a read that must see everything up to a point (an export,
-    /// a search) waits for a replica to replay that far before it goes to
-    /// the primary.
-    pub replica_wait_ms: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -283,7 +249,7 @@ impl Default for ActionsConfig {
     fn default() -> Self {
         Self {
             max_string_chars: lore_sanitize::DEFAULT_MAX_STRING_CHARS,
-            max_context_bytes: crate::actions::DEFAULT_MAX_CONTEXT_BYTES,
+            max_context_bytes: lore_domain::actions::DEFAULT_MAX_CONTEXT_BYTES,
             session_timeout_secs: DEFAULT_SESSION_TIMEOUT_SECS,
             sweep_interval_secs: DEFAULT_SWEEP_INTERVAL_SECS,
             follow_heartbeat_secs: DEFAULT_FOLLOW_HEARTBEAT_SECS,
@@ -322,28 +288,15 @@ impl Default for Config {
             tls: TlsConfig::default(),
             auth: AuthConfig::default(),
             tool_calls: ToolCallsConfig::default(),
-            knowledge: crate::knowledge::KnowledgeConfig::default(),
-            qa: crate::qa::QaConfig::default(),
-            reports: crate::reports::ReportsConfig::default(),
-            briefing: crate::briefing::BriefingConfig::default(),
+            knowledge: lore_domain::knowledge::KnowledgeConfig::default(),
+            qa: lore_domain::qa::QaConfig::default(),
+            reports: lore_domain::reports::ReportsConfig::default(),
+            briefing: lore_domain::briefing::BriefingConfig::default(),
             web: crate::web::WebConfig::default(),
             redaction: lore_sanitize::PersonalData::default(),
             actions: ActionsConfig::default(),
             retention: RetentionConfig::default(),
             shutdown_grace_secs: DEFAULT_SHUTDOWN_GRACE_SECS,
-        }
-    }
-}
-
-impl Default for DatabaseConfig {
-    fn default() -> Self {
-        Self {
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-            connect_timeout_secs: DEFAULT_CONNECT_TIMEOUT_SECS,
-            migrate_on_start: true,
-            read_urls: Vec::new(),
-            replica_max_lag_ms: DEFAULT_REPLICA_MAX_LAG_MS,
-            replica_wait_ms: DEFAULT_REPLICA_WAIT_MS,
         }
     }
 }
@@ -404,16 +357,7 @@ impl Config {
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
-        if self.database.max_connections == 0 {
-            return Err(ConfigError::Invalid("database.max_connections must be at least 1".into()));
-        }
-        for (index, url) in self.database.read_urls.iter().enumerate() {
-            if let Err(error) = url.parse::<sqlx::postgres::PgConnectOptions>() {
-                return Err(ConfigError::Invalid(format!(
-                    "database.read_urls[{index}] is not a PostgreSQL URL: {error}"
-                )));
-            }
-        }
+        self.database.validate().map_err(ConfigError::Invalid)?;
         if self.actions.session_timeout_secs == 0
             || self.actions.sweep_interval_secs == 0
             || self.actions.follow_heartbeat_secs == 0
@@ -444,7 +388,7 @@ impl Config {
         let watch = &self.knowledge.watch;
         for (index, folder) in watch.folders.iter().enumerate() {
             let field = format!("knowledge.watch.folders[{index}]");
-            crate::validate::project(&format!("{field}.project"), &folder.project)
+            lore_model::validate::project(&format!("{field}.project"), &folder.project)
                 .map_err(|error| ConfigError::Invalid(error.to_string()))?;
             if folder.path.as_os_str().is_empty() {
                 return Err(ConfigError::Invalid(format!("{field}.path: required")));
@@ -498,10 +442,6 @@ impl Config {
             return Err(ConfigError::Invalid("database_url must start with postgres:// or postgresql://".into()));
         }
         Ok(())
-    }
-
-    pub fn connect_timeout(&self) -> Duration {
-        Duration::from_secs(self.database.connect_timeout_secs)
     }
 
     pub fn shutdown_grace(&self) -> Duration {

@@ -10,13 +10,13 @@ use std::time::Duration;
 use chrono::Utc;
 use sqlx::{Connection as _, PgConnection, PgPool};
 
-use crate::actions::ActionLog;
-use crate::knowledge::KnowledgeBase;
-use crate::knowledge::auto_drafts::AutoDraftsConfig;
-use crate::knowledge::watch::{self, WatchConfig, WatchStats};
-use crate::qa::QaLearning;
-use crate::reports::Reports;
-use crate::store;
+use lore_domain::actions::ActionLog;
+use lore_domain::knowledge::KnowledgeBase;
+use lore_domain::knowledge::auto_drafts::AutoDraftsConfig;
+use lore_domain::knowledge::watch::{self, WatchConfig, WatchStats};
+use lore_domain::qa::QaLearning;
+use lore_domain::reports::Reports;
+use lore_store as store;
 
 /// The lock every replica tries to take; its holder runs the jobs.
 pub const JOBS_LOCK: &str = "lore.jobs";
@@ -140,7 +140,7 @@ async fn remine(pool: &PgPool, qa: &QaLearning) {
             }
         };
         for project in projects {
-            let scope = crate::scope::ProjectScope::All;
+            let scope = lore_model::scope::ProjectScope::All;
             if let Err(error) = qa.remine(&scope, &project, qa.config().remine_window).await {
                 tracing::warn!(%error, project, "re-mining failed; trying next round");
             }
@@ -251,7 +251,7 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
-    use crate::embedded_postgres::TestDatabase;
+    use lore_pgtest::TestDatabase;
 
     const CHECK: Duration = Duration::from_millis(100);
 

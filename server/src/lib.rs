@@ -19,38 +19,23 @@
 //!   caller's session.
 //! - [`tls`]: the listener's certificates.
 //! - [`validate`]: checks on input that name the offending field.
-//! - [`embedded_postgres`]: a throwaway PostgreSQL for dev mode, tests and
-//!   benchmarks.
 //! - [`telemetry`]: logs, and OTLP traces and metrics.
 //! - [`web`]: the web console, on its own port (`web.listen`).
 //!
 //! [`run`] is the whole server life cycle; it takes a bound listener and a
 //! shutdown future so tests can run it on port 0.
 
-pub mod actions;
 pub mod auth;
-pub mod background;
-pub mod briefing;
 pub mod config;
-pub mod embedded_postgres;
-pub mod error;
 pub mod grpc;
 pub mod jobs;
-pub mod knowledge;
-pub mod ledger;
 pub mod limits;
 pub mod middleware;
-pub mod qa;
-pub mod reports;
-pub mod scope;
-pub mod store;
 pub mod telemetry;
 pub mod testing;
 pub mod tls;
 pub mod tokens_command;
 pub mod tool_calls;
-pub mod trust;
-pub mod validate;
 pub mod web;
 
 use std::future::Future;
@@ -60,9 +45,9 @@ use sqlx::PgPool;
 use tokio::net::TcpListener;
 
 pub use config::Config;
-pub use error::Error;
+pub use lore_model::Error;
 
-use embedded_postgres::{PgCluster, PgInstall};
+use lore_pgtest::{PgCluster, PgInstall};
 
 /// Name of the database the dev-mode PostgreSQL serves.
 const DEV_DATABASE: &str = "lore";
@@ -98,7 +83,7 @@ impl Database {
                 (url, Some(cluster))
             }
         };
-        let pool = store::connect(config, &url).await?;
+        let pool = lore_store::connect(&config.database, &url).await?;
         Ok(Self { pool, dev_cluster })
     }
 
@@ -124,7 +109,7 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
     };
     let database = Database::open(&config).await?;
     if config.database.migrate_on_start {
-        store::migrate(&database.pool).await.context("cannot apply migrations")?;
+        lore_store::migrate(&database.pool).await.context("cannot apply migrations")?;
     }
     let mut services =
         grpc::Services::new(&config, database.pool.clone()).context("cannot start the embedding provider")?;
@@ -205,7 +190,7 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
 /// Applies migrations and exits (`lore-server migrate`).
 pub async fn migrate(config: &Config) -> anyhow::Result<()> {
     let database = Database::open(config).await?;
-    let result = store::migrate(&database.pool).await.context("cannot apply migrations");
+    let result = lore_store::migrate(&database.pool).await.context("cannot apply migrations");
     database.close().await;
     result?;
     tracing::info!("migrations applied");

@@ -182,10 +182,7 @@ fn exporting() -> bool {
 #[derive(Debug)]
 pub struct Metrics {
     pub rpc_duration: Histogram<f64>,
-    pub actions_stored: Counter<u64>,
-    pub actions_duplicate: Counter<u64>,
     pub tool_calls_dropped: Counter<u64>,
-    pub watch_lag: Histogram<f64>,
 }
 
 /// The instruments, built from the global meter provider on first use.
@@ -202,25 +199,10 @@ pub fn metrics() -> &'static Metrics {
                     0.000_5, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
                 ])
                 .build(),
-            actions_stored: meter
-                .u64_counter("lore.actions.stored")
-                .with_unit("{action}")
-                .with_description("Actions written to the log (LogAction, Ingest and tool calls)")
-                .build(),
-            actions_duplicate: meter
-                .u64_counter("lore.actions.duplicates")
-                .with_unit("{action}")
-                .with_description("Actions sent again with an id already stored, and not stored twice")
-                .build(),
             tool_calls_dropped: meter
                 .u64_counter("lore.tool_calls.dropped")
                 .with_unit("{call}")
                 .with_description("Tool calls not logged because the queue was full")
-                .build(),
-            watch_lag: meter
-                .f64_histogram("lore.knowledge.watch.lag")
-                .with_unit("s")
-                .with_description("From a watched markdown file's change to its indexing")
                 .build(),
         }
     })
@@ -248,7 +230,7 @@ pub fn observe_pool(pool: sqlx::PgPool) -> ObservableGauge<i64> {
 
 /// Reports the memory of this replica's keyword index while the returned
 /// gauge lives; none when the index is switched off.
-pub fn observe_keyword_index(knowledge: crate::knowledge::KnowledgeBase) -> Option<ObservableGauge<u64>> {
+pub fn observe_keyword_index(knowledge: lore_domain::knowledge::KnowledgeBase) -> Option<ObservableGauge<u64>> {
     knowledge.keyword_index_bytes()?;
     let gauge = meter()
         .u64_observable_gauge("lore.knowledge.keyword_index.memory")

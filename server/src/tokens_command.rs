@@ -8,8 +8,9 @@ use anyhow::Context as _;
 use chrono::Utc;
 
 use crate::auth::{self, Role};
-use crate::store::tokens::{self, NewToken, TokenInfo};
-use crate::{Config, Database, validate};
+use crate::{Config, Database};
+use lore_model::validate;
+use lore_store::tokens::{self, NewToken, TokenInfo};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum TokenCommand {
@@ -53,7 +54,7 @@ pub async fn run(config: &Config, command: TokenCommand) -> anyhow::Result<()> {
     let database = Database::open(config).await?;
     // The token table may not exist yet on a fresh database.
     let result = match config.database.migrate_on_start {
-        true => crate::store::migrate(&database.pool).await.context("cannot apply migrations"),
+        true => lore_store::migrate(&database.pool).await.context("cannot apply migrations"),
         false => Ok(()),
     };
     let result = match result {

@@ -22,10 +22,10 @@ use tokio::sync::mpsc;
 use tonic::body::Body;
 use uuid::Uuid;
 
-use crate::actions::ActionLog;
-use crate::actions::model::{NewAction, Outcome};
 use crate::middleware::{Answer, CallObserver, Gate, GateLayer, Inner, observe, observe_body, refuse};
-use crate::scope::ProjectScope;
+use lore_domain::actions::ActionLog;
+use lore_domain::actions::model::{NewAction, Outcome};
+use lore_model::scope::ProjectScope;
 
 /// The metadata key that names the caller's session.
 const SESSION_HEADER: &str = lore_proto::metadata::SESSION_ID;
@@ -193,7 +193,7 @@ impl Gate for ToolCallGate {
                 "metadata {SESSION_HEADER}: must be a session UUID"
             )));
         };
-        let scope = ProjectScope::of(request.extensions());
+        let scope = crate::grpc::extensions_scope(request.extensions());
         let method = method.to_owned();
         let requested = Arc::new(Mutex::new(Captured::default()));
         let request = request.map({

@@ -15,7 +15,7 @@
 //!
 //! The caller acknowledges only after this returns, i.e. after COMMIT.
 
-use crate::actions::model::StoredName;
+use lore_model::actions::StoredName;
 use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
@@ -25,11 +25,11 @@ use sqlx::types::Json;
 use sqlx::{PgPool, Postgres, QueryBuilder, Row as _};
 use uuid::Uuid;
 
-use crate::Error;
-use crate::actions::chain::action_hash;
-use crate::actions::model::{Action, BatchOutcome, NewAction, Outcome, Rejection, RejectionKind};
-use crate::actions::query::{ActionFilter, Position};
-use crate::scope::ProjectScope;
+use lore_model::Error;
+use lore_model::actions::chain::action_hash;
+use lore_model::actions::query::{ActionFilter, Position};
+use lore_model::actions::{Action, ActivityCounts, BatchOutcome, Counts, NewAction, Outcome, Rejection, RejectionKind};
+use lore_model::scope::ProjectScope;
 
 /// Channel that carries "project X has new actions" to Resume followers on
 /// every replica.
@@ -564,25 +564,6 @@ pub async fn page(
     query.push(format!(" ORDER BY occurred_at {order}, action_id {order} LIMIT ")).push_bind(limit);
     let rows = query.build().fetch_all(pool).await?;
     Ok(rows.iter().map(action_from_row).collect::<Result<_, _>>()?)
-}
-
-/// Counts of one bucket of an activity report.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Counts {
-    pub key: String,
-    pub total: i64,
-    pub succeeded: i64,
-    pub failed: i64,
-    pub blocked: i64,
-}
-
-/// The aggregates of an activity report.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ActivityCounts {
-    pub totals: Counts,
-    pub by_day: Vec<Counts>,
-    pub by_action_type: Vec<Counts>,
-    pub by_outcome: Vec<Counts>,
 }
 
 /// Totals by day (UTC), by action type and by outcome in one pass.

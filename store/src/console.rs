@@ -13,9 +13,9 @@ use uuid::Uuid;
 
 use super::actions::{ACTION_COLUMNS, action_from_row};
 use super::sessions::{SESSION_COLUMNS, session_from_row};
-use crate::Error;
-use crate::actions::model::{Action, Session};
-use crate::scope::ProjectScope;
+use lore_model::Error;
+use lore_model::actions::{Action, Session};
+use lore_model::scope::ProjectScope;
 
 /// The fleet page's row of one project.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,12 +5,12 @@ use sqlx::types::Json;
 use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
-use crate::Error;
-use crate::actions::model::StoredName as _;
-use crate::actions::query::Position;
-use crate::knowledge::drafts::{Draft, DraftSource, DraftStatus};
-use crate::scope::ProjectScope;
-use crate::trust::Origin;
+use lore_model::Error;
+use lore_model::actions::StoredName as _;
+use lore_model::actions::query::Position;
+use lore_model::knowledge::drafts::{Draft, DraftSource, DraftStatus};
+use lore_model::scope::ProjectScope;
+use lore_model::trust::Origin;
 
 const DRAFT_COLUMNS: &str = "draft_id, project, epic_id, session_id, title, category, body, tags, status, reviewer, \
      review_note, entry_id, created_at, reviewed_at, origin";

@@ -3,7 +3,7 @@
 use sqlx::{PgPool, Row as _};
 use uuid::Uuid;
 
-use crate::Error;
+use lore_model::Error;
 
 /// pgvector's text form: `[0.1,0.2,...]`, cast to `vector` in SQL.
 pub fn vector_literal(vector: &[f32]) -> String {
@@ -186,14 +186,6 @@ pub async fn fail(pool: &PgPool, model: &str, jobs: &[Job], error: &str) -> Resu
     Ok(())
 }
 
-/// Jobs waiting for `model` (due or not).
-pub async fn pending(pool: &PgPool, model: &str) -> Result<i64, Error> {
-    Ok(sqlx::query_scalar("SELECT count(*) FROM knowledge_embedding_jobs WHERE model = $1")
-        .bind(model)
-        .fetch_one(pool)
-        .await?)
-}
-
 /// A project's entries and where their vectors of `model` stand.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProjectStatus {
@@ -206,7 +198,7 @@ pub struct ProjectStatus {
 /// [`ProjectStatus`] of `project`, in scope.
 pub async fn project_status(
     pool: &PgPool,
-    scope: &crate::scope::ProjectScope,
+    scope: &lore_model::scope::ProjectScope,
     project: &str,
     model: &str,
 ) -> Result<ProjectStatus, Error> {

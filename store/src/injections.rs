@@ -7,12 +7,12 @@ use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
-use crate::Error;
-use crate::actions::model::StoredName as _;
-use crate::actions::query::Position;
-use crate::ledger::model::{Day, Given, InjectedItem, Injection, InjectionFilter, Totals, Withheld};
-use crate::scope::ProjectScope;
-use crate::trust::Trust;
+use lore_model::Error;
+use lore_model::actions::StoredName as _;
+use lore_model::actions::query::Position;
+use lore_model::ledger::{Day, Given, InjectedItem, Injection, InjectionFilter, Totals, Withheld};
+use lore_model::scope::ProjectScope;
+use lore_model::trust::Trust;
 
 fn count(value: usize) -> i32 {
     i32::try_from(value).unwrap_or(i32::MAX)
@@ -119,7 +119,7 @@ fn bind_filter<'q>(
         .bind(filter.until)
 }
 
-fn decode<T: crate::actions::model::StoredName>(row: &PgRow, column: &str) -> Result<T, sqlx::Error> {
+fn decode<T: lore_model::actions::StoredName>(row: &PgRow, column: &str) -> Result<T, sqlx::Error> {
     let text: String = row.try_get(column)?;
     T::parse(&text).ok_or_else(|| sqlx::Error::ColumnDecode {
         index: column.into(),

@@ -7,16 +7,16 @@ use sqlx::types::Json;
 use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
-use crate::Error;
-use crate::actions::model::StoredName as _;
-use crate::actions::query::Position;
-use crate::knowledge::model::{
+use crate::sqlstate;
+use lore_model::Error;
+use lore_model::actions::StoredName as _;
+use lore_model::actions::query::Position;
+use lore_model::knowledge::{
     Application, Effectiveness, Entry, EntryFilter, EntryKind, EntryStatus, NewEntry, NewOccurrence, Severity,
     Solution, Trend,
 };
-use crate::scope::ProjectScope;
-use crate::store::sqlstate;
-use crate::trust::{Origin, Trust};
+use lore_model::scope::ProjectScope;
+use lore_model::trust::{Origin, Trust};
 
 pub(crate) const ENTRY_COLUMNS: &str = "e.entry_id, e.key, e.project, e.kind, e.title, e.category, e.summary, \
      e.body, e.tags, e.status, e.severity, e.trend, e.occurrence_count, e.last_seen_at, e.prevention_checklist, \
@@ -31,7 +31,7 @@ fn decode_error(column: &str, value: &str) -> sqlx::Error {
     sqlx::Error::ColumnDecode { index: column.to_owned(), source: format!("unexpected value {value:?}").into() }
 }
 
-pub(crate) fn parse<T: crate::actions::model::StoredName>(column: &str, value: &str) -> Result<T, sqlx::Error> {
+pub(crate) fn parse<T: lore_model::actions::StoredName>(column: &str, value: &str) -> Result<T, sqlx::Error> {
     T::parse(value).ok_or_else(|| decode_error(column, value))
 }
 
@@ -225,7 +225,7 @@ pub async fn upsert_in(
     let created: bool = row.try_get("created")?;
     replace_solutions(&mut *transaction, entry_id, entry).await?;
     if let Some(model) = embedding_model {
-        crate::store::embeddings::queue(&mut *transaction, entry_id, model).await?;
+        crate::embeddings::queue(&mut *transaction, entry_id, model).await?;
     }
     let stored = fetch_entry(&mut *transaction, scope, entry_id).await?;
     Ok((stored, created))

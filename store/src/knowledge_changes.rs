@@ -4,7 +4,7 @@
 use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
-use crate::Error;
+use lore_model::Error;
 
 /// The channel every change notifies, on commit.
 pub const CHANNEL: &str = "lore_knowledge";

@@ -6,13 +6,13 @@ use std::collections::HashMap;
 use sqlx::{PgPool, Row as _};
 use uuid::Uuid;
 
-use crate::Error;
-use crate::actions::model::StoredName as _;
-use crate::knowledge::model::{Entry, EntryKind, Severity};
-use crate::knowledge::rank::Candidate;
-use crate::scope::ProjectScope;
-use crate::store::embeddings::vector_literal;
-use crate::store::knowledge::{ENTRY_COLUMNS, entries_with_solutions};
+use crate::embeddings::vector_literal;
+use crate::knowledge::{ENTRY_COLUMNS, entries_with_solutions};
+use lore_model::Error;
+use lore_model::actions::StoredName as _;
+use lore_model::knowledge::rank::Candidate;
+use lore_model::knowledge::{Entry, EntryKind, Severity};
+use lore_model::scope::ProjectScope;
 
 /// What every signal's list is restricted to.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -175,7 +175,7 @@ pub async fn keyword(
     };
     let candidates = candidates(rows)?;
     let confidence =
-        crate::knowledge::rank::keyword_confidence(candidates.first().map_or(0.0, |best| best.score), information);
+        lore_model::knowledge::rank::keyword_confidence(candidates.first().map_or(0.0, |best| best.score), information);
     Ok(KeywordMatches { candidates, confidence, unmatched })
 }
 

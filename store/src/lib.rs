@@ -1,5 +1,6 @@
-//! PostgreSQL access: the pool, the migrator and, as the services are built,
-//! one repository module per aggregate. Every repository function takes the
+//! lore-store: PostgreSQL access, the one place Lore speaks SQL: the pool,
+//! the migrations, the read replicas and one repository module per
+//! aggregate, over lore-model's types. Every repository function takes the
 //! caller's project scope so that tenancy is enforced in SQL.
 
 use std::time::Duration;
@@ -8,10 +9,9 @@ use sqlx::PgPool;
 use sqlx::migrate::{MigrateError, Migrator};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
-use crate::config::Config;
-
 pub mod actions;
 pub mod cited_files;
+mod config;
 pub mod console;
 pub mod drafts;
 pub mod embeddings;
@@ -48,11 +48,11 @@ pub enum ConnectError {
 
 /// Opens the pool and checks that the server answers within the configured
 /// timeout, so a wrong URL fails the start-up instead of the first call.
-pub async fn connect(config: &Config, url: &str) -> Result<PgPool, ConnectError> {
+pub async fn connect(config: &DatabaseConfig, url: &str) -> Result<PgPool, ConnectError> {
     let options = named(url.parse().map_err(ConnectError::InvalidUrl)?);
     let target = format!("{}:{}/{}", options.get_host(), options.get_port(), options.get_database().unwrap_or(""));
     PgPoolOptions::new()
-        .max_connections(config.database.max_connections)
+        .max_connections(config.max_connections)
         .acquire_timeout(config.connect_timeout())
         .idle_timeout(Duration::from_secs(300))
         .connect_with(options)
@@ -82,23 +82,12 @@ pub async fn migrate(pool: &PgPool) -> Result<(), MigrateError> {
 /// Creates the monthly action partitions from last month to three months
 /// ahead (a no-op for those that exist). Run at start-up and by maintenance.
 pub async fn ensure_action_partitions(pool: &PgPool) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "SELECT lore_ensure_action_partition((now() + make_interval(months => m))::date)
-         FROM generate_series(-1, 3) AS m",
-    )
-    .execute(pool)
-    .await?;
+    sqlx::query("SELECT lore_ensure_action_partitions()").execute(pool).await?;
     Ok(())
 }
 
-/// SQLSTATE codes the repositories translate into domain errors.
-pub mod sqlstate {
-    pub const UNIQUE_VIOLATION: &str = "23505";
-    pub const CHECK_VIOLATION: &str = "23514";
-    pub const RESTRICT_VIOLATION: &str = "23001";
-    pub const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
-    pub const UNTRANSLATABLE_CHARACTER: &str = "22P05";
-}
+pub use config::DatabaseConfig;
+pub use lore_model::error::sqlstate;
 
 #[cfg(test)]
 mod tests;

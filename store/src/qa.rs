@@ -10,14 +10,14 @@ use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
 use super::knowledge::parse;
-use crate::Error;
-use crate::actions::model::StoredName as _;
-use crate::qa::model::{
+use lore_grouping::template::Template;
+use lore_model::Error;
+use lore_model::actions::StoredName as _;
+use lore_model::qa::{
     CategoryRule, FixAttempt, NewFailure, Occurrence, Pattern, PatternEdits, PatternFilter, PatternLink, PatternStatus,
 };
-use crate::qa::template::Template;
-use crate::scope::ProjectScope;
-use crate::trust::Origin;
+use lore_model::scope::ProjectScope;
+use lore_model::trust::Origin;
 
 pub(crate) const PATTERN_COLUMNS: &str = "p.pattern_id, p.project, p.category, p.name, p.description, \
      p.common_cause, p.recommended_fix, p.template, p.file_globs, p.status, p.merged_into, p.occurrence_count, \
@@ -215,11 +215,11 @@ pub async fn stored_failure(
     .fetch_optional(connection)
     .await?
     .ok_or_else(|| Error::NotFound(format!("failure {failure_id}")))?;
-    let checks: Json<Vec<crate::qa::model::FailedCheck>> = row.try_get("failed_checks")?;
+    let checks: Json<Vec<lore_model::qa::FailedCheck>> = row.try_get("failed_checks")?;
     let failure = NewFailure {
         failure_id,
         project: row.try_get("project")?,
-        task: crate::qa::model::Task {
+        task: lore_model::qa::Task {
             task_id: row.try_get("task_id")?,
             title: row.try_get("task_title")?,
             category: row.try_get("task_category")?,
@@ -422,7 +422,7 @@ pub async fn insert_pattern(
     .bind(sighting.template.text())
     .bind(&sighting.template.tokens)
     .bind(sighting.template.route())
-    .bind(crate::qa::files::globs_of(failure.files_modified.iter().chain(&failure.task.files)))
+    .bind(lore_model::qa::files::globs_of(failure.files_modified.iter().chain(&failure.task.files)))
     .bind(task_categories(failure))
     .bind(activate_at)
     .bind(confidence)
@@ -479,7 +479,7 @@ pub async fn join_pattern(
     .bind(widened.map(Template::text))
     .bind(widened.map(|template| &template.tokens))
     .bind(counting.recurrence_boost)
-    .bind(crate::qa::files::globs_of(failure.files_modified.iter().chain(&failure.task.files)))
+    .bind(lore_model::qa::files::globs_of(failure.files_modified.iter().chain(&failure.task.files)))
     .bind(task_categories(failure))
     .bind(counting.max_confidence)
     .bind(counting.activate_at)
@@ -613,7 +613,7 @@ pub async fn list_patterns(
     .bind(scope.sql_filter())
     .bind(statuses)
     .bind(&filter.category)
-    .bind(filter.file.as_deref().map(crate::qa::files::glob_of))
+    .bind(filter.file.as_deref().map(lore_model::qa::files::glob_of))
     .bind(after.map(|(count, _)| count))
     .bind(after.map(|(_, id)| id))
     .bind(limit)
@@ -691,8 +691,8 @@ pub async fn update_pattern(
     scope: &ProjectScope,
     pattern_id: Uuid,
     edits: &PatternEdits,
-    held: Option<&crate::trust::screening::Held>,
-    origin: &crate::trust::Origin,
+    held: Option<&lore_model::trust::Held>,
+    origin: &lore_model::trust::Origin,
 ) -> Result<Pattern, Error> {
     let mut transaction = pool.begin().await?;
     let current = lock_pattern(&mut transaction, scope, pattern_id).await?;
@@ -729,9 +729,9 @@ pub async fn update_pattern(
     .fetch_one(&mut *transaction)
     .await?;
     if let Some(held) = held {
-        let kind = crate::trust::quarantine::ItemKind::Pattern;
+        let kind = lore_model::trust::quarantine::ItemKind::Pattern;
         let project: String = row.try_get("project")?;
-        crate::store::quarantine::hold(&mut transaction, &project, kind, pattern_id, held, origin).await?;
+        crate::quarantine::hold(&mut transaction, &project, kind, pattern_id, held, origin).await?;
     }
     transaction.commit().await?;
     Ok(pattern_from_row(&row)?)
@@ -1162,7 +1162,7 @@ pub async fn verify_fixes(
         .await?;
         attempt_ids.push(attempt_id);
     }
-    crate::store::knowledge::verify_gotchas(connection, &attempt_ids).await?;
+    crate::knowledge::verify_gotchas(connection, &attempt_ids).await?;
     Ok(attempt_ids)
 }
 

@@ -8,14 +8,14 @@ use uuid::Uuid;
 
 use super::knowledge::parse;
 use super::qa::{PATTERN_COLUMNS, pattern_from_row, title_words_sql};
-use crate::Error;
-use crate::actions::model::StoredName as _;
-use crate::qa::PromotionThresholds;
-use crate::qa::model::{
+use lore_model::Error;
+use lore_model::actions::StoredName as _;
+use lore_model::qa::PromotionThresholds;
+use lore_model::qa::significance::Counts;
+use lore_model::qa::{
     DashboardQuery, DayRate, Pattern, Promotion, PromotionEvent, PromotionStatus, TaskFigures, WarningOutcome,
 };
-use crate::qa::significance::Counts;
-use crate::scope::ProjectScope;
+use lore_model::scope::ProjectScope;
 
 // ---- warnings ----
 

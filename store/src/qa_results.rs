@@ -6,10 +6,10 @@ use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
 use super::knowledge::parse;
-use crate::Error;
-use crate::qa::model::{MissedOpportunity, NewTaskResult, ScoredDelivery, TaskResultRecorded, WarningOutcome};
-use crate::scope::ProjectScope;
-use crate::store::qa_feedback::{OutcomeEffect, apply_outcomes};
+use crate::qa_feedback::{OutcomeEffect, apply_outcomes};
+use lore_model::Error;
+use lore_model::qa::{MissedOpportunity, NewTaskResult, ScoredDelivery, TaskResultRecorded, WarningOutcome};
+use lore_model::scope::ProjectScope;
 
 /// Which patterns could have been warned about: the floors of GetWarnings.
 pub struct WarnFloor {
@@ -260,8 +260,7 @@ pub async fn record(
     .fetch_all(&mut *transaction)
     .await?;
     let verified_attempts = if result.passed {
-        crate::store::qa::verify_fixes(&mut transaction, &result.project, &result.task.task_id, result.result_id)
-            .await?
+        crate::qa::verify_fixes(&mut transaction, &result.project, &result.task.task_id, result.result_id).await?
     } else {
         Vec::new()
     };

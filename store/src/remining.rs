@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use sqlx::{PgPool, Row as _};
 use uuid::Uuid;
 
-use crate::Error;
+use lore_model::Error;
 
 /// One recent occurrence: its id, its live pattern, the pattern's
 /// category, the message as stored and its normalized template.

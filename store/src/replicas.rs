@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
-use crate::Error;
-use crate::config::DatabaseConfig;
+use crate::DatabaseConfig;
+use lore_model::Error;
 
 /// How often the replicas' positions are read.
 const WATCH_EVERY: Duration = Duration::from_millis(50);
@@ -186,11 +186,6 @@ impl ReadPools {
     /// Reads sent to a replica and to the primary so far.
     pub fn counts(&self) -> (u64, u64) {
         (self.inner.to_replica.load(Ordering::Relaxed), self.inner.to_primary.load(Ordering::Relaxed))
-    }
-
-    /// Whether any replica is configured.
-    pub fn has_replicas(&self) -> bool {
-        !self.inner.replicas.is_empty()
     }
 
     fn replica_at(&self, lsn: Lsn) -> Option<PgPool> {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::embedded_postgres::TestDatabase;
+use lore_pgtest::TestDatabase;
 
 /// Tables, indexes, functions and triggers of the public schema: what a
 /// migration run could change.

@@ -7,10 +7,10 @@ use sqlx::postgres::PgRow;
 use sqlx::{PgPool, Row as _};
 use uuid::Uuid;
 
-use crate::Error;
-use crate::auth::{Caller, Role};
-use crate::scope::ProjectScope;
-use crate::store::sqlstate;
+use crate::sqlstate;
+use lore_model::Error;
+use lore_model::scope::ProjectScope;
+use lore_model::tokens::{Caller, Role};
 
 /// A token to create.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,9 +4,9 @@
 
 use sqlx::{PgPool, Row as _};
 
-use crate::Error;
-use crate::knowledge::vocabulary::{CategoryRelation, Synonym};
-use crate::scope::ProjectScope;
+use lore_model::Error;
+use lore_model::knowledge::vocabulary::{CategoryRelation, Synonym};
+use lore_model::scope::ProjectScope;
 
 fn synonym(row: &sqlx::postgres::PgRow) -> Result<Synonym, sqlx::Error> {
     Ok(Synonym { project: row.try_get("project")?, term: row.try_get("term")?, expansion: row.try_get("expansion")? })

@@ -15,12 +15,12 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use hdrhistogram::Histogram;
+use lore_domain::knowledge::embed;
 use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, default_cache_dir};
 use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use lore_server::config::Config;
-use lore_server::knowledge::embed;
 use lore_server::testing::corpus::{Corpus, fill};
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;

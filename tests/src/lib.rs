@@ -19,7 +19,7 @@ pub mod otlp;
 pub mod proxy;
 pub mod soak;
 
-pub use lore_server::embedded_postgres::{ScratchDataDir, TestDatabase, default_cache_dir};
+pub use lore_pgtest::{ScratchDataDir, TestDatabase, default_cache_dir};
 
 /// How long a server may take to start serving (a cold dev-mode start
 /// includes initdb).

@@ -20,11 +20,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
+use lore_pgtest::{Durability, PgCluster, PgInstall, Shutdown};
 use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
-use lore_server::embedded_postgres::{Durability, PgCluster, PgInstall, Shutdown};
 use lore_server::grpc::convert::to_timestamp;
 use nix::sys::signal::Signal;
 use tonic::transport::Channel;

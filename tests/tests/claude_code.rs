@@ -17,7 +17,7 @@ use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use lore_server::auth::Role;
-use lore_server::store::tokens::NewToken;
+use lore_store::tokens::NewToken;
 use serde_json::{Value, json};
 use tonic::service::interceptor::InterceptedService;
 use uuid::Uuid;

@@ -13,7 +13,7 @@ use lore_proto::v1::action_service_client::ActionServiceClient;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
 use lore_server::auth::Role;
-use lore_server::store::tokens::NewToken;
+use lore_store::tokens::NewToken;
 
 /// The address the README's recipes use.
 const README_ADDRESS: &str = "127.0.0.1:50051";

@@ -117,15 +117,12 @@ async fn migrate_command_applies_migrations_and_a_second_run_is_a_no_op() {
         assert_eq!(code, Some(0), "run {run}: {stderr}");
     }
     let applied: i64 = sqlx_query_count(&database, "SELECT count(*) FROM _sqlx_migrations").await;
-    assert_eq!(
-        applied as usize,
-        lore_server::store::MIGRATOR.iter().filter(|m| m.migration_type.is_up_migration()).count()
-    );
+    assert_eq!(applied as usize, lore_store::MIGRATOR.iter().filter(|m| m.migration_type.is_up_migration()).count());
 }
 
 /// Drops everything the harness created, so `migrate` starts from nothing.
 async fn sqlx_reset(database: &TestDatabase) {
-    use lore_server::store::MIGRATOR;
+    use lore_store::MIGRATOR;
     MIGRATOR.undo(&database.pool, 0).await.unwrap();
     sqlx_execute(database, "DROP TABLE _sqlx_migrations").await;
     let tables = sqlx_query_count(database, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").await;

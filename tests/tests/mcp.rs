@@ -12,7 +12,7 @@ use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, default_cache_dir, fr
 use lore_proto::auth::Bearer;
 use lore_proto::v1 as proto;
 use lore_server::auth::Role;
-use lore_server::store::tokens::NewToken;
+use lore_store::tokens::NewToken;
 use serde_json::Value;
 use tonic::service::interceptor::InterceptedService;
 use uuid::Uuid;

@@ -9,7 +9,7 @@ use std::process::Stdio;
 
 use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, default_cache_dir, free_port};
 use lore_server::auth::Role;
-use lore_server::store::tokens::NewToken;
+use lore_store::tokens::NewToken;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 
 fn repository() -> PathBuf {

@@ -15,7 +15,7 @@ use sqlx::postgres::PgListener;
 use tokio::sync::broadcast;
 
 use crate::background::Background;
-use crate::store::actions::ACTIONS_CHANNEL;
+use lore_store::actions::ACTIONS_CHANNEL;
 
 /// Project names buffered per follower; a slower follower gets `Lagged` and
 /// simply looks at the table.

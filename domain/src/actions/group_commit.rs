@@ -14,8 +14,8 @@ use tokio::sync::{Mutex, mpsc, oneshot};
 
 use super::model::{NewAction, Rejection};
 use crate::Error;
-use crate::scope::ProjectScope;
-use crate::store;
+use lore_model::scope::ProjectScope;
+use lore_store as store;
 
 /// Most actions one group-commit transaction carries.
 const MAX_GROUP: usize = 256;

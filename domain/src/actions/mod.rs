@@ -3,12 +3,12 @@
 //! [`ActionLog`] is what the gRPC handlers call: it sanitizes what agents
 //! send, then hands validated domain values to the store.
 
-pub mod chain;
+pub use lore_model::actions::chain;
 pub mod export;
 pub mod feed;
 pub mod group_commit;
-pub mod model;
-pub mod query;
+pub use lore_model::actions as model;
+pub use lore_model::actions::query;
 pub mod report;
 pub mod resume;
 
@@ -19,12 +19,12 @@ use uuid::Uuid;
 use lore_sanitize::{Report, Sanitizer, merge_reports};
 
 use crate::Error;
-use crate::scope::ProjectScope;
-use crate::store;
-use crate::store::actions::Direction;
-use crate::store::replicas::ReadPools;
-use crate::store::sessions::LastSessionFilter;
 use export::{ExportCursor, ExportFormat, ExportWriter};
+use lore_model::scope::ProjectScope;
+use lore_store as store;
+use lore_store::actions::Direction;
+use lore_store::replicas::ReadPools;
+use lore_store::sessions::LastSessionFilter;
 use model::{Action, BatchOutcome, EndReason, NewAction, NewSession, Rejection, RejectionKind, Session};
 use query::{ActionFilter, Position};
 use report::ActivityReport;
@@ -556,7 +556,7 @@ impl ActionLog {
 }
 
 fn count_stored(stored: u64, duplicates: u64) {
-    let metrics = crate::telemetry::metrics();
+    let metrics = crate::metrics::metrics();
     metrics.actions_stored.add(stored, &[]);
     metrics.actions_duplicate.add(duplicates, &[]);
 }

@@ -5,19 +5,10 @@ use std::fmt::Write as _;
 use chrono::{DateTime, Utc};
 
 use super::model::Action;
-use crate::store::actions::{ActivityCounts, Counts};
+use lore_model::actions::{ActivityCounts, Counts};
 
 /// Width of the longest bar in the markdown chart.
 const CHART_WIDTH: usize = 30;
-
-impl Counts {
-    /// succeeded / (succeeded + failed + blocked); in-progress actions have
-    /// not finished and do not count either way.
-    pub fn success_rate(&self) -> f64 {
-        let finished = self.succeeded + self.failed + self.blocked;
-        if finished == 0 { 0.0 } else { self.succeeded as f64 / finished as f64 }
-    }
-}
 
 /// An activity report.
 #[derive(Debug, Clone, PartialEq)]

@@ -40,8 +40,8 @@ use crate::knowledge::search::{Hit, SearchMode, SearchQuery};
 use crate::ledger::{self, Given, InjectedItem, Injection, Ledger, Surface, Withheld};
 use crate::qa::QaLearning;
 use crate::qa::model::{Task, Warning, WarningRequest};
-use crate::scope::ProjectScope;
-use crate::store::knowledge_search::SearchFilter;
+use lore_model::scope::ProjectScope;
+use lore_store::knowledge_search::SearchFilter;
 
 /// The smallest and largest budget a request may ask for: below 500
 /// characters not even one lesson fits; above 50,000 a briefing is no
@@ -239,7 +239,7 @@ impl Briefer {
         if !scope.allows(project) {
             return Err(Error::PermissionDenied(format!("project {project} is outside your scope")));
         }
-        crate::store::cited_files::list(self.actions.pool(), scope, project, MAX_MISSING_FILES as i64).await
+        lore_store::cited_files::list(self.actions.pool(), scope, project, MAX_MISSING_FILES as i64).await
     }
 
     pub async fn brief(&self, scope: &ProjectScope, request: &BriefRequest) -> Result<Briefing, Error> {

@@ -14,10 +14,10 @@ use uuid::Uuid;
 use crate::Error;
 use crate::actions::model::Action;
 use crate::actions::resume::ResumeSummary;
-use crate::store::quarantine as store;
 use crate::trust::quarantine::ItemKind;
 use crate::trust::screening::{self, Held};
 use crate::trust::{Author, Origin};
+use lore_store::quarantine as store;
 
 /// What a held text is replaced by.
 pub const HELD_NOTE: &str = "[held for review by Lore's injection screen]";

@@ -20,7 +20,7 @@ use uuid::Uuid;
 use super::KnowledgeBase;
 use super::drafts::DraftSource;
 use crate::Error;
-use crate::scope::ProjectScope;
+use lore_model::scope::ProjectScope;
 
 /// `[knowledge.auto_drafts]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

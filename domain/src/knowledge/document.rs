@@ -37,7 +37,7 @@ use super::model::limits::{
 };
 use super::model::{EntryStatus, Severity};
 use crate::actions::model::StoredName as _;
-use crate::validate::{self, FieldError};
+use lore_model::validate::{self, FieldError};
 
 /// Statuses that take a document out of search; any other keeps it in.
 const RETIRED: [&str; 6] = ["obsolete", "deprecated", "archived", "superseded", "retired", "outdated"];

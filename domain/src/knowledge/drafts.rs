@@ -11,10 +11,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use uuid::Uuid;
 
 use std::path::Path;
+
+pub use lore_model::knowledge::drafts::*;
 
 use super::KnowledgeBase;
 use super::document;
@@ -22,10 +24,10 @@ use super::model::{DocumentSource, Entry};
 use crate::Error;
 use crate::actions::model::{Action, Outcome, StoredName as _};
 use crate::actions::query::{ActionFilter, Position};
-use crate::scope::ProjectScope;
-use crate::store::actions::{self as action_store, Direction};
-use crate::store::drafts as store;
 use crate::trust::{Origin, screening};
+use lore_model::scope::ProjectScope;
+use lore_store::actions::{self as action_store, Direction};
+use lore_store::drafts as store;
 
 /// Actions a draft is built from, at most (the oldest ones).
 pub const MAX_DRAFT_ACTIONS: usize = 2000;
@@ -38,96 +40,6 @@ const MAX_QUOTE_CHARS: usize = 200;
 /// Context keys that describe what an action did, most telling first.
 const DESCRIPTIVE_KEYS: [&str; 8] =
     ["message", "summary", "description", "fix", "decision", "title", "plan", "command"];
-
-/// Where a draft's actions come from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DraftSource {
-    Epic(String),
-    Session(Uuid),
-}
-
-impl DraftSource {
-    fn label(&self) -> String {
-        match self {
-            Self::Epic(epic) => format!("Epic {epic}"),
-            Self::Session(session) => format!("Session {}", short_id(session)),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
-#[strum(serialize_all = "snake_case")]
-pub enum DraftStatus {
-    Pending,
-    Approved,
-    Rejected,
-    /// Held by the injection screen; pending once a person releases it.
-    Quarantined,
-}
-
-impl crate::actions::model::StoredName for DraftStatus {}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Draft {
-    pub draft_id: Uuid,
-    pub project: String,
-    pub source: DraftSource,
-    pub title: String,
-    pub category: String,
-    pub body: String,
-    pub tags: Vec<String>,
-    pub status: DraftStatus,
-    pub reviewer: Option<String>,
-    pub review_note: String,
-    pub entry_id: Option<Uuid>,
-    pub created_at: DateTime<Utc>,
-    pub reviewed_at: Option<DateTime<Utc>>,
-    /// Who asked for it (an agent's proposal), or Lore (drafted from the
-    /// log by itself).
-    pub origin: Origin,
-}
-
-/// What a draft proposes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Composed {
-    pub title: String,
-    pub category: String,
-    pub body: String,
-    pub tags: Vec<String>,
-}
-
-/// A lesson as an agent puts it in its own words (MCP `propose_lesson`).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Proposal {
-    pub title: String,
-    pub problem: String,
-    pub solution: String,
-    pub category: String,
-    pub tags: Vec<String>,
-}
-
-/// A reviewer's decision, with the edits an approval applies first.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
-    Approve(DraftEdits),
-    Reject,
-}
-
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct DraftEdits {
-    pub title: Option<String>,
-    pub category: Option<String>,
-    pub body: Option<String>,
-    pub tags: Option<Vec<String>>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Review {
-    pub draft_id: Uuid,
-    pub decision: Decision,
-    pub reviewer: String,
-    pub note: String,
-}
 
 impl KnowledgeBase {
     /// Builds and stores a draft from the actions of an epic or session,
@@ -216,7 +128,7 @@ impl KnowledgeBase {
         let stored = store::insert(&mut transaction, scope, &draft).await?;
         if let (Some(held), (_, false)) = (&held, &stored) {
             let kind = crate::trust::quarantine::ItemKind::Draft;
-            crate::store::quarantine::hold(&mut transaction, project, kind, draft_id, held, &draft.origin).await?;
+            lore_store::quarantine::hold(&mut transaction, project, kind, draft_id, held, &draft.origin).await?;
         }
         transaction.commit().await?;
         Ok(stored)
@@ -267,7 +179,7 @@ impl KnowledgeBase {
                 )));
             }
             let entry = match draft.entry_id {
-                Some(entry_id) => Some(crate::store::knowledge::get(&self.pool, scope, entry_id).await?),
+                Some(entry_id) => Some(lore_store::knowledge::get(&self.pool, scope, entry_id).await?),
                 None => None,
             };
             return Ok((draft, entry));
@@ -687,10 +599,6 @@ fn cut_chars(text: &str, max_chars: usize) -> String {
     let mut cut: String = text.chars().take(max_chars.saturating_sub(3)).collect();
     cut.push_str("...");
     cut
-}
-
-fn short_id(id: &Uuid) -> String {
-    id.simple().to_string()[..8].to_owned()
 }
 
 fn plural(count: usize, noun: &str) -> String {

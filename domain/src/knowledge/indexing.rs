@@ -19,9 +19,9 @@ use super::KnowledgeBase;
 use super::document::{self, Document};
 use super::model::{DocumentOrigin, DocumentSource, Entry, EntryKind, NewEntry, NewSolution};
 use crate::Error;
-use crate::scope::ProjectScope;
-use crate::store::knowledge::{self as store, StoredDocument};
 use crate::trust::{Origin, Trust};
+use lore_model::scope::ProjectScope;
+use lore_store::knowledge::{self as store, StoredDocument};
 
 impl KnowledgeBase {
     /// Indexes a document given as text. Returns its entry and whether

@@ -3,14 +3,14 @@
 //!
 //! # Layout
 //! - [`model`]: the domain types.
-//! - [`embed`]: the embedding providers.
+//! - [`embed`]: the embedding providers (lore-embed).
 //! - [`document`]: markdown documents parsed; `indexing`: stored as
 //!   entries (IndexDocument, RemoveDocument, the folder watcher).
 //! - [`drafts`]: learnings drafted from the action log, and their review.
 //! - [`search`]: hybrid search; [`rank`]: its fusion and scoring.
 //! - [`watch`]: watched folders of markdown, kept indexed.
-//! - The SQL is in [`crate::store::knowledge`], [`crate::store::knowledge_search`]
-//!   and [`crate::store::embeddings`].
+//! - The SQL is in [`lore_store::knowledge`], [`lore_store::knowledge_search`]
+//!   and [`lore_store::embeddings`].
 //!
 //! Indexing is parse, store, embed: an upsert queues the entry for
 //! embedding in its own transaction when the text changed and returns; the
@@ -21,11 +21,11 @@
 pub mod auto_drafts;
 pub mod document;
 pub mod drafts;
-pub mod embed;
+pub use lore_embed as embed;
 mod indexing;
 pub mod keyword;
-pub mod model;
-pub mod rank;
+pub use lore_model::knowledge as model;
+pub use lore_model::knowledge::rank;
 pub mod search;
 pub mod search_cache;
 pub mod search_many;
@@ -44,11 +44,11 @@ use uuid::Uuid;
 
 use crate::Error;
 use crate::actions::query::Position;
-use crate::scope::ProjectScope;
-use crate::store::embeddings;
-use crate::store::knowledge as store;
-use crate::store::replicas::ReadPools;
 use embed::{Embedder, EmbeddingConfig};
+use lore_model::scope::ProjectScope;
+use lore_store::embeddings;
+use lore_store::knowledge as store;
+use lore_store::replicas::ReadPools;
 use model::{Application, Effectiveness, Entry, EntryFilter, NewEntry, NewOccurrence};
 use rank::RankingConfig;
 
@@ -293,7 +293,7 @@ impl KnowledgeBase {
         let stored = store::upsert_in(transaction, scope, &quarantined, &content_hash(entry), model.as_deref()).await?;
         let entry_id = stored.0.entry_id;
         let kind = crate::trust::quarantine::ItemKind::Entry;
-        if crate::store::quarantine::hold(transaction, &entry.project, kind, entry_id, &held, &entry.origin).await? {
+        if lore_store::quarantine::hold(transaction, &entry.project, kind, entry_id, &held, &entry.origin).await? {
             return Ok(stored);
         }
         // A person released this very text before: it is stored as asked.
@@ -322,14 +322,6 @@ impl KnowledgeBase {
     pub async fn index_pending(&self) -> Result<usize, Error> {
         match &self.embedding_queue {
             Some(queue) => queue.drain().await,
-            None => Ok(0),
-        }
-    }
-
-    /// Entries waiting for a vector of the current model.
-    pub async fn pending_embeddings(&self) -> Result<i64, Error> {
-        match &self.embedder {
-            Some(embedder) => embeddings::pending(&self.pool, embedder.model()).await,
             None => Ok(0),
         }
     }

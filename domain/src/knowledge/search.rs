@@ -18,8 +18,8 @@ use super::model::{Application, Entry, EntryKind, Solution};
 use super::rank::{self, Candidate, Reason, Relevance, ScoreParts, Signal, SignalList};
 use super::{KnowledgeBase, symptoms};
 use crate::Error;
-use crate::scope::ProjectScope;
-use crate::store::knowledge_search::{self as store, KeywordMatches, SearchFilter, VectorScan};
+use lore_model::scope::ProjectScope;
+use lore_store::knowledge_search::{self as store, KeywordMatches, SearchFilter, VectorScan};
 
 /// Which signals a query uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -261,7 +261,7 @@ impl KnowledgeBase {
         query: &SearchQuery,
         candidates: i64,
     ) -> Result<WordSignals, Error> {
-        let synonyms: Vec<(String, String)> = crate::store::vocabulary::synonyms(pool, scope, &query.filter.project)
+        let synonyms: Vec<(String, String)> = lore_store::vocabulary::synonyms(pool, scope, &query.filter.project)
             .await?
             .into_iter()
             .map(|synonym| (synonym.term, synonym.expansion))
@@ -387,7 +387,7 @@ impl KnowledgeBase {
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.entry.entry_id.cmp(&b.entry.entry_id)));
         hits.truncate(query.limit);
         let shown: Vec<uuid::Uuid> = hits.iter().map(|hit| hit.entry.entry_id).collect();
-        let mut recent = crate::store::knowledge::recent_applications(pool, &shown, APPLIED_BEFORE).await?;
+        let mut recent = lore_store::knowledge::recent_applications(pool, &shown, APPLIED_BEFORE).await?;
         for hit in &mut hits {
             hit.applied_before = recent.remove(&hit.entry.entry_id).unwrap_or_default();
         }

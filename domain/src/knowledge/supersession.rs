@@ -12,8 +12,8 @@ use super::KnowledgeBase;
 use super::model::Entry;
 use crate::Error;
 use crate::actions::model::StoredName as _;
-use crate::scope::ProjectScope;
-use crate::store::knowledge as store;
+use lore_model::scope::ProjectScope;
+use lore_store::knowledge as store;
 
 impl KnowledgeBase {
     /// Marks the entries `successor` names in `handles` (ids or keys of its

@@ -3,35 +3,12 @@
 //! other way round) and category relations (a query's category ranks
 //! entries of a related category next after its own).
 
+pub use lore_model::knowledge::vocabulary::{CategoryRelation, Synonym};
+
 use super::KnowledgeBase;
 use crate::Error;
-use crate::scope::ProjectScope;
-use crate::store::vocabulary as store;
-
-/// A synonym; `project` None: every project.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Synonym {
-    pub project: Option<String>,
-    pub term: String,
-    pub expansion: String,
-}
-
-/// Two related categories of a project, stored the smaller first.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CategoryRelation {
-    pub project: String,
-    pub category: String,
-    pub related: String,
-}
-
-impl CategoryRelation {
-    /// The relation between `one` and `other`, whichever order they come
-    /// in: how it is stored.
-    pub fn between(project: String, one: String, other: String) -> Self {
-        let (category, related) = if one <= other { (one, other) } else { (other, one) };
-        Self { project, category, related }
-    }
-}
+use lore_model::scope::ProjectScope;
+use lore_store::vocabulary as store;
 
 fn allowed(scope: &ProjectScope, project: Option<&str>) -> Result<(), Error> {
     match project {

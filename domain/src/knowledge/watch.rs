@@ -31,7 +31,7 @@ use super::KnowledgeBase;
 use super::document::{self, DocumentError};
 use super::model::DocumentSource;
 use crate::Error;
-use crate::scope::ProjectScope;
+use lore_model::scope::ProjectScope;
 
 /// `[knowledge.watch]` configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -312,7 +312,7 @@ impl Indexer {
                 self.stats.resolved(path);
                 self.stats.indexed.fetch_add(1, Ordering::Relaxed);
                 if let Some(lag) = modified.and_then(|modified| modified.elapsed().ok()) {
-                    crate::telemetry::metrics().watch_lag.record(lag.as_secs_f64(), &[]);
+                    crate::metrics::metrics().watch_lag.record(lag.as_secs_f64(), &[]);
                 }
                 tracing::info!(path = %path.display(), entry_id = %entry.entry_id, "document indexed");
                 Outcome::Indexed

@@ -10,7 +10,7 @@
 //! can be kept: what a session was given is the sum of its injections.
 
 mod items;
-pub mod model;
+pub use lore_model::ledger as model;
 
 use chrono::Utc;
 use sqlx::PgPool;
@@ -23,8 +23,8 @@ pub use model::{
 
 use crate::Error;
 use crate::actions::query::Position;
-use crate::scope::ProjectScope;
-use crate::store::injections as store;
+use lore_model::scope::ProjectScope;
+use lore_store::injections as store;
 
 /// The ledger over its table.
 #[derive(Debug, Clone)]

@@ -18,10 +18,10 @@ use super::model::{CaptureOutcome, NewFailure, PatternLink};
 use super::routes::CheckedOutRoute;
 use super::template::{Template, WILDCARD};
 use crate::Error;
-use crate::scope::ProjectScope;
-use crate::store::qa::{self as store, Counting, RouteCandidate, Sighting};
 use crate::trust::quarantine::ItemKind;
 use crate::trust::screening::{self, Held};
+use lore_model::scope::ProjectScope;
+use lore_store::qa::{self as store, Counting, RouteCandidate, Sighting};
 
 pub const REASON_NEW: &str = "new candidate";
 pub const REASON_EXACT: &str = "exact template";
@@ -68,7 +68,7 @@ impl QaLearning {
         }
         for held in held.iter().flatten() {
             let kind = ItemKind::FailureMessage;
-            crate::store::quarantine::hold(
+            lore_store::quarantine::hold(
                 &mut transaction,
                 &failure.project,
                 kind,
@@ -148,7 +148,7 @@ impl QaLearning {
         match store::stored_capture(&self.pool, scope, failure_id).await? {
             Some((category, category_rule_id, links)) => {
                 let mut connection = self.pool.acquire().await?;
-                let held = crate::store::quarantine::held_parts(&mut connection, ItemKind::FailureMessage, failure_id)
+                let held = lore_store::quarantine::held_parts(&mut connection, ItemKind::FailureMessage, failure_id)
                     .await?
                     .into_iter()
                     .filter_map(|part| part.parse().ok())

@@ -8,8 +8,8 @@ use super::QaLearning;
 use super::model::{Dashboard, DashboardQuery};
 use super::significance::Comparison;
 use crate::Error;
-use crate::scope::ProjectScope;
-use crate::store::qa_feedback as store;
+use lore_model::scope::ProjectScope;
+use lore_store::qa_feedback as store;
 
 impl QaLearning {
     pub async fn dashboard(&self, scope: &ProjectScope, query: &DashboardQuery) -> Result<Dashboard, Error> {

@@ -21,10 +21,10 @@ use super::QaLearning;
 use super::model::{FixAttempt, FixOutcome, FixRecorded, Pattern};
 use crate::Error;
 use crate::knowledge::model::{Entry, EntryKind, EntryStatus, GotchaDetails, NewEntry};
-use crate::scope::ProjectScope;
-use crate::store::qa as store;
 use crate::trust::quarantine::ItemKind;
 use crate::trust::{Author, Origin, Trust, screening};
+use lore_model::scope::ProjectScope;
+use lore_store::qa as store;
 
 impl QaLearning {
     /// Records an attempt. A replay of a stored `attempt_id` answers as the
@@ -41,7 +41,7 @@ impl QaLearning {
             }
             let attempts = store::attempt_count(&mut transaction, attempt.failure_id).await?;
             let held =
-                crate::store::quarantine::held_parts(&mut transaction, ItemKind::FixAttempt, stored.attempt_id).await?;
+                lore_store::quarantine::held_parts(&mut transaction, ItemKind::FixAttempt, stored.attempt_id).await?;
             let gotchas = if stored.outcome == FixOutcome::Success && held.is_empty() {
                 let patterns = store::failure_patterns(&mut transaction, attempt.failure_id).await?;
                 self.gotcha_ids(&mut transaction, scope, &patterns).await?
@@ -64,7 +64,7 @@ impl QaLearning {
         store::insert_attempt(&mut transaction, &project, attempt).await?;
         if let Some(held) = &held {
             let kind = ItemKind::FixAttempt;
-            crate::store::quarantine::hold(&mut transaction, &project, kind, attempt.attempt_id, held, &attempt.origin)
+            lore_store::quarantine::hold(&mut transaction, &project, kind, attempt.attempt_id, held, &attempt.origin)
                 .await?;
         }
         let attempts = store::attempt_count(&mut transaction, attempt.failure_id).await?;
@@ -121,7 +121,7 @@ impl QaLearning {
         scope: &ProjectScope,
         pattern: &Pattern,
     ) -> Result<Option<Entry>, Error> {
-        crate::store::knowledge::find_in(transaction, scope, &pattern.project, &gotcha_key(pattern.pattern_id)).await
+        lore_store::knowledge::find_in(transaction, scope, &pattern.project, &gotcha_key(pattern.pattern_id)).await
     }
 
     /// After a passing result verified `attempt_ids`: each one that resolved
@@ -185,9 +185,9 @@ impl QaLearning {
             return Ok(false);
         }
         let kept_key = format!("{}@{}", gotcha_key(pattern.pattern_id), current_attempt.unwrap_or_default());
-        crate::store::knowledge::rekey(transaction, current.entry_id, &kept_key).await?;
+        lore_store::knowledge::rekey(transaction, current.entry_id, &kept_key).await?;
         let (newer, _) = self.knowledge.upsert_in(transaction, scope, &NewEntry { entry_id: None, ..entry }).await?;
-        crate::store::knowledge::supersede(transaction, current.entry_id, newer.entry_id).await?;
+        lore_store::knowledge::supersede(transaction, current.entry_id, newer.entry_id).await?;
         Ok(true)
     }
 
@@ -219,7 +219,7 @@ impl QaLearning {
         for (pattern, _) in patterns {
             let key = gotcha_key(pattern.pattern_id);
             if let Some(entry_id) =
-                crate::store::knowledge::entry_id_by_key(transaction, scope, &pattern.project, &key).await?
+                lore_store::knowledge::entry_id_by_key(transaction, scope, &pattern.project, &key).await?
             {
                 ids.push(entry_id);
             }

@@ -10,21 +10,15 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use lore_grouping::masks::{MaskError, MaskSpec, Masks};
+use lore_grouping::masks::{MaskSpec, Masks};
 use sqlx::PgConnection;
 
 use super::QaLearning;
 use super::model::GroupingMask;
 use super::remining::Remined;
 use crate::Error;
-use crate::scope::ProjectScope;
-use crate::store::grouping_masks as store;
-
-impl From<MaskError> for Error {
-    fn from(error: MaskError) -> Self {
-        Error::invalid(format!("mask.{}", error.field), error.message)
-    }
-}
+use lore_model::scope::ProjectScope;
+use lore_store::grouping_masks as store;
 
 /// A project's masks as stored, and compiled.
 type Compiled = (Vec<MaskSpec>, Arc<Masks>);

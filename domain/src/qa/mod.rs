@@ -19,26 +19,27 @@
 pub mod capture;
 pub mod category;
 pub mod dashboard;
-pub mod files;
+pub use lore_model::qa::files;
 pub mod fixes;
 pub mod grouping;
 pub mod instructions;
 pub mod masks;
-pub mod model;
+pub use lore_model::qa as model;
 pub mod patterns;
 pub mod promotion;
 pub mod remining;
 pub mod results;
 pub mod routes;
-pub mod significance;
+pub use lore_model::qa::significance;
 pub mod template;
 pub mod warnings;
 
+pub use lore_model::qa::PromotionThresholds;
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 
 use crate::knowledge::KnowledgeBase;
-use crate::store::replicas::ReadPools;
+use lore_store::replicas::ReadPools;
 
 /// `[qa]` configuration: the grouping threshold, when patterns are shown,
 /// how outcomes move confidence, and when a pattern may be promoted.
@@ -74,19 +75,6 @@ pub struct QaConfig {
     pub instructions: Vec<instructions::InstructionsFile>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct PromotionThresholds {
-    pub min_effectiveness: f64,
-    pub min_tasks: i64,
-    pub min_confidence: f64,
-    /// The level the effect of a pattern's warnings must reach: the one-sided
-    /// Fisher p-value of "shown tasks fail on it less than held-out ones"
-    /// must be at most this. 1 turns the test off. Needs a held-out share
-    /// (`holdout_fraction` above 0), or nothing qualifies.
-    pub significance: f64,
-}
-
 impl Default for QaConfig {
     fn default() -> Self {
         Self {
@@ -105,12 +93,6 @@ impl Default for QaConfig {
             promotion: PromotionThresholds::default(),
             instructions: Vec::new(),
         }
-    }
-}
-
-impl Default for PromotionThresholds {
-    fn default() -> Self {
-        Self { min_effectiveness: 0.8, min_tasks: 5, min_confidence: 0.8, significance: 0.05 }
     }
 }
 

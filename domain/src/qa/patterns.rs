@@ -8,9 +8,9 @@ use super::QaLearning;
 use super::model::{Pattern, PatternEdits, PatternFilter, PatternReport, PatternStatus, Split};
 use super::template::Template;
 use crate::Error;
-use crate::scope::ProjectScope;
-use crate::store::qa as store;
 use crate::trust::{Origin, screening};
+use lore_model::scope::ProjectScope;
+use lore_store::qa as store;
 
 /// Fix attempts GetPattern shows at most.
 const MAX_FIXES: i64 = 50;

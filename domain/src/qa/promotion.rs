@@ -15,9 +15,9 @@ use super::significance::{Comparison, Counts};
 use crate::Error;
 use crate::actions::model::StoredName as _;
 use crate::knowledge::document;
-use crate::scope::ProjectScope;
-use crate::store::qa as pattern_store;
-use crate::store::qa_feedback as store;
+use lore_model::scope::ProjectScope;
+use lore_store::qa as pattern_store;
+use lore_store::qa_feedback as store;
 
 /// Example failures a proposal quotes.
 const EXAMPLES: i64 = 3;

@@ -17,8 +17,8 @@ use super::QaLearning;
 use super::model::Split;
 use super::template::Template;
 use crate::Error;
-use crate::scope::ProjectScope;
-use crate::store::remining as store;
+use lore_model::scope::ProjectScope;
+use lore_store::remining as store;
 
 /// How re-mining's own corrections begin their reason, which tells them
 /// from people's.

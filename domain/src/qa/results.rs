@@ -15,9 +15,9 @@ use uuid::Uuid;
 use super::QaLearning;
 use super::model::{FailedCheck, NewFailure, NewTaskResult, TaskResultRecorded};
 use crate::Error;
-use crate::scope::ProjectScope;
-use crate::store::qa_feedback::OutcomeEffect;
-use crate::store::qa_results::{self as store, WarnFloor};
+use lore_model::scope::ProjectScope;
+use lore_store::qa_feedback::OutcomeEffect;
+use lore_store::qa_results::{self as store, WarnFloor};
 
 /// The namespace of the failure a result captures from its checks: the same
 /// result retried captures the same failure.

@@ -24,7 +24,7 @@ use uuid::Uuid;
 
 use super::template::Template;
 use crate::Error;
-use crate::store::qa::{self as store, RouteCandidate};
+use lore_store::qa::{self as store, RouteCandidate};
 
 /// Routes kept per server; one is a few hundred short templates at most.
 const CAPACITY: usize = 4096;

@@ -14,11 +14,11 @@ use super::files;
 use super::model::{Pattern, PatternStanding, Warning, WarningOutcome, WarningRequest};
 use crate::Error;
 use crate::actions::model::StoredName as _;
-use crate::scope::ProjectScope;
-use crate::store::qa_feedback::{
+use crate::trust::{self, Trust, screening};
+use lore_model::scope::ProjectScope;
+use lore_store::qa_feedback::{
     self as store, NewDelivery, OutcomeEffect, RelevanceWeights, WarningCandidate, WarningSignals,
 };
-use crate::trust::{self, Trust, screening};
 
 /// Words of the task used for the text signal.
 const MAX_WORDS: usize = 24;

@@ -29,8 +29,8 @@ use crate::actions::model::{NewAction, NewSession, Outcome, SessionKind, StoredN
 use crate::knowledge::KnowledgeBase;
 use crate::qa::QaLearning;
 use crate::qa::model::PromotionDecision;
-use crate::scope::ProjectScope;
-use crate::store::erasure::{self as store, Derived};
+use lore_model::scope::ProjectScope;
+use lore_store::erasure::{self as store, Derived};
 
 /// The agent the erasures session is of.
 pub const ERASURES_AGENT: &str = "lore-erasures";
@@ -95,7 +95,7 @@ impl Erasure {
             entry.details.get("attempt_id").and_then(|id| id.as_str()).and_then(|id| Uuid::parse_str(id).ok());
         let mut transaction = self.pool.begin().await?;
         let derived = store::erase_derived(&mut transaction, &entry.project, entry_id, attempt_id, by, note).await?;
-        crate::store::knowledge::delete_in(&mut transaction, scope, entry_id).await?;
+        lore_store::knowledge::delete_in(&mut transaction, scope, entry_id).await?;
         transaction.commit().await?;
         self.knowledge.written().await;
         let file_removed = derived.document.as_ref().and_then(|(root, path)| remove_document(root, path));

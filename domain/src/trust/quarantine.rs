@@ -9,87 +9,18 @@
 //! grouped, the fix fills its pattern); erasing it drops the excerpt and
 //! keeps the item out for good.
 
-use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::Origin;
+pub use lore_model::trust::quarantine::*;
+
 use crate::Error;
 use crate::actions::model::StoredName;
 use crate::actions::query::Position;
 use crate::knowledge::KnowledgeBase;
 use crate::qa::QaLearning;
-use crate::scope::ProjectScope;
-use crate::store::quarantine as store;
-
-/// What kind of item was held.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::EnumString)]
-#[strum(serialize_all = "snake_case")]
-pub enum ItemKind {
-    /// One error message of a captured failure (part: its index).
-    FailureMessage,
-    /// A fix attempt's approach or summary.
-    FixAttempt,
-    /// A knowledge entry (lesson, gotcha, document).
-    Entry,
-    /// A draft lesson.
-    Draft,
-    /// A person's edit of a QA pattern.
-    Pattern,
-    /// An action whose text feeds resume summaries.
-    Action,
-    /// A session's summary (the agent's last answer).
-    Session,
-}
-
-impl StoredName for ItemKind {}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
-#[strum(serialize_all = "snake_case")]
-pub enum QuarantineStatus {
-    Held,
-    Released,
-    Erased,
-}
-
-impl StoredName for QuarantineStatus {}
-
-/// One held item.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Quarantined {
-    pub quarantine_id: Uuid,
-    pub project: String,
-    pub item_kind: ItemKind,
-    pub item_id: Uuid,
-    pub part: String,
-    /// The text as it was; empty once erased.
-    pub excerpt: String,
-    pub reasons: Vec<String>,
-    pub score: f64,
-    pub origin: Origin,
-    pub status: QuarantineStatus,
-    pub caught_at: DateTime<Utc>,
-    pub decided_at: Option<DateTime<Utc>>,
-    pub decided_by: Option<String>,
-    pub note: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct QuarantineFilter {
-    pub project: String,
-    /// `None`: every status.
-    pub status: Option<QuarantineStatus>,
-    pub item_kind: Option<ItemKind>,
-}
-
-/// A person's decision on a held item.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// It is data after all: let it be injected.
-    Release,
-    /// Drop it for good.
-    Erase,
-}
+use lore_model::scope::ProjectScope;
+use lore_store::quarantine as store;
 
 /// The queue over the services whose items it holds.
 #[derive(Debug, Clone)]
@@ -154,24 +85,24 @@ impl Quarantine {
         let mut knowledge_written = false;
         match (item.item_kind, decision) {
             (ItemKind::Entry, Decision::Release) if !still_held => {
-                crate::store::knowledge::release(&mut transaction, item.item_id).await?;
+                lore_store::knowledge::release(&mut transaction, item.item_id).await?;
                 knowledge_written = true;
             }
             (ItemKind::Entry, Decision::Erase) => {
-                crate::store::knowledge::delete_in(&mut transaction, scope, item.item_id).await?;
+                lore_store::knowledge::delete_in(&mut transaction, scope, item.item_id).await?;
                 knowledge_written = true;
             }
             (ItemKind::Draft, Decision::Release) if !still_held => {
-                crate::store::drafts::release(&mut transaction, item.item_id).await?;
+                lore_store::drafts::release(&mut transaction, item.item_id).await?;
             }
             (ItemKind::Draft, Decision::Erase) => {
-                crate::store::drafts::erase(&mut transaction, item.item_id, by).await?;
+                lore_store::drafts::erase(&mut transaction, item.item_id, by).await?;
             }
             (ItemKind::Pattern, Decision::Release) if !still_held => {
-                crate::store::qa::set_held(&mut transaction, item.item_id, false).await?;
+                lore_store::qa::set_held(&mut transaction, item.item_id, false).await?;
             }
             (ItemKind::Pattern, Decision::Erase) => {
-                crate::store::qa::retire(&mut transaction, item.item_id).await?;
+                lore_store::qa::retire(&mut transaction, item.item_id).await?;
             }
             (ItemKind::FailureMessage, Decision::Release) => {
                 let index: usize = item.part.parse().map_err(|_| {

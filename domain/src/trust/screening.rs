@@ -4,26 +4,10 @@
 
 use lore_screen::Screen;
 
+pub use lore_model::trust::Held;
+
 /// A held text is kept in the queue up to this many characters.
 const EXCERPT_CHARS: usize = 4_000;
-
-/// Why an item was held: the part the screen held (the one with the highest
-/// score), an excerpt of it and the reasons.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Held {
-    /// The field ("approach", "title") or a message's index ("message 2").
-    pub part: String,
-    pub excerpt: String,
-    pub reasons: Vec<String>,
-    pub score: f64,
-}
-
-impl Held {
-    /// The reasons in one sentence.
-    pub fn reason(&self) -> String {
-        self.reasons.join("; ")
-    }
-}
 
 /// Screens the parts of one item; `None` when every part passes.
 pub fn screen<'a>(parts: impl IntoIterator<Item = (String, &'a str)>) -> Option<Held> {

@@ -7,10 +7,10 @@
 //! depend on how jsonb happens to order keys: every field is length-prefixed
 //! and the context is serialized as JSON with keys sorted.
 
-use crate::actions::model::StoredName as _;
+use crate::actions::StoredName as _;
 use serde_json::Value;
 
-use super::model::NewAction;
+use super::NewAction;
 
 /// Bumped if the encoding ever changes, so old and new chains stay
 /// distinguishable.

@@ -1,6 +1,9 @@
 //! Domain types of the action log. No tonic, no sqlx: the gRPC layer
 //! converts protos into these, the store persists them.
 
+pub mod chain;
+pub mod query;
+
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use uuid::Uuid;
@@ -174,4 +177,32 @@ pub struct BatchOutcome {
     /// Positions (in the batch as given) of the actions that were
     /// duplicates.
     pub duplicate_indexes: Vec<usize>,
+}
+
+/// Counts of one bucket of an activity report.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub key: String,
+    pub total: i64,
+    pub succeeded: i64,
+    pub failed: i64,
+    pub blocked: i64,
+}
+
+impl Counts {
+    /// succeeded / (succeeded + failed + blocked); in-progress actions have
+    /// not finished and do not count either way.
+    pub fn success_rate(&self) -> f64 {
+        let finished = self.succeeded + self.failed + self.blocked;
+        if finished == 0 { 0.0 } else { self.succeeded as f64 / finished as f64 }
+    }
+}
+
+/// The aggregates of an activity report.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ActivityCounts {
+    pub totals: Counts,
+    pub by_day: Vec<Counts>,
+    pub by_action_type: Vec<Counts>,
+    pub by_outcome: Vec<Counts>,
 }

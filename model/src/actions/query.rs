@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::model::Outcome;
+use super::Outcome;
 
 /// Which actions a search, report or export covers. Empty / `None` fields
 /// do not filter.

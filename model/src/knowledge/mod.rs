@@ -1,11 +1,15 @@
 //! Knowledge entries as the domain sees them.
 
+pub mod drafts;
+pub mod rank;
+pub mod vocabulary;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::actions::model::StoredName;
+use crate::actions::StoredName;
 use crate::trust::{Origin, Trust};
 
 /// Bounds on an entry's fields, the same for UpsertEntry and for indexed

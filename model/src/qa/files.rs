@@ -5,7 +5,7 @@
 //! file match a pattern's globs" is "is the file's glob among them", which
 //! PostgreSQL answers from a GIN index (`file_globs && $globs`).
 
-use super::model::limits::MAX_FILE_GLOBS;
+use super::limits::MAX_FILE_GLOBS;
 
 /// The glob a file teaches and matches.
 pub fn glob_of(path: &str) -> String {

@@ -1,9 +1,13 @@
 //! QA-learning as the domain sees it.
 
+pub mod files;
+pub mod significance;
+
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::actions::model::StoredName;
+use crate::actions::StoredName;
 use crate::trust::{Origin, Trust};
 
 /// Bounds on what a capture may carry.
@@ -422,7 +426,7 @@ pub struct Dashboard {
     pub warnings_delivered: i64,
     /// Tasks shown their warnings against tasks they were held out from:
     /// the share that failed on a warned pattern, on the same denominator.
-    pub comparison: super::significance::Comparison,
+    pub comparison: significance::Comparison,
     pub tasks: TaskFigures,
     pub missed_opportunities: i64,
 }
@@ -481,5 +485,32 @@ impl GroupingMask {
             updated_by: by.to_owned(),
             updated_at: Utc::now(),
         })
+    }
+}
+
+/// `[qa.promotion]`: when a pattern qualifies for promotion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PromotionThresholds {
+    pub min_effectiveness: f64,
+    pub min_tasks: i64,
+    pub min_confidence: f64,
+    /// The level the effect of a pattern's warnings must reach: the one-sided
+    /// Fisher p-value of "shown tasks fail on it less than held-out ones"
+    /// must be at most this. 1 turns the test off. Needs a held-out share
+    /// (`holdout_fraction` above 0), or nothing qualifies.
+    pub significance: f64,
+}
+
+impl Default for PromotionThresholds {
+    fn default() -> Self {
+        Self { min_effectiveness: 0.8, min_tasks: 5, min_confidence: 0.8, significance: 0.05 }
+    }
+}
+
+/// A refused mask, named under `mask.` as requests carry it.
+impl From<lore_grouping::masks::MaskError> for crate::Error {
+    fn from(error: lore_grouping::masks::MaskError) -> Self {
+        crate::Error::invalid(format!("mask.{}", error.field), error.message)
     }
 }

@@ -2,22 +2,7 @@
 //! listed (a test checks it against the descriptor set); a method missing
 //! here is refused, whatever the role.
 
-/// The kind of access a method needs; [`super::Role::permits`] maps roles
-/// to them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::Display)]
-#[strum(serialize_all = "snake_case")]
-pub enum Access {
-    /// Reads a project's data.
-    Read,
-    /// Writes the action log and sessions: what a sidecar ships.
-    Ingest,
-    /// Records what an agent learned or hit: failures, fixes, outcomes,
-    /// lessons and their use.
-    Write,
-    /// Curation and maintenance: deleting and indexing knowledge, reviewing
-    /// drafts and promotions, editing patterns and rules, retention.
-    Admin,
-}
+pub use lore_model::tokens::Access;
 
 const ACTIONS: &str = "/lore.v1.ActionService/";
 const KNOWLEDGE: &str = "/lore.v1.KnowledgeService/";

@@ -7,7 +7,7 @@
 //! which applies it in SQL. Health and reflection stay open so probes and
 //! grpcurl's `list` work without a token.
 //!
-//! Tokens are stored only as BLAKE3 hashes ([`crate::store::tokens`]). A
+//! Tokens are stored only as BLAKE3 hashes ([`lore_store::tokens`]). A
 //! replica caches the tokens it verified; any change to the token table
 //! NOTIFYs every replica to forget them, so a revocation takes effect at
 //! once everywhere, and a TTL bounds how long a missed notification could
@@ -28,43 +28,10 @@ use uuid::Uuid;
 pub use layer::AuthLayer;
 pub use methods::{Access, method_access, served_methods};
 
+pub use lore_model::tokens::{Caller, Role};
+
 use crate::Error;
-use crate::scope::ProjectScope;
-use crate::store::tokens::{self, NewToken};
-
-/// What a token may do. Each role's methods are listed in [`methods`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::EnumString, strum::Display, strum::IntoStaticStr)]
-#[strum(serialize_all = "snake_case")]
-pub enum Role {
-    /// Writes actions, failures and lessons; reads its projects.
-    Agent,
-    /// Ships actions and sessions, nothing else (lore-sidecar).
-    Sidecar,
-    /// Reads its projects, writes nothing.
-    Reader,
-    /// Everything, curation and maintenance included.
-    Admin,
-}
-
-impl Role {
-    pub fn permits(self, access: Access) -> bool {
-        match self {
-            Role::Admin => true,
-            Role::Agent => matches!(access, Access::Read | Access::Ingest | Access::Write),
-            Role::Sidecar => access == Access::Ingest,
-            Role::Reader => access == Access::Read,
-        }
-    }
-}
-
-/// The authenticated caller of one request, in its extensions.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Caller {
-    pub token_id: Uuid,
-    pub name: String,
-    pub role: Role,
-    pub scope: ProjectScope,
-}
+use lore_store::tokens::{self, NewToken};
 
 /// Prefix of every token, so one pasted in the wrong place is recognizable
 /// (and secret scanners can match it).
@@ -162,7 +129,7 @@ pub struct Authenticator {
     /// with a change does not put what it read back into the cache.
     changes: tokio::sync::watch::Sender<u64>,
     /// The token table's listener, which ends with the authenticator.
-    listener: crate::background::Background,
+    listener: lore_domain::background::Background,
 }
 
 impl std::fmt::Debug for Authenticator {

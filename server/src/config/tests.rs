@@ -111,7 +111,7 @@ fn every_section_can_be_set_from_the_environment() {
         jail.set_env("LORE_REDACTION__EMAILS", "false");
         let config = Config::load(None).expect("config loads");
         assert!(!config.redaction.emails && config.redaction.cards);
-        assert_eq!(config.knowledge.embedding.provider, crate::knowledge::embed::ProviderKind::Openai);
+        assert_eq!(config.knowledge.embedding.provider, lore_domain::knowledge::embed::ProviderKind::Openai);
         assert_eq!(config.knowledge.embedding.api_key.as_deref(), Some("sk-test"));
         assert_eq!(config.knowledge.search.semantic_signal_weight, 2.5);
         Ok(())

@@ -13,11 +13,11 @@ use lore_proto::v1::action_service_server::ActionService;
 use super::convert::{self, FieldError};
 use super::request_scope;
 use crate::Error;
-use crate::actions::ActionLog;
-use crate::actions::query::{ActionFilter, Position};
-use crate::briefing::{Briefer, ResumeItem};
-use crate::reports::{Period, Reports};
-use crate::store::sessions::LastSessionFilter;
+use lore_domain::actions::ActionLog;
+use lore_domain::actions::query::{ActionFilter, Position};
+use lore_domain::briefing::{Briefer, ResumeItem};
+use lore_domain::reports::{Period, Reports};
+use lore_store::sessions::LastSessionFilter;
 
 /// Actions per Ingest batch; larger batches end the stream with
 /// INVALID_ARGUMENT (a client splits them).

@@ -9,14 +9,14 @@ use uuid::Uuid;
 
 use lore_proto::v1 as proto;
 
-use crate::actions::export::{ExportCursor, ExportFormat};
-use crate::actions::model::{
+use lore_domain::actions::export::{ExportCursor, ExportFormat};
+use lore_domain::actions::model::{
     Action, EndReason, NewAction, NewSession, Outcome, Rejection, RejectionKind, Session, SessionKind, SessionStatus,
 };
-use crate::actions::query::{ActionFilter, Position};
-use crate::actions::resume::{ResumeSummary, WorkKind};
-use crate::actions::{ResumeEvent, ResumeTarget, RetentionReport};
-use crate::store::actions::Counts;
+use lore_domain::actions::query::{ActionFilter, Position};
+use lore_domain::actions::resume::{ResumeSummary, WorkKind};
+use lore_domain::actions::{ResumeEvent, ResumeTarget, RetentionReport};
+use lore_model::actions::Counts;
 
 /// Nesting deeper than this is refused: no real context needs it, and deep
 /// recursion is how a hostile message exhausts a stack.
@@ -30,8 +30,8 @@ const MAX_IDENTIFIER_CHARS: usize = 256;
 /// integers, which is what clients mean by `3`.
 const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
 
-pub(crate) use crate::validate::FieldResult;
-pub use crate::validate::{FieldError, project};
+pub(crate) use lore_model::validate::FieldResult;
+pub use lore_model::validate::{FieldError, project};
 
 pub fn required_uuid(field: &str, value: &str) -> FieldResult<Uuid> {
     if value.is_empty() {
@@ -585,15 +585,15 @@ pub fn retention_status_to_proto(report: &RetentionReport) -> proto::RetentionSt
     }
 }
 
-pub fn trust_to_proto(trust: crate::trust::Trust) -> proto::Trust {
+pub fn trust_to_proto(trust: lore_domain::trust::Trust) -> proto::Trust {
     match trust {
-        crate::trust::Trust::Reviewed => proto::Trust::Reviewed,
-        crate::trust::Trust::Verified => proto::Trust::Verified,
-        crate::trust::Trust::Observed => proto::Trust::Observed,
+        lore_domain::trust::Trust::Reviewed => proto::Trust::Reviewed,
+        lore_domain::trust::Trust::Verified => proto::Trust::Verified,
+        lore_domain::trust::Trust::Observed => proto::Trust::Observed,
     }
 }
 
-pub fn origin_to_proto(origin: &crate::trust::Origin) -> proto::Origin {
+pub fn origin_to_proto(origin: &lore_domain::trust::Origin) -> proto::Origin {
     proto::Origin {
         author: <&str>::from(origin.author).to_owned(),
         channel: origin.channel.clone(),

@@ -20,8 +20,8 @@ use std::time::Instant;
 use sqlx::{PgPool, Row as _};
 use uuid::Uuid;
 
-use crate::knowledge::embed::Embedder;
-use crate::store::embeddings::EMBEDDED_TEXT;
+use lore_domain::knowledge::embed::Embedder;
+use lore_store::embeddings::EMBEDDED_TEXT;
 
 /// Texts given to the model per call: large enough for its length-sorted
 /// batches, small enough to report progress often.

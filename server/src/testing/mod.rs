@@ -12,17 +12,17 @@ use tokio::task::JoinHandle;
 use tonic::transport::Channel;
 
 use crate::config::Config;
-use crate::embedded_postgres::{Durability, PgCluster, PgInstall, TestDatabase, default_cache_dir};
 use crate::grpc::{self, Services};
+use lore_pgtest::{Durability, PgCluster, PgInstall, TestDatabase, default_cache_dir};
 
 pub struct TestServer {
     /// Shared with the server's siblings.
     pub database: Arc<TestDatabase>,
     pub addr: SocketAddr,
     /// Where the server's reads go (to see the replicas at work).
-    pub reads: crate::store::replicas::ReadPools,
+    pub reads: lore_store::replicas::ReadPools,
     /// The server's knowledge base (to see what it holds in memory).
-    pub knowledge: crate::knowledge::KnowledgeBase,
+    pub knowledge: lore_domain::knowledge::KnowledgeBase,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
 }
@@ -117,12 +117,12 @@ impl TestServer {
 
     async fn serve(mut config: Config, database: Arc<TestDatabase>) -> Self {
         if config.cache_dir == Config::default().cache_dir {
-            config.cache_dir = crate::embedded_postgres::default_cache_dir();
+            config.cache_dir = lore_pgtest::default_cache_dir();
         }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("local addr");
         // The real server's pool, not the harness's small one.
-        let pool = crate::store::connect(&config, &database.url).await.expect("server pool");
+        let pool = lore_store::connect(&config.database, &database.url).await.expect("server pool");
         let services = Services::new(&config, pool).expect("services (is the model fetched? `make tools`)");
         services.knowledge.prepare().await.expect("register the embedding model");
         services.knowledge.keyword_index_built().await;

@@ -16,11 +16,11 @@ use super::params::Params;
 use super::signin::Viewer;
 use super::{Console, PageError, ProjectView};
 use crate::Error;
-use crate::actions::export::ExportFormat;
-use crate::actions::model::{Action, Outcome, SessionStatus, StoredName as _};
-use crate::actions::query::{ActionFilter, Position};
 use crate::grpc::convert;
-use crate::store::console as store;
+use lore_domain::actions::export::ExportFormat;
+use lore_domain::actions::model::{Action, Outcome, SessionStatus, StoredName as _};
+use lore_domain::actions::query::{ActionFilter, Position};
+use lore_store::console as store;
 
 /// The query fields that make up a filter, carried from page to page.
 pub const FILTER_FIELDS: [&str; 10] =
@@ -104,7 +104,7 @@ pub async fn page(
                 Position { occurred_at: last.action.occurred_at, action_id: last.action.action_id }.encode()
             });
             let days: Vec<String> = report.counts.by_day.iter().map(|day| day.key[5..].to_owned()).collect();
-            let layer = |pick: fn(&crate::store::actions::Counts) -> i64| -> Vec<f64> {
+            let layer = |pick: fn(&lore_model::actions::Counts) -> i64| -> Vec<f64> {
                 report.counts.by_day.iter().map(|day| pick(day) as f64).collect()
             };
             let spans: Vec<Span<'_>> = sessions
@@ -289,7 +289,7 @@ pub async fn action(
     Ok(layout::page(&viewer, &title, Some(&stored.action.project), Section::Activity, body))
 }
 
-fn chain_state(seq: Option<i64>, chain: Option<&crate::actions::ChainReport>) -> Markup {
+fn chain_state(seq: Option<i64>, chain: Option<&lore_domain::actions::ChainReport>) -> Markup {
     html! {
         @match (seq, chain) {
             (Some(seq), Some(report)) => {

@@ -9,8 +9,8 @@ use super::charts::{self, Series};
 use super::layout::{self, Section};
 use super::signin::Viewer;
 use super::{Console, PageError};
-use crate::actions::model::{Session, StoredName as _};
-use crate::store::console as store;
+use lore_domain::actions::model::{Session, StoredName as _};
+use lore_store::console as store;
 
 /// Live sessions shown on the fleet page.
 const LIVE_SESSIONS: i64 = 25;

@@ -10,8 +10,8 @@ use super::layout::{self, Section};
 use super::signin::Submitted;
 use super::{Console, PageError, ProjectView};
 use crate::Error;
-use crate::qa::model::GroupingMask;
-use crate::qa::remining::Remined;
+use lore_domain::qa::model::GroupingMask;
+use lore_domain::qa::remining::Remined;
 
 const PUT: &str = "/lore.v1.QaLearningService/PutGroupingMask";
 const DELETE: &str = "/lore.v1.QaLearningService/DeleteGroupingMask";
@@ -91,7 +91,8 @@ pub async fn delete(
     Submitted { viewer, fields }: Submitted,
 ) -> Result<Response, PageError> {
     viewer.require(DELETE)?;
-    let name = crate::validate::name("name", fields.get("name").unwrap_or_default(), 64, true).map_err(Error::from)?;
+    let name =
+        lore_model::validate::name("name", fields.get("name").unwrap_or_default(), 64, true).map_err(Error::from)?;
     let (deleted, remined) = console.qa.delete_grouping_mask(&scope, &project, &name).await?;
     let message = if deleted {
         format!("Removed the mask {name}; {}", remined_sentence(&remined))

@@ -12,8 +12,8 @@ use super::charts::{self, Series};
 use super::layout::{self, Section};
 use super::signin::Viewer;
 use super::{Console, PageError, ProjectView};
-use crate::actions::model::StoredName as _;
-use crate::ledger::{Injection, InjectionFilter, Totals};
+use lore_domain::actions::model::StoredName as _;
+use lore_domain::ledger::{Injection, InjectionFilter, Totals};
 
 /// Injections listed on a page.
 const SHOWN: i64 = 100;
@@ -51,9 +51,9 @@ fn injection_card(injection: &Injection, with_session: bool) -> Markup {
                     tr class=[item.withheld.map(|_| "withheld")] {
                         td {
                             @match item.kind {
-                                crate::ledger::ItemKind::Lesson => a href={ "/entries/" (item.item_id) } { (item.label) },
-                                crate::ledger::ItemKind::Warning => a href={ "/patterns/" (item.item_id) } { (item.label) },
-                                crate::ledger::ItemKind::LastSession => (layout::session_link(item.item_id)),
+                                lore_domain::ledger::ItemKind::Lesson => a href={ "/entries/" (item.item_id) } { (item.label) },
+                                lore_domain::ledger::ItemKind::Warning => a href={ "/patterns/" (item.item_id) } { (item.label) },
+                                lore_domain::ledger::ItemKind::LastSession => (layout::session_link(item.item_id)),
                             }
                         }
                         td { (item.kind.as_str().replace('_', " ")) }

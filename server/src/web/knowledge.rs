@@ -14,10 +14,10 @@ use super::markdown;
 use super::signin::{Submitted, Viewer};
 use super::{Console, PageError, ProjectView};
 use crate::Error;
-use crate::actions::model::StoredName as _;
 use crate::grpc::knowledge::convert;
-use crate::knowledge::drafts::{Draft, DraftStatus};
-use crate::knowledge::search::Hit;
+use lore_domain::actions::model::StoredName as _;
+use lore_domain::knowledge::drafts::{Draft, DraftStatus};
+use lore_domain::knowledge::search::Hit;
 use lore_proto::v1 as proto;
 
 const HITS: u32 = 10;

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::signin::{CSRF_FIELD, Viewer};
-use crate::actions::model::{Outcome, StoredName as _};
+use lore_domain::actions::model::{Outcome, StoredName as _};
 
 /// The sections of a project, in the order of its tabs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

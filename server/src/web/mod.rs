@@ -50,7 +50,7 @@ use sqlx::PgPool;
 use tokio::net::TcpListener;
 
 use crate::Error;
-use crate::scope::ProjectScope;
+use lore_model::scope::ProjectScope;
 
 /// `[web]`: the console's listener and its cookie.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,13 +76,13 @@ impl Default for WebConfig {
 #[derive(Clone)]
 pub struct Console {
     pool: PgPool,
-    actions: crate::actions::ActionLog,
-    knowledge: crate::knowledge::KnowledgeBase,
-    qa: crate::qa::QaLearning,
-    reports: crate::reports::Reports,
-    quarantine: crate::trust::quarantine::Quarantine,
-    ledger: crate::ledger::Ledger,
-    erasure: crate::trust::erasure::Erasure,
+    actions: lore_domain::actions::ActionLog,
+    knowledge: lore_domain::knowledge::KnowledgeBase,
+    qa: lore_domain::qa::QaLearning,
+    reports: lore_domain::reports::Reports,
+    quarantine: lore_domain::trust::quarantine::Quarantine,
+    ledger: lore_domain::ledger::Ledger,
+    erasure: lore_domain::trust::erasure::Erasure,
     /// `None` when auth is switched off: everyone is an admin of every
     /// project, as on gRPC.
     auth: Option<Arc<crate::auth::Authenticator>>,

@@ -16,10 +16,10 @@ use super::params::Params;
 use super::signin::{Submitted, Viewer};
 use super::{Console, PageError, ProjectView};
 use crate::Error;
-use crate::actions::model::StoredName as _;
 use crate::grpc::qa::convert;
-use crate::qa::model::{DashboardQuery, Pattern, PatternFilter, Promotion, PromotionDecision, PromotionStatus};
-use crate::qa::significance::{Comparison, GroupRate};
+use lore_domain::actions::model::StoredName as _;
+use lore_domain::qa::model::{DashboardQuery, Pattern, PatternFilter, Promotion, PromotionDecision, PromotionStatus};
+use lore_domain::qa::significance::{Comparison, GroupRate};
 use lore_proto::v1 as proto;
 
 const MERGE: &str = "/lore.v1.QaLearningService/MergePatterns";
@@ -170,7 +170,7 @@ pub async fn pattern(
     let pattern = &report.pattern;
     let params = Params::from_query(query.as_deref());
     let filter = PatternFilter { project: pattern.project.clone(), ..Default::default() };
-    let gotcha_key = crate::qa::fixes::gotcha_key(pattern.pattern_id);
+    let gotcha_key = lore_domain::qa::fixes::gotcha_key(pattern.pattern_id);
     let (candidates, gotcha) = tokio::join!(
         console.qa.list_patterns(&scope, &filter, MERGE_CANDIDATES, None),
         console.knowledge.get_by_key(&scope, &pattern.project, &gotcha_key, 0),
@@ -282,7 +282,7 @@ pub async fn merge(
     let into = super::path_id("pattern_id", &raw_id)?;
     let sources: Vec<String> = fields.all("source").into_iter().map(str::to_owned).collect();
     let sources = convert::uuids("source", &sources, crate::grpc::qa::MAX_IDS).map_err(Error::from)?;
-    let reason = crate::validate::text("reason", fields.get("reason").unwrap_or_default(), 10_000, false)
+    let reason = lore_model::validate::text("reason", fields.get("reason").unwrap_or_default(), 10_000, false)
         .map_err(Error::from)?;
     let merged = console.qa.merge_patterns(&viewer.scope(), into, &sources, &reason).await?;
     Ok(layout::done_at(

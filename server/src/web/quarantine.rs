@@ -14,9 +14,9 @@ use super::layout::{self, Section};
 use super::signin::Submitted;
 use super::{Console, PageError, ProjectView};
 use crate::Error;
-use crate::actions::model::StoredName as _;
 use crate::grpc::convert::required_uuid;
-use crate::trust::quarantine::{Decision, QuarantineFilter, QuarantineStatus, Quarantined};
+use lore_domain::actions::model::StoredName as _;
+use lore_domain::trust::quarantine::{Decision, QuarantineFilter, QuarantineStatus, Quarantined};
 
 const SHOWN: i64 = 100;
 const RELEASE: &str = "/lore.v1.AgentService/ReleaseQuarantined";

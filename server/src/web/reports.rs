@@ -10,7 +10,7 @@ use super::markdown;
 use super::params::Params;
 use super::signin::Viewer;
 use super::{Console, PageError, ProjectView};
-use crate::reports::{Period, Report};
+use lore_domain::reports::{Period, Report};
 
 const PERIODS: [(&str, Period); 2] = [("daily", Period::Daily), ("weekly", Period::Weekly)];
 

@@ -13,8 +13,8 @@ use maud::{Markup, html};
 use super::layout::{self, Section};
 use super::signin::Viewer;
 use super::{Console, PageError};
-use crate::actions::ResumeEvent;
-use crate::actions::model::{Action, StoredName as _};
+use lore_domain::actions::ResumeEvent;
+use lore_domain::actions::model::{Action, StoredName as _};
 
 /// Actions shown when the page opens (newest, oldest first).
 const SHOWN: i64 = 200;
@@ -26,7 +26,7 @@ pub async fn page(
 ) -> Result<Markup, PageError> {
     let scope = viewer.scope();
     let session = console.actions.session(&scope, super::path_id("session_id", &raw_id)?).await?;
-    let given = crate::ledger::InjectionFilter {
+    let given = lore_domain::ledger::InjectionFilter {
         project: session.project.clone(),
         session_id: Some(session.session_id),
         ..Default::default()

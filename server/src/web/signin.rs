@@ -19,7 +19,7 @@ use super::params::Params;
 use super::{Console, PageError, layout};
 use crate::Error;
 use crate::auth::{Caller, Role};
-use crate::scope::ProjectScope;
+use lore_model::scope::ProjectScope;
 
 const COOKIE: &str = "lore_console";
 /// The form field every post carries.

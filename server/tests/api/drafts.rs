@@ -4,12 +4,12 @@
 //! rejection, replays, and bad input.
 
 use chrono::Utc;
+use lore_domain::knowledge::drafts::entry_key;
+use lore_domain::knowledge::watch::WatchedFolder;
 use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use lore_server::config::Config;
-use lore_server::knowledge::drafts::entry_key;
-use lore_server::knowledge::watch::WatchedFolder;
 use lore_server::testing::TestServer;
 use prost_types::Timestamp;
 use tonic::Code;
@@ -331,8 +331,8 @@ async fn an_agents_proposal_leads_its_draft_with_the_log_as_evidence_even_before
 /// nothing more.
 #[tokio::test]
 async fn lessons_are_drafted_without_being_asked_once_per_cause() {
-    use lore_server::knowledge::KnowledgeBase;
-    use lore_server::knowledge::auto_drafts::AutoDraftsConfig;
+    use lore_domain::knowledge::KnowledgeBase;
+    use lore_domain::knowledge::auto_drafts::AutoDraftsConfig;
 
     let server = TestServer::start().await;
     let mut actions = ActionServiceClient::new(server.channel().await);

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
-use lore_server::store::APPLICATION_NAME;
 use lore_server::testing::{self, TestServer};
+use lore_store::APPLICATION_NAME;
 use uuid::Uuid;
 
 /// The server's connections to `database`, as `pg_stat_activity` shows them.
@@ -27,7 +27,7 @@ async fn connections(pool: &sqlx::PgPool, database: &str) -> Vec<String> {
 async fn a_stopped_server_leaves_no_task_or_connection_behind() {
     // The database itself as a read replica too: its pool and its watcher
     // must end with the server as well.
-    let database = lore_server::embedded_postgres::TestDatabase::new().await.unwrap();
+    let database = lore_pgtest::TestDatabase::new().await.unwrap();
     let mut config = TestServer::config();
     config.database.read_urls = vec![database.url.clone()];
     let server = TestServer::start_on(config, database).await;

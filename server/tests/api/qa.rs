@@ -2,10 +2,10 @@
 //! (capture, grouping, fix, gotcha, warning, outcome, promotion), grouping
 //! corrections, exact counters under concurrency, and bad input.
 
+use lore_domain::knowledge::watch::WatchedFolder;
 use lore_proto::v1 as proto;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
-use lore_server::knowledge::watch::WatchedFolder;
 use lore_server::testing::TestServer;
 use tonic::Code;
 use tonic::transport::Channel;

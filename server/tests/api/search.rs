@@ -1,8 +1,8 @@
 //! KnowledgeService search with the real local model, a real PostgreSQL
 //! with pgvector, over real gRPC.
 
+use lore_domain::knowledge::embed::{EmbeddingConfig, ProviderKind};
 use lore_proto::v1 as proto;
-use lore_server::knowledge::embed::{EmbeddingConfig, ProviderKind};
 use lore_server::testing::TestServer;
 use tonic::Code;
 use uuid::Uuid;
@@ -317,9 +317,9 @@ async fn bad_queries_get_a_clear_status_naming_the_field() {
 /// filtered top 10 must still match an exact scan.
 #[tokio::test]
 async fn filtered_vector_search_keeps_recall_at_ten_against_an_exact_scan() {
-    use lore_server::embedded_postgres::TestDatabase;
-    use lore_server::scope::ProjectScope;
-    use lore_server::store::{embeddings, knowledge_search};
+    use lore_model::scope::ProjectScope;
+    use lore_pgtest::TestDatabase;
+    use lore_store::{embeddings, knowledge_search};
 
     const DIMENSIONS: usize = 32;
     const MODEL: &str = "test/random-32";

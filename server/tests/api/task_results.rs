@@ -4,11 +4,11 @@
 //! and a pattern that becomes promotable only once its effect is
 //! significant. Then the bad input of RecordTaskResult.
 
+use lore_domain::qa::instructions::InstructionsFile;
+use lore_domain::qa::warnings::held_out;
 use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
 use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
-use lore_server::qa::instructions::InstructionsFile;
-use lore_server::qa::warnings::held_out;
 use lore_server::testing::TestServer;
 use tonic::Code;
 use tonic::transport::Channel;

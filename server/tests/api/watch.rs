@@ -9,12 +9,12 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use lore_domain::knowledge::KnowledgeBase;
+use lore_domain::knowledge::embed;
+use lore_domain::knowledge::watch::{self, WatchConfig, WatchStats, WatchedFolder};
 use lore_proto::v1 as proto;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use lore_server::config::Config;
-use lore_server::knowledge::KnowledgeBase;
-use lore_server::knowledge::embed;
-use lore_server::knowledge::watch::{self, WatchConfig, WatchStats, WatchedFolder};
 use lore_server::testing::TestServer;
 use tokio::task::JoinHandle;
 use tonic::transport::Channel;
@@ -45,7 +45,7 @@ impl Fixture {
 
     /// Starts the watcher and waits for its first reconciliation.
     async fn start(&mut self) {
-        let cache_dir = lore_server::embedded_postgres::default_cache_dir();
+        let cache_dir = lore_pgtest::default_cache_dir();
         let embedder = embed::from_config(&Config::default().knowledge.embedding, &cache_dir).unwrap();
         let knowledge = KnowledgeBase::new(self.server.pool().clone(), Some(embedder), Default::default());
         self.knowledge = Some(knowledge.clone());

@@ -20,7 +20,7 @@ use uuid::Uuid;
 
 use super::KeywordIndex;
 use crate::Error;
-use crate::store::knowledge_changes::{self as store, Change, Cursor};
+use lore_store::knowledge_changes::{self as store, Change, Cursor};
 
 /// Changes read per round trip.
 const PAGE: i64 = 5000;
@@ -236,8 +236,8 @@ mod tests {
     use sqlx::Connection as _;
 
     use super::*;
-    use crate::embedded_postgres::TestDatabase;
-    use crate::store::knowledge_search::SearchFilter;
+    use lore_pgtest::TestDatabase;
+    use lore_store::knowledge_search::SearchFilter;
 
     #[derive(Debug, Default)]
     struct Seen(Mutex<Vec<Option<String>>>);

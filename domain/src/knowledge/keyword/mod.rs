@@ -30,7 +30,7 @@ pub mod analysis;
 pub mod feed;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use tantivy::collector::{Count, TopDocs};
 use tantivy::directory::RamDirectory;
@@ -51,9 +51,9 @@ use crate::Error;
 use crate::actions::model::StoredName as _;
 use crate::knowledge::rank::Candidate;
 use crate::knowledge::symptoms;
-use crate::store::knowledge_changes::IndexedEntry;
-use crate::store::knowledge_search::{KeywordMatches, SearchFilter};
 use analysis::Expansion;
+use lore_store::knowledge_changes::IndexedEntry;
+use lore_store::knowledge_search::{KeywordMatches, SearchFilter};
 
 /// Memory the writer buffers before it flushes a segment (tantivy's least).
 const WRITER_MEMORY: usize = 15_000_000;
@@ -601,9 +601,6 @@ impl KeywordIndex {
         searcher.search(&query, &Count).unwrap_or(0) > 0
     }
 }
-
-/// The index of a replica, shared by its searches and its feed.
-pub type SharedIndex = Arc<KeywordIndex>;
 
 #[cfg(test)]
 mod tests {

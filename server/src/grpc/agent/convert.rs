@@ -3,11 +3,11 @@
 
 use lore_proto::v1 as proto;
 
-use crate::briefing::{
+use lore_domain::briefing::{
     BriefRequest, BriefTask, Briefing, DEFAULT_ITEMS, Lesson, MAX_BUDGET_CHARS, MAX_ITEMS, MAX_MISSING_FILES,
     MIN_BUDGET_CHARS,
 };
-use crate::ledger::Surface;
+use lore_domain::ledger::Surface;
 use uuid::Uuid;
 
 use crate::grpc::convert::{
@@ -16,8 +16,8 @@ use crate::grpc::convert::{
 };
 use crate::grpc::knowledge::convert::{entry_kind_to_proto, relevance_to_proto, solution_to_proto};
 use crate::grpc::qa::convert::warning_to_proto;
-use crate::trust::quarantine::{Decision, ItemKind, QuarantineFilter, QuarantineStatus, Quarantined};
-use crate::validate;
+use lore_domain::trust::quarantine::{Decision, ItemKind, QuarantineFilter, QuarantineStatus, Quarantined};
+use lore_model::validate;
 
 const MAX_TITLE_CHARS: usize = 512;
 const MAX_DESCRIPTION_CHARS: usize = 8_000;

@@ -6,7 +6,7 @@ use lore_proto::v1 as proto;
 use crate::grpc::convert::{
     FieldResult, identifier, optional_timestamp, optional_uuid, project, to_timestamp, trust_to_proto,
 };
-use crate::ledger::{InjectedItem, Injection, InjectionFilter, ItemKind, Surface, Totals, Withheld};
+use lore_domain::ledger::{InjectedItem, Injection, InjectionFilter, ItemKind, Surface, Totals, Withheld};
 
 pub fn filter(request: &proto::ListInjectionsRequest) -> FieldResult<InjectionFilter> {
     let agent_id = identifier("agent_id", &request.agent_id, false)?;

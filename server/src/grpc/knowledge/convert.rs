@@ -12,24 +12,24 @@ use crate::grpc::convert::{
     to_timestamp,
 };
 use crate::grpc::convert::{origin_to_proto, trust_to_proto};
-use crate::knowledge::drafts::{Decision, Draft, DraftEdits, DraftSource, DraftStatus, Proposal, Review};
-use crate::knowledge::model::limits::{
+use lore_domain::knowledge::drafts::{Decision, Draft, DraftEdits, DraftSource, DraftStatus, Proposal, Review};
+use lore_domain::knowledge::model::limits::{
     MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_CITED_FILES, MAX_ITEM_CHARS, MAX_KEY_CHARS, MAX_LIST_ITEMS,
     MAX_PATH_CHARS as MAX_CITED_PATH_CHARS, MAX_SOLUTION_CHARS, MAX_SOLUTIONS, MAX_SUMMARY_CHARS, MAX_SUPERSEDES,
     MAX_SYMPTOM_CHARS, MAX_SYMPTOMS, MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS,
 };
-use crate::knowledge::model::{
+use lore_domain::knowledge::model::{
     Application, DocumentSource, Effectiveness, Entry, EntryFilter, EntryKind, EntryStatus, GotchaDetails, NewEntry,
     NewOccurrence, NewSolution, RetrospectiveDetails, Severity, Solution, Trend,
 };
-use crate::knowledge::rank::{Relevance, Signal};
-use crate::knowledge::search::{Hit, SearchMode, SearchQuery};
-use crate::knowledge::search_many::Caps;
-use crate::knowledge::vocabulary::{CategoryRelation, Synonym};
-use crate::knowledge::{EntryReport, IndexStatus};
-use crate::store::knowledge_search::SearchFilter;
-use crate::trust::{Origin, Trust};
-use crate::validate::{distinct_texts, list, name, optional_name, text};
+use lore_domain::knowledge::rank::{Relevance, Signal};
+use lore_domain::knowledge::search::{Hit, SearchMode, SearchQuery};
+use lore_domain::knowledge::search_many::Caps;
+use lore_domain::knowledge::vocabulary::{CategoryRelation, Synonym};
+use lore_domain::knowledge::{EntryReport, IndexStatus};
+use lore_domain::trust::{Origin, Trust};
+use lore_model::validate::{distinct_texts, list, name, optional_name, text};
+use lore_store::knowledge_search::SearchFilter;
 
 /// As the synonym table allows.
 const MAX_SYNONYM_TERM_CHARS: usize = 64;
@@ -62,7 +62,7 @@ pub fn document_source(project_value: &str, path: &str) -> FieldResult<DocumentS
 }
 
 pub fn tags(field: &str, values: &[String]) -> FieldResult<Vec<String>> {
-    crate::validate::tags(field, values, MAX_TAGS, MAX_TAG_CHARS)
+    lore_model::validate::tags(field, values, MAX_TAGS, MAX_TAG_CHARS)
 }
 
 pub fn entry_kind(field: &str, value: i32) -> FieldResult<EntryKind> {
@@ -420,7 +420,7 @@ pub fn erase_request(request: &proto::EraseEntryRequest) -> FieldResult<(EntryRe
     Ok((EntryRef::Key { project: project("project", &request.project)?, key }, note))
 }
 
-pub fn erased_to_proto(erased: &crate::trust::erasure::Erased) -> proto::EraseEntryResponse {
+pub fn erased_to_proto(erased: &lore_domain::trust::erasure::Erased) -> proto::EraseEntryResponse {
     proto::EraseEntryResponse {
         entry_id: erased.entry_id.to_string(),
         key: erased.key.clone().unwrap_or_default(),
@@ -762,7 +762,7 @@ pub fn synonym(field: &str, synonym: Option<&proto::Synonym>) -> FieldResult<Syn
     let term = name(&format!("{field}.term"), &synonym.term, MAX_SYNONYM_TERM_CHARS, true)?.to_lowercase();
     let expansion = name(&format!("{field}.expansion"), &synonym.expansion, MAX_SYNONYM_CHARS, true)?.to_lowercase();
     for (part, value) in [("term", &term), ("expansion", &expansion)] {
-        if crate::knowledge::keyword::analysis::words(value).is_empty() {
+        if lore_domain::knowledge::keyword::analysis::words(value).is_empty() {
             return Err(FieldError::new(format!("{field}.{part}"), "holds no word (letters or digits)"));
         }
     }

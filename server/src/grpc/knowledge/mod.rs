@@ -12,12 +12,12 @@ use lore_proto::v1::knowledge_service_server::KnowledgeService;
 
 use super::request_scope;
 use crate::Error;
-use crate::actions::query::Position;
-use crate::knowledge::KnowledgeBase;
-use crate::knowledge::model::EntryStatus;
-use crate::ledger::{self, Ledger, Surface, Withheld};
-use crate::trust::erasure::Erasure;
 use convert::EntryRef;
+use lore_domain::actions::query::Position;
+use lore_domain::knowledge::KnowledgeBase;
+use lore_domain::knowledge::model::EntryStatus;
+use lore_domain::ledger::{self, Ledger, Surface, Withheld};
+use lore_domain::trust::erasure::Erasure;
 
 /// Handlers of `lore.v1.KnowledgeService`.
 #[derive(Debug, Clone)]

@@ -2,9 +2,9 @@
 //! client input (each failing with the field's name).
 
 use crate::grpc::convert::{origin_to_proto, trust_to_proto};
-use crate::trust::{Origin, Trust};
 use base64::Engine as _;
 use chrono::{DateTime, Duration, Utc};
+use lore_domain::trust::{Origin, Trust};
 use uuid::Uuid;
 
 use lore_proto::v1 as proto;
@@ -13,19 +13,19 @@ use crate::grpc::convert::{
     FieldError, FieldResult, enum_value, optional_timestamp, optional_uuid, project, required_uuid, time_range,
     to_timestamp,
 };
-use crate::qa::model::limits::{
+use lore_domain::qa::model::limits::{
     MAX_CHECK_OUTPUT_BYTES, MAX_CHECKS, MAX_FILES, MAX_MESSAGE_BYTES, MAX_MESSAGES, MAX_NAME_CHARS, MAX_PATH_CHARS,
     MAX_TEXT_CHARS,
 };
-use crate::qa::model::{
+use lore_domain::qa::model::{
     CategoryRule, CheckResult, Dashboard, DashboardQuery, FailedCheck, FixAttempt, FixOutcome, GroupingMask,
     NewFailure, NewTaskResult, Occurrence, Pattern, PatternCursor, PatternEdits, PatternFilter, PatternLink,
     PatternStatus, Promotion, PromotionStatus, Split, Task, TaskFigures, TaskResultRecorded, Warning, WarningOutcome,
     WarningRequest,
 };
-use crate::qa::remining::Remined;
-use crate::qa::significance::{Comparison, GroupRate};
-use crate::validate;
+use lore_domain::qa::remining::Remined;
+use lore_domain::qa::significance::{Comparison, GroupRate};
+use lore_model::validate;
 
 /// Days the dashboard covers when the request gives no window.
 const DEFAULT_DASHBOARD_DAYS: i64 = 30;
@@ -658,7 +658,7 @@ pub fn category_rule(value: Option<&proto::CategoryRule>) -> FieldResult<Categor
     let regex = |field: &str, value: &str| -> FieldResult<String> {
         let value = validate::text(field, value, 2000, false)?;
         if !value.is_empty() {
-            crate::qa::category::compile(&value)
+            lore_domain::qa::category::compile(&value)
                 .map_err(|error| FieldError::new(field, format!("invalid regex: {error}")))?;
         }
         Ok(value)

@@ -11,10 +11,10 @@ use lore_proto::v1::qa_learning_service_server::QaLearningService;
 
 use super::request_scope;
 use crate::Error;
-use crate::actions::query::Position;
-use crate::ledger::{self, Ledger, Surface};
-use crate::qa::QaLearning;
-use crate::qa::model::PromotionDecision;
+use lore_domain::actions::query::Position;
+use lore_domain::ledger::{self, Ledger, Surface};
+use lore_domain::qa::QaLearning;
+use lore_domain::qa::model::PromotionDecision;
 
 /// Patterns one merge may fold, deliveries one outcome may cover.
 pub(crate) const MAX_IDS: usize = 1000;
@@ -48,7 +48,7 @@ impl QaLearningApi {
     }
 }
 
-fn field<T>(result: Result<T, crate::validate::FieldError>) -> Result<T, Status> {
+fn field<T>(result: Result<T, lore_model::validate::FieldError>) -> Result<T, Status> {
     result.map_err(|error| Error::from(error).into())
 }
 
@@ -122,7 +122,7 @@ impl QaLearningService for QaLearningApi {
         let message = request.get_ref();
         let delivery_ids = field(convert::uuids("delivery_ids", &message.delivery_ids, MAX_IDS))?;
         let outcome = field(convert::warning_outcome("outcome", message.outcome))?;
-        let note = field(crate::validate::text("note", &message.note, 10_000, false))?;
+        let note = field(lore_model::validate::text("note", &message.note, 10_000, false))?;
         let (updated, standings) = self.qa.record_outcome(&scope, &delivery_ids, outcome, &note).await?;
         Ok(Response::new(proto::RecordOutcomeResponse {
             updated: updated as u32,
@@ -202,7 +202,7 @@ impl QaLearningService for QaLearningApi {
         let message = request.get_ref();
         let into = field(super::convert::required_uuid("into_pattern_id", &message.into_pattern_id))?;
         let sources = field(convert::uuids("pattern_ids", &message.pattern_ids, MAX_IDS))?;
-        let reason = field(crate::validate::text("reason", &message.reason, 10_000, false))?;
+        let reason = field(lore_model::validate::text("reason", &message.reason, 10_000, false))?;
         let pattern = self.qa.merge_patterns(&scope, into, &sources, &reason).await?;
         Ok(Response::new(convert::pattern_to_proto(&pattern)))
     }
@@ -213,7 +213,7 @@ impl QaLearningService for QaLearningApi {
     ) -> Result<Response<proto::RemineProjectResponse>, Status> {
         let scope = request_scope(&request);
         let message = request.get_ref();
-        let project = field(crate::validate::project("project", &message.project))?;
+        let project = field(lore_model::validate::project("project", &message.project))?;
         let window = match message.window {
             0 => self.qa.config().remine_window,
             window => i64::from(window).min(MAX_REMINE_WINDOW),
@@ -227,7 +227,7 @@ impl QaLearningService for QaLearningApi {
         request: Request<proto::ListGroupingMasksRequest>,
     ) -> Result<Response<proto::ListGroupingMasksResponse>, Status> {
         let scope = request_scope(&request);
-        let project = field(crate::validate::project("project", &request.get_ref().project))?;
+        let project = field(lore_model::validate::project("project", &request.get_ref().project))?;
         let masks = self.qa.grouping_masks(&scope, &project).await?;
         Ok(Response::new(proto::ListGroupingMasksResponse {
             masks: masks.iter().map(convert::grouping_mask_to_proto).collect(),
@@ -255,8 +255,8 @@ impl QaLearningService for QaLearningApi {
     ) -> Result<Response<proto::DeleteGroupingMaskResponse>, Status> {
         let scope = request_scope(&request);
         let message = request.get_ref();
-        let project = field(crate::validate::project("project", &message.project))?;
-        let name = field(crate::validate::name("name", &message.name, 64, true))?;
+        let project = field(lore_model::validate::project("project", &message.project))?;
+        let name = field(lore_model::validate::name("name", &message.name, 64, true))?;
         let (deleted, remined) = self.qa.delete_grouping_mask(&scope, &project, &name).await?;
         Ok(Response::new(proto::DeleteGroupingMaskResponse {
             deleted,
@@ -319,7 +319,7 @@ impl QaLearningService for QaLearningApi {
         let message = request.get_ref();
         let promotion_id = field(super::convert::required_uuid("promotion_id", &message.promotion_id))?;
         let pattern_id = field(super::convert::required_uuid("pattern_id", &message.pattern_id))?;
-        let actor = field(crate::validate::name("actor", &message.actor, 256, true))?;
+        let actor = field(lore_model::validate::name("actor", &message.actor, 256, true))?;
         let promotion = self.qa.propose(&scope, promotion_id, pattern_id, &actor).await?;
         Ok(Response::new(convert::promotion_to_proto(&promotion)))
     }

@@ -1,0 +1,30 @@
+//! lore-domain: what Lore does, over lore-store and lore-model: the three
+//! services' domains and what spans them. No SQL (the store speaks it) and
+//! no wire types (the server's handlers convert into these).
+//!
+//! # Layout
+//! - [`actions`]: the append-only, hash-chained action log, sessions,
+//!   resume, export and retention.
+//! - [`knowledge`]: lessons with their solutions, hybrid search, indexed
+//!   markdown and drafts.
+//! - [`qa`]: failures grouped into patterns, warnings measured, proven
+//!   patterns promoted.
+//! - [`briefing`]: AgentService's one-call briefing, over the three.
+//! - [`ledger`]: what Lore put into each agent's context and what it
+//!   withheld.
+//! - [`trust`]: the injection screen and the quarantine of what it holds.
+//! - [`reports`]: the activity reports, read apart from their rendering.
+//! - [`background`]: the tasks a service runs beside its calls.
+//! - [`metrics`]: the instruments the domain records on.
+
+pub mod actions;
+pub mod background;
+pub mod briefing;
+pub mod knowledge;
+pub mod ledger;
+pub mod metrics;
+pub mod qa;
+pub mod reports;
+pub mod trust;
+
+pub use lore_model::Error;

@@ -1,0 +1,1 @@
+DROP FUNCTION lore_ensure_action_partitions();
