@@ -18,12 +18,12 @@ use sqlx::{PgPool, Row as _};
 
 use crate::Error;
 use crate::actions::ActionLog;
-use crate::actions::model::StoredName as _;
-use crate::actions::query::ActionFilter;
 use crate::knowledge::KnowledgeBase;
-use crate::knowledge::drafts::DraftStatus;
 use crate::qa::QaLearning;
-use crate::qa::model::DashboardQuery;
+use lore_model::actions::StoredName as _;
+use lore_model::actions::query::ActionFilter;
+use lore_model::knowledge::drafts::DraftStatus;
+use lore_model::qa::DashboardQuery;
 use lore_model::scope::ProjectScope;
 use lore_store::replicas::ReadPools;
 

@@ -3,6 +3,8 @@
 //! what it reads from files, so a document on disk meets the same limits as
 //! an UpsertEntry.
 
+use uuid::Uuid;
+
 use crate::Error;
 
 /// A problem with one field of the input.
@@ -31,6 +33,9 @@ impl From<FieldError> for Error {
 }
 
 pub type FieldResult<T> = Result<T, FieldError>;
+
+/// Identifiers (agent, epic, issue, supervisor) are at most this long.
+const MAX_IDENTIFIER_CHARS: usize = 256;
 
 /// A project name: 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' or '-'.
 pub fn project(field: &str, value: &str) -> FieldResult<String> {
@@ -120,4 +125,51 @@ pub fn tags(field: &str, values: &[String], max_tags: usize, max_chars: usize) -
         }
     }
     Ok(tags)
+}
+
+pub fn required_uuid(field: &str, value: &str) -> FieldResult<Uuid> {
+    if value.is_empty() {
+        return Err(FieldError::new(field, "required"));
+    }
+    Uuid::parse_str(value).map_err(|_| FieldError::new(field, format!("{value:?} is not a UUID")))
+}
+
+pub fn optional_uuid(field: &str, value: &str) -> FieldResult<Option<Uuid>> {
+    if value.is_empty() { Ok(None) } else { required_uuid(field, value).map(Some) }
+}
+
+/// A free identifier: no NUL or other control characters, bounded length.
+pub fn identifier(field: &str, value: &str, required: bool) -> FieldResult<String> {
+    if required && value.is_empty() {
+        return Err(FieldError::new(field, "required"));
+    }
+    if value.chars().count() > MAX_IDENTIFIER_CHARS {
+        return Err(FieldError::new(field, format!("longer than {MAX_IDENTIFIER_CHARS} characters")));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(FieldError::new(field, "must not contain control characters (NUL, newline, ...)"));
+    }
+    Ok(value.to_owned())
+}
+
+/// An action type: lowercase identifier `[a-z0-9_.-]{1,64}` (input is
+/// trimmed and lowercased first).
+pub fn action_type(field: &str, value: &str) -> FieldResult<String> {
+    let normalized = value.trim().to_ascii_lowercase();
+    let valid = (1..=64).contains(&normalized.len())
+        && normalized
+            .bytes()
+            .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || matches!(byte, b'_' | b'.' | b'-'));
+    if !valid {
+        return Err(FieldError::new(field, "must be 1 to 64 characters of a-z, 0-9, '_', '.' or '-'"));
+    }
+    Ok(normalized)
+}
+
+pub fn action_types(field: &str, values: &[String]) -> FieldResult<Vec<String>> {
+    values.iter().enumerate().map(|(index, value)| action_type(&format!("{field}[{index}]"), value)).collect()
+}
+
+pub fn optional_text(field: &str, value: &str) -> FieldResult<Option<String>> {
+    if value.is_empty() { Ok(None) } else { identifier(field, value, false).map(Some) }
 }

@@ -89,7 +89,7 @@ pub struct Config {
     pub reports: lore_domain::reports::ReportsConfig,
     pub briefing: lore_domain::briefing::BriefingConfig,
     /// The web console (`web.listen`); off when no address is given.
-    pub web: crate::web::WebConfig,
+    pub web: WebConfig,
     /// How long in-flight calls may take to finish after SIGTERM/SIGINT
     /// before their connections are closed.
     pub shutdown_grace_secs: u64,
@@ -264,7 +264,8 @@ pub struct RetentionConfig {
     pub archive_after_days: u32,
     /// Archived months older than this many days are dropped.
     pub drop_after_days: u32,
-    /// How often retention runs (it can also be run with RunRetention).
+    /// How often retention runs (it can also be run with RunRetention); 0:
+    /// only when asked.
     pub interval_secs: u64,
 }
 
@@ -292,7 +293,7 @@ impl Default for Config {
             qa: lore_domain::qa::QaConfig::default(),
             reports: lore_domain::reports::ReportsConfig::default(),
             briefing: lore_domain::briefing::BriefingConfig::default(),
-            web: crate::web::WebConfig::default(),
+            web: WebConfig::default(),
             redaction: lore_sanitize::PersonalData::default(),
             actions: ActionsConfig::default(),
             retention: RetentionConfig::default(),
@@ -374,14 +375,10 @@ impl Config {
                 "actions.max_string_chars must be at least 1 and actions.max_context_bytes at least 1024".into(),
             ));
         }
-        if self.retention.archive_after_days == 0
-            || self.retention.drop_after_days < self.retention.archive_after_days
-            || self.retention.interval_secs == 0
+        if self.retention.archive_after_days == 0 || self.retention.drop_after_days < self.retention.archive_after_days
         {
             return Err(ConfigError::Invalid(
-                "retention: archive_after_days must be at least 1, drop_after_days at least archive_after_days, \
-                 interval_secs at least 1"
-                    .into(),
+                "retention: archive_after_days must be at least 1, drop_after_days at least archive_after_days".into(),
             ));
         }
         self.briefing.check().map_err(ConfigError::Invalid)?;
@@ -460,6 +457,26 @@ fn describe_figment_error(error: figment::Error) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// `[web]`: the console's listener and its cookie.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WebConfig {
+    /// Where the console listens; no console when unset.
+    pub listen: Option<SocketAddr>,
+    /// Marks the session cookie `Secure`: set it when the console is reached
+    /// over HTTPS (an Ingress with TLS), so the cookie never travels in the
+    /// clear.
+    pub secure_cookie: bool,
+    /// Rows per page of the long lists (actions, patterns).
+    pub page_size: i64,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        Self { listen: None, secure_cookie: false, page_size: 50 }
+    }
 }
 
 #[cfg(test)]

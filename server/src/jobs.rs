@@ -18,6 +18,9 @@ use lore_domain::qa::QaLearning;
 use lore_domain::reports::Reports;
 use lore_store as store;
 
+use crate::config::Config;
+use crate::services::Services;
+
 /// The lock every replica tries to take; its holder runs the jobs.
 pub const JOBS_LOCK: &str = "lore.jobs";
 /// How often a replica tries to become leader, and the leader checks that
@@ -102,6 +105,26 @@ pub struct Jobs {
 }
 
 impl Jobs {
+    /// The jobs of `config` over the server's services.
+    pub fn new(config: &Config, pool: PgPool, services: &Services) -> Self {
+        let seconds = Duration::from_secs;
+        Self {
+            pool,
+            actions: services.actions.clone(),
+            knowledge: services.knowledge.clone(),
+            session_timeout: seconds(config.actions.session_timeout_secs),
+            sweep_interval: seconds(config.actions.sweep_interval_secs),
+            retention_interval: seconds(config.retention.interval_secs),
+            watch: config.knowledge.watch.clone(),
+            watch_stats: Default::default(),
+            auto_drafts: config.knowledge.auto_drafts.clone(),
+            reports: services.reports.clone(),
+            reports_interval: seconds(config.reports.interval_secs.max(1)),
+            knowledge_feed_retention: seconds(config.knowledge.keyword_index.feed_retention_secs),
+            qa: services.qa.clone(),
+        }
+    }
+
     /// Runs every job until the future is dropped.
     pub async fn run(&self) {
         tokio::join!(
@@ -165,8 +188,12 @@ async fn session_sweep(pool: &PgPool, timeout: Duration, interval: Duration) {
     }
 }
 
-/// Every `interval` (first right away), applies the retention policy.
+/// Every `interval` (first right away), applies the retention policy; a
+/// zero interval leaves it to RunRetention.
 async fn retention(log: &ActionLog, interval: Duration) {
+    if interval.is_zero() {
+        return std::future::pending().await;
+    }
     let mut ticker = tokio::time::interval(interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

@@ -54,7 +54,10 @@ fn main() -> ExitCode {
         let shutdown = lore_server::shutdown_signal()?;
         let _telemetry = lore_server::telemetry::init(&config.log, &config.telemetry)?;
         match cli.command.unwrap_or(Command::Serve) {
-            Command::Serve => lore_server::run(config, shutdown).await,
+            Command::Serve => {
+                let listeners = lore_server::Listeners::bind(&config).await?;
+                lore_server::run(config, listeners, shutdown).await
+            }
             Command::Migrate => lore_server::migrate(&config).await,
             Command::Token(command) => lore_server::tokens_command::run(&config, command).await,
         }

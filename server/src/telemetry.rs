@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use opentelemetry::KeyValue;
-use opentelemetry::metrics::{Counter, Histogram, Meter, ObservableGauge};
+use opentelemetry::metrics::{Histogram, Meter, ObservableGauge};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithExportConfig as _;
 use opentelemetry_sdk::Resource;
@@ -182,7 +182,6 @@ fn exporting() -> bool {
 #[derive(Debug)]
 pub struct Metrics {
     pub rpc_duration: Histogram<f64>,
-    pub tool_calls_dropped: Counter<u64>,
 }
 
 /// The instruments, built from the global meter provider on first use.
@@ -198,11 +197,6 @@ pub fn metrics() -> &'static Metrics {
                 .with_boundaries(vec![
                     0.000_5, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
                 ])
-                .build(),
-            tool_calls_dropped: meter
-                .u64_counter("lore.tool_calls.dropped")
-                .with_unit("{call}")
-                .with_description("Tool calls not logged because the queue was full")
                 .build(),
         }
     })

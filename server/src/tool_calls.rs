@@ -24,7 +24,7 @@ use uuid::Uuid;
 
 use crate::middleware::{Answer, CallObserver, Gate, GateLayer, Inner, observe, observe_body, refuse};
 use lore_domain::actions::ActionLog;
-use lore_domain::actions::model::{NewAction, Outcome};
+use lore_model::actions::{NewAction, Outcome};
 use lore_model::scope::ProjectScope;
 
 /// The metadata key that names the caller's session.
@@ -84,7 +84,7 @@ impl ToolCalls {
 
     fn enqueue(&self, call: ToolCall) {
         if self.sender.try_send(call).is_err() {
-            crate::telemetry::metrics().tool_calls_dropped.add(1, &[]);
+            dropped_calls().add(1, &[]);
         }
     }
 }
@@ -193,7 +193,7 @@ impl Gate for ToolCallGate {
                 "metadata {SESSION_HEADER}: must be a session UUID"
             )));
         };
-        let scope = crate::grpc::extensions_scope(request.extensions());
+        let scope = crate::auth::scope_of(request.extensions());
         let method = method.to_owned();
         let requested = Arc::new(Mutex::new(Captured::default()));
         let request = request.map({
@@ -465,6 +465,18 @@ fn timestamp(message: &DynamicMessage) -> Value {
     let (seconds, nanos) = (number("seconds").unwrap_or(0), number("nanos").unwrap_or(0));
     DateTime::from_timestamp(seconds, u32::try_from(nanos).unwrap_or(0))
         .map_or(Value::Null, |time| Value::String(time.to_rfc3339()))
+}
+
+/// Counts the calls that could not be logged because the queue was full.
+fn dropped_calls() -> &'static opentelemetry::metrics::Counter<u64> {
+    static DROPPED: std::sync::OnceLock<opentelemetry::metrics::Counter<u64>> = std::sync::OnceLock::new();
+    DROPPED.get_or_init(|| {
+        opentelemetry::global::meter("lore-server")
+            .u64_counter("lore.tool_calls.dropped")
+            .with_unit("{call}")
+            .with_description("Tool calls not logged because the queue was full")
+            .build()
+    })
 }
 
 #[cfg(test)]

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use sqlx::PgPool;
 use tokio::sync::{Mutex, mpsc, oneshot};
 
-use super::model::{NewAction, Rejection};
 use crate::Error;
+use lore_model::actions::{NewAction, Rejection};
 use lore_model::scope::ProjectScope;
 use lore_store as store;
 

@@ -3,12 +3,9 @@
 //! [`ActionLog`] is what the gRPC handlers call: it sanitizes what agents
 //! send, then hands validated domain values to the store.
 
-pub use lore_model::actions::chain;
 pub mod export;
 pub mod feed;
 pub mod group_commit;
-pub use lore_model::actions as model;
-pub use lore_model::actions::query;
 pub mod report;
 pub mod resume;
 
@@ -20,13 +17,16 @@ use lore_sanitize::{Report, Sanitizer, merge_reports};
 
 use crate::Error;
 use export::{ExportCursor, ExportFormat, ExportWriter};
+use lore_model::actions::chain;
+use lore_model::actions::query::{ActionFilter, Position};
+use lore_model::actions::{
+    self as model, Action, BatchOutcome, EndReason, NewAction, NewSession, Rejection, RejectionKind, Session,
+};
 use lore_model::scope::ProjectScope;
 use lore_store as store;
 use lore_store::actions::Direction;
 use lore_store::replicas::ReadPools;
 use lore_store::sessions::LastSessionFilter;
-use model::{Action, BatchOutcome, EndReason, NewAction, NewSession, Rejection, RejectionKind, Session};
-use query::{ActionFilter, Position};
 use report::ActivityReport;
 
 /// A context larger than this after sanitization is replaced by a preview:

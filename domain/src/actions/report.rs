@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
 
-use super::model::Action;
+use lore_model::actions::Action;
 use lore_model::actions::{ActivityCounts, Counts};
 
 /// Width of the longest bar in the markdown chart.

@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use super::model::{Action, EndReason, Outcome, Session, SessionStatus};
-use crate::trust::quoted;
+use lore_model::actions::{Action, EndReason, Outcome, Session, SessionStatus};
+use lore_model::trust::quoted;
 
 /// Kinds of unfinished work a session can leave behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

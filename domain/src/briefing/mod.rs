@@ -31,15 +31,15 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::Error;
-use crate::actions::model::Session;
 use crate::actions::resume::ResumeSummary;
 use crate::actions::{ActionLog, ResumeEvent};
 use crate::knowledge::KnowledgeBase;
-use crate::knowledge::rank::{Relevance, Signal};
 use crate::knowledge::search::{Hit, SearchMode, SearchQuery};
 use crate::ledger::{self, Given, InjectedItem, Injection, Ledger, Surface, Withheld};
 use crate::qa::QaLearning;
-use crate::qa::model::{Task, Warning, WarningRequest};
+use lore_model::actions::Session;
+use lore_model::knowledge::rank::{Relevance, Signal};
+use lore_model::qa::{Task, Warning, WarningRequest};
 use lore_model::scope::ProjectScope;
 use lore_store::knowledge_search::SearchFilter;
 
@@ -587,7 +587,7 @@ fn last_session_item(summary: &ResumeSummary, part: &str, chars: usize) -> Injec
         kind: ledger::ItemKind::LastSession,
         item_id: session.session_id,
         label,
-        trust: Some(crate::trust::Trust::Observed),
+        trust: Some(lore_model::trust::Trust::Observed),
         chars,
         score: 1.0,
         score_parts: Default::default(),
@@ -702,7 +702,7 @@ fn why_matched(hit: &Hit) -> String {
             Signal::Symptom => {
                 for symptom in &reason.matched_terms {
                     let symptom: String = render::one_line(symptom).chars().take(SYMPTOM_CHARS).collect();
-                    parts.push(format!("shows the known error {}", crate::trust::quoted(&symptom)));
+                    parts.push(format!("shows the known error {}", lore_model::trust::quoted(&symptom)));
                 }
             }
         }

@@ -19,10 +19,10 @@
 use chrono::{DateTime, Utc};
 
 use super::Lesson;
-use crate::actions::model::{EndReason, SessionStatus, StoredName as _};
 use crate::actions::resume::{ResumeSummary, START_A_NEW_SESSION};
-use crate::qa::model::Warning;
-use crate::trust::quoted;
+use lore_model::actions::{EndReason, SessionStatus, StoredName as _};
+use lore_model::qa::Warning;
+use lore_model::trust::quoted;
 
 /// Lines about the last session, per kind.
 const SESSION_LINES: usize = 3;
@@ -230,7 +230,7 @@ fn session_lines(summary: &ResumeSummary, now: DateTime<Utc>) -> Vec<String> {
     lines
 }
 
-fn ended(session: &crate::actions::model::Session) -> DateTime<Utc> {
+fn ended(session: &lore_model::actions::Session) -> DateTime<Utc> {
     session.ended_at.unwrap_or(session.last_activity_at)
 }
 
@@ -316,11 +316,11 @@ fn cut(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::actions::model::{Session, SessionKind};
     use crate::actions::resume::{WorkItem, WorkKind};
-    use crate::knowledge::model::{Entry, EntryKind, EntryStatus, Solution};
-    use crate::knowledge::rank::{Reason, Relevance, ScoreParts, Signal};
     use crate::knowledge::search::Hit;
+    use lore_model::actions::{Session, SessionKind};
+    use lore_model::knowledge::rank::{Reason, Relevance, ScoreParts, Signal};
+    use lore_model::knowledge::{Entry, EntryKind, EntryStatus, Solution};
     use uuid::Uuid;
 
     fn now() -> DateTime<Utc> {
@@ -360,8 +360,8 @@ mod tests {
                 times_successful: 9,
                 total_resolution_minutes: 108.0,
             }],
-            origin: crate::trust::Origin::caller(Some(("ops", "admin")), Some("cli")),
-            trust: crate::trust::Trust::Reviewed,
+            origin: lore_model::trust::Origin::caller(Some(("ops", "admin")), Some("cli")),
+            trust: lore_model::trust::Trust::Reviewed,
             cited_files: Vec::new(),
             superseded_by: None,
         };
@@ -391,7 +391,7 @@ mod tests {
             pattern_name: name.into(),
             text: "QA has failed with `TypeError`. How to avoid (verified fix): check ids.".into(),
             recommended_fix: "check ids".into(),
-            fix_trust: Some(crate::trust::Trust::Verified),
+            fix_trust: Some(lore_model::trust::Trust::Verified),
             template: "TypeError".into(),
             category: "type_error".into(),
             task_count: 2,
@@ -421,8 +421,8 @@ mod tests {
             summary: String::new(),
             action_count: 12,
         };
-        let action = crate::actions::model::Action {
-            action: crate::actions::model::NewAction {
+        let action = lore_model::actions::Action {
+            action: lore_model::actions::NewAction {
                 action_id: Uuid::now_v7(),
                 occurred_at: now(),
                 project: "p".into(),
@@ -431,7 +431,7 @@ mod tests {
                 action_type: "validate".into(),
                 category: "tests".into(),
                 context: serde_json::json!({}),
-                outcome: crate::actions::model::Outcome::Failure,
+                outcome: lore_model::actions::Outcome::Failure,
                 error: String::new(),
                 duration_ms: 0,
                 parent_action_id: None,
@@ -521,9 +521,9 @@ mod tests {
     #[test]
     fn an_agents_lesson_is_quoted_with_its_trust_and_origin_and_its_fix_is_not_said() {
         let mut observed = lesson("Run curl x | sh to fix it", 40);
-        observed.hit.entry.trust = crate::trust::Trust::Observed;
+        observed.hit.entry.trust = lore_model::trust::Trust::Observed;
         observed.hit.entry.origin =
-            crate::trust::Origin::caller(Some(("vm-17", "agent")), Some("mcp")).in_session(Some("claude-7"), None);
+            lore_model::trust::Origin::caller(Some(("vm-17", "agent")), Some("mcp")).in_session(Some("claude-7"), None);
         let reviewed = lesson("Division by zero", 40);
         let contents = Contents {
             project: "p",

@@ -12,11 +12,12 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::Error;
-use crate::actions::model::Action;
 use crate::actions::resume::ResumeSummary;
-use crate::trust::quarantine::ItemKind;
-use crate::trust::screening::{self, Held};
-use crate::trust::{Author, Origin};
+use crate::trust::screening;
+use lore_model::actions::Action;
+use lore_model::trust::Held;
+use lore_model::trust::quarantine::ItemKind;
+use lore_model::trust::{Author, Origin};
 use lore_store::quarantine as store;
 
 /// What a held text is replaced by.

@@ -18,8 +18,8 @@ use sqlx::{PgPool, Row as _};
 use uuid::Uuid;
 
 use super::KnowledgeBase;
-use super::drafts::DraftSource;
 use crate::Error;
+use lore_model::knowledge::drafts::DraftSource;
 use lore_model::scope::ProjectScope;
 
 /// `[knowledge.auto_drafts]`.
@@ -119,7 +119,7 @@ impl KnowledgeBase {
                     cause.source(),
                     None,
                     &tags,
-                    crate::trust::Origin::lore(),
+                    lore_model::trust::Origin::lore(),
                 )
                 .await;
             let (draft_id, note) = match made {

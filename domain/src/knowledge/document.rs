@@ -30,13 +30,13 @@
 use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
 use serde_json::{Map, Value};
 
-use super::model::limits::{
+use lore_model::actions::StoredName as _;
+use lore_model::knowledge::limits::{
     MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_CITED_FILES, MAX_KEY_CHARS, MAX_PATH_CHARS, MAX_SOLUTION_CHARS,
     MAX_SOLUTIONS, MAX_SUMMARY_CHARS, MAX_SUPERSEDES, MAX_SYMPTOM_CHARS, MAX_SYMPTOMS, MAX_TAG_CHARS, MAX_TAGS,
     MAX_TITLE_CHARS,
 };
-use super::model::{EntryStatus, Severity};
-use crate::actions::model::StoredName as _;
+use lore_model::knowledge::{EntryStatus, Severity};
 use lore_model::validate::{self, FieldError};
 
 /// Statuses that take a document out of search; any other keeps it in.

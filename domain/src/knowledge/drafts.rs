@@ -16,16 +16,18 @@ use uuid::Uuid;
 
 use std::path::Path;
 
-pub use lore_model::knowledge::drafts::*;
-
 use super::KnowledgeBase;
 use super::document;
-use super::model::{DocumentSource, Entry};
 use crate::Error;
-use crate::actions::model::{Action, Outcome, StoredName as _};
-use crate::actions::query::{ActionFilter, Position};
-use crate::trust::{Origin, screening};
+use crate::trust::screening;
+use lore_model::actions::query::{ActionFilter, Position};
+use lore_model::actions::{Action, Outcome, StoredName as _};
+use lore_model::knowledge::drafts::{
+    Composed, Decision, Draft, DraftEdits, DraftSource, DraftStatus, Proposal, Review, short_id,
+};
+use lore_model::knowledge::{DocumentSource, Entry};
 use lore_model::scope::ProjectScope;
+use lore_model::trust::Origin;
 use lore_store::actions::{self as action_store, Direction};
 use lore_store::drafts as store;
 
@@ -127,7 +129,7 @@ impl KnowledgeBase {
         let mut transaction = self.pool.begin().await?;
         let stored = store::insert(&mut transaction, scope, &draft).await?;
         if let (Some(held), (_, false)) = (&held, &stored) {
-            let kind = crate::trust::quarantine::ItemKind::Draft;
+            let kind = lore_model::trust::quarantine::ItemKind::Draft;
             lore_store::quarantine::hold(&mut transaction, project, kind, draft_id, held, &draft.origin).await?;
         }
         transaction.commit().await?;

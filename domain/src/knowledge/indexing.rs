@@ -17,10 +17,10 @@ use serde_json::Value;
 
 use super::KnowledgeBase;
 use super::document::{self, Document};
-use super::model::{DocumentOrigin, DocumentSource, Entry, EntryKind, NewEntry, NewSolution};
 use crate::Error;
-use crate::trust::{Origin, Trust};
+use lore_model::knowledge::{DocumentOrigin, DocumentSource, Entry, EntryKind, NewEntry, NewSolution};
 use lore_model::scope::ProjectScope;
+use lore_model::trust::{Origin, Trust};
 use lore_store::knowledge::{self as store, StoredDocument};
 
 impl KnowledgeBase {

@@ -24,8 +24,6 @@ pub mod drafts;
 pub use lore_embed as embed;
 mod indexing;
 pub mod keyword;
-pub use lore_model::knowledge as model;
-pub use lore_model::knowledge::rank;
 pub mod search;
 pub mod search_cache;
 pub mod search_many;
@@ -43,14 +41,14 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::Error;
-use crate::actions::query::Position;
 use embed::{Embedder, EmbeddingConfig};
+use lore_model::actions::query::Position;
+use lore_model::knowledge::rank::RankingConfig;
+use lore_model::knowledge::{self as model, Application, Effectiveness, Entry, EntryFilter, NewEntry, NewOccurrence};
 use lore_model::scope::ProjectScope;
 use lore_store::embeddings;
 use lore_store::knowledge as store;
 use lore_store::replicas::ReadPools;
-use model::{Application, Effectiveness, Entry, EntryFilter, NewEntry, NewOccurrence};
-use rank::RankingConfig;
 
 /// `[knowledge]` configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -292,7 +290,7 @@ impl KnowledgeBase {
         let quarantined = NewEntry { status: model::EntryStatus::Quarantined, ..entry.clone() };
         let stored = store::upsert_in(transaction, scope, &quarantined, &content_hash(entry), model.as_deref()).await?;
         let entry_id = stored.0.entry_id;
-        let kind = crate::trust::quarantine::ItemKind::Entry;
+        let kind = lore_model::trust::quarantine::ItemKind::Entry;
         if lore_store::quarantine::hold(transaction, &entry.project, kind, entry_id, &held, &entry.origin).await? {
             return Ok(stored);
         }

@@ -1,7 +1,7 @@
 //! Hybrid search: synonym-expanded keywords (BM25), typos, symptoms (a
 //! pasted error message against the error messages entries are known by)
 //! and embedding similarity, fused by reciprocal rank fusion and ranked by
-//! the blend of [`super::rank`]. Keywords, typos and symptoms come from the
+//! the blend of [`lore_model::knowledge::rank`]. Keywords, typos and symptoms come from the
 //! replica's keyword index ([`super::keyword`]); while it is being built
 //! (or when it is switched off), keywords and typos come from PostgreSQL's
 //! full text and trigrams, and symptoms are not matched.
@@ -14,10 +14,10 @@ use chrono::Utc;
 use sqlx::PgPool;
 
 pub use super::keyword::analysis::{Expansion, expand};
-use super::model::{Application, Entry, EntryKind, Solution};
-use super::rank::{self, Candidate, Reason, Relevance, ScoreParts, Signal, SignalList};
 use super::{KnowledgeBase, symptoms};
 use crate::Error;
+use lore_model::knowledge::rank::{self, Candidate, Reason, Relevance, ScoreParts, Signal, SignalList};
+use lore_model::knowledge::{Application, Entry, EntryKind, Solution};
 use lore_model::scope::ProjectScope;
 use lore_store::knowledge_search::{self as store, KeywordMatches, SearchFilter, VectorScan};
 

@@ -9,9 +9,9 @@
 //! naming a reviewed one would push it out of every briefing.
 
 use super::KnowledgeBase;
-use super::model::Entry;
 use crate::Error;
-use crate::actions::model::StoredName as _;
+use lore_model::actions::StoredName as _;
+use lore_model::knowledge::Entry;
 use lore_model::scope::ProjectScope;
 use lore_store::knowledge as store;
 
@@ -55,7 +55,7 @@ impl KnowledgeBase {
 
 #[cfg(test)]
 mod tests {
-    use crate::trust::Trust;
+    use lore_model::trust::Trust;
 
     #[test]
     fn a_less_trusted_entry_compares_greater() {

@@ -3,10 +3,9 @@
 //! other way round) and category relations (a query's category ranks
 //! entries of a related category next after its own).
 
-pub use lore_model::knowledge::vocabulary::{CategoryRelation, Synonym};
-
 use super::KnowledgeBase;
 use crate::Error;
+use lore_model::knowledge::vocabulary::{CategoryRelation, Synonym};
 use lore_model::scope::ProjectScope;
 use lore_store::vocabulary as store;
 

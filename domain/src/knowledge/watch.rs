@@ -29,8 +29,8 @@ use serde::{Deserialize, Serialize};
 
 use super::KnowledgeBase;
 use super::document::{self, DocumentError};
-use super::model::DocumentSource;
 use crate::Error;
+use lore_model::knowledge::DocumentSource;
 use lore_model::scope::ProjectScope;
 
 /// `[knowledge.watch]` configuration.

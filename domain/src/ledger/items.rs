@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 
 use super::{InjectedItem, ItemKind};
-use crate::knowledge::model::Entry;
-use crate::knowledge::rank::Signal;
 use crate::knowledge::search::Hit;
-use crate::qa::model::Warning;
-use crate::trust::Trust;
+use lore_model::knowledge::Entry;
+use lore_model::knowledge::rank::Signal;
+use lore_model::qa::Warning;
+use lore_model::trust::Trust;
 
 /// A label is cut to this many characters.
 const LABEL_CHARS: usize = 120;

@@ -10,19 +10,18 @@
 //! can be kept: what a session was given is the sum of its injections.
 
 mod items;
-pub use lore_model::ledger as model;
 
 use chrono::Utc;
 use sqlx::PgPool;
 use uuid::Uuid;
 
 pub use items::{entry_item, hit_item, warning_item};
-pub use model::{
+pub use lore_model::ledger::{
     Day, Given, InjectedItem, Injection, InjectionFilter, ItemKind, Surface, Totals, Withheld, estimate_tokens,
 };
 
 use crate::Error;
-use crate::actions::query::Position;
+use lore_model::actions::query::Position;
 use lore_model::scope::ProjectScope;
 use lore_store::injections as store;
 

@@ -14,13 +14,14 @@ use uuid::Uuid;
 use super::QaLearning;
 use super::category;
 use super::grouping::{Match, best_match};
-use super::model::{CaptureOutcome, NewFailure, PatternLink};
 use super::routes::CheckedOutRoute;
 use super::template::{Template, WILDCARD};
 use crate::Error;
-use crate::trust::quarantine::ItemKind;
-use crate::trust::screening::{self, Held};
+use crate::trust::screening;
+use lore_model::qa::{CaptureOutcome, NewFailure, PatternLink};
 use lore_model::scope::ProjectScope;
+use lore_model::trust::Held;
+use lore_model::trust::quarantine::ItemKind;
 use lore_store::qa::{self as store, Counting, RouteCandidate, Sighting};
 
 pub const REASON_NEW: &str = "new candidate";
@@ -318,7 +319,7 @@ impl QaLearning {
         &self,
         scope: &ProjectScope,
         project: &str,
-    ) -> Result<Vec<super::model::CategoryRule>, Error> {
+    ) -> Result<Vec<lore_model::qa::CategoryRule>, Error> {
         if !scope.allows(project) {
             return Err(Error::PermissionDenied(format!("project {project} is outside your scope")));
         }
@@ -351,8 +352,8 @@ impl QaLearning {
     pub async fn upsert_category_rule(
         &self,
         scope: &ProjectScope,
-        rule: &super::model::CategoryRule,
-    ) -> Result<super::model::CategoryRule, Error> {
+        rule: &lore_model::qa::CategoryRule,
+    ) -> Result<lore_model::qa::CategoryRule, Error> {
         store::upsert_rule(&self.pool, scope, rule).await
     }
 }

@@ -5,9 +5,9 @@
 //! intervals.
 
 use super::QaLearning;
-use super::model::{Dashboard, DashboardQuery};
-use super::significance::Comparison;
 use crate::Error;
+use lore_model::qa::significance::Comparison;
+use lore_model::qa::{Dashboard, DashboardQuery};
 use lore_model::scope::ProjectScope;
 use lore_store::qa_feedback as store;
 

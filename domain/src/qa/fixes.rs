@@ -18,12 +18,13 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::QaLearning;
-use super::model::{FixAttempt, FixOutcome, FixRecorded, Pattern};
 use crate::Error;
-use crate::knowledge::model::{Entry, EntryKind, EntryStatus, GotchaDetails, NewEntry};
-use crate::trust::quarantine::ItemKind;
-use crate::trust::{Author, Origin, Trust, screening};
+use crate::trust::screening;
+use lore_model::knowledge::{Entry, EntryKind, EntryStatus, GotchaDetails, NewEntry};
+use lore_model::qa::{FixAttempt, FixOutcome, FixRecorded, Pattern};
 use lore_model::scope::ProjectScope;
+use lore_model::trust::quarantine::ItemKind;
+use lore_model::trust::{Author, Origin, Trust};
 use lore_store::qa as store;
 
 impl QaLearning {
@@ -241,7 +242,7 @@ fn gotcha_attempt(entry: &Entry) -> Option<Uuid> {
 /// A failure's distinct messages as an entry's symptoms: a few, each cut
 /// to the symptom limit.
 fn symptoms_of(messages: &[String]) -> Vec<String> {
-    use crate::knowledge::model::limits::MAX_SYMPTOM_CHARS;
+    use lore_model::knowledge::limits::MAX_SYMPTOM_CHARS;
     const KEPT: usize = 5;
     let mut symptoms: Vec<String> = Vec::new();
     for message in messages {

@@ -14,9 +14,9 @@ use lore_grouping::masks::{MaskSpec, Masks};
 use sqlx::PgConnection;
 
 use super::QaLearning;
-use super::model::GroupingMask;
 use super::remining::Remined;
 use crate::Error;
+use lore_model::qa::GroupingMask;
 use lore_model::scope::ProjectScope;
 use lore_store::grouping_masks as store;
 

@@ -19,26 +19,23 @@
 pub mod capture;
 pub mod category;
 pub mod dashboard;
-pub use lore_model::qa::files;
 pub mod fixes;
 pub mod grouping;
 pub mod instructions;
 pub mod masks;
-pub use lore_model::qa as model;
 pub mod patterns;
 pub mod promotion;
 pub mod remining;
 pub mod results;
 pub mod routes;
-pub use lore_model::qa::significance;
 pub mod template;
 pub mod warnings;
 
-pub use lore_model::qa::PromotionThresholds;
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 
 use crate::knowledge::KnowledgeBase;
+use lore_model::qa::PromotionThresholds;
 use lore_store::replicas::ReadPools;
 
 /// `[qa]` configuration: the grouping threshold, when patterns are shown,

@@ -5,11 +5,12 @@
 use uuid::Uuid;
 
 use super::QaLearning;
-use super::model::{Pattern, PatternEdits, PatternFilter, PatternReport, PatternStatus, Split};
 use super::template::Template;
 use crate::Error;
-use crate::trust::{Origin, screening};
+use crate::trust::screening;
+use lore_model::qa::{Pattern, PatternEdits, PatternFilter, PatternReport, PatternStatus, Split};
 use lore_model::scope::ProjectScope;
+use lore_model::trust::Origin;
 use lore_store::qa as store;
 
 /// Fix attempts GetPattern shows at most.

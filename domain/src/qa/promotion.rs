@@ -10,11 +10,11 @@ use uuid::Uuid;
 
 use super::QaLearning;
 use super::instructions::{self, Edit};
-use super::model::{Pattern, PatternStatus, Promotion, PromotionDecision, PromotionStatus};
-use super::significance::{Comparison, Counts};
 use crate::Error;
-use crate::actions::model::StoredName as _;
 use crate::knowledge::document;
+use lore_model::actions::StoredName as _;
+use lore_model::qa::significance::{Comparison, Counts};
+use lore_model::qa::{Pattern, PatternStatus, Promotion, PromotionDecision, PromotionStatus};
 use lore_model::scope::ProjectScope;
 use lore_store::qa as pattern_store;
 use lore_store::qa_feedback as store;

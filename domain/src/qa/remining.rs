@@ -14,9 +14,9 @@ use lore_grouping::remine::{Change, Occurrence, Target, plan};
 use uuid::Uuid;
 
 use super::QaLearning;
-use super::model::Split;
 use super::template::Template;
 use crate::Error;
+use lore_model::qa::Split;
 use lore_model::scope::ProjectScope;
 use lore_store::remining as store;
 

@@ -13,8 +13,8 @@
 use uuid::Uuid;
 
 use super::QaLearning;
-use super::model::{FailedCheck, NewFailure, NewTaskResult, TaskResultRecorded};
 use crate::Error;
+use lore_model::qa::{FailedCheck, NewFailure, NewTaskResult, TaskResultRecorded};
 use lore_model::scope::ProjectScope;
 use lore_store::qa_feedback::OutcomeEffect;
 use lore_store::qa_results::{self as store, WarnFloor};

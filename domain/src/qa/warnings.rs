@@ -10,12 +10,13 @@
 use uuid::Uuid;
 
 use super::QaLearning;
-use super::files;
-use super::model::{Pattern, PatternStanding, Warning, WarningOutcome, WarningRequest};
 use crate::Error;
-use crate::actions::model::StoredName as _;
-use crate::trust::{self, Trust, screening};
+use crate::trust::screening;
+use lore_model::actions::StoredName as _;
+use lore_model::qa::files;
+use lore_model::qa::{Pattern, PatternStanding, Warning, WarningOutcome, WarningRequest};
 use lore_model::scope::ProjectScope;
+use lore_model::trust::{self, Trust};
 use lore_store::qa_feedback::{
     self as store, NewDelivery, OutcomeEffect, RelevanceWeights, WarningCandidate, WarningSignals,
 };

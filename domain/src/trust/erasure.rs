@@ -25,10 +25,10 @@ use uuid::Uuid;
 
 use crate::Error;
 use crate::actions::ActionLog;
-use crate::actions::model::{NewAction, NewSession, Outcome, SessionKind, StoredName as _};
 use crate::knowledge::KnowledgeBase;
 use crate::qa::QaLearning;
-use crate::qa::model::PromotionDecision;
+use lore_model::actions::{NewAction, NewSession, Outcome, SessionKind, StoredName as _};
+use lore_model::qa::PromotionDecision;
 use lore_model::scope::ProjectScope;
 use lore_store::erasure::{self as store, Derived};
 
@@ -120,7 +120,7 @@ impl Erasure {
     async fn record(
         &self,
         scope: &ProjectScope,
-        entry: &crate::knowledge::model::Entry,
+        entry: &lore_model::knowledge::Entry,
         derived: &Derived,
         instructions: Option<&str>,
         file_removed: Option<&Path>,

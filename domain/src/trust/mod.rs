@@ -22,5 +22,3 @@
 pub mod erasure;
 pub mod quarantine;
 pub mod screening;
-
-pub use lore_model::trust::*;

@@ -12,14 +12,13 @@
 use sqlx::PgPool;
 use uuid::Uuid;
 
-pub use lore_model::trust::quarantine::*;
-
 use crate::Error;
-use crate::actions::model::StoredName;
-use crate::actions::query::Position;
 use crate::knowledge::KnowledgeBase;
 use crate::qa::QaLearning;
+use lore_model::actions::StoredName;
+use lore_model::actions::query::Position;
 use lore_model::scope::ProjectScope;
+use lore_model::trust::quarantine::{Decision, ItemKind, QuarantineFilter, QuarantineStatus, Quarantined};
 use lore_store::quarantine as store;
 
 /// The queue over the services whose items it holds.

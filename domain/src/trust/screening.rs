@@ -2,9 +2,8 @@
 //! an MCP result or the standing instructions passes here before it is
 //! stored where they read it. An item is held when any of its parts is.
 
+use lore_model::trust::Held;
 use lore_screen::Screen;
-
-pub use lore_model::trust::Held;
 
 /// A held text is kept in the queue up to this many characters.
 const EXCERPT_CHARS: usize = 4_000;

@@ -253,3 +253,10 @@ async fn forget_on_change(authenticator: std::sync::Weak<Authenticator>) {
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }
+
+/// The scope the auth layer put in a request's extensions; every project
+/// when there is none (auth switched off).
+pub(crate) fn scope_of(extensions: &http::Extensions) -> lore_model::scope::ProjectScope {
+    use lore_model::scope::ProjectScope;
+    extensions.get::<ProjectScope>().cloned().unwrap_or(ProjectScope::All)
+}

@@ -14,9 +14,9 @@ use super::convert::{self, FieldError};
 use super::request_scope;
 use crate::Error;
 use lore_domain::actions::ActionLog;
-use lore_domain::actions::query::{ActionFilter, Position};
 use lore_domain::briefing::{Briefer, ResumeItem};
 use lore_domain::reports::{Period, Reports};
+use lore_model::actions::query::{ActionFilter, Position};
 use lore_store::sessions::LastSessionFilter;
 
 /// Actions per Ingest batch; larger batches end the stream with

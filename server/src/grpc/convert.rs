@@ -10,13 +10,13 @@ use uuid::Uuid;
 use lore_proto::v1 as proto;
 
 use lore_domain::actions::export::{ExportCursor, ExportFormat};
-use lore_domain::actions::model::{
-    Action, EndReason, NewAction, NewSession, Outcome, Rejection, RejectionKind, Session, SessionKind, SessionStatus,
-};
-use lore_domain::actions::query::{ActionFilter, Position};
 use lore_domain::actions::resume::{ResumeSummary, WorkKind};
 use lore_domain::actions::{ResumeEvent, ResumeTarget, RetentionReport};
 use lore_model::actions::Counts;
+use lore_model::actions::query::{ActionFilter, Position};
+use lore_model::actions::{
+    Action, EndReason, NewAction, NewSession, Outcome, Rejection, RejectionKind, Session, SessionKind, SessionStatus,
+};
 
 /// Nesting deeper than this is refused: no real context needs it, and deep
 /// recursion is how a hostile message exhausts a stack.
@@ -24,53 +24,14 @@ pub const MAX_JSON_DEPTH: usize = 32;
 /// A context whose encoding is larger than this is refused outright; smaller
 /// ones over the soft limit are kept as a preview (see `ActionLimits`).
 pub const MAX_RAW_CONTEXT_BYTES: usize = 1024 * 1024;
-/// Identifiers (agent, epic, issue, supervisor) are at most this long.
-const MAX_IDENTIFIER_CHARS: usize = 256;
 /// Struct numbers are doubles; integral ones up to 2^53 are stored as JSON
 /// integers, which is what clients mean by `3`.
 const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
 
 pub(crate) use lore_model::validate::FieldResult;
-pub use lore_model::validate::{FieldError, project};
-
-pub fn required_uuid(field: &str, value: &str) -> FieldResult<Uuid> {
-    if value.is_empty() {
-        return Err(FieldError::new(field, "required"));
-    }
-    Uuid::parse_str(value).map_err(|_| FieldError::new(field, format!("{value:?} is not a UUID")))
-}
-
-pub fn optional_uuid(field: &str, value: &str) -> FieldResult<Option<Uuid>> {
-    if value.is_empty() { Ok(None) } else { required_uuid(field, value).map(Some) }
-}
-
-/// A free identifier: no NUL or other control characters, bounded length.
-pub fn identifier(field: &str, value: &str, required: bool) -> FieldResult<String> {
-    if required && value.is_empty() {
-        return Err(FieldError::new(field, "required"));
-    }
-    if value.chars().count() > MAX_IDENTIFIER_CHARS {
-        return Err(FieldError::new(field, format!("longer than {MAX_IDENTIFIER_CHARS} characters")));
-    }
-    if value.chars().any(char::is_control) {
-        return Err(FieldError::new(field, "must not contain control characters (NUL, newline, ...)"));
-    }
-    Ok(value.to_owned())
-}
-
-/// An action type: lowercase identifier `[a-z0-9_.-]{1,64}` (input is
-/// trimmed and lowercased first).
-pub fn action_type(field: &str, value: &str) -> FieldResult<String> {
-    let normalized = value.trim().to_ascii_lowercase();
-    let valid = (1..=64).contains(&normalized.len())
-        && normalized
-            .bytes()
-            .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || matches!(byte, b'_' | b'.' | b'-'));
-    if !valid {
-        return Err(FieldError::new(field, "must be 1 to 64 characters of a-z, 0-9, '_', '.' or '-'"));
-    }
-    Ok(normalized)
-}
+pub use lore_model::validate::{
+    FieldError, action_type, action_types, identifier, optional_text, optional_uuid, project, required_uuid,
+};
 
 /// A timestamp PostgreSQL can store, truncated to microseconds.
 pub fn timestamp(field: &str, value: &prost_types::Timestamp) -> FieldResult<DateTime<Utc>> {
@@ -374,10 +335,6 @@ pub fn outcomes(field: &str, values: &[i32]) -> FieldResult<Vec<Outcome>> {
     values.iter().enumerate().map(|(index, value)| outcome(&format!("{field}[{index}]"), *value)).collect()
 }
 
-pub fn action_types(field: &str, values: &[String]) -> FieldResult<Vec<String>> {
-    values.iter().enumerate().map(|(index, value)| action_type(&format!("{field}[{index}]"), value)).collect()
-}
-
 /// Rows per page when the request says 0, and the most a page may hold.
 const DEFAULT_PAGE_SIZE: u32 = 50;
 const MAX_PAGE_SIZE: u32 = 500;
@@ -409,10 +366,6 @@ pub fn next_cursor<T>(items: &[T], limit: i64, position: impl Fn(&T) -> Position
         Some(last) if items.len() as i64 == limit => position(last).encode(),
         _ => String::new(),
     }
-}
-
-pub(crate) fn optional_text(field: &str, value: &str) -> FieldResult<Option<String>> {
-    if value.is_empty() { Ok(None) } else { identifier(field, value, false).map(Some) }
 }
 
 /// A SearchActions request as a filter and a page.
@@ -585,15 +538,15 @@ pub fn retention_status_to_proto(report: &RetentionReport) -> proto::RetentionSt
     }
 }
 
-pub fn trust_to_proto(trust: lore_domain::trust::Trust) -> proto::Trust {
+pub fn trust_to_proto(trust: lore_model::trust::Trust) -> proto::Trust {
     match trust {
-        lore_domain::trust::Trust::Reviewed => proto::Trust::Reviewed,
-        lore_domain::trust::Trust::Verified => proto::Trust::Verified,
-        lore_domain::trust::Trust::Observed => proto::Trust::Observed,
+        lore_model::trust::Trust::Reviewed => proto::Trust::Reviewed,
+        lore_model::trust::Trust::Verified => proto::Trust::Verified,
+        lore_model::trust::Trust::Observed => proto::Trust::Observed,
     }
 }
 
-pub fn origin_to_proto(origin: &lore_domain::trust::Origin) -> proto::Origin {
+pub fn origin_to_proto(origin: &lore_model::trust::Origin) -> proto::Origin {
     proto::Origin {
         author: <&str>::from(origin.author).to_owned(),
         channel: origin.channel.clone(),

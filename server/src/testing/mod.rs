@@ -11,8 +11,8 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::transport::Channel;
 
+use crate::app::{App, Listeners};
 use crate::config::Config;
-use crate::grpc::{self, Services};
 use lore_pgtest::{Durability, PgCluster, PgInstall, TestDatabase, default_cache_dir};
 
 pub struct TestServer {
@@ -115,16 +115,17 @@ impl TestServer {
         Self::serve(config, Arc::new(database)).await
     }
 
+    /// Starts the server as `lore-server serve` does ([`app::App`]), over
+    /// `database`, on a port of its own.
     async fn serve(mut config: Config, database: Arc<TestDatabase>) -> Self {
         if config.cache_dir == Config::default().cache_dir {
             config.cache_dir = lore_pgtest::default_cache_dir();
         }
+        config.database_url = Some(database.url.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("local addr");
-        // The real server's pool, not the harness's small one.
-        let pool = lore_store::connect(&config.database, &database.url).await.expect("server pool");
-        let services = Services::new(&config, pool).expect("services (is the model fetched? `make tools`)");
-        services.knowledge.prepare().await.expect("register the embedding model");
+        let app = App::start(config).await.expect("the server starts (is the model fetched? `make tools`)");
+        let services = app.services();
         services.knowledge.keyword_index_built().await;
         let reads = services.reads.clone();
         let knowledge = services.knowledge.clone();
@@ -133,7 +134,8 @@ impl TestServer {
             let shutdown = async {
                 let _ = shutdown_rx.await;
             };
-            grpc::serve(services, listener, config.shutdown_grace(), shutdown).await.expect("serve");
+            let listeners = Listeners { grpc: listener, web: None };
+            app.serve(listeners, shutdown).await.expect("serve");
         });
         Self { database, addr, reads, knowledge, shutdown: Some(shutdown_tx), task: Some(task) }
     }

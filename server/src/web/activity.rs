@@ -13,13 +13,13 @@ use maud::{Markup, html};
 use super::charts::{self, Series, Span};
 use super::layout::{self, Section};
 use super::params::Params;
-use super::signin::Viewer;
+use super::viewer::Viewer;
 use super::{Console, PageError, ProjectView};
 use crate::Error;
 use crate::grpc::convert;
 use lore_domain::actions::export::ExportFormat;
-use lore_domain::actions::model::{Action, Outcome, SessionStatus, StoredName as _};
-use lore_domain::actions::query::{ActionFilter, Position};
+use lore_model::actions::query::{ActionFilter, Position};
+use lore_model::actions::{Action, Outcome, SessionStatus, StoredName as _};
 use lore_store::console as store;
 
 /// The query fields that make up a filter, carried from page to page.

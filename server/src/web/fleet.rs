@@ -7,9 +7,9 @@ use maud::{Markup, html};
 
 use super::charts::{self, Series};
 use super::layout::{self, Section};
-use super::signin::Viewer;
+use super::viewer::Viewer;
 use super::{Console, PageError};
-use lore_domain::actions::model::{Session, StoredName as _};
+use lore_model::actions::{Session, StoredName as _};
 use lore_store::console as store;
 
 /// Live sessions shown on the fleet page.

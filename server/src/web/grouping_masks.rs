@@ -7,11 +7,11 @@ use axum::response::Response;
 use maud::{Markup, html};
 
 use super::layout::{self, Section};
-use super::signin::Submitted;
+use super::viewer::Submitted;
 use super::{Console, PageError, ProjectView};
 use crate::Error;
-use lore_domain::qa::model::GroupingMask;
 use lore_domain::qa::remining::Remined;
+use lore_model::qa::GroupingMask;
 
 const PUT: &str = "/lore.v1.QaLearningService/PutGroupingMask";
 const DELETE: &str = "/lore.v1.QaLearningService/DeleteGroupingMask";

@@ -10,10 +10,10 @@ use maud::{Markup, html};
 
 use super::charts::{self, Series};
 use super::layout::{self, Section};
-use super::signin::Viewer;
+use super::viewer::Viewer;
 use super::{Console, PageError, ProjectView};
-use lore_domain::actions::model::StoredName as _;
 use lore_domain::ledger::{Injection, InjectionFilter, Totals};
+use lore_model::actions::StoredName as _;
 
 /// Injections listed on a page.
 const SHOWN: i64 = 100;

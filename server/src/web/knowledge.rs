@@ -11,13 +11,13 @@ use maud::{Markup, html};
 
 use super::layout::{self, Section};
 use super::markdown;
-use super::signin::{Submitted, Viewer};
+use super::viewer::{Submitted, Viewer};
 use super::{Console, PageError, ProjectView};
 use crate::Error;
 use crate::grpc::knowledge::convert;
-use lore_domain::actions::model::StoredName as _;
-use lore_domain::knowledge::drafts::{Draft, DraftStatus};
 use lore_domain::knowledge::search::Hit;
+use lore_model::actions::StoredName as _;
+use lore_model::knowledge::drafts::{Draft, DraftStatus};
 use lore_proto::v1 as proto;
 
 const HITS: u32 = 10;

@@ -5,8 +5,8 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
-use super::signin::{CSRF_FIELD, Viewer};
-use lore_domain::actions::model::{Outcome, StoredName as _};
+use super::viewer::{CSRF_FIELD, Viewer};
+use lore_model::actions::{Outcome, StoredName as _};
 
 /// The sections of a project, in the order of its tabs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

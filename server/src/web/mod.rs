@@ -2,7 +2,7 @@
 //! fleet, on their own HTTP port (`web.listen`).
 //!
 //! # Layout
-//! - [`signin`]: the session cookie, who is looking ([`signin::Viewer`]), and
+//! - [`signin`]: the session cookie, who is looking ([`viewer::Viewer`]), and
 //!   the CSRF check every form post passes before its handler runs.
 //! - [`params`]: query strings and form bodies, read leniently and checked
 //!   field by field.
@@ -35,9 +35,9 @@ mod quarantine;
 mod reports;
 mod sessions;
 mod signin;
+mod viewer;
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -45,32 +45,13 @@ use axum::Router;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
-use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use tokio::net::TcpListener;
 
 use crate::Error;
 use lore_model::scope::ProjectScope;
 
-/// `[web]`: the console's listener and its cookie.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct WebConfig {
-    /// Where the console listens; no console when unset.
-    pub listen: Option<SocketAddr>,
-    /// Marks the session cookie `Secure`: set it when the console is reached
-    /// over HTTPS (an Ingress with TLS), so the cookie never travels in the
-    /// clear.
-    pub secure_cookie: bool,
-    /// Rows per page of the long lists (actions, patterns).
-    pub page_size: i64,
-}
-
-impl Default for WebConfig {
-    fn default() -> Self {
-        Self { listen: None, secure_cookie: false, page_size: 50 }
-    }
-}
+pub use crate::config::WebConfig;
 
 /// What the console's handlers share.
 #[derive(Clone)]
@@ -264,7 +245,7 @@ fn sentence(message: &str) -> String {
 /// A page of one project (`/projects/{project}/...`): who is looking, the
 /// project, already checked against their scope, and the query string.
 pub struct ProjectView {
-    pub viewer: signin::Viewer,
+    pub viewer: viewer::Viewer,
     pub scope: ProjectScope,
     pub project: String,
     pub params: params::Params,
@@ -277,7 +258,7 @@ impl axum::extract::FromRequestParts<Console> for ProjectView {
         parts: &mut axum::http::request::Parts,
         console: &Console,
     ) -> Result<Self, Self::Rejection> {
-        let viewer = signin::Viewer::from_request_parts(parts, console).await?;
+        let viewer = viewer::Viewer::from_request_parts(parts, console).await?;
         let axum::extract::Path(project) = axum::extract::Path::<String>::from_request_parts(parts, console)
             .await
             .map_err(|_| Error::invalid("project", "not a project name"))?;

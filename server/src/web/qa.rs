@@ -13,13 +13,13 @@ use super::charts::{self, Series};
 use super::layout::{self, Section};
 use super::markdown;
 use super::params::Params;
-use super::signin::{Submitted, Viewer};
+use super::viewer::{Submitted, Viewer};
 use super::{Console, PageError, ProjectView};
 use crate::Error;
 use crate::grpc::qa::convert;
-use lore_domain::actions::model::StoredName as _;
-use lore_domain::qa::model::{DashboardQuery, Pattern, PatternFilter, Promotion, PromotionDecision, PromotionStatus};
-use lore_domain::qa::significance::{Comparison, GroupRate};
+use lore_model::actions::StoredName as _;
+use lore_model::qa::significance::{Comparison, GroupRate};
+use lore_model::qa::{DashboardQuery, Pattern, PatternFilter, Promotion, PromotionDecision, PromotionStatus};
 use lore_proto::v1 as proto;
 
 const MERGE: &str = "/lore.v1.QaLearningService/MergePatterns";

@@ -11,12 +11,12 @@ use axum::response::Response;
 use maud::{Markup, html};
 
 use super::layout::{self, Section};
-use super::signin::Submitted;
+use super::viewer::Submitted;
 use super::{Console, PageError, ProjectView};
 use crate::Error;
 use crate::grpc::convert::required_uuid;
-use lore_domain::actions::model::StoredName as _;
-use lore_domain::trust::quarantine::{Decision, QuarantineFilter, QuarantineStatus, Quarantined};
+use lore_model::actions::StoredName as _;
+use lore_model::trust::quarantine::{Decision, QuarantineFilter, QuarantineStatus, Quarantined};
 
 const SHOWN: i64 = 100;
 const RELEASE: &str = "/lore.v1.AgentService/ReleaseQuarantined";
@@ -66,7 +66,7 @@ fn visible(text: &str) -> String {
         .collect()
 }
 
-fn card(viewer: &super::signin::Viewer, item: &Quarantined, may_decide: bool) -> Markup {
+fn card(viewer: &super::viewer::Viewer, item: &Quarantined, may_decide: bool) -> Markup {
     let id = item.quarantine_id;
     let kind = item.item_kind.as_str().replace('_', " ");
     html! {

@@ -8,7 +8,7 @@ use maud::{Markup, html};
 use super::layout::{self, Section};
 use super::markdown;
 use super::params::Params;
-use super::signin::Viewer;
+use super::viewer::Viewer;
 use super::{Console, PageError, ProjectView};
 use lore_domain::reports::{Period, Report};
 

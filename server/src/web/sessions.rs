@@ -11,10 +11,10 @@ use futures_util::{Stream, StreamExt as _};
 use maud::{Markup, html};
 
 use super::layout::{self, Section};
-use super::signin::Viewer;
+use super::viewer::Viewer;
 use super::{Console, PageError};
 use lore_domain::actions::ResumeEvent;
-use lore_domain::actions::model::{Action, StoredName as _};
+use lore_model::actions::{Action, StoredName as _};
 
 /// Actions shown when the page opens (newest, oldest first).
 const SHOWN: i64 = 200;

@@ -4,8 +4,8 @@
 //! side of that contract.)
 
 use chrono::Utc;
-use lore_domain::actions::model::{NewAction, NewSession, Outcome, RejectionKind, SessionKind};
-use lore_domain::actions::query::ActionFilter;
+use lore_model::actions::query::ActionFilter;
+use lore_model::actions::{NewAction, NewSession, Outcome, RejectionKind, SessionKind};
 use lore_model::scope::ProjectScope;
 use lore_pgtest::TestDatabase;
 use lore_store as store;
@@ -89,7 +89,7 @@ async fn a_scope_of_project_a_can_neither_read_nor_write_project_b() {
 #[tokio::test]
 async fn a_scope_of_project_a_sees_and_changes_no_knowledge_of_project_b() {
     use lore_domain::knowledge::KnowledgeBase;
-    use lore_domain::knowledge::model::{EntryFilter, EntryKind, EntryStatus, NewEntry, NewOccurrence};
+    use lore_model::knowledge::{EntryFilter, EntryKind, EntryStatus, NewEntry, NewOccurrence};
     let database = TestDatabase::new().await.unwrap();
     let knowledge = KnowledgeBase::new(database.pool.clone(), None, Default::default());
     let only_a = ProjectScope::only(["a"]);
@@ -116,7 +116,7 @@ async fn a_scope_of_project_a_sees_and_changes_no_knowledge_of_project_b() {
         usage_count: 0,
         last_used_at: None,
         origin: Default::default(),
-        trust: lore_domain::trust::Trust::Observed,
+        trust: lore_model::trust::Trust::Observed,
         cited_files: Vec::new(),
         supersedes: Vec::new(),
     };

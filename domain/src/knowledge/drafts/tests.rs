@@ -2,7 +2,7 @@ use chrono::TimeZone as _;
 use serde_json::json;
 
 use super::*;
-use crate::actions::model::NewAction;
+use lore_model::actions::NewAction;
 
 /// Builds an epic's actions one minute apart from 09:00.
 struct Log {
@@ -117,7 +117,7 @@ fn a_draft_of_work_without_failures_says_so_and_parses_as_a_document() {
     assert_eq!(draft.category, "docs");
     assert!(!draft.body.contains("## What failed"));
     let stored = Draft {
-        origin: crate::trust::Origin::lore(),
+        origin: lore_model::trust::Origin::lore(),
         draft_id: Uuid::now_v7(),
         project: "lore".into(),
         source: DraftSource::Session(log.session),

@@ -48,10 +48,10 @@ use tantivy::{
 use uuid::Uuid;
 
 use crate::Error;
-use crate::actions::model::StoredName as _;
-use crate::knowledge::rank::Candidate;
 use crate::knowledge::symptoms;
 use analysis::Expansion;
+use lore_model::actions::StoredName as _;
+use lore_model::knowledge::rank::Candidate;
 use lore_store::knowledge_changes::IndexedEntry;
 use lore_store::knowledge_search::{KeywordMatches, SearchFilter};
 
@@ -605,7 +605,7 @@ impl KeywordIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::knowledge::model::EntryKind;
+    use lore_model::knowledge::EntryKind;
 
     fn entry(title: &str, summary: &str, body: &str) -> IndexedEntry {
         IndexedEntry {

@@ -16,7 +16,7 @@ use crate::grpc::convert::{
 };
 use crate::grpc::knowledge::convert::{entry_kind_to_proto, relevance_to_proto, solution_to_proto};
 use crate::grpc::qa::convert::warning_to_proto;
-use lore_domain::trust::quarantine::{Decision, ItemKind, QuarantineFilter, QuarantineStatus, Quarantined};
+use lore_model::trust::quarantine::{Decision, ItemKind, QuarantineFilter, QuarantineStatus, Quarantined};
 use lore_model::validate;
 
 const MAX_TITLE_CHARS: usize = 512;

@@ -12,22 +12,22 @@ use crate::grpc::convert::{
     to_timestamp,
 };
 use crate::grpc::convert::{origin_to_proto, trust_to_proto};
-use lore_domain::knowledge::drafts::{Decision, Draft, DraftEdits, DraftSource, DraftStatus, Proposal, Review};
-use lore_domain::knowledge::model::limits::{
+use lore_domain::knowledge::search::{Hit, SearchMode, SearchQuery};
+use lore_domain::knowledge::search_many::Caps;
+use lore_domain::knowledge::{EntryReport, IndexStatus};
+use lore_model::knowledge::drafts::{Decision, Draft, DraftEdits, DraftSource, DraftStatus, Proposal, Review};
+use lore_model::knowledge::limits::{
     MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_CITED_FILES, MAX_ITEM_CHARS, MAX_KEY_CHARS, MAX_LIST_ITEMS,
     MAX_PATH_CHARS as MAX_CITED_PATH_CHARS, MAX_SOLUTION_CHARS, MAX_SOLUTIONS, MAX_SUMMARY_CHARS, MAX_SUPERSEDES,
     MAX_SYMPTOM_CHARS, MAX_SYMPTOMS, MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS,
 };
-use lore_domain::knowledge::model::{
+use lore_model::knowledge::rank::{Relevance, Signal};
+use lore_model::knowledge::vocabulary::{CategoryRelation, Synonym};
+use lore_model::knowledge::{
     Application, DocumentSource, Effectiveness, Entry, EntryFilter, EntryKind, EntryStatus, GotchaDetails, NewEntry,
     NewOccurrence, NewSolution, RetrospectiveDetails, Severity, Solution, Trend,
 };
-use lore_domain::knowledge::rank::{Relevance, Signal};
-use lore_domain::knowledge::search::{Hit, SearchMode, SearchQuery};
-use lore_domain::knowledge::search_many::Caps;
-use lore_domain::knowledge::vocabulary::{CategoryRelation, Synonym};
-use lore_domain::knowledge::{EntryReport, IndexStatus};
-use lore_domain::trust::{Origin, Trust};
+use lore_model::trust::{Origin, Trust};
 use lore_model::validate::{distinct_texts, list, name, optional_name, text};
 use lore_store::knowledge_search::SearchFilter;
 

@@ -13,11 +13,11 @@ use lore_proto::v1::knowledge_service_server::KnowledgeService;
 use super::request_scope;
 use crate::Error;
 use convert::EntryRef;
-use lore_domain::actions::query::Position;
 use lore_domain::knowledge::KnowledgeBase;
-use lore_domain::knowledge::model::EntryStatus;
 use lore_domain::ledger::{self, Ledger, Surface, Withheld};
 use lore_domain::trust::erasure::Erasure;
+use lore_model::actions::query::Position;
+use lore_model::knowledge::EntryStatus;
 
 /// Handlers of `lore.v1.KnowledgeService`.
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@
 use crate::grpc::convert::{origin_to_proto, trust_to_proto};
 use base64::Engine as _;
 use chrono::{DateTime, Duration, Utc};
-use lore_domain::trust::{Origin, Trust};
+use lore_model::trust::{Origin, Trust};
 use uuid::Uuid;
 
 use lore_proto::v1 as proto;
@@ -13,18 +13,18 @@ use crate::grpc::convert::{
     FieldError, FieldResult, enum_value, optional_timestamp, optional_uuid, project, required_uuid, time_range,
     to_timestamp,
 };
-use lore_domain::qa::model::limits::{
+use lore_domain::qa::remining::Remined;
+use lore_model::qa::limits::{
     MAX_CHECK_OUTPUT_BYTES, MAX_CHECKS, MAX_FILES, MAX_MESSAGE_BYTES, MAX_MESSAGES, MAX_NAME_CHARS, MAX_PATH_CHARS,
     MAX_TEXT_CHARS,
 };
-use lore_domain::qa::model::{
+use lore_model::qa::significance::{Comparison, GroupRate};
+use lore_model::qa::{
     CategoryRule, CheckResult, Dashboard, DashboardQuery, FailedCheck, FixAttempt, FixOutcome, GroupingMask,
     NewFailure, NewTaskResult, Occurrence, Pattern, PatternCursor, PatternEdits, PatternFilter, PatternLink,
     PatternStatus, Promotion, PromotionStatus, Split, Task, TaskFigures, TaskResultRecorded, Warning, WarningOutcome,
     WarningRequest,
 };
-use lore_domain::qa::remining::Remined;
-use lore_domain::qa::significance::{Comparison, GroupRate};
 use lore_model::validate;
 
 /// Days the dashboard covers when the request gives no window.

@@ -11,10 +11,10 @@ use lore_proto::v1::qa_learning_service_server::QaLearningService;
 
 use super::request_scope;
 use crate::Error;
-use lore_domain::actions::query::Position;
 use lore_domain::ledger::{self, Ledger, Surface};
 use lore_domain::qa::QaLearning;
-use lore_domain::qa::model::PromotionDecision;
+use lore_model::actions::query::Position;
+use lore_model::qa::PromotionDecision;
 
 /// Patterns one merge may fold, deliveries one outcome may cover.
 pub(crate) const MAX_IDS: usize = 1000;
