@@ -14,12 +14,15 @@
 //!   withheld.
 //! - [`trust`]: the injection screen and the quarantine of what it holds.
 //! - [`reports`]: the activity reports, read apart from their rendering.
+//! - [`console`]: what the web console reads beyond the services, from the
+//!   read pools.
 //! - [`background`]: the tasks a service runs beside its calls.
 //! - [`metrics`]: the instruments the domain records on.
 
 pub mod actions;
 pub mod background;
 pub mod briefing;
+pub mod console;
 pub mod knowledge;
 pub mod ledger;
 pub mod metrics;

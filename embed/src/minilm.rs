@@ -8,9 +8,9 @@
 //!   padding mask and softmax) is one in-place pass ([`super::fused`]).
 //!
 //! It computes what candle-transformers' `BertModel` computes (the test
-//! below holds the two to 1e-4 on every hidden state), 2.1x faster for one
-//! text and 3.7x with two workers on batches of similar length
-//! (docs/BENCHMARKS.md).
+//! below holds the two to 1e-4 on every hidden state), faster for one text
+//! and more so with two workers on batches of similar length (figures in
+//! docs/BENCHMARKS.md).
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;

@@ -173,3 +173,22 @@ pub fn action_types(field: &str, values: &[String]) -> FieldResult<Vec<String>> 
 pub fn optional_text(field: &str, value: &str) -> FieldResult<Option<String>> {
     if value.is_empty() { Ok(None) } else { identifier(field, value, false).map(Some) }
 }
+
+/// Distinct ids, at most `max`, each named by its index when malformed.
+pub fn uuids(field: &str, values: &[String], max: usize) -> FieldResult<Vec<Uuid>> {
+    if values.is_empty() {
+        return Err(FieldError::new(field, "at least one is required"));
+    }
+    if values.len() > max {
+        return Err(FieldError::new(field, format!("{} ids, over the limit of {max}", values.len())));
+    }
+    let mut ids = Vec::with_capacity(values.len());
+    for (index, value) in values.iter().enumerate() {
+        let id = required_uuid(&format!("{field}[{index}]"), value)?;
+        if ids.contains(&id) {
+            return Err(FieldError::new(format!("{field}[{index}]"), format!("{id} is listed twice")));
+        }
+        ids.push(id);
+    }
+    Ok(ids)
+}

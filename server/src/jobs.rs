@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use sqlx::{Connection as _, PgConnection, PgPool};
+use sqlx::PgPool;
 
 use lore_domain::actions::ActionLog;
 use lore_domain::knowledge::KnowledgeBase;
@@ -17,6 +17,7 @@ use lore_domain::knowledge::watch::{self, WatchConfig, WatchStats};
 use lore_domain::qa::QaLearning;
 use lore_domain::reports::Reports;
 use lore_store as store;
+use lore_store::leader::LeaderLock;
 
 use crate::config::Config;
 use crate::services::Services;
@@ -38,8 +39,8 @@ where
     Fut: Future<Output = ()>,
 {
     loop {
-        match try_lock(&pool, lock).await {
-            Ok(Some(mut connection)) => {
+        match LeaderLock::try_take(&pool, lock).await {
+            Ok(Some(mut held)) => {
                 tracing::info!(lock, "leading: this replica runs the background jobs");
                 let running = job();
                 tokio::pin!(running);
@@ -51,36 +52,19 @@ where
                             break;
                         }
                         _ = check.tick() => {
-                            if let Err(error) = sqlx::query("SELECT 1").execute(&mut connection).await {
+                            if let Err(error) = held.alive().await {
                                 tracing::warn!(%error, lock, "lost the leader lock connection; stopping the jobs");
                                 break;
                             }
                         }
                     }
                 }
-                // Dropping the connection releases the lock (if PostgreSQL
-                // has not already).
-                drop(connection);
+                drop(held);
             }
             Ok(None) => {}
             Err(error) => tracing::warn!(%error, lock, "cannot try the leader lock; retrying"),
         }
         tokio::time::sleep(check_every).await;
-    }
-}
-
-/// The lock's connection when this process got the lock.
-async fn try_lock(pool: &PgPool, lock: &str) -> Result<Option<PgConnection>, sqlx::Error> {
-    let mut connection = PgConnection::connect_with(&pool.connect_options()).await?;
-    let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock(hashtextextended($1, 0))")
-        .bind(lock)
-        .fetch_one(&mut connection)
-        .await?;
-    if locked {
-        Ok(Some(connection))
-    } else {
-        let _ = connection.close().await;
-        Ok(None)
     }
 }
 

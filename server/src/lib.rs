@@ -26,12 +26,13 @@
 pub mod app;
 pub mod auth;
 pub mod config;
+pub mod gate;
 pub mod grpc;
 pub mod jobs;
 pub mod limits;
-pub mod middleware;
 pub mod services;
 pub mod telemetry;
+#[cfg(feature = "testing")]
 pub mod testing;
 pub mod tls;
 pub mod tokens_command;

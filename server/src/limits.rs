@@ -20,7 +20,7 @@ use uuid::Uuid;
 
 use crate::auth::Caller;
 use crate::config::GrpcConfig;
-use crate::middleware::{Answer, Gate, GateLayer, Inner, refuse};
+use crate::gate::{Answer, Gate, GateLayer, Inner, refuse};
 
 /// Who a rate applies to: the token, or the client's address when auth is
 /// switched off.

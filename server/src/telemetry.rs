@@ -43,7 +43,7 @@ use tracing_subscriber::util::SubscriberInitExt as _;
 use tracing_subscriber::{EnvFilter, Layer as _};
 
 use crate::config::{LogConfig, LogFormat, TelemetryConfig};
-use crate::middleware::{Answer, CallObserver, Gate, GateLayer, Inner, observe};
+use crate::gate::{Answer, CallObserver, Gate, GateLayer, Inner, observe};
 
 pub use opentelemetry_semantic_conventions::SCHEMA_URL as SEMCONV_SCHEMA_URL;
 

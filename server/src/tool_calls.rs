@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 use tonic::body::Body;
 use uuid::Uuid;
 
-use crate::middleware::{Answer, CallObserver, Gate, GateLayer, Inner, observe, observe_body, refuse};
+use crate::gate::{Answer, CallObserver, Gate, GateLayer, Inner, observe, observe_body, refuse};
 use lore_domain::actions::ActionLog;
 use lore_model::actions::{NewAction, Outcome};
 use lore_model::scope::ProjectScope;

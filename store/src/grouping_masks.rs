@@ -16,15 +16,13 @@ fn mask_from_row(row: &sqlx::postgres::PgRow) -> Result<GroupingMask, sqlx::Erro
     })
 }
 
+/// A project's masks by name: the order they apply in.
+const PROJECT_MASKS: &str = "SELECT project, name, pattern, description, updated_by, updated_at
+     FROM qa_grouping_masks WHERE project = $1 ORDER BY name";
+
 /// The project's masks by name: the order they apply in.
 pub async fn masks(connection: &mut PgConnection, project: &str) -> Result<Vec<GroupingMask>, Error> {
-    let rows = sqlx::query(
-        "SELECT project, name, pattern, description, updated_by, updated_at
-         FROM qa_grouping_masks WHERE project = $1 ORDER BY name",
-    )
-    .bind(project)
-    .fetch_all(connection)
-    .await?;
+    let rows = sqlx::query(PROJECT_MASKS).bind(project).fetch_all(connection).await?;
     rows.iter().map(mask_from_row).collect::<Result<_, _>>().map_err(Error::from)
 }
 
@@ -34,14 +32,9 @@ pub async fn ensure_project_with_masks(
     connection: &mut PgConnection,
     project: &str,
 ) -> Result<Vec<GroupingMask>, Error> {
-    let rows = sqlx::query(
-        "WITH ensured AS (INSERT INTO projects (name) VALUES ($1) ON CONFLICT DO NOTHING)
-         SELECT project, name, pattern, description, updated_by, updated_at
-         FROM qa_grouping_masks WHERE project = $1 ORDER BY name",
-    )
-    .bind(project)
-    .fetch_all(connection)
-    .await?;
+    let statement =
+        format!("WITH ensured AS (INSERT INTO projects (name) VALUES ($1) ON CONFLICT DO NOTHING) {PROJECT_MASKS}");
+    let rows = sqlx::query(sqlx::AssertSqlSafe(statement)).bind(project).fetch_all(connection).await?;
     rows.iter().map(mask_from_row).collect::<Result<_, _>>().map_err(Error::from)
 }
 

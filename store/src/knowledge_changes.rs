@@ -166,10 +166,18 @@ pub async fn entries(pool: &PgPool, ids: &[Uuid]) -> Result<Vec<IndexedEntry>, E
     rows.iter().map(indexed_entry).collect::<Result<_, _>>().map_err(Error::from)
 }
 
+/// A read-only transaction that sees one snapshot throughout, for a
+/// rebuild that pages through every entry.
+pub async fn begin_snapshot(pool: &sqlx::PgPool) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, Error> {
+    let mut transaction = pool.begin().await?;
+    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *transaction).await?;
+    Ok(transaction)
+}
+
 /// Starts reading every entry as of now, for a rebuild: returns the
 /// horizon (the cursor to follow the feed from afterwards) and the
-/// primary's WAL position. Call on a connection in a REPEATABLE READ
-/// transaction, then [`every_entry_page`].
+/// primary's WAL position. Call in a transaction [`begin_snapshot`] began,
+/// then [`every_entry_page`].
 pub async fn snapshot_horizon(connection: &mut PgConnection) -> Result<(Cursor, u64), Error> {
     let (horizon, position): (String, i64) = sqlx::query_as(
         "SELECT pg_snapshot_xmin(pg_current_snapshot())::text, (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint",

@@ -35,8 +35,8 @@ const FILTER: &str = "e.project = $1 AND ($2::text[] IS NULL OR e.project = ANY(
 
 /// Binds the filter. The statement is not kept prepared: PostgreSQL would
 /// switch to a generic plan after five runs, and for these optional filters
-/// a generic plan is a disaster (measured: the keyword query went from
-/// 10 ms to 6 s on the sixth execution). Planning each time costs ~1 ms.
+/// a generic plan is a disaster (docs/BENCHMARKS.md, "KnowledgeService
+/// latency"); planning each time costs far less.
 fn bind_filter<'q>(
     query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
     scope: &ProjectScope,
@@ -181,9 +181,8 @@ pub async fn keyword(
 
 /// Trigram word similarity of `words` (the query's words that full text did
 /// not find: typos, partial identifiers) to the title and summary, summed
-/// over the words, best first. The whole query used to be compared: on
-/// 10,000 entries whose summaries share common words that read thousands of
-/// rows (230 ms); one unknown word reads a few.
+/// over the words, best first. Comparing the whole query read thousands of
+/// rows where summaries share common words; one unknown word reads a few.
 pub async fn fuzzy(
     pool: &PgPool,
     scope: &ProjectScope,

@@ -6,7 +6,7 @@ use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
 use super::knowledge::parse;
-use crate::qa_feedback::{OutcomeEffect, apply_outcomes};
+use crate::qa_warnings::{OutcomeEffect, apply_outcomes};
 use lore_model::Error;
 use lore_model::qa::{MissedOpportunity, NewTaskResult, ScoredDelivery, TaskResultRecorded, WarningOutcome};
 use lore_model::scope::ProjectScope;

@@ -69,10 +69,9 @@ impl Default for ActionLimits {
     }
 }
 
-/// Writer tasks of the LogAction group commit. One wins on a 2-core machine:
-/// at 16 clients it gave p99 8.6 ms and 4,600 calls/s, where 2 writers gave
-/// 13 ms / 3,400 and 4 gave 11 ms / 3,000 (`make bench`): larger groups beat
-/// parallel transactions when the cores are shared with PostgreSQL.
+/// Writer tasks of the LogAction group commit. One wins on a 2-core machine
+/// (docs/BENCHMARKS.md, "LogAction latency"): larger groups beat parallel
+/// transactions when the cores are shared with PostgreSQL.
 const GROUP_COMMIT_WRITERS: usize = 1;
 
 /// How many of a session's latest actions a resume summary reads.

@@ -249,19 +249,100 @@ impl Briefer {
         let task_id = request.task.task_id.clone().unwrap_or_else(|| default_task_id(request));
         // Room for what the session's record and its checkout may leave out.
         let filtering = request.omit_given || !request.missing_files.is_empty();
-        let warning_request = WarningRequest {
-            project: request.project.clone(),
-            task: Task {
-                task_id: task_id.clone(),
-                title: request.task.title.clone(),
-                category: request.task.category.clone(),
-                files: request.task.files.clone(),
-                description: request.task.description.clone(),
-            },
-            session_id: request.session_id,
-            limit: if filtering { MAX_ITEMS } else { request.max_warnings },
-        };
+        let warning_request = warning_request(request, &task_id, filtering);
         let lessons_wanted = if filtering { MAX_ITEMS * 2 } else { request.max_lessons * 2 };
+        let Gathered { last_session, hits, degraded, chosen, given } =
+            self.gather(scope, request, &warning_request, lessons_wanted).await?;
+
+        let remaining = self.config.session_budget_chars.saturating_sub(given.chars);
+        let gate = Gate {
+            missing: request.missing_files.iter().map(String::as_str).collect(),
+            given: &given,
+            omit_given: request.omit_given,
+            past_budget: request.session_id.is_some() && remaining < MIN_BUDGET_CHARS,
+        };
+        let mut withheld: Vec<InjectedItem> = Vec::new();
+        let last_session = match last_session {
+            Some(summary) if !request.omit_last_session => {
+                self.admit_last_session(summary, &gate, &mut withheld).await?
+            }
+            _ => None,
+        };
+        let lessons = admit(hits.into_iter().map(Lesson::of), request.max_lessons, &mut withheld, |lesson, best| {
+            gate.lesson(lesson, best).map(|why| ledger::hit_item(&lesson.hit, Some(&lesson.why), None).withheld(why))
+        });
+        let warnings = admit(chosen.warnings, request.max_warnings, &mut withheld, |warning, best| {
+            gate.warning(warning, best).map(|why| ledger::warning_item(warning, None).withheld(why))
+        });
+        let shown_warnings: &[Warning] = if chosen.held_out { &[] } else { &warnings };
+        let asked = request.budget_chars.unwrap_or(self.config.budget_chars);
+        let budget = if request.session_id.is_some() && !gate.past_budget { asked.min(remaining) } else { asked };
+        let contents = render::Contents::now(&request.project, last_session.as_ref(), &lessons, shown_warnings);
+        let rendered = render::render(&contents, budget);
+        let briefing_id = Uuid::now_v7();
+        let mut items = rendered_items(last_session.as_ref(), &lessons, &warnings, chosen.held_out, &rendered);
+        let [omitted_as_given, omitted_as_stale, omitted_for_session_budget] =
+            [Withheld::AlreadyGiven, Withheld::Stale, Withheld::SessionBudget]
+                .map(|why| withheld.iter().filter(|item| item.withheld == Some(why)).count());
+        items.append(&mut withheld);
+        let lessons: Vec<Lesson> = pick(lessons, &rendered.lessons);
+        let shown: Vec<Warning> = pick(shown_warnings.to_vec(), &rendered.warnings);
+        // Held out: the warnings chosen are recorded as held out, so the
+        // comparison has its control group; shown: what the model saw.
+        let delivered = if chosen.held_out { warnings } else { shown.clone() };
+        let injection = Injection {
+            injection_id: briefing_id,
+            project: request.project.clone(),
+            session_id: request.session_id,
+            agent_id: request.agent_id.clone().unwrap_or_default(),
+            task_id,
+            surface: request.surface,
+            chars: rendered.markdown.chars().count(),
+            items,
+            created_at: None,
+        };
+        let deliveries = crate::qa::warnings::Warnings { warnings: delivered, held_out: chosen.held_out };
+        self.record(&injection, &warning_request, &deliveries).await?;
+        Ok(Briefing {
+            briefing_id,
+            last_session,
+            lessons,
+            warnings: shown,
+            warnings_held_out: chosen.held_out,
+            markdown: rendered.markdown,
+            omitted_for_budget: rendered.omitted,
+            omitted_as_given,
+            omitted_as_stale,
+            omitted_for_session_budget,
+            session_chars_before: given.chars,
+            degraded,
+        })
+    }
+
+    /// What the briefing gave (the ledger) and which warnings it delivered
+    /// (their outcomes are scored later), side by side.
+    async fn record(
+        &self,
+        injection: &Injection,
+        warning_request: &WarningRequest,
+        deliveries: &crate::qa::warnings::Warnings,
+    ) -> Result<(), Error> {
+        let (recorded, delivered) =
+            tokio::join!(self.ledger.record(injection), self.qa.record_deliveries(warning_request, deliveries));
+        recorded?;
+        delivered.map(drop)
+    }
+
+    /// What a briefing reads, side by side: the last session, the lessons
+    /// for the task (or for where the last session stopped), the warnings,
+    /// and what the session was already given.
+    async fn gather(
+        &self,
+        scope: &ProjectScope,
+        request: &BriefRequest,
+        warning_request: &WarningRequest,
+        lessons_wanted: usize,
+    ) -> Result<Gathered, Error> {
         let session_and_lessons = async {
             match task_query(&request.task) {
                 Some(text) if request.omit_last_session => {
@@ -291,111 +372,28 @@ impl Briefer {
             }
         };
         let (session_and_lessons, chosen, given) =
-            tokio::join!(session_and_lessons, self.qa.choose_warnings(scope, &warning_request), given);
+            tokio::join!(session_and_lessons, self.qa.choose_warnings(scope, warning_request), given);
         let (last_session, (hits, degraded)) = session_and_lessons?;
-        let (chosen, given) = (chosen?, given?);
+        Ok(Gathered { last_session, hits, degraded, chosen: chosen?, given: given? })
+    }
 
-        let remaining = self.config.session_budget_chars.saturating_sub(given.chars);
-        let gate = Gate {
-            missing: request.missing_files.iter().map(String::as_str).collect(),
-            given: &given,
-            omit_given: request.omit_given,
-            past_budget: request.session_id.is_some() && remaining < MIN_BUDGET_CHARS,
-        };
-        let mut withheld: Vec<InjectedItem> = Vec::new();
-        let last_session = match last_session {
-            Some(summary) if !request.omit_last_session => {
-                let (summary, held) = screened::summary(self.actions.pool(), summary).await?;
-                for part in held {
-                    withheld.push(last_session_item(&summary, &part, 0).withheld(Withheld::Quarantined));
-                }
-                if gate.past_budget {
-                    withheld.push(last_session_item(&summary, "", 0).withheld(Withheld::SessionBudget));
-                    None
-                } else {
-                    Some(summary)
-                }
-            }
-            _ => None,
-        };
-        let mut lessons: Vec<Lesson> = Vec::new();
-        for (rank, lesson) in hits.into_iter().map(Lesson::of).enumerate() {
-            if lessons.len() >= request.max_lessons {
-                break;
-            }
-            match gate.lesson(&lesson, rank == 0) {
-                Some(why) => withheld.push(ledger::hit_item(&lesson.hit, Some(&lesson.why), None).withheld(why)),
-                None => lessons.push(lesson),
-            }
+    /// The last session as the briefing shows it: its held parts withheld,
+    /// and itself withheld past the session's budget.
+    async fn admit_last_session(
+        &self,
+        summary: ResumeSummary,
+        gate: &Gate<'_>,
+        withheld: &mut Vec<InjectedItem>,
+    ) -> Result<Option<ResumeSummary>, Error> {
+        let (summary, held) = screened::summary(self.actions.pool(), summary).await?;
+        for part in held {
+            withheld.push(last_session_item(&summary, &part, 0).withheld(Withheld::Quarantined));
         }
-        let mut warnings: Vec<Warning> = Vec::new();
-        for (rank, warning) in chosen.warnings.into_iter().enumerate() {
-            if warnings.len() >= request.max_warnings {
-                break;
-            }
-            match gate.warning(&warning, rank == 0) {
-                Some(why) => withheld.push(ledger::warning_item(&warning, None).withheld(why)),
-                None => warnings.push(warning),
-            }
+        if gate.past_budget {
+            withheld.push(last_session_item(&summary, "", 0).withheld(Withheld::SessionBudget));
+            return Ok(None);
         }
-        let shown_warnings: &[Warning] = if chosen.held_out { &[] } else { &warnings };
-
-        let budget = request.budget_chars.unwrap_or(self.config.budget_chars);
-        let budget = if request.session_id.is_some() && !gate.past_budget { budget.min(remaining) } else { budget };
-        let rendered = render::render(
-            &render::Contents {
-                project: &request.project,
-                last_session: last_session.as_ref(),
-                lessons: &lessons,
-                warnings: shown_warnings,
-                now: chrono::Utc::now(),
-            },
-            budget,
-        );
-        let briefing_id = Uuid::now_v7();
-        let mut items = rendered_items(last_session.as_ref(), &lessons, &warnings, chosen.held_out, &rendered);
-        let omitted_count = |why: Withheld| withheld.iter().filter(|item| item.withheld == Some(why)).count();
-        let (omitted_as_given, omitted_as_stale, omitted_for_session_budget) = (
-            omitted_count(Withheld::AlreadyGiven),
-            omitted_count(Withheld::Stale),
-            omitted_count(Withheld::SessionBudget),
-        );
-        items.append(&mut withheld);
-        let lessons: Vec<Lesson> = pick(lessons, &rendered.lessons);
-        let shown: Vec<Warning> = pick(shown_warnings.to_vec(), &rendered.warnings);
-        // Held out: the warnings chosen are recorded as held out, so the
-        // comparison has its control group; shown: what the model saw.
-        let delivered = if chosen.held_out { warnings } else { shown.clone() };
-        let injection = Injection {
-            injection_id: briefing_id,
-            project: request.project.clone(),
-            session_id: request.session_id,
-            agent_id: request.agent_id.clone().unwrap_or_default(),
-            task_id: task_id.clone(),
-            surface: request.surface,
-            chars: rendered.markdown.chars().count(),
-            items,
-            created_at: None,
-        };
-        let deliveries = crate::qa::warnings::Warnings { warnings: delivered, held_out: chosen.held_out };
-        let (recorded, delivered) =
-            tokio::join!(self.ledger.record(&injection), self.qa.record_deliveries(&warning_request, &deliveries));
-        recorded?;
-        delivered?;
-        Ok(Briefing {
-            briefing_id,
-            last_session,
-            lessons,
-            warnings: shown,
-            warnings_held_out: chosen.held_out,
-            markdown: rendered.markdown,
-            omitted_for_budget: rendered.omitted,
-            omitted_as_given,
-            omitted_as_stale,
-            omitted_for_session_budget,
-            session_chars_before: given.chars,
-            degraded,
-        })
+        Ok(Some(summary))
     }
 
     /// A Resume stream (see [`ActionLog::resume`]) with the learnings and
@@ -530,6 +528,54 @@ impl Briefer {
         let hits = outcome.hits.into_iter().filter(|hit| matched_enough(hit, floor)).collect();
         Ok((hits, outcome.degraded))
     }
+}
+
+/// The warnings a briefing asks QA for: the task's, and more than it shows
+/// when some may be left out for the session.
+fn warning_request(request: &BriefRequest, task_id: &str, filtering: bool) -> WarningRequest {
+    WarningRequest {
+        project: request.project.clone(),
+        task: Task {
+            task_id: task_id.to_owned(),
+            title: request.task.title.clone(),
+            category: request.task.category.clone(),
+            files: request.task.files.clone(),
+            description: request.task.description.clone(),
+        },
+        session_id: request.session_id,
+        limit: if filtering { MAX_ITEMS } else { request.max_warnings },
+    }
+}
+
+/// What a briefing read before choosing what to show.
+struct Gathered {
+    last_session: Option<ResumeSummary>,
+    hits: Vec<Hit>,
+    degraded: Option<String>,
+    chosen: crate::qa::warnings::Warnings,
+    given: Given,
+}
+
+/// The first `max` of `items` the gate lets through, in order; what it
+/// holds back goes to `withheld` with why (the best item is judged as
+/// such).
+fn admit<T>(
+    items: impl IntoIterator<Item = T>,
+    max: usize,
+    withheld: &mut Vec<InjectedItem>,
+    held: impl Fn(&T, bool) -> Option<InjectedItem>,
+) -> Vec<T> {
+    let mut admitted = Vec::new();
+    for (rank, item) in items.into_iter().enumerate() {
+        if admitted.len() >= max {
+            break;
+        }
+        match held(&item, rank == 0) {
+            Some(item) => withheld.push(item),
+            None => admitted.push(item),
+        }
+    }
+    admitted
 }
 
 /// What decides, before rendering, whether a lesson or warning may be

@@ -85,6 +85,18 @@ struct Block {
     text: String,
 }
 
+impl<'a> Contents<'a> {
+    /// What a briefing of `project` shows, rendered as of now.
+    pub fn now(
+        project: &'a str,
+        last_session: Option<&'a ResumeSummary>,
+        lessons: &'a [Lesson],
+        warnings: &'a [Warning],
+    ) -> Self {
+        Self { project, last_session, lessons, warnings, now: chrono::Utc::now() }
+    }
+}
+
 pub fn render(contents: &Contents, budget: usize) -> Rendered {
     let blocks = blocks(contents, budget);
     if blocks.is_empty() {

@@ -14,13 +14,14 @@
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
-use sqlx::{PgPool, Row as _};
+use sqlx::PgPool;
 use uuid::Uuid;
 
 use super::KnowledgeBase;
 use crate::Error;
 use lore_model::knowledge::drafts::DraftSource;
 use lore_model::scope::ProjectScope;
+use lore_store::auto_drafts as store;
 
 /// `[knowledge.auto_drafts]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -134,16 +135,7 @@ impl KnowledgeBase {
                 Err(Error::NotFound(_)) => (None, "no actions to draft from"),
                 Err(error) => return Err(error),
             };
-            sqlx::query(
-                "INSERT INTO knowledge_auto_drafts (cause, project, draft_id, note) VALUES ($1, $2, $3, $4)
-                 ON CONFLICT (cause) DO NOTHING",
-            )
-            .bind(&key)
-            .bind(cause.project())
-            .bind(draft_id)
-            .bind(note)
-            .execute(&self.pool)
-            .await?;
+            store::record(&self.pool, &key, cause.project(), draft_id, note).await?;
         }
         Ok(drafted)
     }
@@ -151,52 +143,17 @@ impl KnowledgeBase {
 
 /// The causes since `since` that have not been drafted, each once.
 async fn causes(pool: &PgPool, config: &AutoDraftsConfig, since: DateTime<Utc>) -> Result<Vec<Cause>, Error> {
-    let projects: Vec<String> = sqlx::query_scalar("SELECT name FROM projects ORDER BY name").fetch_all(pool).await?;
     let mut causes = Vec::new();
-    for project in projects {
-        // Each reads the (project, action_type, occurred_at) index.
-        let completed: Vec<String> = sqlx::query_scalar(
-            "SELECT DISTINCT epic_id FROM actions
-             WHERE project = $1 AND action_type = ANY($2) AND occurred_at >= $3 AND epic_id IS NOT NULL
-               AND outcome = 'success'",
-        )
-        .bind(&project)
-        .bind(&config.complete_types)
-        .bind(since)
-        .fetch_all(pool)
-        .await?;
+    for project in store::projects(pool).await? {
+        let completed = store::completed_epics(pool, &project, &config.complete_types, since).await?;
         causes.extend(completed.into_iter().map(|epic| Cause::EpicComplete { project: project.clone(), epic }));
-        let failing: Vec<String> = sqlx::query_scalar(
-            "SELECT epic_id FROM actions
-             WHERE project = $1 AND action_type = 'validate' AND outcome = 'failure' AND occurred_at >= $2
-               AND epic_id IS NOT NULL
-             GROUP BY epic_id HAVING count(*) > $3",
-        )
-        .bind(&project)
-        .bind(since)
-        .bind(config.validation_failures)
-        .fetch_all(pool)
-        .await?;
+        let failing = store::failing_epics(pool, &project, since, config.validation_failures).await?;
         causes.extend(failing.into_iter().map(|epic| Cause::ValidationsFailing { project: project.clone(), epic }));
-        let fixed = sqlx::query(
-            "SELECT f.session_id FROM qa_failures f JOIN sessions s USING (session_id)
-             WHERE f.project = $1 AND f.occurred_at >= $2 AND s.status <> 'active'
-             GROUP BY f.session_id
-             HAVING bool_and(EXISTS (SELECT 1 FROM qa_failure_resolutions r WHERE r.failure_id = f.failure_id))",
-        )
-        .bind(&project)
-        .bind(since)
-        .fetch_all(pool)
-        .await?;
-        causes.extend(
-            fixed.iter().map(|row| Cause::SessionFixed { project: project.clone(), session: row.get("session_id") }),
-        );
+        let fixed = store::fixed_sessions(pool, &project, since).await?;
+        causes.extend(fixed.into_iter().map(|session| Cause::SessionFixed { project: project.clone(), session }));
     }
     let keys: Vec<String> = causes.iter().map(Cause::key).collect();
-    let known: Vec<String> = sqlx::query_scalar("SELECT cause FROM knowledge_auto_drafts WHERE cause = ANY($1)")
-        .bind(&keys)
-        .fetch_all(pool)
-        .await?;
+    let known = store::known_causes(pool, &keys).await?;
     causes.retain(|cause| !known.contains(&cause.key()));
     Ok(causes)
 }

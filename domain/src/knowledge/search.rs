@@ -19,6 +19,7 @@ use crate::Error;
 use lore_model::knowledge::rank::{self, Candidate, Reason, Relevance, ScoreParts, Signal, SignalList};
 use lore_model::knowledge::{Application, Entry, EntryKind, Solution};
 use lore_model::scope::ProjectScope;
+use lore_model::validate::{self, FieldError, FieldResult};
 use lore_store::knowledge_search::{self as store, KeywordMatches, SearchFilter, VectorScan};
 
 /// Which signals a query uses.
@@ -28,6 +29,11 @@ pub enum SearchMode {
     Semantic,
     Hybrid,
 }
+
+/// A query's text is at most this long.
+pub const MAX_QUERY_CHARS: usize = 4096;
+/// Hits one query may ask for.
+pub const MAX_SEARCH_LIMIT: u32 = 100;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchQuery {
@@ -41,6 +47,28 @@ pub struct SearchQuery {
     pub mode: SearchMode,
     /// Entries of this category rank first, of a related one next.
     pub category: Option<String>,
+}
+
+impl SearchQuery {
+    /// A query of `project`'s entries, its text and size checked as every
+    /// entry point checks them; the rest of the filter is open.
+    pub fn new(project: &str, text: &str, limit: u32, mode: SearchMode) -> FieldResult<Self> {
+        let text = validate::text("text", text, MAX_QUERY_CHARS, true)?;
+        if limit == 0 {
+            return Err(FieldError::new("limit", format!("required, 1 to {MAX_SEARCH_LIMIT}")));
+        }
+        if limit > MAX_SEARCH_LIMIT {
+            return Err(FieldError::new("limit", format!("{limit} is over the maximum of {MAX_SEARCH_LIMIT}")));
+        }
+        Ok(Self {
+            filter: SearchFilter { project: project.to_owned(), ..SearchFilter::default() },
+            text,
+            limit: limit as usize,
+            min_similarity: None,
+            mode,
+            category: None,
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

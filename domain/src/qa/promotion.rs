@@ -17,7 +17,7 @@ use lore_model::qa::significance::{Comparison, Counts};
 use lore_model::qa::{Pattern, PatternStatus, Promotion, PromotionDecision, PromotionStatus};
 use lore_model::scope::ProjectScope;
 use lore_store::qa as pattern_store;
-use lore_store::qa_feedback as store;
+use lore_store::qa_promotions as store;
 
 /// Example failures a proposal quotes.
 const EXAMPLES: i64 = 3;
@@ -221,12 +221,8 @@ impl QaLearning {
         let pattern = pattern_store::pattern(&self.pool, &ProjectScope::All, promotion.pattern_id).await?;
         let key = entry_key(promotion);
         let body = standing_instruction(&pattern, &key);
-        let mut transaction = self.pool.begin().await?;
         let path = file.file.clone();
-        sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('lore instructions ' || $1, 0))")
-            .bind(path.to_string_lossy().as_ref())
-            .execute(&mut *transaction)
-            .await?;
+        let mut transaction = store::lock_instructions_file(&self.pool, &path.to_string_lossy()).await?;
         let knowledge = self.knowledge.clone();
         let entry = key.clone();
         let applied = tokio::task::spawn_blocking(move || {

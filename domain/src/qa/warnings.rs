@@ -17,7 +17,7 @@ use lore_model::qa::files;
 use lore_model::qa::{Pattern, PatternStanding, Warning, WarningOutcome, WarningRequest};
 use lore_model::scope::ProjectScope;
 use lore_model::trust::{self, Trust};
-use lore_store::qa_feedback::{
+use lore_store::qa_warnings::{
     self as store, NewDelivery, OutcomeEffect, RelevanceWeights, WarningCandidate, WarningSignals,
 };
 

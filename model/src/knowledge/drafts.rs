@@ -3,7 +3,12 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use super::limits::{MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_KEY_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS};
 use crate::trust::Origin;
+use crate::validate::{self, FieldError, FieldResult};
+
+/// A review's note is at most this long.
+pub const MAX_REVIEW_NOTE_CHARS: usize = 4096;
 
 /// Where a draft's actions come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,6 +99,59 @@ pub struct Review {
     pub decision: Decision,
     pub reviewer: String,
     pub note: String,
+}
+
+/// What a reviewer chose, before the edits are checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Approve,
+    Reject,
+}
+
+/// The edits a reviewer typed, as given.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SubmittedEdits<'a> {
+    pub title: &'a str,
+    pub category: &'a str,
+    pub body: &'a str,
+    pub tags: &'a [String],
+}
+
+impl Review {
+    /// A reviewer's decision, checked: each failure names its field, and
+    /// edits go only with an approval. `verdict` None: none was chosen.
+    pub fn submitted(
+        draft_id: &str,
+        verdict: Option<Verdict>,
+        reviewer: &str,
+        note: &str,
+        edits: SubmittedEdits<'_>,
+    ) -> FieldResult<Self> {
+        let draft_id = validate::required_uuid("draft_id", draft_id)?;
+        let reviewer = validate::name("reviewer", reviewer, MAX_KEY_CHARS, true)?;
+        let note = validate::text("note", note, MAX_REVIEW_NOTE_CHARS, false)?;
+        let checked = DraftEdits {
+            title: validate::optional_name("title", edits.title, MAX_TITLE_CHARS)?,
+            category: validate::optional_name("category", edits.category, MAX_CATEGORY_CHARS)?
+                .map(|value| value.to_lowercase()),
+            body: Some(validate::text("body", edits.body, usize::MAX, false)?).filter(|body| !body.trim().is_empty()),
+            tags: Some(validate::tags("tags", edits.tags, MAX_TAGS, MAX_TAG_CHARS)?).filter(|tags| !tags.is_empty()),
+        };
+        if let Some(body) = &checked.body
+            && body.len() > MAX_BODY_BYTES
+        {
+            return Err(FieldError::new("body", format!("{} bytes, over the limit of {MAX_BODY_BYTES}", body.len())));
+        }
+        let decision = match verdict {
+            None => return Err(FieldError::new("decision", "required")),
+            Some(Verdict::Approve) => Decision::Approve(checked),
+            Some(Verdict::Reject) if checked != DraftEdits::default() => {
+                return Err(FieldError::new("decision", "edits (title, category, body, tags) only go with APPROVE"));
+            }
+            Some(Verdict::Reject) => Decision::Reject,
+        };
+        Ok(Review { draft_id, decision, reviewer, note })
+    }
 }
 
 /// The first 8 hex digits of an id, as drafts quote them.

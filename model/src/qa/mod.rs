@@ -3,9 +3,12 @@
 pub mod files;
 pub mod significance;
 
+use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
+
+use crate::validate::{self, FieldError, FieldResult};
 
 use crate::actions::StoredName;
 use crate::trust::{Origin, Trust};
@@ -22,6 +25,8 @@ pub mod limits {
     pub const MAX_TEXT_CHARS: usize = 10_000;
     pub const MAX_NAME_CHARS: usize = 256;
     pub const MAX_FILE_GLOBS: usize = 20;
+    /// Patterns one merge may fold, deliveries one outcome may cover.
+    pub const MAX_IDS: usize = 1000;
 }
 
 /// The task a failure or a warning is about.
@@ -512,5 +517,59 @@ impl Default for PromotionThresholds {
 impl From<lore_grouping::masks::MaskError> for crate::Error {
     fn from(error: lore_grouping::masks::MaskError) -> Self {
         crate::Error::invalid(format!("mask.{}", error.field), error.message)
+    }
+}
+
+/// Where a page of patterns ends, as the next page's `after` carries it.
+/// The cursor of a patterns page: (occurrence_count, pattern_id) of the
+/// last pattern, which is the list's order.
+pub fn pattern_cursor(pattern: &Pattern) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(format!("{}/{}", pattern.occurrence_count, pattern.pattern_id))
+}
+
+/// A cursor [`pattern_cursor`] made, read back; anything else is refused
+/// naming `field`.
+pub fn decode_pattern_cursor(field: &str, cursor: &str) -> FieldResult<(i64, Uuid)> {
+    let invalid = || FieldError::new(field, "not a cursor this server issued");
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(cursor).map_err(|_| invalid())?;
+    let text = String::from_utf8(bytes).map_err(|_| invalid())?;
+    let (count, id) = text.split_once('/').ok_or_else(invalid)?;
+    Ok((count.parse().map_err(|_| invalid())?, id.parse().map_err(|_| invalid())?))
+}
+
+impl Split {
+    /// A person's split, checked: each failure names its field.
+    pub fn submitted(
+        split_id: &str,
+        pattern_id: &str,
+        occurrence_ids: &[String],
+        new_name: &str,
+        reason: &str,
+    ) -> FieldResult<Self> {
+        Ok(Split {
+            split_id: validate::required_uuid("split_id", split_id)?,
+            pattern_id: validate::required_uuid("pattern_id", pattern_id)?,
+            occurrence_ids: validate::uuids("occurrence_ids", occurrence_ids, 10_000)?,
+            new_name: validate::optional_name("new_name", new_name, limits::MAX_NAME_CHARS)?,
+            reason: validate::text("reason", reason, limits::MAX_TEXT_CHARS, false)?,
+        })
+    }
+}
+
+/// A person's decision on a promotion: who, and why (a note is required
+/// to reject or roll back).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromotionReview {
+    pub promotion_id: Uuid,
+    pub actor: String,
+    pub note: String,
+}
+
+impl PromotionReview {
+    pub fn submitted(promotion_id: &str, actor: &str, note: &str, note_required: bool) -> FieldResult<Self> {
+        let actor = validate::name("actor", actor, limits::MAX_NAME_CHARS, true)?;
+        let note = validate::text("note", note, limits::MAX_TEXT_CHARS, note_required)?;
+        Ok(Self { promotion_id: validate::required_uuid("promotion_id", promotion_id)?, actor, note })
     }
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use tonic::body::Body;
 
 use super::{Authenticator, methods};
-use crate::middleware::{Answer, Gate, GateLayer, Inner, end_when};
+use crate::gate::{Answer, Gate, GateLayer, Inner, end_when};
 
 /// Authenticates with `authenticator`; with `None` (auth switched off),
 /// every call passes with no caller and every project in scope.

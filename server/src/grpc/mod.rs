@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tonic::transport::Server;
+use tonic::transport::server::Router;
 use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 use tonic_health::server::HealthReporter;
@@ -83,25 +84,6 @@ pub async fn serve(
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     set_lore_status(&health_reporter, ServingStatus::Serving).await;
 
-    // Both reflection versions describe every service, each other included,
-    // so `list` shows the same through either. Services are named one by
-    // one: the descriptor set also holds lore.v1.SidecarService, which only
-    // lore-sidecar serves.
-    let reflection = || {
-        let builder = tonic_reflection::server::Builder::configure()
-            .register_encoded_file_descriptor_set(lore_proto::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET);
-        SERVICE_NAMES
-            .into_iter()
-            .chain([
-                "grpc.health.v1.Health",
-                "grpc.reflection.v1.ServerReflection",
-                "grpc.reflection.v1alpha.ServerReflection",
-            ])
-            .fold(builder, |builder, name| builder.with_service_name(name))
-    };
     let reflection_v1 = reflection().build_v1()?;
     let reflection_v1alpha = reflection().build_v1alpha()?;
 
@@ -130,39 +112,11 @@ pub async fn serve(
         .layer(crate::auth::AuthLayer::authenticating(services.auth.clone()))
         .layer(crate::limits::LimitsLayer::new(Arc::clone(&services.limits)))
         .layer(crate::tool_calls::ToolCallLayer::recording(services.tool_calls.clone()))
-        .layer(crate::middleware::DrainLayer::watching(draining))
+        .layer(crate::gate::DrainLayer::watching(draining))
         .add_service(health_service)
         .add_service(reflection_v1)
-        .add_service(reflection_v1alpha)
-        .add_service(
-            ActionServiceServer::new(ActionsApi::new(
-                services.actions.clone(),
-                services.briefer.clone(),
-                services.reports.clone(),
-            ))
-            .max_decoding_message_size(services.max_message_bytes)
-            .max_encoding_message_size(services.max_message_bytes),
-        )
-        .add_service(
-            KnowledgeServiceServer::new(KnowledgeApi::new(
-                services.knowledge.clone(),
-                services.briefer.ledger().clone(),
-                services.erasure.clone(),
-            ))
-            .max_decoding_message_size(services.max_message_bytes)
-            .max_encoding_message_size(services.max_message_bytes),
-        )
-        .add_service(
-            QaLearningServiceServer::new(QaLearningApi::new(services.qa.clone(), services.briefer.ledger().clone()))
-                .max_decoding_message_size(services.max_message_bytes)
-                .max_encoding_message_size(services.max_message_bytes),
-        )
-        .add_service(
-            AgentServiceServer::new(AgentApi::new(services.briefer.clone(), services.quarantine.clone()))
-                .max_decoding_message_size(services.max_message_bytes)
-                .max_encoding_message_size(services.max_message_bytes),
-        )
-        .serve_with_incoming_shutdown(incoming, signal);
+        .add_service(reflection_v1alpha);
+    let server = lore_services(server, &services).serve_with_incoming_shutdown(incoming, signal);
 
     tokio::select! {
         result = server => result?,
@@ -180,6 +134,46 @@ pub async fn serve(
         tool_calls.drain().await;
     }
     Ok(())
+}
+
+/// Server reflection of every service, each other included, so `list`
+/// shows the same through either version. Services are named one by one:
+/// the descriptor set also holds lore.v1.SidecarService, which only
+/// lore-sidecar serves.
+fn reflection() -> tonic_reflection::server::Builder<'static> {
+    let builder = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(lore_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET);
+    SERVICE_NAMES
+        .into_iter()
+        .chain([
+            "grpc.health.v1.Health",
+            "grpc.reflection.v1.ServerReflection",
+            "grpc.reflection.v1alpha.ServerReflection",
+        ])
+        .fold(builder, |builder, name| builder.with_service_name(name))
+}
+
+/// The four Lore services on `router`, each taking messages up to the
+/// configured size.
+fn lore_services<L>(router: Router<L>, services: &Services) -> Router<L> {
+    let limit = services.max_message_bytes;
+    let actions = ActionsApi::new(services.actions.clone(), services.briefer.clone(), services.reports.clone());
+    let knowledge =
+        KnowledgeApi::new(services.knowledge.clone(), services.briefer.ledger().clone(), services.erasure.clone());
+    let qa = QaLearningApi::new(services.qa.clone(), services.briefer.ledger().clone());
+    let agent = AgentApi::new(services.briefer.clone(), services.quarantine.clone());
+    router
+        .add_service(
+            ActionServiceServer::new(actions).max_decoding_message_size(limit).max_encoding_message_size(limit),
+        )
+        .add_service(
+            KnowledgeServiceServer::new(knowledge).max_decoding_message_size(limit).max_encoding_message_size(limit),
+        )
+        .add_service(QaLearningServiceServer::new(qa).max_decoding_message_size(limit).max_encoding_message_size(limit))
+        .add_service(AgentServiceServer::new(agent).max_decoding_message_size(limit).max_encoding_message_size(limit))
 }
 
 /// Sets the status of the whole server ("") and of each Lore service.

@@ -16,11 +16,10 @@ use super::params::Params;
 use super::viewer::Viewer;
 use super::{Console, PageError, ProjectView};
 use crate::Error;
-use crate::grpc::convert;
 use lore_domain::actions::export::ExportFormat;
 use lore_model::actions::query::{ActionFilter, Position};
 use lore_model::actions::{Action, Outcome, SessionStatus, StoredName as _};
-use lore_store::console as store;
+use lore_model::validate;
 
 /// The query fields that make up a filter, carried from page to page.
 pub const FILTER_FIELDS: [&str; 10] =
@@ -54,10 +53,10 @@ pub fn action_filter(project: &str, params: &Params) -> Result<ActionFilter, Err
         .filter(|value| !value.is_empty())
         .collect();
     // The same checks as SearchActions, so both refuse the same input.
-    let text = |name: &str| convert::optional_text(name, params.text(name).unwrap_or_default());
+    let text = |name: &str| validate::optional_text(name, params.text(name).unwrap_or_default());
     Ok(ActionFilter {
         project: project.to_owned(),
-        action_types: convert::action_types("type", &types)?,
+        action_types: validate::action_types("type", &types)?,
         agent_id: text("agent")?,
         session_id: params.uuid("session")?,
         epic_id: text("epic")?,
@@ -95,7 +94,7 @@ pub async fn page(
             let page_size = console.config.page_size;
             let (report, sessions, mut rows) = tokio::try_join!(
                 console.actions.activity_report(&scope, &charted, 0),
-                store::sessions_between(&console.pool, &scope, &project, from, until, TIMELINE_SESSIONS),
+                console.reads.sessions_between(&scope, &project, from, until, TIMELINE_SESSIONS),
                 console.actions.search(&scope, &filter, after, page_size + 1),
             )?;
             let more = rows.len() as i64 > page_size;
@@ -233,17 +232,17 @@ pub async fn action(
 ) -> Result<Markup, PageError> {
     let scope = viewer.scope();
     let action_id = super::path_id("action_id", &action_id)?;
-    let stored = store::action(&console.pool, &scope, action_id).await?;
+    let stored = console.reads.action(&scope, action_id).await?;
     let action = &stored.action;
     let params = Params::from_query(query.as_deref());
     let carried = params.encode_only(&FILTER_FIELDS);
     let parent = match action.parent_action_id {
-        Some(parent) => store::action(&console.pool, &scope, parent).await.ok(),
+        Some(parent) => console.reads.action(&scope, parent).await.ok(),
         None => None,
     };
     let (children, chain) = match action.session_id {
         Some(session) => (
-            store::children(&console.pool, &scope, session, action_id, 100).await?,
+            console.reads.children(&scope, session, action_id, 100).await?,
             Some(console.actions.verify_chain(&scope, session).await?),
         ),
         None => (Vec::new(), None),

@@ -10,7 +10,6 @@ use super::layout::{self, Section};
 use super::viewer::Viewer;
 use super::{Console, PageError};
 use lore_model::actions::{Session, StoredName as _};
-use lore_store::console as store;
 
 /// Live sessions shown on the fleet page.
 const LIVE_SESSIONS: i64 = 25;
@@ -18,13 +17,13 @@ const LIVE_SESSIONS: i64 = 25;
 pub async fn page(State(console): State<Console>, viewer: Viewer) -> Result<Markup, PageError> {
     let now = Utc::now();
     let midnight = now.duration_trunc(TimeDelta::days(1)).unwrap_or(now);
-    let projects = store::projects(&console.pool, &viewer.scope()).await?;
+    let projects = console.reads.projects(&viewer.scope()).await?;
     let (figures, hours, live) = tokio::try_join!(
-        store::project_figures(&console.pool, &projects, now, midnight),
-        store::actions_per_hour(&console.pool, &projects, now),
-        store::active_sessions(&console.pool, &projects, LIVE_SESSIONS),
+        console.reads.project_figures(&projects, now, midnight),
+        console.reads.actions_per_hour(&projects, now),
+        console.reads.active_sessions(&projects, LIVE_SESSIONS),
     )?;
-    let total = |pick: fn(&store::ProjectFigures) -> i64| figures.iter().map(pick).sum::<i64>();
+    let total = |pick: fn(&lore_domain::console::ProjectFigures) -> i64| figures.iter().map(pick).sum::<i64>();
     let (prevented, failed_anyway) = (total(|row| row.prevented), total(|row| row.failed_anyway));
     let start = now.duration_trunc(TimeDelta::hours(1)).unwrap_or(now) - TimeDelta::hours(23);
     let per_hour: Vec<f64> = (0..24)
@@ -84,8 +83,8 @@ pub async fn page(State(console): State<Console>, viewer: Viewer) -> Result<Mark
 
 /// The live sessions alone, for the fleet page to refresh.
 pub async fn live_sessions(State(console): State<Console>, viewer: Viewer) -> Result<Markup, PageError> {
-    let projects = store::projects(&console.pool, &viewer.scope()).await?;
-    let live = store::active_sessions(&console.pool, &projects, LIVE_SESSIONS).await?;
+    let projects = console.reads.projects(&viewer.scope()).await?;
+    let live = console.reads.active_sessions(&projects, LIVE_SESSIONS).await?;
     Ok(sessions_table(&live, Utc::now()))
 }
 

@@ -14,21 +14,16 @@ use super::markdown;
 use super::viewer::{Submitted, Viewer};
 use super::{Console, PageError, ProjectView};
 use crate::Error;
-use crate::grpc::knowledge::convert;
-use lore_domain::knowledge::search::Hit;
+use lore_domain::knowledge::search::{Hit, SearchMode, SearchQuery};
 use lore_model::actions::StoredName as _;
-use lore_model::knowledge::drafts::{Draft, DraftStatus};
-use lore_proto::v1 as proto;
+use lore_model::knowledge::drafts::{Draft, DraftStatus, Review, SubmittedEdits, Verdict};
 
 const HITS: u32 = 10;
 const DRAFTS_SHOWN: i64 = 50;
 const REVIEW_DRAFT: &str = "/lore.v1.KnowledgeService/ReviewDraft";
 const ERASE_ENTRY: &str = "/lore.v1.KnowledgeService/EraseEntry";
-const MODES: [(&str, proto::SearchMode); 3] = [
-    ("hybrid", proto::SearchMode::Hybrid),
-    ("keyword", proto::SearchMode::Keyword),
-    ("semantic", proto::SearchMode::Semantic),
-];
+const MODES: [(&str, SearchMode); 3] =
+    [("hybrid", SearchMode::Hybrid), ("keyword", SearchMode::Keyword), ("semantic", SearchMode::Semantic)];
 
 pub async fn search(
     State(console): State<Console>,
@@ -39,18 +34,10 @@ pub async fn search(
     let outcome = match (text.trim().is_empty(), mode) {
         (true, _) => None,
         (false, Err(problem)) => Some(Err(problem)),
-        (false, Ok(mode)) => {
-            let request = proto::SearchQuery {
-                text: text.clone(),
-                limit: HITS,
-                mode: mode.unwrap_or(proto::SearchMode::Hybrid) as i32,
-                ..Default::default()
-            };
-            match convert::search_query(&project, &request, None) {
-                Err(problem) => Some(Err(Error::from(problem))),
-                Ok(query) => Some(console.knowledge.search(&scope, &query).await),
-            }
-        }
+        (false, Ok(mode)) => match SearchQuery::new(&project, &text, HITS, mode.unwrap_or(SearchMode::Hybrid)) {
+            Err(problem) => Some(Err(Error::from(problem))),
+            Ok(query) => Some(console.knowledge.search(&scope, &query).await),
+        },
     };
     let chosen = params.get("mode").unwrap_or("hybrid").to_owned();
     let body = html! {
@@ -265,21 +252,22 @@ pub async fn review(
 ) -> Result<Response, PageError> {
     let Submitted { viewer, fields } = submitted;
     viewer.require(REVIEW_DRAFT)?;
-    let decision = fields
-        .choice("decision", &[("approve", proto::ReviewDecision::Approve), ("reject", proto::ReviewDecision::Reject)])?
+    let verdict = fields
+        .choice("decision", &[("approve", Verdict::Approve), ("reject", Verdict::Reject)])?
         .ok_or_else(|| Error::invalid("decision", "required: approve or reject"))?;
-    let tags = fields.get("tags").unwrap_or_default().split(',').map(str::trim).filter(|tag| !tag.is_empty());
-    let request = proto::ReviewDraftRequest {
-        draft_id: raw_id,
-        decision: decision as i32,
-        reviewer: viewer.name().to_owned(),
-        note: fields.get("note").unwrap_or_default().to_owned(),
-        title: fields.get("title").unwrap_or_default().to_owned(),
-        category: fields.get("category").unwrap_or_default().to_owned(),
-        body: fields.get("body").unwrap_or_default().to_owned(),
-        tags: if decision == proto::ReviewDecision::Approve { tags.map(str::to_owned).collect() } else { Vec::new() },
+    let field = |name: &str| fields.get(name).unwrap_or_default();
+    // A rejection's form still carries the approval's fields: they are not
+    // edits then.
+    let approving = verdict == Verdict::Approve;
+    let tags: Vec<String> = match approving {
+        true => field("tags").split(',').map(str::trim).filter(|tag| !tag.is_empty()).map(str::to_owned).collect(),
+        false => Vec::new(),
     };
-    let review = convert::review(&request).map_err(Error::from)?;
+    let edits = match approving {
+        true => SubmittedEdits { title: field("title"), category: field("category"), body: field("body"), tags: &tags },
+        false => SubmittedEdits::default(),
+    };
+    let review = Review::submitted(&raw_id, Some(verdict), viewer.name(), field("note"), edits).map_err(Error::from)?;
     let (draft, entry) = console.knowledge.review_draft(&viewer.scope(), &review).await?;
     let done = match entry {
         Some(entry) => format!("Approved “{}”: it is now a lesson ({}).", draft.title, entry.entry_id),

@@ -45,7 +45,6 @@ use axum::Router;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
-use sqlx::PgPool;
 use tokio::net::TcpListener;
 
 use crate::Error;
@@ -56,7 +55,8 @@ pub use crate::config::WebConfig;
 /// What the console's handlers share.
 #[derive(Clone)]
 pub struct Console {
-    pool: PgPool,
+    /// The fleet and activity pages' own reads.
+    reads: lore_domain::console::ConsoleReads,
     actions: lore_domain::actions::ActionLog,
     knowledge: lore_domain::knowledge::KnowledgeBase,
     qa: lore_domain::qa::QaLearning,
@@ -84,12 +84,12 @@ impl Console {
     /// Fails only when the operating system gives no randomness for the
     /// CSRF secret of a console without sign-in.
     pub fn new(
-        services: &crate::grpc::Services,
+        services: &crate::services::Services,
         config: WebConfig,
         dev_token_file: Option<PathBuf>,
     ) -> Result<Self, Error> {
         Ok(Self {
-            pool: services.actions.pool().clone(),
+            reads: lore_domain::console::ConsoleReads::new(services.reads.clone()),
             actions: services.actions.clone(),
             knowledge: services.knowledge.clone(),
             qa: services.qa.clone(),
@@ -271,7 +271,7 @@ impl axum::extract::FromRequestParts<Console> for ProjectView {
 
 /// An id in a page's path, checked as gRPC checks ids.
 fn path_id(field: &str, raw: &str) -> Result<uuid::Uuid, Error> {
-    crate::grpc::convert::required_uuid(field, raw).map_err(Error::from)
+    lore_model::validate::required_uuid(field, raw).map_err(Error::from)
 }
 
 /// Refuses a project outside the viewer's scope the way a missing one is

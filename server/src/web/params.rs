@@ -41,7 +41,7 @@ impl Params {
     }
 
     pub fn uuid(&self, name: &str) -> Result<Option<Uuid>, Error> {
-        crate::grpc::convert::optional_uuid(name, self.text(name).unwrap_or_default()).map_err(Error::from)
+        lore_model::validate::optional_uuid(name, self.text(name).unwrap_or_default()).map_err(Error::from)
     }
 
     /// A time as RFC 3339, as a browser's `datetime-local`, or as a day

@@ -16,11 +16,15 @@ use super::params::Params;
 use super::viewer::{Submitted, Viewer};
 use super::{Console, PageError, ProjectView};
 use crate::Error;
-use crate::grpc::qa::convert;
 use lore_model::actions::StoredName as _;
+use lore_model::qa::PatternReport;
+use lore_model::qa::limits::MAX_IDS;
 use lore_model::qa::significance::{Comparison, GroupRate};
-use lore_model::qa::{DashboardQuery, Pattern, PatternFilter, Promotion, PromotionDecision, PromotionStatus};
-use lore_proto::v1 as proto;
+use lore_model::qa::{
+    DashboardQuery, Pattern, PatternFilter, Promotion, PromotionDecision, PromotionReview, PromotionStatus, Split,
+    decode_pattern_cursor, pattern_cursor,
+};
+use lore_model::validate;
 
 const MERGE: &str = "/lore.v1.QaLearningService/MergePatterns";
 const SPLIT: &str = "/lore.v1.QaLearningService/SplitPattern";
@@ -45,7 +49,7 @@ pub async fn dashboard(
 ) -> Result<Markup, PageError> {
     let days = params.number("days", 1..=365)?.unwrap_or(30);
     let after = match params.text("after") {
-        Some(cursor) => Some(convert::decode_pattern_cursor("after", cursor).map_err(Error::from)?),
+        Some(cursor) => Some(decode_pattern_cursor("after", cursor).map_err(Error::from)?),
         None => None,
     };
     let until = Utc::now();
@@ -71,7 +75,7 @@ pub async fn dashboard(
     let passes: Vec<f64> = dashboard.failure_rate.iter().map(|day| (day.tasks - day.failures).max(0) as f64).collect();
     let categories: Vec<(String, f64, Option<String>)> =
         dashboard.categories.iter().map(|(name, count)| (name.clone(), *count as f64, None)).collect();
-    let next = (patterns.len() as i64 == page_size).then(|| patterns.last()).flatten().map(convert::pattern_cursor);
+    let next = (patterns.len() as i64 == page_size).then(|| patterns.last()).flatten().map(pattern_cursor);
     let body = html! {
         form.filters method="get" {
             label { "Days" input type="number" name="days" min="1" max="365" value=(days); }
@@ -208,68 +212,88 @@ pub async fn pattern(
             Ok(gotcha) => div.report { (layout::trusted(markdown::to_html(&gotcha.entry.body))) },
             Err(_) => p.muted { "No gotcha written yet: one is written when a fix of this pattern passes." },
         }
-        h2 { "Why grouped" }
-        p.muted { "Each failure joined the pattern because its message, with paths, numbers, ids and quoted values made wildcards, matched the template closely enough." }
-        form method="post" action={ "/patterns/" (pattern.pattern_id) "/split" } {
-            (layout::csrf_field(&viewer))
-            input type="hidden" name="split_id" value=(Uuid::new_v4());
-            table {
-                thead { tr { @if may_split { th { span.muted { "Split" } } } th { "When" } th { "Task" } th.num { "Similarity" } th { "Why" } th { "Message" } } }
-                tbody { @for occurrence in &report.occurrences { tr {
-                    @if may_split { td { input type="checkbox" name="occurrence" value=(occurrence.occurrence_id)
-                        aria-label={ "split occurrence of task " (occurrence.task_id) }; } }
-                    td { (layout::time(occurrence.occurred_at)) }
-                    td { (occurrence.task_id) }
-                    td.num { (format!("{:.2}", occurrence.link.similarity)) }
-                    td { (occurrence.link.reason) }
-                    td.clip { code { (occurrence.link.message) } }
-                } } }
-            }
-            @if may_split {
-                div.actions-row {
-                    label for="new_name" { "New pattern's name" }
-                    input #new_name type="text" name="new_name" size="30";
-                    label for="split_reason" { "Why" }
-                    input #split_reason type="text" name="reason" size="30";
-                    button.secondary type="submit" { "Split the ticked occurrences out" }
-                }
-            }
-        }
-        h2 { "Fixes" }
-        @if report.fixes.is_empty() { p.muted { "No fix attempt recorded." } } @else {
-            table {
-                thead { tr { th { "When" } th { "Attempt" } th { "Outcome" } th { "Approach" } th { "Files" } } }
-                tbody { @for fix in &report.fixes { tr {
-                    td { (layout::time(fix.recorded_at)) }
-                    td.num { (fix.attempt_number) }
-                    td { span class={ "badge outcome-" (fix.outcome.as_str()) } { (fix.outcome.as_str()) } }
-                    td { (fix.approach) @if !fix.summary.is_empty() { br; span.muted { (fix.summary) } } }
-                    td { (fix.files_changed.join(", ")) }
-                } } }
-            }
-        }
-        @if may_merge && !candidates.is_empty() {
-            h2 { "Merge other patterns into this one" }
-            form method="post" action={ "/patterns/" (pattern.pattern_id) "/merge" } {
-                (layout::csrf_field(&viewer))
-                table {
-                    thead { tr { th { span.muted { "Merge" } } th { "Pattern" } th { "Template" } th.num { "Occurrences" } } }
-                    tbody { @for other in &candidates { tr {
-                        td { input type="checkbox" name="source" value=(other.pattern_id) aria-label={ "merge " (other.name) }; }
-                        td { a href={ "/patterns/" (other.pattern_id) } { (other.name) } }
-                        td.clip { code { (other.template) } }
-                        td.num { (other.occurrence_count) }
-                    } } }
-                }
-                div.actions-row {
-                    label for="merge_reason" { "Why" }
-                    input #merge_reason type="text" name="reason" size="40";
-                    button type="submit" { "Merge the ticked patterns into this one" }
-                }
-            }
-        }
+        (why_grouped(&viewer, &report, may_split))
+        (fixes_table(&report))
+        @if may_merge && !candidates.is_empty() { (merge_form(&viewer, pattern, &candidates)) }
     };
     Ok(layout::page(&viewer, &pattern.name, Some(&pattern.project), Section::Qa, body))
+}
+
+/// Each occurrence with why it joined, and the split form.
+fn why_grouped(viewer: &Viewer, report: &PatternReport, may_split: bool) -> Markup {
+    let pattern = &report.pattern;
+    html! {
+    h2 { "Why grouped" }
+    p.muted { "Each failure joined the pattern because its message, with paths, numbers, ids and quoted values made wildcards, matched the template closely enough." }
+    form method="post" action={ "/patterns/" (pattern.pattern_id) "/split" } {
+        (layout::csrf_field(viewer))
+        input type="hidden" name="split_id" value=(Uuid::new_v4());
+        table {
+            thead { tr { @if may_split { th { span.muted { "Split" } } } th { "When" } th { "Task" } th.num { "Similarity" } th { "Why" } th { "Message" } } }
+            tbody { @for occurrence in &report.occurrences { tr {
+                @if may_split { td { input type="checkbox" name="occurrence" value=(occurrence.occurrence_id)
+                    aria-label={ "split occurrence of task " (occurrence.task_id) }; } }
+                td { (layout::time(occurrence.occurred_at)) }
+                td { (occurrence.task_id) }
+                td.num { (format!("{:.2}", occurrence.link.similarity)) }
+                td { (occurrence.link.reason) }
+                td.clip { code { (occurrence.link.message) } }
+            } } }
+        }
+        @if may_split {
+            div.actions-row {
+                label for="new_name" { "New pattern's name" }
+                input #new_name type="text" name="new_name" size="30";
+                label for="split_reason" { "Why" }
+                input #split_reason type="text" name="reason" size="30";
+                button.secondary type="submit" { "Split the ticked occurrences out" }
+            }
+        }
+    }
+    }
+}
+
+fn fixes_table(report: &PatternReport) -> Markup {
+    html! {
+    h2 { "Fixes" }
+    @if report.fixes.is_empty() { p.muted { "No fix attempt recorded." } } @else {
+        table {
+            thead { tr { th { "When" } th { "Attempt" } th { "Outcome" } th { "Approach" } th { "Files" } } }
+            tbody { @for fix in &report.fixes { tr {
+                td { (layout::time(fix.recorded_at)) }
+                td.num { (fix.attempt_number) }
+                td { span class={ "badge outcome-" (fix.outcome.as_str()) } { (fix.outcome.as_str()) } }
+                td { (fix.approach) @if !fix.summary.is_empty() { br; span.muted { (fix.summary) } } }
+                td { (fix.files_changed.join(", ")) }
+            } } }
+        }
+    }
+    }
+}
+
+/// The other patterns of the project, to tick and merge into this one.
+fn merge_form(viewer: &Viewer, pattern: &Pattern, candidates: &[Pattern]) -> Markup {
+    html! {
+
+    h2 { "Merge other patterns into this one" }
+    form method="post" action={ "/patterns/" (pattern.pattern_id) "/merge" } {
+        (layout::csrf_field(viewer))
+        table {
+            thead { tr { th { span.muted { "Merge" } } th { "Pattern" } th { "Template" } th.num { "Occurrences" } } }
+            tbody { @for other in candidates { tr {
+                td { input type="checkbox" name="source" value=(other.pattern_id) aria-label={ "merge " (other.name) }; }
+                td { a href={ "/patterns/" (other.pattern_id) } { (other.name) } }
+                td.clip { code { (other.template) } }
+                td.num { (other.occurrence_count) }
+            } } }
+        }
+        div.actions-row {
+            label for="merge_reason" { "Why" }
+            input #merge_reason type="text" name="reason" size="40";
+            button type="submit" { "Merge the ticked patterns into this one" }
+        }
+    }
+    }
 }
 
 pub async fn merge(
@@ -281,9 +305,9 @@ pub async fn merge(
     viewer.require(MERGE)?;
     let into = super::path_id("pattern_id", &raw_id)?;
     let sources: Vec<String> = fields.all("source").into_iter().map(str::to_owned).collect();
-    let sources = convert::uuids("source", &sources, crate::grpc::qa::MAX_IDS).map_err(Error::from)?;
-    let reason = lore_model::validate::text("reason", fields.get("reason").unwrap_or_default(), 10_000, false)
-        .map_err(Error::from)?;
+    let sources = validate::uuids("source", &sources, MAX_IDS).map_err(Error::from)?;
+    let reason =
+        validate::text("reason", fields.get("reason").unwrap_or_default(), 10_000, false).map_err(Error::from)?;
     let merged = console.qa.merge_patterns(&viewer.scope(), into, &sources, &reason).await?;
     Ok(layout::done_at(
         &format!("/patterns/{into}"),
@@ -298,14 +322,10 @@ pub async fn split(
 ) -> Result<Response, PageError> {
     let Submitted { viewer, fields } = submitted;
     viewer.require(SPLIT)?;
-    let request = proto::SplitPatternRequest {
-        pattern_id: raw_id,
-        occurrence_ids: fields.all("occurrence").into_iter().map(str::to_owned).collect(),
-        new_name: fields.get("new_name").unwrap_or_default().to_owned(),
-        reason: fields.get("reason").unwrap_or_default().to_owned(),
-        split_id: fields.get("split_id").unwrap_or_default().to_owned(),
-    };
-    let split = convert::split(&request).map_err(Error::from)?;
+    let field = |name: &str| fields.get(name).unwrap_or_default();
+    let occurrences: Vec<String> = fields.all("occurrence").into_iter().map(str::to_owned).collect();
+    let split = Split::submitted(field("split_id"), &raw_id, &occurrences, field("new_name"), field("reason"))
+        .map_err(Error::from)?;
     let (_, new) = console.qa.split_pattern(&viewer.scope(), &split).await?;
     Ok(layout::done_at(
         &format!("/patterns/{}", new.pattern_id),
@@ -386,14 +406,13 @@ pub async fn review_promotion(
         )?
         .ok_or_else(|| Error::invalid("decision", "required: approve, reject or rollback"))?;
     viewer.require(&format!("/lore.v1.QaLearningService/{method}"))?;
-    let request = proto::ReviewPromotionRequest {
-        promotion_id: raw_id,
-        actor: viewer.name().to_owned(),
-        note: fields.get("note").unwrap_or_default().to_owned(),
-    };
-    let (promotion_id, actor, note) =
-        convert::review(&request, decision != PromotionDecision::Approve).map_err(Error::from)?;
-    let promotion = console.qa.review_promotion(&viewer.scope(), promotion_id, decision, &actor, &note).await?;
+    let note = fields.get("note").unwrap_or_default();
+    let review = PromotionReview::submitted(&raw_id, viewer.name(), note, decision != PromotionDecision::Approve)
+        .map_err(Error::from)?;
+    let promotion = console
+        .qa
+        .review_promotion(&viewer.scope(), review.promotion_id, decision, &review.actor, &review.note)
+        .await?;
     Ok(layout::done_at(
         &format!("{}/promotions", layout::project_path(&promotion.project)),
         &format!("The promotion is now {}.", promotion.status.as_str().replace('_', " ")),

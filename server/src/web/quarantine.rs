@@ -14,9 +14,9 @@ use super::layout::{self, Section};
 use super::viewer::Submitted;
 use super::{Console, PageError, ProjectView};
 use crate::Error;
-use crate::grpc::convert::required_uuid;
 use lore_model::actions::StoredName as _;
 use lore_model::trust::quarantine::{Decision, QuarantineFilter, QuarantineStatus, Quarantined};
+use lore_model::validate::required_uuid;
 
 const SHOWN: i64 = 100;
 const RELEASE: &str = "/lore.v1.AgentService/ReleaseQuarantined";

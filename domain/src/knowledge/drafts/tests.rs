@@ -2,7 +2,8 @@ use chrono::TimeZone as _;
 use serde_json::json;
 
 use super::*;
-use lore_model::actions::NewAction;
+use lore_model::actions::{Action, NewAction, Outcome};
+use lore_model::knowledge::drafts::short_id;
 
 /// Builds an epic's actions one minute apart from 09:00.
 struct Log {

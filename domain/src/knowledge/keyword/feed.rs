@@ -81,8 +81,7 @@ impl Feed {
         let mut position = self.position.lock().await;
         let index = Arc::clone(&self.index);
         tokio::task::spawn_blocking(move || index.clear()).await.map_err(joined)??;
-        let mut transaction = self.pool.begin().await?;
-        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *transaction).await?;
+        let mut transaction = store::begin_snapshot(&self.pool).await?;
         let (horizon, wal_position) = store::snapshot_horizon(&mut transaction).await?;
         let mut after = None;
         let mut loaded = 0u64;

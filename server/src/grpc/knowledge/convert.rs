@@ -15,7 +15,7 @@ use crate::grpc::convert::{origin_to_proto, trust_to_proto};
 use lore_domain::knowledge::search::{Hit, SearchMode, SearchQuery};
 use lore_domain::knowledge::search_many::Caps;
 use lore_domain::knowledge::{EntryReport, IndexStatus};
-use lore_model::knowledge::drafts::{Decision, Draft, DraftEdits, DraftSource, DraftStatus, Proposal, Review};
+use lore_model::knowledge::drafts::{Draft, DraftSource, DraftStatus, Proposal, Review, SubmittedEdits, Verdict};
 use lore_model::knowledge::limits::{
     MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_CITED_FILES, MAX_ITEM_CHARS, MAX_KEY_CHARS, MAX_LIST_ITEMS,
     MAX_PATH_CHARS as MAX_CITED_PATH_CHARS, MAX_SOLUTION_CHARS, MAX_SOLUTIONS, MAX_SUMMARY_CHARS, MAX_SUPERSEDES,
@@ -513,8 +513,7 @@ pub fn search_many_caps(request: &proto::SearchManyRequest) -> Caps {
     Caps { per_query, queries_with_hits, total: or(request.total_limit, per_query * queries_with_hits, 500) }
 }
 
-const MAX_QUERY_CHARS: usize = 4096;
-const MAX_SEARCH_LIMIT: u32 = 100;
+use lore_domain::knowledge::search::MAX_SEARCH_LIMIT;
 
 fn search_mode(field: &str, value: i32) -> FieldResult<SearchMode> {
     Ok(match enum_value::<proto::SearchMode>(field, value)? {
@@ -542,17 +541,13 @@ pub fn search_query(
     query: &proto::SearchQuery,
     default_limit: Option<u32>,
 ) -> FieldResult<SearchQuery> {
-    let text = text("text", &query.text, MAX_QUERY_CHARS, true)?;
     let limit = match (query.limit, default_limit) {
-        (0, None) => return Err(FieldError::new("limit", format!("required, 1 to {MAX_SEARCH_LIMIT}"))),
         (0, Some(cap)) => cap,
         (limit, Some(cap)) => limit.min(cap),
         (limit, None) => limit,
     };
-    if limit > MAX_SEARCH_LIMIT {
-        return Err(FieldError::new("limit", format!("{limit} is over the maximum of {MAX_SEARCH_LIMIT}")));
-    }
-    let min_similarity = match query.min_score {
+    let mut checked = SearchQuery::new(project_name, &query.text, limit, search_mode("mode", query.mode)?)?;
+    checked.min_similarity = match query.min_score {
         0.0 => None,
         value => Some(score("min_score", value, 1.0)?),
     };
@@ -560,21 +555,16 @@ pub fn search_query(
     if query.category_only && category.is_none() {
         return Err(FieldError::new("category_only", "needs a category"));
     }
-    Ok(SearchQuery {
-        filter: SearchFilter {
-            project: project_name.to_owned(),
-            kinds: entry_kinds("kinds", &query.kinds)?,
-            category: category.clone().filter(|_| query.category_only),
-            severities: severities("severities", &query.severities)?,
-            tags: tags("tags", &query.tags)?,
-            include_obsolete: query.include_obsolete,
-        },
-        text,
-        limit: limit as usize,
-        min_similarity,
-        mode: search_mode("mode", query.mode)?,
-        category,
-    })
+    checked.filter = SearchFilter {
+        project: project_name.to_owned(),
+        kinds: entry_kinds("kinds", &query.kinds)?,
+        category: category.clone().filter(|_| query.category_only),
+        severities: severities("severities", &query.severities)?,
+        tags: tags("tags", &query.tags)?,
+        include_obsolete: query.include_obsolete,
+    };
+    checked.category = category;
+    Ok(checked)
 }
 
 fn signal_to_proto(signal: Signal) -> proto::MatchSignal {
@@ -680,34 +670,15 @@ pub fn draft_status(field: &str, value: i32) -> FieldResult<DraftStatus> {
     })
 }
 
-/// A ReviewDraft request. Edits are checked as UpsertEntry checks an
-/// entry's fields; they only go with an approval.
 pub fn review(request: &proto::ReviewDraftRequest) -> FieldResult<Review> {
-    let draft_id = required_uuid("draft_id", &request.draft_id)?;
-    let reviewer = name("reviewer", &request.reviewer, MAX_KEY_CHARS, true)?;
-    let note = text("note", &request.note, MAX_NOTE_CHARS, false)?;
-    let edits = DraftEdits {
-        title: optional_name("title", &request.title, MAX_TITLE_CHARS)?,
-        category: optional_name("category", &request.category, MAX_CATEGORY_CHARS)?.map(|value| value.to_lowercase()),
-        body: Some(text("body", &request.body, usize::MAX, false)?).filter(|body| !body.trim().is_empty()),
-        tags: Some(tags("tags", &request.tags)?).filter(|tags| !tags.is_empty()),
+    let verdict = match enum_value::<proto::ReviewDecision>("decision", request.decision)? {
+        proto::ReviewDecision::Unspecified => None,
+        proto::ReviewDecision::Approve => Some(Verdict::Approve),
+        proto::ReviewDecision::Reject => Some(Verdict::Reject),
     };
-    if let Some(body) = &edits.body
-        && body.len() > MAX_BODY_BYTES
-    {
-        return Err(FieldError::new("body", format!("{} bytes, over the limit of {MAX_BODY_BYTES}", body.len())));
-    }
-    let decision = match enum_value::<proto::ReviewDecision>("decision", request.decision)? {
-        proto::ReviewDecision::Unspecified => return Err(FieldError::new("decision", "required")),
-        proto::ReviewDecision::Approve => Decision::Approve(edits),
-        proto::ReviewDecision::Reject => {
-            if edits != DraftEdits::default() {
-                return Err(FieldError::new("decision", "edits (title, category, body, tags) only go with APPROVE"));
-            }
-            Decision::Reject
-        }
-    };
-    Ok(Review { draft_id, decision, reviewer, note })
+    let edits =
+        SubmittedEdits { title: &request.title, category: &request.category, body: &request.body, tags: &request.tags };
+    Review::submitted(&request.draft_id, verdict, &request.reviewer, &request.note, edits)
 }
 
 pub fn draft_to_proto(draft: &Draft) -> proto::Draft {

@@ -1,8 +1,10 @@
 //! QaLearningService proto <-> domain conversions, with the checks on
 //! client input (each failing with the field's name).
 
+pub use lore_model::qa::{decode_pattern_cursor, pattern_cursor};
+pub use lore_model::validate::uuids;
+
 use crate::grpc::convert::{origin_to_proto, trust_to_proto};
-use base64::Engine as _;
 use chrono::{DateTime, Duration, Utc};
 use lore_model::trust::{Origin, Trust};
 use uuid::Uuid;
@@ -22,8 +24,8 @@ use lore_model::qa::significance::{Comparison, GroupRate};
 use lore_model::qa::{
     CategoryRule, CheckResult, Dashboard, DashboardQuery, FailedCheck, FixAttempt, FixOutcome, GroupingMask,
     NewFailure, NewTaskResult, Occurrence, Pattern, PatternCursor, PatternEdits, PatternFilter, PatternLink,
-    PatternStatus, Promotion, PromotionStatus, Split, Task, TaskFigures, TaskResultRecorded, Warning, WarningOutcome,
-    WarningRequest,
+    PatternStatus, Promotion, PromotionReview, PromotionStatus, Split, Task, TaskFigures, TaskResultRecorded, Warning,
+    WarningOutcome, WarningRequest,
 };
 use lore_model::validate;
 
@@ -369,25 +371,6 @@ pub fn comparison_to_proto(comparison: &Comparison) -> proto::Comparison {
     }
 }
 
-/// Distinct ids, at most `max`, each named by its index when malformed.
-pub fn uuids(field: &str, values: &[String], max: usize) -> FieldResult<Vec<Uuid>> {
-    if values.is_empty() {
-        return Err(FieldError::new(field, "at least one is required"));
-    }
-    if values.len() > max {
-        return Err(FieldError::new(field, format!("{} ids, over the limit of {max}", values.len())));
-    }
-    let mut ids = Vec::with_capacity(values.len());
-    for (index, value) in values.iter().enumerate() {
-        let id = required_uuid(&format!("{field}[{index}]"), value)?;
-        if ids.contains(&id) {
-            return Err(FieldError::new(format!("{field}[{index}]"), format!("{id} is listed twice")));
-        }
-        ids.push(id);
-    }
-    Ok(ids)
-}
-
 pub fn pattern_status(field: &str, value: i32) -> FieldResult<Option<PatternStatus>> {
     Ok(match enum_value::<proto::PatternStatus>(field, value)? {
         proto::PatternStatus::Unspecified => None,
@@ -432,21 +415,6 @@ pub fn pattern_to_proto(pattern: &Pattern) -> proto::Pattern {
         fix_trust: pattern.fix_trust.map_or(proto::Trust::Unspecified, trust_to_proto) as i32,
         held: pattern.held,
     }
-}
-
-/// The cursor of a patterns page: (occurrence_count, pattern_id) of the
-/// last pattern, which is the list's order.
-pub fn pattern_cursor(pattern: &Pattern) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .encode(format!("{}/{}", pattern.occurrence_count, pattern.pattern_id))
-}
-
-pub fn decode_pattern_cursor(field: &str, cursor: &str) -> FieldResult<(i64, Uuid)> {
-    let invalid = || FieldError::new(field, "not a cursor this server issued");
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(cursor).map_err(|_| invalid())?;
-    let text = String::from_utf8(bytes).map_err(|_| invalid())?;
-    let (count, id) = text.split_once('/').ok_or_else(invalid)?;
-    Ok((count.parse().map_err(|_| invalid())?, id.parse().map_err(|_| invalid())?))
 }
 
 /// Page size and where to continue, for the lists of this service.
@@ -503,16 +471,6 @@ pub fn pattern_edits(request: &proto::UpdatePatternRequest) -> FieldResult<(Uuid
             status: pattern_status("status", request.status)?,
         },
     ))
-}
-
-pub fn split(request: &proto::SplitPatternRequest) -> FieldResult<Split> {
-    Ok(Split {
-        split_id: required_uuid("split_id", &request.split_id)?,
-        pattern_id: required_uuid("pattern_id", &request.pattern_id)?,
-        occurrence_ids: uuids("occurrence_ids", &request.occurrence_ids, 10_000)?,
-        new_name: optional_name("new_name", &request.new_name)?,
-        reason: text("reason", &request.reason)?,
-    })
 }
 
 pub fn dashboard_query(request: &proto::DashboardRequest, now: DateTime<Utc>) -> FieldResult<DashboardQuery> {
@@ -628,13 +586,6 @@ pub fn promotion_to_proto(promotion: &Promotion) -> proto::Promotion {
     }
 }
 
-/// A reviewer's id, and the note (required for reject and rollback).
-pub fn review(request: &proto::ReviewPromotionRequest, note_required: bool) -> FieldResult<(Uuid, String, String)> {
-    let actor = validate::name("actor", &request.actor, MAX_NAME_CHARS, true)?;
-    let note = validate::text("note", &request.note, MAX_TEXT_CHARS, note_required)?;
-    Ok((required_uuid("promotion_id", &request.promotion_id)?, actor, note))
-}
-
 pub fn category_rule(value: Option<&proto::CategoryRule>) -> FieldResult<CategoryRule> {
     let rule = value.ok_or_else(|| FieldError::new("rule", "required"))?;
     let identifier = |field: &str, value: &str, max: usize, extra: &[u8]| -> FieldResult<String> {
@@ -710,4 +661,18 @@ pub fn remined_to_proto(done: &Remined) -> proto::RemineProjectResponse {
         splits: done.splits as u32,
         moves: done.moves as u32,
     }
+}
+
+pub fn split(request: &proto::SplitPatternRequest) -> FieldResult<Split> {
+    Split::submitted(
+        &request.split_id,
+        &request.pattern_id,
+        &request.occurrence_ids,
+        &request.new_name,
+        &request.reason,
+    )
+}
+
+pub fn review(request: &proto::ReviewPromotionRequest, note_required: bool) -> FieldResult<PromotionReview> {
+    PromotionReview::submitted(&request.promotion_id, &request.actor, &request.note, note_required)
 }

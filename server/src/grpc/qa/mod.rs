@@ -16,8 +16,7 @@ use lore_domain::qa::QaLearning;
 use lore_model::actions::query::Position;
 use lore_model::qa::PromotionDecision;
 
-/// Patterns one merge may fold, deliveries one outcome may cover.
-pub(crate) const MAX_IDS: usize = 1000;
+use lore_model::qa::limits::MAX_IDS;
 const DEFAULT_OCCURRENCES: u32 = 20;
 /// The most occurrences one RemineProject reads.
 const MAX_REMINE_WINDOW: i64 = 50_000;
@@ -42,7 +41,8 @@ impl QaLearningApi {
     ) -> Result<Response<proto::Promotion>, Status> {
         let scope = request_scope(&request);
         let note_required = decision != PromotionDecision::Approve;
-        let (promotion_id, actor, note) = convert::review(request.get_ref(), note_required).map_err(Error::from)?;
+        let review = convert::review(request.get_ref(), note_required).map_err(Error::from)?;
+        let (promotion_id, actor, note) = (review.promotion_id, review.actor, review.note);
         let promotion = self.qa.review_promotion(&scope, promotion_id, decision, &actor, &note).await?;
         Ok(Response::new(convert::promotion_to_proto(&promotion)))
     }
