@@ -6,7 +6,7 @@ use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use chrono::{TimeDelta, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use futures_util::StreamExt as _;
 use maud::{Markup, html};
 
@@ -17,8 +17,9 @@ use super::viewer::Viewer;
 use super::{Console, PageError, ProjectView};
 use crate::Error;
 use lore_domain::actions::export::ExportFormat;
+use lore_domain::actions::report::ActivityReport;
 use lore_model::actions::query::{ActionFilter, Position};
-use lore_model::actions::{Action, Outcome, SessionStatus, StoredName as _};
+use lore_model::actions::{Action, Outcome, Session, SessionStatus, StoredName as _};
 use lore_model::validate;
 
 /// The query fields that make up a filter, carried from page to page.
@@ -102,24 +103,6 @@ pub async fn page(
             let next = more.then(|| rows.last()).flatten().map(|last| {
                 Position { occurred_at: last.action.occurred_at, action_id: last.action.action_id }.encode()
             });
-            let days: Vec<String> = report.counts.by_day.iter().map(|day| day.key[5..].to_owned()).collect();
-            let layer = |pick: fn(&lore_model::actions::Counts) -> i64| -> Vec<f64> {
-                report.counts.by_day.iter().map(|day| pick(day) as f64).collect()
-            };
-            let spans: Vec<Span<'_>> = sessions
-                .iter()
-                .map(|session| Span {
-                    label: format!("{} · {}", session.agent_id, layout::short_id(session.session_id)),
-                    link: format!("/sessions/{}", session.session_id),
-                    start: session.started_at.max(from),
-                    end: session.ended_at.unwrap_or(session.last_activity_at.max(now.min(until))),
-                    class: match session.status {
-                        SessionStatus::Active => "span-active",
-                        SessionStatus::Ended => "span-ended",
-                        SessionStatus::Disconnected => "span-disconnected",
-                    },
-                })
-                .collect();
             let totals = &report.counts.totals;
             html! {
                 (filter_form(&project, &params))
@@ -130,24 +113,7 @@ pub async fn page(
                     (layout::tile("blocked", totals.blocked, None))
                     (layout::tile("sessions", sessions.len(), None))
                 }
-                p.muted { "Charts cover " (layout::time(from)) " to " (layout::time(until)) "." }
-                div.grid2 {
-                    div {
-                        h2 { "Actions per day by outcome" }
-                        (charts::stacked_bars("Actions per day by outcome", &days, &[
-                            Series { name: "succeeded", class: "bar-success", values: layer(|day| day.succeeded) },
-                            Series { name: "failed", class: "bar-failure", values: layer(|day| day.failed) },
-                            Series { name: "blocked", class: "bar-blocked", values: layer(|day| day.blocked) },
-                            Series { name: "other", class: "bar-other",
-                                values: layer(|day| day.total - day.succeeded - day.failed - day.blocked) },
-                        ], 220.0))
-                    }
-                    div {
-                        h2 { "Sessions" }
-                        @if spans.is_empty() { p.muted { "No session in the window." } }
-                        @else { (charts::timeline("Sessions over the window", &spans, from, until)) }
-                    }
-                }
+                (charts_section(&report, &sessions, from, until, now))
                 h2 { "Actions" }
                 div.actions-row { span.muted { "Download these actions:" } (downloads(&project, &carried)) }
                 (action_table(&rows, &carried))
@@ -161,6 +127,54 @@ pub async fn page(
         }
     };
     Ok(layout::page(&viewer, &format!("{project}: activity"), Some(&project), Section::Activity, body))
+}
+
+/// Actions per day by outcome, and the sessions over the window.
+fn charts_section(
+    report: &ActivityReport,
+    sessions: &[Session],
+    from: DateTime<Utc>,
+    until: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Markup {
+    let days: Vec<String> = report.counts.by_day.iter().map(|day| day.key[5..].to_owned()).collect();
+    let layer = |pick: fn(&lore_model::actions::Counts) -> i64| -> Vec<f64> {
+        report.counts.by_day.iter().map(|day| pick(day) as f64).collect()
+    };
+    let spans: Vec<Span<'_>> = sessions
+        .iter()
+        .map(|session| Span {
+            label: format!("{} · {}", session.agent_id, layout::short_id(session.session_id)),
+            link: format!("/sessions/{}", session.session_id),
+            start: session.started_at.max(from),
+            end: session.ended_at.unwrap_or(session.last_activity_at.max(now.min(until))),
+            class: match session.status {
+                SessionStatus::Active => "span-active",
+                SessionStatus::Ended => "span-ended",
+                SessionStatus::Disconnected => "span-disconnected",
+            },
+        })
+        .collect();
+    html! {
+    p.muted { "Charts cover " (layout::time(from)) " to " (layout::time(until)) "." }
+    div.grid2 {
+        div {
+            h2 { "Actions per day by outcome" }
+            (charts::stacked_bars("Actions per day by outcome", &days, &[
+                Series { name: "succeeded", class: "bar-success", values: layer(|day| day.succeeded) },
+                Series { name: "failed", class: "bar-failure", values: layer(|day| day.failed) },
+                Series { name: "blocked", class: "bar-blocked", values: layer(|day| day.blocked) },
+                Series { name: "other", class: "bar-other",
+                    values: layer(|day| day.total - day.succeeded - day.failed - day.blocked) },
+            ], 220.0))
+        }
+        div {
+            h2 { "Sessions" }
+            @if spans.is_empty() { p.muted { "No session in the window." } }
+            @else { (charts::timeline("Sessions over the window", &spans, from, until)) }
+        }
+    }
+    }
 }
 
 /// Links that download the actions of the `carried` filter.

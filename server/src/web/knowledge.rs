@@ -14,8 +14,10 @@ use super::markdown;
 use super::viewer::{Submitted, Viewer};
 use super::{Console, PageError, ProjectView};
 use crate::Error;
+use lore_domain::knowledge::EntryReport;
 use lore_domain::knowledge::search::{Hit, SearchMode, SearchQuery};
 use lore_model::actions::StoredName as _;
+use lore_model::knowledge::Entry;
 use lore_model::knowledge::drafts::{Draft, DraftStatus, Review, SubmittedEdits, Verdict};
 
 const HITS: u32 = 10;
@@ -110,45 +112,10 @@ pub async fn entry(
             (layout::tile("found via search", layout::percent(effectiveness.found_via_search_rate()), None))
             (layout::tile("occurrences", entry.occurrence_count, None))
         }
-        div.card {
-            dl.facts {
-                dt { "Kind" } dd { (entry.kind.as_str()) }
-                dt { "Category" } dd { (entry.category) }
-                dt { "Status" } dd { span class={ "badge status-" (entry.status.as_str()) } { (entry.status.as_str()) } }
-                dt { "Trust" } dd { span class={ "badge trust-" (entry.trust.as_str()) } { (entry.trust.as_str()) } }
-                dt { "Written by" } dd { (entry.origin.describe()) }
-                @if let Some(severity) = entry.severity { dt { "Severity" } dd { span class={ "badge sev-" (severity.as_str()) } { (severity.as_str()) } } }
-                @if let Some(key) = &entry.key { dt { "Key" } dd.mono { (key) } }
-                dt { "Tags" } dd { (entry.tags.join(", ")) }
-                dt { "Last seen" } dd { (layout::maybe_time(entry.last_seen_at)) }
-                @if let Some(newer) = entry.superseded_by {
-                    dt { "Superseded by" } dd { a.mono href={ "/entries/" (newer) } { (newer) } }
-                }
-                @if !report.superseded.is_empty() {
-                    dt { "Supersedes" } dd { @for (older, key, title) in &report.superseded {
-                        a href={ "/entries/" (older) } { (key.as_deref().unwrap_or(title)) } " "
-                    } }
-                }
-                @if !entry.cited_files.is_empty() {
-                    dt { "Cites" } dd.mono { (entry.cited_files.join(", ")) }
-                }
-            }
-        }
+        (entry_facts(&report))
         @if !entry.summary.is_empty() { p { (entry.summary) } }
         div.report { (layout::trusted(markdown::to_html(&entry.body))) }
-        h2 { "Solutions" }
-        @if entry.solutions.is_empty() { p.muted { "No solution recorded." } } @else {
-            table {
-                thead { tr { th { "Solution" } th.num { "Applied" } th.num { "Worked" } th.num { "Success rate" } th.num { "Avg minutes" } } }
-                tbody { @for solution in &entry.solutions { tr {
-                    td { (solution.description) }
-                    td.num { (solution.times_applied) }
-                    td.num { (solution.times_successful) }
-                    td.num { (layout::percent(solution.success_rate())) }
-                    td.num { (format!("{:.0}", solution.avg_resolution_minutes())) }
-                } } }
-            }
-        }
+        (solutions_table(entry))
         @if viewer.may(ERASE_ENTRY) {
             h2 { "Erase" }
             form.actions-row method="post" action={ "/entries/" (entry.entry_id) "/erase" } {
@@ -176,6 +143,56 @@ pub async fn entry(
         }
     };
     Ok(layout::page(&viewer, &entry.title, Some(&entry.project), Section::Knowledge, body))
+}
+
+/// What a lesson is, who wrote it, how far it is trusted, and what it
+/// replaces or is replaced by.
+fn entry_facts(report: &EntryReport) -> Markup {
+    let entry = &report.entry;
+    html! {
+    div.card {
+        dl.facts {
+            dt { "Kind" } dd { (entry.kind.as_str()) }
+            dt { "Category" } dd { (entry.category) }
+            dt { "Status" } dd { span class={ "badge status-" (entry.status.as_str()) } { (entry.status.as_str()) } }
+            dt { "Trust" } dd { span class={ "badge trust-" (entry.trust.as_str()) } { (entry.trust.as_str()) } }
+            dt { "Written by" } dd { (entry.origin.describe()) }
+            @if let Some(severity) = entry.severity { dt { "Severity" } dd { span class={ "badge sev-" (severity.as_str()) } { (severity.as_str()) } } }
+            @if let Some(key) = &entry.key { dt { "Key" } dd.mono { (key) } }
+            dt { "Tags" } dd { (entry.tags.join(", ")) }
+            dt { "Last seen" } dd { (layout::maybe_time(entry.last_seen_at)) }
+            @if let Some(newer) = entry.superseded_by {
+                dt { "Superseded by" } dd { a.mono href={ "/entries/" (newer) } { (newer) } }
+            }
+            @if !report.superseded.is_empty() {
+                dt { "Supersedes" } dd { @for (older, key, title) in &report.superseded {
+                    a href={ "/entries/" (older) } { (key.as_deref().unwrap_or(title)) } " "
+                } }
+            }
+            @if !entry.cited_files.is_empty() {
+                dt { "Cites" } dd.mono { (entry.cited_files.join(", ")) }
+            }
+        }
+    }
+    }
+}
+
+fn solutions_table(entry: &Entry) -> Markup {
+    html! {
+    h2 { "Solutions" }
+    @if entry.solutions.is_empty() { p.muted { "No solution recorded." } } @else {
+        table {
+            thead { tr { th { "Solution" } th.num { "Applied" } th.num { "Worked" } th.num { "Success rate" } th.num { "Avg minutes" } } }
+            tbody { @for solution in &entry.solutions { tr {
+                td { (solution.description) }
+                td.num { (solution.times_applied) }
+                td.num { (solution.times_successful) }
+                td.num { (layout::percent(solution.success_rate())) }
+                td.num { (format!("{:.0}", solution.avg_resolution_minutes())) }
+            } } }
+        }
+    }
+    }
 }
 
 pub async fn drafts(
