@@ -135,8 +135,8 @@ pub struct SidecarConfig {
     #[arg(long, env = "LORE_SIDECAR_KEEP_PERSONAL", value_delimiter = ',')]
     pub keep_personal: Vec<PersonalClass>,
     /// Batches on the wire without an ack. Two full batches keep the server
-    /// busy (replay at 100-114% of a direct Ingest in `make bench`) while
-    /// the sidecar stays under 20 MB.
+    /// busy while the sidecar stays small (docs/BENCHMARKS.md, "Replay after
+    /// an outage").
     #[arg(long, env = "LORE_SIDECAR_MAX_IN_FLIGHT", default_value_t = 2)]
     pub max_in_flight: usize,
     /// OTLP/gRPC endpoint to export the sidecar's figures to as metrics

@@ -334,7 +334,11 @@ async fn lessons_are_drafted_without_being_asked_once_per_cause() {
     use lore_domain::knowledge::KnowledgeBase;
     use lore_domain::knowledge::auto_drafts::AutoDraftsConfig;
 
-    let server = TestServer::start().await;
+    // The test drives each look itself: the leader's scheduled look (every
+    // minute) would draft the same causes first on a slow run.
+    let mut server_config = TestServer::config();
+    server_config.knowledge.auto_drafts.enabled = false;
+    let server = TestServer::start_with(server_config).await;
     let mut actions = ActionServiceClient::new(server.channel().await);
     let session = start_session(&mut actions, "auto", "agent-1").await;
     let log = |action_type: &str, epic: &str, outcome: proto::Outcome| proto::Action {

@@ -69,9 +69,9 @@ pub(crate) fn open_options() -> OpenOptions {
 pub enum FsyncPolicy {
     /// fsync before answering; appends that queue up while one fsync runs
     /// share the next (group commit without waiting). The default: it was
-    /// the fastest durable policy in `make bench` (76-104k appends/s with 64
-    /// concurrent appenders, against 21-23k for batch:2, whose window only adds
-    /// waiting when every appender is already queued).
+    /// the fastest durable policy in `make bench` (docs/BENCHMARKS.md, "Spool
+    /// appends per fsync policy"), since batch:<ms>'s window only adds
+    /// waiting when every appender is already queued.
     Always,
     /// Collect appends for up to this long, write them, fsync once, answer
     /// them all (group commit).
