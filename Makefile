@@ -1,5 +1,5 @@
 # The two commands of the README:
-#   make run   - set everything up and serve (own PostgreSQL when no DATABASE_URL)
+#   make run   - set up what serving needs and serve (own PostgreSQL when no DATABASE_URL)
 #   make test  - set everything up and run the whole test suite
 # and `make bench` for the benchmarks.
 
@@ -7,30 +7,52 @@ SHELL := bash
 CARGO ?= cargo
 # Tools and PostgreSQL are cached here (ignored by git). Where the
 # unprivileged user PostgreSQL runs as cannot enter it, PostgreSQL's own
-# files go to /tmp/lore-postgres (server/src/embedded_postgres.rs).
+# files go to /tmp/lore-postgres (pgtest/src/lib.rs).
 export LORE_CACHE_DIR ?= $(CURDIR)/.cache
 
-.PHONY: run test bench soak tools build lint clean-cache
+.PHONY: run test bench soak image dist tools tools-run tools-image build lint clean-cache
 
+# What the tests and benchmarks need (npm and apt-get among them), what
+# serving alone needs (Python 3's pip only), and what the images need
+# besides (buildah, skopeo, umoci from apt-get).
 tools:
-	bash scripts/fetch-tools.sh
+	bash scripts/fetch-tools.sh test
+
+tools-run:
+	bash scripts/fetch-tools.sh run
+
+tools-image:
+	bash scripts/fetch-tools.sh image
+
+# The OCI image archives target/images/lore-server.tar and lore-sidecar.tar,
+# built from the release binaries (scripts/build-images.sh).
+image: tools-image
+	$(CARGO) build --release --bin lore-server --bin lore-sidecar
+	bash scripts/build-images.sh
+
+# The tarball of lore and lore-sidecar for agent machines, with checksums
+# (scripts/build-dist.sh; the README's "Binaries for agent machines").
+dist:
+	$(CARGO) build --release --bin lore --bin lore-sidecar
+	bash scripts/build-dist.sh
 
 build:
 	$(CARGO) build --workspace --bins
 
 # The daily and weekly reports go to .lore/reports and the web console is at
 # http://127.0.0.1:8080 unless told otherwise.
-run: tools
+run: tools-run
 	LORE_REPORTS__FOLDER="$${LORE_REPORTS__FOLDER:-.lore/reports}" LORE_WEB__LISTEN="$${LORE_WEB__LISTEN:-127.0.0.1:8080}" \
 		$(CARGO) run --release --bin lore-server -- serve
 
 # The chart is linted, rendered and validated first (scripts/check-helm.sh).
-# The end-to-end tests run the real binaries, so build them first. Tests
+# The end-to-end tests run the real binaries and the images, so build them
+# first. Tests
 # inside one test binary share that binary's PostgreSQL and run in parallel.
 # The last line sums every test binary's result ("N passed, N failed"), since
 # cargo's own last line is that of the doc tests.
 TEST_LOG := target/test-output.log
-test: tools build
+test: tools build image
 	bash scripts/check-helm.sh
 	@mkdir -p target
 	set -o pipefail; $(CARGO) test --workspace --no-fail-fast -- --test-threads=4 2>&1 | tee $(TEST_LOG); \

@@ -43,6 +43,20 @@ grep -q 'LORE_TLS__CLIENT_CA_FILE' "$out/tls.yaml" && grep -q 'tcpSocket' "$out/
 "$validate" --kubernetes-version "$kubernetes" --strict --quiet "$chart/examples/agent-pod-with-sidecar.yaml"
 echo "chart ok: agent-pod-with-sidecar.yaml valid for Kubernetes $kubernetes"
 
+# The images are those `make image` names (scripts/build-images.sh): the
+# workspace's version as the chart's appVersion and the sidecar's tag, and the
+# migration Job runs the server image's `migrate`.
+version="$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -n 1)"
+grep -q "^appVersion: \"$version\"" "$chart/Chart.yaml" \
+    || { echo "Chart.yaml's appVersion is not the workspace's version $version" >&2; exit 1; }
+grep -q "image: ghcr.io/lore-dev/lore-server:$version" "$out/defaults.yaml" \
+    || { echo "the chart does not run ghcr.io/lore-dev/lore-server:$version" >&2; exit 1; }
+grep -q 'args: \["migrate"\]' "$out/defaults.yaml" || { echo "the migration Job does not run migrate" >&2; exit 1; }
+grep -q "image: ghcr.io/lore-dev/lore-sidecar:$version" "$chart/examples/agent-pod-with-sidecar.yaml" \
+    || { echo "the sidecar example does not run ghcr.io/lore-dev/lore-sidecar:$version" >&2; exit 1; }
+grep -q 'ghcr.io/lore-dev' "$root/scripts/build-images.sh" || { echo "build-images.sh names another registry" >&2; exit 1; }
+echo "chart ok: the server, migration Job and sidecar example run the images of make image ($version)"
+
 if "$helm" template lore "$chart" --set database.url= >"$out/refused.txt" 2>&1; then
     echo "the chart rendered without a database URL or secret" >&2
     exit 1

