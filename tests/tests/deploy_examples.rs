@@ -10,7 +10,7 @@ use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, free_port, workspace_
 use lore_proto::v1::action_service_client::ActionServiceClient;
 use tokio::process::Command;
 
-const UNIT: &str = include_str!("../../deploy/systemd/lore-sidecar.service");
+const UNIT: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/systemd/lore-sidecar.service"));
 
 /// The unit's `Environment=KEY=VALUE` settings.
 fn unit_environment() -> BTreeMap<String, String> {
