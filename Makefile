@@ -74,6 +74,7 @@ bench: tools
 	$(CARGO) bench -p lore-e2e --bench replay
 	$(CARGO) bench -p lore-e2e --bench platform
 	$(CARGO) bench -p lore-e2e --bench agent
+	$(CARGO) bench -p lore-e2e --bench folders
 
 # Agents through sidecars against one server while PostgreSQL crashes, the
 # server and a sidecar are killed, the network is cut and the server is

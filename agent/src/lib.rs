@@ -19,6 +19,8 @@
 //! - [`requests`]: the requests hooks and MCP tools both send, built once.
 //! - [`hooks`]: `lore hook <event>`: the agents' hook JSON in, their
 //!   answer out, within a time budget, failing open.
+//! - [`instructions`]: the project's standing instructions written into
+//!   the repository's CLAUDE.md or AGENTS.md, where it lives.
 //! - [`init`]: `lore init claude-code|codex`: the MCP server and the hooks
 //!   merged into a repository's configuration.
 //! - [`error`]: the crate's error, as sentences.
@@ -29,6 +31,7 @@ pub mod error;
 pub mod hooks;
 pub mod identity;
 pub mod init;
+pub mod instructions;
 pub mod mcp;
 mod ordered_json;
 pub mod requests;

@@ -60,8 +60,14 @@ enum Command {
     /// Knowledge entries.
     #[command(subcommand)]
     Entry(EntryCommand),
-    /// Index markdown files (one, or every one under a folder).
-    Index(commands::index::Args),
+    /// Index markdown files (one, or every one under a folder); `push`
+    /// keeps a part of the project equal to a folder, from CI.
+    #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+    Index(commands::index::Command),
+    /// The project's standing instructions in the repository's CLAUDE.md or
+    /// AGENTS.md: write them, or show the patch.
+    #[command(subcommand)]
+    Instructions(commands::instructions::Command),
     /// Learnings drafted from the action log, and their review.
     #[command(subcommand)]
     Drafts(commands::drafts::Command),
@@ -80,7 +86,7 @@ enum Command {
     Eval(EvalCommand),
     /// Run the sidecar daemon beside an agent (same as `lore-sidecar`), or
     /// ask a running one how it is doing.
-    Sidecar(SidecarArgs),
+    Sidecar(Box<SidecarArgs>),
     /// Serve Lore's tools to an agent over MCP on stdio (what the agent
     /// launches; `lore init` configures it).
     Mcp(commands::mcp::Args),
@@ -211,6 +217,7 @@ async fn run(cli: Cli, address: lore_agent::connection::LoreAddress) -> ExitCode
             Command::Entry(EntryCommand::Upsert(args)) => commands::entry::upsert(channel, args).await,
             Command::Entry(EntryCommand::Erase(args)) => commands::entry::erase(channel, args).await,
             Command::Index(args) => commands::index::run(channel, args).await,
+            Command::Instructions(command) => commands::instructions::run(channel, command).await,
             Command::Drafts(command) => commands::drafts::run(channel, command).await,
             Command::Eval(EvalCommand::Redaction(args)) => commands::eval::run(channel, args).await,
             Command::Eval(EvalCommand::Retrieval(args)) => commands::retrieval::run(channel, args).await,

@@ -14,9 +14,9 @@ pub enum Access {
     /// Writes the action log and sessions: what a sidecar ships.
     Ingest,
     /// Records what an agent learned or hit: failures, fixes, outcomes,
-    /// lessons and their use.
+    /// lessons and their use, and the markdown documents of its folders.
     Write,
-    /// Curation and maintenance: deleting and indexing knowledge, reviewing
+    /// Curation and maintenance: deleting and erasing knowledge, reviewing
     /// drafts and promotions, editing patterns and rules, retention.
     Admin,
 }

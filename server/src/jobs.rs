@@ -212,16 +212,22 @@ async fn auto_drafts(knowledge: &KnowledgeBase, config: &AutoDraftsConfig) {
     }
 }
 
-/// Every `interval`, writes the daily and weekly reports that are due.
+/// Every `interval`, stores the daily and weekly reports that are due. The
+/// first look waits one interval too: a leader that just took over (or a
+/// server just started) stores nothing while the last writes of the day
+/// may still be arriving from spools.
 async fn scheduled_reports(reports: &Reports, interval: Duration) {
-    let mut ticker = tokio::time::interval(interval);
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticker.tick().await;
         match reports.write_due(Utc::now()).await {
             Ok(written) => {
-                for path in written {
-                    tracing::info!(path = %path.display(), "report written");
+                for title in written.stored {
+                    tracing::info!(title, "report stored");
+                }
+                for path in written.exported {
+                    tracing::info!(path = %path.display(), "report exported");
                 }
             }
             Err(error) => tracing::warn!(%error, "writing the reports failed; retrying later"),

@@ -276,6 +276,20 @@ impl ActionService for LocalApi {
         self.server.clone().activity_report(forward(request)).await
     }
 
+    async fn periodic_report(
+        &self,
+        request: Request<proto::PeriodicReportRequest>,
+    ) -> Result<Response<proto::PeriodicReportResponse>, Status> {
+        self.server.clone().periodic_report(forward(request)).await
+    }
+
+    async fn list_periodic_reports(
+        &self,
+        request: Request<proto::ListPeriodicReportsRequest>,
+    ) -> Result<Response<proto::ListPeriodicReportsResponse>, Status> {
+        self.server.clone().list_periodic_reports(forward(request)).await
+    }
+
     async fn verify_chain(
         &self,
         request: Request<proto::VerifyChainRequest>,

@@ -8,7 +8,7 @@ use prost::Message as _;
 /// One spooled write.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct SpoolEntry {
-    #[prost(oneof = "Write", tags = "1, 2, 3, 4, 6, 7, 8, 9, 10")]
+    #[prost(oneof = "Write", tags = "1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 13")]
     pub write: Option<Write>,
     /// For a write read from the inbox file: where the inbox stands after
     /// its line (see [`crate::inbox`]).
@@ -43,8 +43,8 @@ pub struct InboxMark {
 }
 
 /// The writes a sidecar accepts while the server may be away: the action
-/// log's, and what an agent records about what it learned (see
-/// [`crate::learning_api`]).
+/// log's, what an agent records about what it learned (see
+/// [`crate::learning_api`]), and the documents of the folders it watches.
 // Records are decoded one at a time, so the variants' size difference costs
 // nothing worth boxing for.
 #[allow(clippy::large_enum_variant)]
@@ -69,6 +69,14 @@ pub enum Write {
     CreateDraft(proto::CreateDraftRequest),
     #[prost(message, tag = "10")]
     RecordTaskResult(proto::RecordTaskResultRequest),
+    // Tag 11 is the entry's client.
+    /// A markdown file of a watched folder, new or changed
+    /// ([`crate::folders`]).
+    #[prost(message, tag = "12")]
+    IndexDocument(proto::IndexDocumentRequest),
+    /// A markdown file gone from a watched folder.
+    #[prost(message, tag = "13")]
+    RemoveDocument(proto::RemoveDocumentRequest),
 }
 
 impl SpoolEntry {

@@ -168,6 +168,13 @@ impl QaLearningService for LearningApi {
         self.qa().get_warnings(forward(request)).await
     }
 
+    async fn standing_instructions(
+        &self,
+        request: Request<proto::StandingInstructionsRequest>,
+    ) -> Result<Response<proto::StandingInstructionsResponse>, Status> {
+        self.qa().standing_instructions(forward(request)).await
+    }
+
     async fn list_patterns(
         &self,
         request: Request<proto::ListPatternsRequest>,

@@ -7,12 +7,14 @@
 //! - [`learning_api`]: the QA and knowledge writes an agent makes, spooled
 //!   the same way.
 //! - [`inbox`]: the tail of a JSON-lines file, the other way in.
+//! - [`folders`]: markdown folders on this machine, kept indexed (`--index`).
 //! - [`ship`]: the Ingest stream to the server, acks, reconnects.
 //! - [`status`]: `lore.v1.SidecarService`, the sidecar's figures.
 //! - [`metrics`]: the same figures over OTLP.
 
 pub mod api;
 pub mod entry;
+pub mod folders;
 pub mod inbox;
 pub mod learning_api;
 pub mod metrics;
@@ -161,6 +163,20 @@ pub struct SidecarConfig {
     /// the URL, or the x-lore-project header).
     #[arg(long, env = "LORE_PROJECT")]
     pub mcp_project: Option<String>,
+    /// A markdown folder on this machine to keep indexed in Lore
+    /// (repeatable, or comma-separated): each `.md` file under it becomes
+    /// the document of its path there, spooled like actions whenever it
+    /// changes. The token needs the agent role.
+    #[arg(long = "index", env = "LORE_SIDECAR_INDEX", value_delimiter = ',')]
+    pub index: Vec<PathBuf>,
+    /// The project of the indexed folders (default: the repository each
+    /// folder is in).
+    #[arg(long, env = "LORE_PROJECT")]
+    pub index_project: Option<String>,
+    /// How long a folder must be quiet before its changes are looked at, in
+    /// ms (an editor's save is several events).
+    #[arg(long, env = "LORE_SIDECAR_INDEX_DEBOUNCE_MS", default_value_t = 200)]
+    pub index_debounce_ms: u64,
 }
 
 fn parse_fsync(text: &str) -> Result<FsyncPolicy, String> {
@@ -254,6 +270,30 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
         ),
         None => None,
     };
+    let folder_stats = Arc::new(folders::FolderStats::default());
+    let folder_watch = if config.index.is_empty() {
+        None
+    } else {
+        let watched = config
+            .index
+            .iter()
+            .map(|dir| {
+                let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+                let project = config.index_project.clone().unwrap_or_else(|| lore_agent::identity::project_name(&dir));
+                folders::Folder { dir, project }
+            })
+            .collect();
+        Some(
+            folders::start(
+                watched,
+                Duration::from_millis(config.index_debounce_ms.max(1)),
+                Arc::clone(&spool),
+                config.spool_dir.join("index-state.json"),
+                Arc::clone(&folder_stats),
+            )
+            .await?,
+        )
+    };
     let figures = Arc::new(status::Figures {
         spool: Arc::clone(&spool),
         ship: stats,
@@ -319,6 +359,7 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
     if let Some(inbox) = inbox {
         tokio::task::spawn_blocking(move || inbox.stop()).await?;
     }
+    drop(folder_watch);
     tracing::info!("lore-sidecar stopping: shipping what is spooled");
     let _ = stop_tx.send(true);
     if tokio::time::timeout(Duration::from_secs(config.shutdown_grace_secs), shipper).await.is_err() {

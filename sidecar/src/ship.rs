@@ -281,6 +281,12 @@ impl Connection<'_> {
             Write::RecordTaskResult(result) => {
                 ("task result", self.qa.record_task_result(named(result, client)).await.map(drop))
             }
+            Write::IndexDocument(document) => {
+                ("indexed document", self.knowledge.index_document(named(document, client)).await.map(drop))
+            }
+            Write::RemoveDocument(document) => {
+                ("removed document", self.knowledge.remove_document(named(document, client)).await.map(drop))
+            }
             Write::Action(_) => unreachable!("actions travel in batches"),
         };
         match result {

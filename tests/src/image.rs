@@ -109,6 +109,19 @@ impl UnpackedImage {
         command
     }
 
+    /// Runs the image's `migrate` against `database_url`, as the chart's
+    /// migration Job does, and says why when it fails.
+    pub async fn migrate(&self, database_url: &str) -> anyhow::Result<()> {
+        let output = tokio::time::timeout(
+            std::time::Duration::from_secs(120),
+            self.command(Some(&["migrate"]), &[("LORE_DATABASE_URL", database_url)]).output(),
+        )
+        .await
+        .map_err(|_| anyhow::anyhow!("migrate ran for two minutes"))??;
+        anyhow::ensure!(output.status.success(), "migrate failed: {}", String::from_utf8_lossy(&output.stderr));
+        Ok(())
+    }
+
     /// Whether the image holds this path (absolute inside the image).
     pub fn holds(&self, path: &str) -> bool {
         self.rootfs.join(path.trim_start_matches('/')).symlink_metadata().is_ok()

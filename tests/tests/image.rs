@@ -4,8 +4,6 @@
 //! (gRPC health and a LogAction through grpcurl) and the sidecar's image
 //! ships an action to it.
 
-use std::time::Duration;
-
 use lore_e2e::image::UnpackedImage;
 use lore_e2e::{ServerProcess, TestDatabase, free_port, grpcurl};
 use lore_proto::v1::action_service_client::ActionServiceClient;
@@ -45,14 +43,7 @@ async fn the_images_migrate_serve_and_ship_from_their_unpacked_archives() {
     // The migration Job's command, on a database with nothing in it.
     let database = TestDatabase::empty().await.unwrap();
     let url = database.url.as_str();
-    let migrate = tokio::time::timeout(
-        Duration::from_secs(120),
-        server_image.command(Some(&["migrate"]), &[("LORE_DATABASE_URL", url)]).output(),
-    )
-    .await
-    .expect("migrate ends")
-    .unwrap();
-    assert!(migrate.status.success(), "migrate failed: {}", String::from_utf8_lossy(&migrate.stderr));
+    server_image.migrate(url).await.unwrap();
     let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
         .fetch_one(&database.pool)
         .await

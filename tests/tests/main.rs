@@ -6,6 +6,8 @@ mod claude_code;
 mod cli;
 mod console;
 mod deploy_examples;
+mod fleet;
+mod folders;
 mod grpc_surface;
 mod grpcurl_recipes;
 mod hooks;

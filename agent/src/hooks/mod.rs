@@ -8,7 +8,10 @@
 //! - **session-start**: starts (or, resumed, reopens) the agent session's
 //!   Lore session and answers with the briefing for the repository: where
 //!   the last session stopped, the lessons for the work in progress, the
-//!   QA warnings for the files changed.
+//!   QA warnings for the files changed. Meanwhile it brings the
+//!   repository's CLAUDE.md (AGENTS.md for Codex) to the project's standing
+//!   instructions (see [`crate::instructions`]; `LORE_INSTRUCTIONS=off`
+//!   leaves the file alone).
 //! - **user-prompt-submit**: a briefing for what was asked, leaving out
 //!   what this session was already given.
 //! - **post-tool-use** (also Claude Code's PostToolUseFailure): the tool
@@ -132,6 +135,10 @@ pub struct HookArgs {
     /// Size of a prompt's briefing in characters.
     #[arg(long, env = "LORE_PROMPT_BRIEFING_CHARS", default_value_t = 2500)]
     pub prompt_briefing_chars: u32,
+    /// At session start, write the project's standing instructions into
+    /// the repository's CLAUDE.md or AGENTS.md (sync), or leave it (off).
+    #[arg(long, env = "LORE_INSTRUCTIONS", default_value = "sync", value_parser = ["sync", "off"])]
+    pub instructions: String,
 }
 
 pub fn parse_agent(text: &str) -> Result<AgentKind, String> {
@@ -317,8 +324,42 @@ impl Hook<'_> {
             missing_files,
             ..requests::brief(&self.identity, self.session_id, task)
         };
-        let briefing = self.connection.agent().brief(request).await?.into_inner();
-        Ok(context_answer(HookEvent::SessionStart, &briefing.markdown))
+        let mut agent = self.connection.agent();
+        let (briefing, ()) = tokio::join!(agent.brief(request), self.sync_instructions());
+        Ok(context_answer(HookEvent::SessionStart, &briefing?.into_inner().markdown))
+    }
+
+    /// Brings the repository's instructions file to the project's standing
+    /// instructions. What goes wrong is logged, never the agent's problem.
+    async fn sync_instructions(&self) {
+        if self.args.instructions == "off" {
+            return;
+        }
+        let Some(path) = crate::instructions::file_for(&self.dir, self.args.agent) else { return };
+        let list = match crate::instructions::fetch(self.connection.channel(), &self.identity.project).await {
+            Ok(list) => list,
+            Err(error) => {
+                self.log.write(self.args.event, Some(self.session_id), &format!("standing instructions: {error}"));
+                return;
+            }
+        };
+        let written = {
+            let path = path.clone();
+            tokio::task::spawn_blocking(move || crate::instructions::sync_file(&path, &list)).await
+        };
+        let message = match written {
+            Ok(Ok(synced)) if synced.conflicts.is_empty() && synced.text.is_none() => return,
+            Ok(Ok(synced)) => {
+                let mut message = crate::instructions::summary(&path, &synced);
+                for conflict in &synced.conflicts {
+                    message.push_str(&format!("; {conflict}"));
+                }
+                message
+            }
+            Ok(Err(error)) => format!("cannot write {}: {error}", path.display()),
+            Err(error) => format!("writing {} stopped: {error}", path.display()),
+        };
+        self.log.write(self.args.event, Some(self.session_id), &format!("standing instructions: {message}"));
     }
 
     async fn user_prompt_submit(&self, input: &HookInput) -> Result<Option<String>, AgentError> {

@@ -3,6 +3,10 @@
 //! are no-ops on the server, so running it again is cheap. Files that
 //! cannot be indexed are listed with the reason at the end, and the exit
 //! status says some failed.
+//!
+//! `lore index push DIR --prefix P`: the same from CI, keeping the project's
+//! documents under `P/` equal to the folder: a document whose file is gone
+//! is removed too (a sidecar's `--index` does this as files change).
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +15,23 @@ use anyhow::{Context as _, bail};
 use futures_util::{StreamExt as _, stream};
 use indicatif::{ProgressBar, ProgressStyle};
 use lore_proto::v1 as proto;
+
+/// `lore index PATH`, or `lore index push DIR` (main.rs lets the subcommand
+/// stand in for the path).
+#[derive(clap::Args)]
+pub struct Command {
+    #[command(subcommand)]
+    push: Option<Push>,
+    #[command(flatten)]
+    args: Option<Args>,
+}
+
+#[derive(clap::Subcommand)]
+enum Push {
+    /// Make the project's documents under --prefix what the folder holds:
+    /// new and changed files indexed, documents whose file is gone removed.
+    Push(Args),
+}
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -64,7 +85,71 @@ fn documents(root: &Path, prefix: Option<&str>) -> anyhow::Result<Vec<(PathBuf, 
     Ok(files)
 }
 
-pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
+pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {
+    match command.push {
+        Some(Push::Push(args)) => push(channel, args).await,
+        None => match command.args {
+            Some(args) => index(channel, args).await,
+            None => bail!("lore index: give a markdown file or folder, or `push DIR`"),
+        },
+    }
+}
+
+/// Indexes the folder, then removes the documents under the prefix that
+/// have no file in it any more.
+async fn push(channel: Channel, args: Args) -> anyhow::Result<()> {
+    let Some(prefix) = args.prefix.as_deref().map(|prefix| prefix.trim_matches('/').to_owned()) else {
+        bail!("lore index push needs --prefix: the documents under it are made equal to the folder, and no others");
+    };
+    anyhow::ensure!(!prefix.is_empty(), "--prefix: empty; name the part of the project the folder owns");
+    let present: std::collections::BTreeSet<String> =
+        documents(&args.path, Some(&prefix))?.into_iter().map(|(_, path)| path).collect();
+    let mut client = super::knowledge_client(channel.clone());
+    let project = args.project.clone();
+    if !present.is_empty() {
+        index(channel, args).await?;
+    }
+    let gone: Vec<String> = indexed_paths(&mut client, &project)
+        .await?
+        .into_iter()
+        .filter(|path| path.starts_with(&format!("{prefix}/")) && !present.contains(path))
+        .collect();
+    for path in &gone {
+        client.remove_document(proto::RemoveDocumentRequest { project: project.clone(), path: path.clone() }).await?;
+    }
+    println!("removed under {prefix}/: {} (their files are gone)", gone.len());
+    Ok(())
+}
+
+/// The source paths of the project's active documents.
+async fn indexed_paths(
+    client: &mut lore_proto::v1::knowledge_service_client::KnowledgeServiceClient<Channel>,
+    project: &str,
+) -> anyhow::Result<Vec<String>> {
+    let mut paths = Vec::new();
+    let mut cursor = String::new();
+    loop {
+        let request = proto::ListEntriesRequest {
+            project: project.to_owned(),
+            kinds: vec![proto::EntryKind::Learning.into()],
+            page: Some(proto::PageRequest { page_size: 500, cursor }),
+            ..Default::default()
+        };
+        let page = client.list_entries(request).await?.into_inner();
+        paths.extend(page.entries.into_iter().filter_map(|entry| match entry.details {
+            Some(proto::entry::Details::Learning(learning)) if !learning.source_path.is_empty() => {
+                Some(learning.source_path)
+            }
+            _ => None,
+        }));
+        if page.next_cursor.is_empty() {
+            return Ok(paths);
+        }
+        cursor = page.next_cursor;
+    }
+}
+
+async fn index(channel: Channel, args: Args) -> anyhow::Result<()> {
     let files = documents(&args.path, args.prefix.as_deref())?;
     if files.is_empty() {
         bail!("no markdown files under {}", args.path.display());

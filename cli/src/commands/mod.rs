@@ -12,6 +12,7 @@ pub mod grouping_sources;
 pub mod index;
 pub mod init;
 pub mod injections;
+pub mod instructions;
 pub mod knowledge_display;
 pub mod knowledge_search;
 pub mod leave_one_out;

@@ -27,17 +27,39 @@ pub struct Args {
     /// A day of the period (YYYY-MM-DD); the last complete one when left out.
     #[arg(long, requires = "period")]
     day: Option<String>,
+    /// List the stored reports of the period, newest first, instead.
+    #[arg(long, requires = "period", conflicts_with = "day")]
+    list: bool,
 }
 
 pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
     if let Some(period) = &args.period {
         let period = if period == "weekly" { proto::ReportPeriod::Weekly } else { proto::ReportPeriod::Daily };
+        if args.list {
+            let request = proto::ListPeriodicReportsRequest {
+                project: args.project,
+                period: period.into(),
+                ..Default::default()
+            };
+            let listed = super::actions_client(channel).list_periodic_reports(request).await?.into_inner();
+            if listed.reports.is_empty() {
+                println!("no stored reports yet: the leader stores each one after its period ends");
+            }
+            for report in listed.reports {
+                println!("{}  (stored {})", report.title, written_at(&report));
+            }
+            return Ok(());
+        }
         let request = proto::PeriodicReportRequest {
             project: args.project,
             period: period.into(),
             day: args.day.unwrap_or_default(),
         };
         let report = super::actions_client(channel).periodic_report(request).await?.into_inner();
+        match report.written_at {
+            Some(_) => eprintln!("stored by the server at {}", written_at(&report)),
+            None => eprintln!("no stored report for this period: rendered from the log now"),
+        }
         print!("{}", report.markdown);
         return Ok(());
     }
@@ -78,4 +100,12 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+fn written_at(report: &proto::PeriodicReportResponse) -> String {
+    report
+        .written_at
+        .as_ref()
+        .and_then(|at| chrono::DateTime::from_timestamp(at.seconds, 0))
+        .map_or_else(|| "-".to_owned(), |at| at.format("%Y-%m-%d %H:%M UTC").to_string())
 }

@@ -12,6 +12,7 @@ use super::QaLearning;
 use super::instructions::{self, Edit};
 use crate::Error;
 use crate::knowledge::document;
+use lore_instructions::Instruction;
 use lore_model::actions::StoredName as _;
 use lore_model::qa::significance::{Comparison, Counts};
 use lore_model::qa::{Pattern, PatternStatus, Promotion, PromotionDecision, PromotionStatus};
@@ -19,6 +20,16 @@ use lore_model::scope::ProjectScope;
 use lore_store::qa as pattern_store;
 use lore_store::qa_promotions as store;
 
+/// A project's standing instructions, with the promotion of each.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StandingInstructions {
+    pub instructions: Vec<(Uuid, Instruction)>,
+    /// Keys of entries that come out.
+    pub withdrawn: Vec<String>,
+}
+
+/// Published and rolled-back promotions a project's list is built from.
+const MAX_INSTRUCTIONS: i64 = 500;
 /// Example failures a proposal quotes.
 const EXAMPLES: i64 = 3;
 /// Patterns over the thresholds whose evidence is weighed per listing.
@@ -214,7 +225,9 @@ impl QaLearning {
     /// promotion. Edits of one file are serialized across replicas.
     async fn update_instructions(&self, promotion: &Promotion, decision: PromotionDecision) -> Result<(), Error> {
         let Some(file) = self.config.instructions.iter().find(|file| file.project == promotion.project) else {
-            let status = format!("no instructions file is configured for project {}", promotion.project);
+            let status = "repositories take it in through `lore instructions sync` and the SessionStart hook \
+                          (no instructions file on the server for this project)"
+                .to_owned();
             let mut connection = self.pool.acquire().await?;
             return store::set_promotion_instructions(&mut connection, promotion.promotion_id, &status).await;
         };
@@ -252,6 +265,34 @@ impl QaLearning {
         store::set_promotion_instructions(&mut transaction, promotion.promotion_id, &status).await?;
         transaction.commit().await?;
         Ok(())
+    }
+
+    /// The project's standing instructions, as repositories hold them: each
+    /// published promotion as its entry, oldest first, and the keys of the
+    /// rolled-back ones that were not published again.
+    pub async fn standing_instructions(
+        &self,
+        scope: &ProjectScope,
+        project: &str,
+    ) -> Result<StandingInstructions, Error> {
+        let statuses = [PromotionStatus::Published, PromotionStatus::RolledBack];
+        let listed = store::list_promotions(&self.pool, scope, project, &statuses, MAX_INSTRUCTIONS, None).await?;
+        let mut standing = StandingInstructions::default();
+        // Oldest first, so that of two promotions of one pattern the newer
+        // decides whether its entry stands.
+        for (promotion, _) in listed.iter().rev() {
+            let key = entry_key(promotion);
+            standing.withdrawn.retain(|withdrawn| withdrawn != &key);
+            standing.instructions.retain(|(_, instruction)| instruction.key != key);
+            if promotion.status == PromotionStatus::Published {
+                let pattern = pattern_store::pattern(&self.pool, scope, promotion.pattern_id).await?;
+                let body = standing_instruction(&pattern, &key);
+                standing.instructions.push((promotion.promotion_id, Instruction { key, body }));
+            } else {
+                standing.withdrawn.push(key);
+            }
+        }
+        Ok(standing)
     }
 
     /// The published promotion whose learning `entry_id` is, if any.

@@ -4,10 +4,15 @@
 //! project, for admins.
 //!
 //! The leader writes the last complete day's and week's reports into
-//! `reports.folder` (`projects/<project>/daily/2026-11-23.md`,
-//! `projects/<project>/weekly/2026-W47.md`, `fleet/...`), for the projects
-//! that had actions then, keeping the newest `reports.keep` of each kind.
-//! The same markdown is rendered on request by `ActionService.PeriodicReport`.
+//! PostgreSQL (`periodic_reports`), for the projects that had actions then
+//! and for the fleet, keeping the newest `reports.keep` of each kind: every
+//! replica reads them, and none needs a disk of its own. A report is
+//! written once and read as it was written; a period without a stored
+//! report (the one in progress, or one from before the leader ran) is
+//! rendered on request. With `reports.folder` set, each stored report is
+//! also exported as a file (`projects/<project>/daily/2026-11-23.md`,
+//! `projects/<project>/weekly/2026-W47.md`, `fleet/...`), for a single
+//! host whose people read a folder.
 //! This module reads what a report shows; `render` writes it as markdown.
 
 mod render;
@@ -29,15 +34,16 @@ use lore_model::qa::{Dashboard, DashboardQuery};
 use lore_model::scope::ProjectScope;
 use lore_store as store;
 use lore_store::replicas::ReadPools;
-use lore_store::reports::ActiveAgent;
+use lore_store::reports::{ActiveAgent, StoredReport};
 
 /// `[reports]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ReportsConfig {
-    /// Where the scheduled reports are written; none are written without it.
+    /// A folder the stored reports are also exported to, as files.
     pub folder: Option<PathBuf>,
-    /// Reports of each kind kept per project (and for the fleet).
+    /// Reports of each kind kept per project (and for the fleet), in the
+    /// database and in the folder.
     pub keep: usize,
     /// How often the leader looks for a report that is due.
     pub interval_secs: u64,
@@ -45,7 +51,7 @@ pub struct ReportsConfig {
 
 impl Default for ReportsConfig {
     fn default() -> Self {
-        Self { folder: None, keep: 30, interval_secs: 300 }
+        Self { folder: None, keep: 90, interval_secs: 300 }
     }
 }
 
@@ -57,7 +63,8 @@ pub enum Period {
 }
 
 impl Period {
-    fn folder(self) -> &'static str {
+    /// Its name in the database, in folders and on the wire.
+    pub fn as_str(self) -> &'static str {
         match self {
             Self::Daily => "daily",
             Self::Weekly => "weekly",
@@ -106,13 +113,36 @@ pub struct Reports {
     config: ReportsConfig,
 }
 
-/// A rendered report.
+/// A report, as stored or rendered now.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
     pub title: String,
     pub from: DateTime<Utc>,
     pub until: DateTime<Utc>,
     pub markdown: String,
+    /// When the leader stored it; `None` when rendered for this request.
+    pub written_at: Option<DateTime<Utc>>,
+}
+
+impl Report {
+    fn stored(stored: StoredReport) -> Self {
+        Self {
+            title: stored.title,
+            from: midnight(stored.period_start),
+            until: midnight(stored.period_end),
+            markdown: stored.markdown,
+            written_at: Some(stored.written_at),
+        }
+    }
+}
+
+/// What the leader's look at the reports came to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Titles of the reports stored.
+    pub stored: Vec<String>,
+    /// Files exported.
+    pub exported: Vec<PathBuf>,
 }
 
 fn midnight(day: NaiveDate) -> DateTime<Utc> {
@@ -141,12 +171,20 @@ impl Reports {
         if !scope.allows(project) {
             return Err(Error::PermissionDenied(format!("project {project} is outside your scope")));
         }
+        let (start, _) = period.containing(day);
+        match store::reports::report(&self.reads.bounded(), period.as_str(), project, start).await? {
+            Some(stored) => Ok(Report::stored(stored)),
+            None => self.render_project(project, period, day).await,
+        }
+    }
+
+    async fn render_project(&self, project: &str, period: Period, day: NaiveDate) -> Result<Report, Error> {
         let (start, end) = period.containing(day);
         let (from, until) = (midnight(start), midnight(end));
         let title = format!("{} report of {project}: {}", capitalized(period), period.name_of(start));
-        let figures = self.project_figures(scope, project, from, until).await?;
+        let figures = self.project_figures(&ProjectScope::All, project, from, until).await?;
         let markdown = render::project(&title, from, until, &figures);
-        Ok(Report { title, from, until, markdown })
+        Ok(Report { title, from, until, markdown, written_at: None })
     }
 
     /// What a project's report shows of the window from `from` to `until`.
@@ -184,47 +222,122 @@ impl Reports {
         if !matches!(scope, ProjectScope::All) {
             return Err(Error::PermissionDenied("the fleet report is for tokens of every project (admin)".into()));
         }
+        let (start, _) = period.containing(day);
+        match store::reports::report(&self.reads.bounded(), period.as_str(), FLEET, start).await? {
+            Some(stored) => Ok(Report::stored(stored)),
+            None => self.render_fleet(period, day).await,
+        }
+    }
+
+    async fn render_fleet(&self, period: Period, day: NaiveDate) -> Result<Report, Error> {
         let (start, end) = period.containing(day);
         let (from, until) = (midnight(start), midnight(end));
         let rows = store::reports::fleet_figures(&self.reads.bounded(), from, until).await?;
         let title = format!("{} fleet report: {}", capitalized(period), period.name_of(start));
         let markdown = render::fleet(&title, from, until, &rows);
-        Ok(Report { title, from, until, markdown })
+        Ok(Report { title, from, until, markdown, written_at: None })
     }
 
-    /// Writes the reports of the last complete day and week that are not
-    /// written yet, for the projects with actions then and for the fleet,
-    /// and keeps the newest `keep` of each kind. Returns the files written.
-    pub async fn write_due(&self, now: DateTime<Utc>) -> Result<Vec<PathBuf>, Error> {
-        let Some(folder) = &self.config.folder else { return Ok(Vec::new()) };
-        let mut written = Vec::new();
+    /// The stored reports of a project (the fleet's for `None`), newest
+    /// first, from before `before` when given; without their text.
+    pub async fn history(
+        &self,
+        scope: &ProjectScope,
+        project: Option<&str>,
+        period: Period,
+        before: Option<NaiveDate>,
+        limit: i64,
+    ) -> Result<Vec<Report>, Error> {
+        match project {
+            Some(project) if !scope.allows(project) => {
+                return Err(Error::PermissionDenied(format!("project {project} is outside your scope")));
+            }
+            None if !matches!(scope, ProjectScope::All) => {
+                return Err(Error::PermissionDenied("the fleet report is for tokens of every project (admin)".into()));
+            }
+            _ => {}
+        }
+        let stored = store::reports::report_history(
+            &self.reads.bounded(),
+            period.as_str(),
+            project.unwrap_or(FLEET),
+            before,
+            limit,
+        )
+        .await?;
+        Ok(stored.into_iter().map(Report::stored).collect())
+    }
+
+    /// Stores the reports of the last complete day and week that are not
+    /// stored yet, for the projects with actions then and for the fleet,
+    /// exports them to the folder when one is set, and keeps the newest
+    /// `keep` of each kind. Only the leader calls it; a second caller
+    /// stores nothing twice.
+    pub async fn write_due(&self, now: DateTime<Utc>) -> Result<Written, Error> {
+        let primary = self.reads.primary();
+        let mut written = Written::default();
         for period in [Period::Daily, Period::Weekly] {
             let (start, end) = period.last_complete(now);
-            let name = format!("{}.md", period.name_of(start));
-            let active = store::reports::active_projects(&self.reads.bounded(), midnight(start), midnight(end)).await?;
-            let mut targets: Vec<(Option<&str>, PathBuf)> = active
-                .iter()
-                .map(|project| (Some(project.as_str()), folder.join("projects").join(project).join(period.folder())))
-                .collect();
+            let active = store::reports::active_projects(primary, midnight(start), midnight(end)).await?;
+            let mut projects: Vec<Option<&str>> = active.iter().map(|project| Some(project.as_str())).collect();
             if !active.is_empty() {
-                targets.push((None, folder.join("fleet").join(period.folder())));
+                projects.push(None);
             }
-            for (project, directory) in targets {
-                let path = directory.join(&name);
-                if path.exists() {
-                    continue;
-                }
-                let report = match project {
-                    Some(project) => self.project_report(&ProjectScope::All, project, period, start).await?,
-                    None => self.fleet_report(&ProjectScope::All, period, start).await?,
+            for project in projects {
+                let name = project.unwrap_or(FLEET);
+                let report = match store::reports::report(primary, period.as_str(), name, start).await? {
+                    Some(stored) => Report::stored(stored),
+                    None => {
+                        let report = match project {
+                            Some(project) => self.render_project(project, period, start).await?,
+                            None => self.render_fleet(period, start).await?,
+                        };
+                        let stored = StoredReport {
+                            period: period.as_str().to_owned(),
+                            project: name.to_owned(),
+                            period_start: start,
+                            period_end: end,
+                            title: report.title.clone(),
+                            markdown: report.markdown.clone(),
+                            written_at: now,
+                        };
+                        if store::reports::store_report(primary, &stored).await? {
+                            written.stored.push(report.title.clone());
+                        }
+                        report
+                    }
                 };
-                write_atomically(&path, &report.markdown)
-                    .map_err(|error| Error::Unavailable(format!("cannot write {}: {error}", path.display())))?;
-                prune(&directory, self.config.keep);
-                written.push(path);
+                if let Some(path) = self.export(project, period, start, &report)? {
+                    written.exported.push(path);
+                }
             }
         }
+        store::reports::prune_reports(primary, self.config.keep.max(1) as i64).await?;
         Ok(written)
+    }
+
+    /// Writes a stored report into the folder, unless there is no folder or
+    /// the file is there already.
+    fn export(
+        &self,
+        project: Option<&str>,
+        period: Period,
+        start: NaiveDate,
+        report: &Report,
+    ) -> Result<Option<PathBuf>, Error> {
+        let Some(folder) = &self.config.folder else { return Ok(None) };
+        let directory = match project {
+            Some(project) => folder.join("projects").join(project).join(period.as_str()),
+            None => folder.join("fleet").join(period.as_str()),
+        };
+        let path = directory.join(format!("{}.md", period.name_of(start)));
+        if path.exists() {
+            return Ok(None);
+        }
+        write_atomically(&path, &report.markdown)
+            .map_err(|error| Error::Unavailable(format!("cannot export the report to {}: {error}", path.display())))?;
+        prune(&directory, self.config.keep);
+        Ok(Some(path))
     }
 }
 
@@ -236,6 +349,9 @@ pub struct ProjectWindow {
     pub agents: Vec<ActiveAgent>,
     pub drafts: Vec<Draft>,
 }
+
+/// The project name of the fleet's reports.
+const FLEET: &str = "";
 
 /// Action types that are deployments.
 const DEPLOY_TYPES: [&str; 3] = ["deploy", "deployment", "release"];

@@ -15,7 +15,7 @@ use super::request_scope;
 use crate::Error;
 use lore_domain::actions::ActionLog;
 use lore_domain::briefing::{Briefer, ResumeItem};
-use lore_domain::reports::{Period, Reports};
+use lore_domain::reports::{Period, Report, Reports};
 use lore_model::actions::query::{ActionFilter, Position};
 use lore_store::sessions::LastSessionFilter;
 
@@ -229,17 +229,10 @@ impl ActionService for ActionsApi {
     ) -> Result<Response<proto::PeriodicReportResponse>, Status> {
         let scope = request_scope(&request);
         let message = request.get_ref();
-        let period = match convert::enum_value::<proto::ReportPeriod>("period", message.period).map_err(Error::from)? {
-            proto::ReportPeriod::Unspecified => {
-                return Err(Error::invalid("period", "required: daily or weekly").into());
-            }
-            proto::ReportPeriod::Daily => Period::Daily,
-            proto::ReportPeriod::Weekly => Period::Weekly,
-        };
+        let period = report_period(message.period)?;
         let day = match message.day.as_str() {
             "" => period.last_complete(Utc::now()).0,
-            day => chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")
-                .map_err(|_| Error::invalid("day", format!("{day:?} is not a date like 2026-11-23")))?,
+            day => report_day("day", day)?,
         };
         let report = if message.project.is_empty() {
             self.reports.fleet_report(&scope, period, day).await?
@@ -247,13 +240,32 @@ impl ActionService for ActionsApi {
             let project = convert::project("project", &message.project).map_err(Error::from)?;
             self.reports.project_report(&scope, &project, period, day).await?
         };
-        Ok(Response::new(proto::PeriodicReportResponse {
-            title: report.title,
-            window: Some(proto::TimeRange {
-                start: Some(convert::to_timestamp(report.from)),
-                end: Some(convert::to_timestamp(report.until)),
-            }),
-            markdown: report.markdown,
+        Ok(Response::new(report_to_proto(report)))
+    }
+
+    async fn list_periodic_reports(
+        &self,
+        request: Request<proto::ListPeriodicReportsRequest>,
+    ) -> Result<Response<proto::ListPeriodicReportsResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let period = report_period(message.period)?;
+        let before = match message.before.as_str() {
+            "" => None,
+            day => Some(report_day("before", day)?),
+        };
+        let limit = match message.limit {
+            0 => 30,
+            limit @ 1..=366 => i64::from(limit),
+            limit => return Err(Error::invalid("limit", format!("{limit} is more than 366")).into()),
+        };
+        let project = match message.project.as_str() {
+            "" => None,
+            project => Some(convert::project("project", project).map_err(Error::from)?),
+        };
+        let reports = self.reports.history(&scope, project.as_deref(), period, before, limit).await?;
+        Ok(Response::new(proto::ListPeriodicReportsResponse {
+            reports: reports.into_iter().map(report_to_proto).collect(),
         }))
     }
 
@@ -372,5 +384,30 @@ impl ActionService for ActionsApi {
                 reason: link.reason,
             }),
         }))
+    }
+}
+
+fn report_period(value: i32) -> Result<Period, Status> {
+    match convert::enum_value::<proto::ReportPeriod>("period", value).map_err(Error::from)? {
+        proto::ReportPeriod::Unspecified => Err(Error::invalid("period", "required: daily or weekly").into()),
+        proto::ReportPeriod::Daily => Ok(Period::Daily),
+        proto::ReportPeriod::Weekly => Ok(Period::Weekly),
+    }
+}
+
+fn report_day(field: &str, day: &str) -> Result<chrono::NaiveDate, Status> {
+    chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")
+        .map_err(|_| Error::invalid(field, format!("{day:?} is not a date like 2026-11-23")).into())
+}
+
+fn report_to_proto(report: Report) -> proto::PeriodicReportResponse {
+    proto::PeriodicReportResponse {
+        title: report.title,
+        window: Some(proto::TimeRange {
+            start: Some(convert::to_timestamp(report.from)),
+            end: Some(convert::to_timestamp(report.until)),
+        }),
+        markdown: report.markdown,
+        written_at: report.written_at.map(convert::to_timestamp),
     }
 }

@@ -23,7 +23,14 @@ fn chosen(params: &Params) -> Result<(Period, &'static str, NaiveDate), PageErro
     Ok((period, name, day))
 }
 
-fn report_body(base: &str, period_name: &str, period: Period, day: NaiveDate, report: &Report) -> Markup {
+fn report_body(
+    base: &str,
+    period_name: &str,
+    period: Period,
+    day: NaiveDate,
+    report: &Report,
+    history: &[Report],
+) -> Markup {
     let step = if period == Period::Weekly { 7 } else { 1 };
     let link = |day: NaiveDate, name: &str| format!("{base}?period={name}&day={day}");
     html! {
@@ -35,11 +42,28 @@ fn report_body(base: &str, period_name: &str, period: Period, day: NaiveDate, re
             a href=(link(day - TimeDelta::days(step), period_name)) { "← Earlier" }
             a href=(link(day + TimeDelta::days(step), period_name)) { "Later →" }
         }
-        p.muted { (layout::time(report.from)) " to " (layout::time(report.until)) }
+        p.muted {
+            (layout::time(report.from)) " to " (layout::time(report.until)) " · "
+            @match report.written_at {
+                Some(at) => { "stored " (layout::time(at)) }
+                None => { "not stored: rendered from the log now" }
+            }
+        }
         // The page's own heading is the report's title already.
         div.report { (layout::trusted(markdown::to_html(without_title(&report.markdown)))) }
+        @if !history.is_empty() {
+            h2 { "Stored " (period_name) " reports" }
+            ul.history {
+                @for stored in history {
+                    li { a href=(link(stored.from.date_naive(), period_name)) { (stored.title) } }
+                }
+            }
+        }
     }
 }
+
+/// The stored reports listed under a report.
+const HISTORY: i64 = 14;
 
 fn without_title(markdown: &str) -> &str {
     match markdown.strip_prefix("# ") {
@@ -53,9 +77,12 @@ pub async fn project(
     ProjectView { viewer, scope, project, params }: ProjectView,
 ) -> Result<Markup, PageError> {
     let (period, name, day) = chosen(&params)?;
-    let report = console.reports.project_report(&scope, &project, period, day).await?;
+    let (report, history) = tokio::try_join!(
+        console.reports.project_report(&scope, &project, period, day),
+        console.reports.history(&scope, Some(&project), period, None, HISTORY),
+    )?;
     let base = format!("{}/reports", layout::project_path(&project));
-    let body = report_body(&base, name, period, day, &report);
+    let body = report_body(&base, name, period, day, &report, &history);
     Ok(layout::page(&viewer, &report.title, Some(&project), Section::Reports, body))
 }
 
@@ -66,7 +93,11 @@ pub async fn fleet(
 ) -> Result<Markup, PageError> {
     let params = Params::from_query(query.as_deref());
     let (period, name, day) = chosen(&params)?;
-    let report = console.reports.fleet_report(&viewer.scope(), period, day).await?;
-    let body = report_body("/reports", name, period, day, &report);
+    let scope = viewer.scope();
+    let (report, history) = tokio::try_join!(
+        console.reports.fleet_report(&scope, period, day),
+        console.reports.history(&scope, None, period, None, HISTORY),
+    )?;
+    let body = report_body("/reports", name, period, day, &report, &history);
     Ok(layout::page(&viewer, &report.title, None, Section::Fleet, body))
 }

@@ -310,6 +310,22 @@ async fn the_whole_loop_from_failure_to_published_learning() {
     assert_eq!(pattern(&mut qa, &pattern_id).await.pattern.unwrap().status, proto::PatternStatus::Promoted as i32);
     let again = qa.approve_promotion(review("")).await.unwrap().into_inner();
     assert_eq!(again.history.len(), published.history.len(), "an approval retried changes nothing");
+    // Repositories read it where they live.
+    let standing = |project: &str| proto::StandingInstructionsRequest { project: project.into() };
+    let key = format!("QA-{}", &pattern_id.replace('-', "")[20..]);
+    let list = qa.standing_instructions(standing("lore")).await.unwrap().into_inner();
+    assert_eq!(list.instructions.len(), 1, "{list:?}");
+    assert_eq!(
+        (list.instructions[0].key.as_str(), list.instructions[0].promotion_id.as_str()),
+        (key.as_str(), promotion_id.as_str())
+    );
+    assert!(list.instructions[0].text.starts_with("- **") && list.instructions[0].text.contains(&key), "{list:?}");
+    assert!(list.withdrawn.is_empty());
+    assert!(published.instructions.contains("lore instructions sync"), "{}", published.instructions);
+    assert!(qa.standing_instructions(standing("other")).await.unwrap().into_inner().instructions.is_empty());
+    let refused = qa.standing_instructions(standing("no such/project")).await.unwrap_err();
+    assert_eq!(refused.code(), Code::InvalidArgument);
+    assert!(refused.message().starts_with("project"), "{}", refused.message());
 
     // Rolled back: the learning is obsolete, the history is kept.
     let missing_note = qa.rollback_promotion(review("")).await.unwrap_err();
@@ -330,6 +346,9 @@ async fn the_whole_loop_from_failure_to_published_learning() {
     assert_eq!(rolled_back.history[3].note, "wrong advice for ORM v2");
     assert_eq!(entry(published.entry_id).await.status, proto::EntryStatus::Obsolete as i32);
     assert_eq!(pattern(&mut qa, &pattern_id).await.pattern.unwrap().status, proto::PatternStatus::Active as i32);
+    let list = qa.standing_instructions(standing("lore")).await.unwrap().into_inner();
+    assert!(list.instructions.is_empty(), "{list:?}");
+    assert_eq!(list.withdrawn, [key]);
 
     // The dashboard sees all of it.
     let dashboard = qa

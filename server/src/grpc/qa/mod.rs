@@ -324,6 +324,27 @@ impl QaLearningService for QaLearningApi {
         Ok(Response::new(convert::promotion_to_proto(&promotion)))
     }
 
+    async fn standing_instructions(
+        &self,
+        request: Request<proto::StandingInstructionsRequest>,
+    ) -> Result<Response<proto::StandingInstructionsResponse>, Status> {
+        let scope = request_scope(&request);
+        let project = field(super::convert::project("project", &request.get_ref().project))?;
+        let standing = self.qa.standing_instructions(&scope, &project).await?;
+        Ok(Response::new(proto::StandingInstructionsResponse {
+            instructions: standing
+                .instructions
+                .into_iter()
+                .map(|(promotion_id, instruction)| proto::StandingInstruction {
+                    key: instruction.key,
+                    text: instruction.body,
+                    promotion_id: promotion_id.to_string(),
+                })
+                .collect(),
+            withdrawn: standing.withdrawn,
+        }))
+    }
+
     async fn list_promotions(
         &self,
         request: Request<proto::ListPromotionsRequest>,

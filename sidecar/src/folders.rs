@@ -1,0 +1,388 @@
+//! `--index DIR`: markdown folders on this machine, indexed in Lore where
+//! they live. The server's own watcher sees only its disk; in a fleet the
+//! notes, runbooks and ADRs are in the agents' repositories.
+//!
+//! At start every folder is compared with what was last sent; then `notify`
+//! reports changes, debounced, and each changed file is looked at again.
+//! A file whose content hash differs from the one last sent becomes an
+//! `IndexDocument` write, a file gone a `RemoveDocument`, both spooled like
+//! actions: nothing is lost while the server is away, and they reach it in
+//! the order they happened.
+//!
+//! The hashes sent are kept in `index-state.json` beside the spool, written
+//! after the spool has the writes. A crash in between sends a file again at
+//! the next start, which the server takes as unchanged: nothing doubles.
+//!
+//! A document's path is the file's path under its folder (`ops/deploy.md`),
+//! in the project of `--index-project` (else the folder's repository name).
+//! Hidden files and folders are skipped, and so is a file over the server's
+//! 1 MiB or not UTF-8 (said in the log).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use lore_proto::v1 as proto;
+use notify_debouncer_mini::{DebounceEventResult, Debouncer, new_debouncer};
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+
+use crate::entry::Write;
+use crate::spool::Spool;
+
+/// The server's limit on one document.
+const MAX_DOCUMENT_BYTES: u64 = 1024 * 1024;
+/// What the sidecar names itself as the writer of indexed documents.
+const CLIENT: &str = "sidecar-index";
+
+/// One folder to keep indexed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Folder {
+    pub dir: PathBuf,
+    pub project: String,
+}
+
+/// Counts for the sidecar's status and logs.
+#[derive(Debug, Default)]
+pub struct FolderStats {
+    /// Documents spooled for indexing (new or changed).
+    pub indexed: AtomicU64,
+    /// Documents spooled for removal.
+    pub removed: AtomicU64,
+    /// Files left out (too large, not UTF-8, unreadable).
+    pub skipped: AtomicU64,
+}
+
+/// The watch, running until dropped.
+pub struct FolderWatch {
+    task: tokio::task::JoinHandle<()>,
+    _debouncer: Debouncer<notify::RecommendedWatcher>,
+}
+
+impl Drop for FolderWatch {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// What was last sent of each folder: its files' content hashes by path.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Sent {
+    /// By folder (its path as given), then by document path.
+    folders: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// One change to send.
+#[derive(Debug, PartialEq, Eq)]
+enum Change {
+    Index { path: String, content: String, hash: String },
+    Remove { path: String },
+}
+
+/// Sends what changed since the last run, then watches the folders.
+pub async fn start(
+    folders: Vec<Folder>,
+    debounce: Duration,
+    spool: Arc<Spool>,
+    state_file: PathBuf,
+    stats: Arc<FolderStats>,
+) -> anyhow::Result<FolderWatch> {
+    for folder in &folders {
+        anyhow::ensure!(folder.dir.is_dir(), "--index {}: not a folder this sidecar can read", folder.dir.display());
+    }
+    let (sender, mut events) = mpsc::channel::<DebounceEventResult>(64);
+    let mut debouncer = new_debouncer(debounce, move |result| drop(sender.blocking_send(result)))
+        .context("cannot watch the folders to index")?;
+    for folder in &folders {
+        debouncer
+            .watcher()
+            .watch(&folder.dir, notify::RecursiveMode::Recursive)
+            .with_context(|| format!("cannot watch {}", folder.dir.display()))?;
+    }
+    let sent = read_state(&state_file);
+    let mut indexer = Indexer { folders, spool, state_file, stats, sent };
+    // Changes made while the sidecar was down, before any event.
+    for index in 0..indexer.folders.len() {
+        indexer.rescan(index).await;
+    }
+    let task = tokio::spawn(async move {
+        while let Some(result) = events.recv().await {
+            match result {
+                Ok(events) => {
+                    let paths: BTreeSet<PathBuf> = events.into_iter().map(|event| event.path).collect();
+                    indexer.changed(paths).await;
+                }
+                Err(error) => {
+                    // Events may have been lost: look at everything again.
+                    tracing::warn!(%error, "the folder watch lost events; rescanning");
+                    for index in 0..indexer.folders.len() {
+                        indexer.rescan(index).await;
+                    }
+                }
+            }
+        }
+    });
+    Ok(FolderWatch { task, _debouncer: debouncer })
+}
+
+struct Indexer {
+    folders: Vec<Folder>,
+    spool: Arc<Spool>,
+    state_file: PathBuf,
+    stats: Arc<FolderStats>,
+    sent: Sent,
+}
+
+impl Indexer {
+    /// Looks at the paths notify reported: a markdown file by itself,
+    /// anything else (a folder renamed or removed) by rescanning its folder.
+    async fn changed(&mut self, paths: BTreeSet<PathBuf>) {
+        let mut rescans = BTreeSet::new();
+        let mut changes: Vec<(usize, Change)> = Vec::new();
+        for path in paths {
+            let Some((index, relative)) = self.locate(&path) else { continue };
+            if relative.is_empty() || !is_markdown(&relative) || path.is_dir() {
+                rescans.insert(index);
+                continue;
+            }
+            if is_hidden(&relative) {
+                continue;
+            }
+            let known = self.known(index).get(&relative).cloned();
+            if let Some(change) = self.look_at(&path, relative, known.as_deref()) {
+                changes.push((index, change));
+            }
+        }
+        self.send(changes).await;
+        for index in rescans {
+            self.rescan(index).await;
+        }
+    }
+
+    /// Compares a whole folder with what was sent of it.
+    async fn rescan(&mut self, index: usize) {
+        let dir = self.folders[index].dir.clone();
+        let known = self.known(index).clone();
+        let stats = Arc::clone(&self.stats);
+        let found = tokio::task::spawn_blocking(move || {
+            let mut changes = Vec::new();
+            let mut present = BTreeSet::new();
+            for (path, relative) in markdown_files(&dir) {
+                present.insert(relative.clone());
+                let hash = known.get(&relative).map(String::as_str);
+                if let Some(change) = look_at(&stats, &path, relative, hash) {
+                    changes.push(change);
+                }
+            }
+            changes.extend(
+                known.keys().filter(|path| !present.contains(*path)).map(|path| Change::Remove { path: path.clone() }),
+            );
+            changes
+        })
+        .await;
+        match found {
+            Ok(changes) => self.send(changes.into_iter().map(|change| (index, change)).collect()).await,
+            Err(error) => tracing::warn!(%error, "rescanning a folder stopped"),
+        }
+    }
+
+    fn look_at(&self, path: &Path, relative: String, known: Option<&str>) -> Option<Change> {
+        look_at(&self.stats, path, relative, known)
+    }
+
+    fn known(&mut self, index: usize) -> &mut BTreeMap<String, String> {
+        let key = self.folders[index].dir.display().to_string();
+        self.sent.folders.entry(key).or_default()
+    }
+
+    /// The folder a path is under, and its document path there.
+    fn locate(&self, path: &Path) -> Option<(usize, String)> {
+        self.folders.iter().enumerate().find_map(|(index, folder)| {
+            let relative = path.strip_prefix(&folder.dir).ok()?;
+            let parts: Option<Vec<&str>> = relative.components().map(|part| part.as_os_str().to_str()).collect();
+            Some((index, parts?.join("/")))
+        })
+    }
+
+    /// Spools the changes in one append, then remembers them as sent.
+    async fn send(&mut self, changes: Vec<(usize, Change)>) {
+        if changes.is_empty() {
+            return;
+        }
+        let writes: Vec<Write> = changes
+            .iter()
+            .map(|(index, change)| {
+                let project = self.folders[*index].project.clone();
+                match change {
+                    Change::Index { path, content, .. } => Write::IndexDocument(proto::IndexDocumentRequest {
+                        project,
+                        path: path.clone(),
+                        content: content.clone(),
+                    }),
+                    Change::Remove { path } => {
+                        Write::RemoveDocument(proto::RemoveDocumentRequest { project, path: path.clone() })
+                    }
+                }
+            })
+            .collect();
+        if let Err(status) = crate::api::spool_writes_from(&self.spool, writes, CLIENT).await {
+            // Not remembered as sent: the next change or start tries again.
+            tracing::warn!(error = %status.message(), "cannot spool the folder's changes");
+            return;
+        }
+        for (index, change) in changes {
+            match change {
+                Change::Index { path, hash, .. } => {
+                    tracing::info!(path, "document spooled for indexing");
+                    self.stats.indexed.fetch_add(1, Ordering::Relaxed);
+                    self.known(index).insert(path, hash);
+                }
+                Change::Remove { path } => {
+                    tracing::info!(path, "document spooled for removal");
+                    self.stats.removed.fetch_add(1, Ordering::Relaxed);
+                    self.known(index).remove(&path);
+                }
+            }
+        }
+        if let Err(error) = write_state(&self.state_file, &self.sent) {
+            tracing::warn!(%error, path = %self.state_file.display(), "cannot save what was indexed; the next start sends it again");
+        }
+    }
+}
+
+/// What to send about one file: its content when it differs from `known`,
+/// its removal when it is gone and was sent, nothing otherwise.
+fn look_at(stats: &FolderStats, path: &Path, relative: String, known: Option<&str>) -> Option<Change> {
+    let skip = |reason: String| {
+        stats.skipped.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(path = %path.display(), "not indexed: {reason}");
+        None
+    };
+    match std::fs::metadata(path) {
+        Ok(metadata) if metadata.len() > MAX_DOCUMENT_BYTES => {
+            return skip(format!("{} bytes is over the server's 1 MiB", metadata.len()));
+        }
+        Ok(_) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return known.map(|_| Change::Remove { path: relative });
+        }
+        Err(error) => return skip(error.to_string()),
+    }
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return known.map(|_| Change::Remove { path: relative });
+        }
+        Err(error) => return skip(error.to_string()),
+    };
+    let hash = blake3::hash(&bytes).to_hex().to_string();
+    if known == Some(hash.as_str()) {
+        return None;
+    }
+    match String::from_utf8(bytes) {
+        Ok(content) => Some(Change::Index { path: relative, content, hash }),
+        Err(_) => skip("not UTF-8 text".into()),
+    }
+}
+
+/// Every markdown file under `dir` that is not hidden, with its document
+/// path, sorted.
+fn markdown_files(dir: &Path) -> Vec<(PathBuf, String)> {
+    walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|entry| entry.depth() == 0 || !entry.file_name().to_string_lossy().starts_with('.'))
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_file())
+        .filter_map(|entry| {
+            let relative = entry.path().strip_prefix(dir).ok()?;
+            let parts: Option<Vec<&str>> = relative.components().map(|part| part.as_os_str().to_str()).collect();
+            let relative = parts?.join("/");
+            is_markdown(&relative).then(|| (entry.path().to_owned(), relative))
+        })
+        .collect()
+}
+
+fn is_markdown(path: &str) -> bool {
+    Path::new(path).extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md"))
+}
+
+fn is_hidden(relative: &str) -> bool {
+    relative.split('/').any(|part| part.starts_with('.'))
+}
+
+fn read_state(path: &Path) -> Sent {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|error| {
+            tracing::warn!(%error, path = %path.display(), "what was indexed is unreadable; every file is sent again");
+            Sent::default()
+        }),
+        Err(_) => Sent::default(),
+    }
+}
+
+/// Written whole, through a rename.
+fn write_state(path: &Path, sent: &Sent) -> std::io::Result<()> {
+    let temporary = path.with_extension("json.tmp");
+    std::fs::write(&temporary, serde_json::to_vec(sent)?)?;
+    std::fs::rename(&temporary, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_sent_when_its_content_changes_and_removed_once_gone() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("deploy.md");
+        let stats = FolderStats::default();
+        std::fs::write(&path, "# Deploy\n").unwrap();
+        let Some(Change::Index { hash, content, .. }) = look_at(&stats, &path, "deploy.md".into(), None) else {
+            panic!("a new file is sent")
+        };
+        assert_eq!(content, "# Deploy\n");
+        assert_eq!(look_at(&stats, &path, "deploy.md".into(), Some(&hash)), None, "unchanged");
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            look_at(&stats, &path, "deploy.md".into(), Some(&hash)),
+            Some(Change::Remove { path: "deploy.md".into() })
+        );
+        assert_eq!(look_at(&stats, &path, "deploy.md".into(), None), None, "never sent, nothing to remove");
+    }
+
+    #[test]
+    fn large_binary_and_hidden_files_are_left_out() {
+        let folder = tempfile::tempdir().unwrap();
+        let stats = FolderStats::default();
+        std::fs::write(folder.path().join("big.md"), vec![b'a'; MAX_DOCUMENT_BYTES as usize + 1]).unwrap();
+        std::fs::write(folder.path().join("bytes.md"), [0xff, 0xfe]).unwrap();
+        assert_eq!(look_at(&stats, &folder.path().join("big.md"), "big.md".into(), None), None);
+        assert_eq!(look_at(&stats, &folder.path().join("bytes.md"), "bytes.md".into(), None), None);
+        assert_eq!(stats.skipped.load(Ordering::Relaxed), 2);
+        std::fs::create_dir_all(folder.path().join(".git")).unwrap();
+        std::fs::create_dir_all(folder.path().join("ops")).unwrap();
+        std::fs::write(folder.path().join(".git/notes.md"), "x").unwrap();
+        std::fs::write(folder.path().join(".draft.md"), "x").unwrap();
+        std::fs::write(folder.path().join("ops/runbook.MD"), "x").unwrap();
+        std::fs::write(folder.path().join("ops/script.sh"), "x").unwrap();
+        let found: Vec<String> = markdown_files(folder.path()).into_iter().map(|(_, relative)| relative).collect();
+        assert_eq!(found, ["big.md", "bytes.md", "ops/runbook.MD"]);
+        assert!(is_hidden(".draft.md") && is_hidden("a/.b/c.md") && !is_hidden("a/b.md"));
+    }
+
+    #[test]
+    fn what_was_sent_survives_a_restart_and_a_bad_file_starts_afresh() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("index-state.json");
+        let mut sent = Sent::default();
+        sent.folders.entry("/docs".into()).or_default().insert("a.md".into(), "hash".into());
+        write_state(&path, &sent).unwrap();
+        assert_eq!(read_state(&path).folders, sent.folders);
+        std::fs::write(&path, "{not json").unwrap();
+        assert!(read_state(&path).folders.is_empty());
+    }
+}
