@@ -81,7 +81,12 @@ fn main() {
         // ---- hooks, each a whole process ----
         let lore = lore_e2e::workspace_binary("lore");
         let state = tempfile::tempdir().unwrap();
+        // A repository with its own CLAUDE.md: each session start also
+        // brings it to the project's standing instructions.
         let repo = tempfile::tempdir().unwrap();
+        let git = std::process::Command::new("git").args(["init", "-q"]).current_dir(repo.path()).status().unwrap();
+        assert!(git.success());
+        std::fs::write(repo.path().join("CLAUDE.md"), "# Working here\n\nRun the tests first.\n").unwrap();
         let cwd = repo.path().display().to_string();
         let env_of = |agent: &str| {
             [
@@ -117,7 +122,7 @@ fn main() {
             ("baseline: lore --version", ""),
             ("post-tool-use (a Read, logged through the sidecar)", "post-tool-use"),
             ("post-tool-use (a failing cargo test: logged and captured)", "post-tool-use"),
-            ("session-start (a new session: start, briefing with 10,000 entries)", "session-start"),
+            ("session-start (a new session: start, briefing with 10,000 entries, CLAUDE.md synced)", "session-start"),
             ("user-prompt-submit (briefing for the prompt, given items left out)", "user-prompt-submit"),
             ("stop (the session ends)", "stop"),
         ];
@@ -150,6 +155,9 @@ fn main() {
             row(name, histogram);
         }
         println!("\nHook runs that gave up at their budget: {over_budget}; other problems logged: {}.", log.lines().count() - over_budget);
+        for line in log.lines() {
+            println!("    {line}");
+        }
 
         // ---- MCP over stdio against the direct gRPC call, same route ----
         let transport = TokioChildProcess::new(tokio::process::Command::new(&lore).configure(|command| {
