@@ -13,6 +13,10 @@
 //! after the spool has the writes. A crash in between sends a file again at
 //! the next start, which the server takes as unchanged: nothing doubles.
 //!
+//! A folder that is not there yet (a repository not cloned yet) is looked
+//! for every few seconds; one that goes away keeps its documents until it
+//! is back.
+//!
 //! A document's path is the file's path under its folder (`ops/deploy.md`),
 //! in the project of `--index-project` (else the folder's repository name).
 //! Hidden files and folders are skipped, and so is a file over the server's
@@ -59,7 +63,6 @@ pub struct FolderStats {
 /// The watch, running until dropped.
 pub struct FolderWatch {
     task: tokio::task::JoinHandle<()>,
-    _debouncer: Debouncer<notify::RecommendedWatcher>,
 }
 
 impl Drop for FolderWatch {
@@ -67,6 +70,10 @@ impl Drop for FolderWatch {
         self.task.abort();
     }
 }
+
+/// How often a folder that is not there (yet) is looked for: an agent's
+/// pod may start its sidecar before the repository is cloned.
+const LOOK_FOR_MISSING: Duration = Duration::from_secs(5);
 
 /// What was last sent of each folder: its files' content hashes by path.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -82,7 +89,9 @@ enum Change {
     Remove { path: String },
 }
 
-/// Sends what changed since the last run, then watches the folders.
+/// Sends what changed since the last run, then watches the folders. A
+/// folder that is not there is looked for every few seconds, and its
+/// documents stay as they were meanwhile.
 pub async fn start(
     folders: Vec<Folder>,
     debounce: Duration,
@@ -90,42 +99,47 @@ pub async fn start(
     state_file: PathBuf,
     stats: Arc<FolderStats>,
 ) -> anyhow::Result<FolderWatch> {
-    for folder in &folders {
-        anyhow::ensure!(folder.dir.is_dir(), "--index {}: not a folder this sidecar can read", folder.dir.display());
-    }
     let (sender, mut events) = mpsc::channel::<DebounceEventResult>(64);
-    let mut debouncer = new_debouncer(debounce, move |result| drop(sender.blocking_send(result)))
+    let debouncer = new_debouncer(debounce, move |result| drop(sender.blocking_send(result)))
         .context("cannot watch the folders to index")?;
-    for folder in &folders {
-        debouncer
-            .watcher()
-            .watch(&folder.dir, notify::RecursiveMode::Recursive)
-            .with_context(|| format!("cannot watch {}", folder.dir.display()))?;
-    }
     let sent = read_state(&state_file);
-    let mut indexer = Indexer { folders, spool, state_file, stats, sent };
+    let watching = vec![Watching::NotYet { said: false }; folders.len()];
+    let mut indexer = Indexer { folders, spool, state_file, stats, sent, debouncer, watching };
     // Changes made while the sidecar was down, before any event.
-    for index in 0..indexer.folders.len() {
-        indexer.rescan(index).await;
-    }
+    indexer.watch_new().await;
     let task = tokio::spawn(async move {
-        while let Some(result) = events.recv().await {
-            match result {
-                Ok(events) => {
-                    let paths: BTreeSet<PathBuf> = events.into_iter().map(|event| event.path).collect();
-                    indexer.changed(paths).await;
-                }
-                Err(error) => {
-                    // Events may have been lost: look at everything again.
-                    tracing::warn!(%error, "the folder watch lost events; rescanning");
-                    for index in 0..indexer.folders.len() {
-                        indexer.rescan(index).await;
+        let mut look = tokio::time::interval_at(tokio::time::Instant::now() + LOOK_FOR_MISSING, LOOK_FOR_MISSING);
+        loop {
+            tokio::select! {
+                result = events.recv() => match result {
+                    None => return,
+                    Some(Ok(events)) => {
+                        let paths: BTreeSet<PathBuf> = events.into_iter().map(|event| event.path).collect();
+                        indexer.changed(paths).await;
                     }
-                }
+                    Some(Err(error)) => {
+                        // Events may have been lost: look at everything again.
+                        tracing::warn!(%error, "the folder watch lost events; rescanning");
+                        for index in 0..indexer.folders.len() {
+                            indexer.rescan(index).await;
+                        }
+                    }
+                },
+                _ = look.tick() => indexer.watch_new().await,
             }
         }
     });
-    Ok(FolderWatch { task, _debouncer: debouncer })
+    Ok(FolderWatch { task })
+}
+
+/// Whether a folder is watched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Watching {
+    Yes,
+    /// Not there (yet); `said` once it was logged.
+    NotYet {
+        said: bool,
+    },
 }
 
 struct Indexer {
@@ -134,9 +148,40 @@ struct Indexer {
     state_file: PathBuf,
     stats: Arc<FolderStats>,
     sent: Sent,
+    debouncer: Debouncer<notify::RecommendedWatcher>,
+    watching: Vec<Watching>,
 }
 
 impl Indexer {
+    /// Starts watching the folders that are there now and were not, each
+    /// compared with what was sent of it first.
+    async fn watch_new(&mut self) {
+        for index in 0..self.folders.len() {
+            let Watching::NotYet { said } = self.watching[index] else { continue };
+            let dir = self.folders[index].dir.clone();
+            let watched = if dir.is_dir() {
+                self.debouncer
+                    .watcher()
+                    .watch(&dir, notify::RecursiveMode::Recursive)
+                    .map_err(|error| error.to_string())
+            } else {
+                Err("not a folder (yet)".to_owned())
+            };
+            match watched {
+                Ok(()) => {
+                    tracing::info!(folder = %dir.display(), project = self.folders[index].project, "indexing the folder");
+                    self.watching[index] = Watching::Yes;
+                    self.rescan(index).await;
+                }
+                Err(reason) if !said => {
+                    tracing::warn!(folder = %dir.display(), reason, "cannot watch the folder; looking for it every 5 s");
+                    self.watching[index] = Watching::NotYet { said: true };
+                }
+                Err(_) => {}
+            }
+        }
+    }
+
     /// Looks at the paths notify reported: a markdown file by itself,
     /// anything else (a folder renamed or removed) by rescanning its folder.
     async fn changed(&mut self, paths: BTreeSet<PathBuf>) {
@@ -162,9 +207,17 @@ impl Indexer {
         }
     }
 
-    /// Compares a whole folder with what was sent of it.
+    /// Compares a whole folder with what was sent of it. A folder gone
+    /// (unmounted, moved away) keeps its documents until it is back.
     async fn rescan(&mut self, index: usize) {
         let dir = self.folders[index].dir.clone();
+        if !dir.is_dir() {
+            if self.watching[index] == Watching::Yes {
+                let _ = self.debouncer.watcher().unwatch(&dir);
+                self.watching[index] = Watching::NotYet { said: false };
+            }
+            return;
+        }
         let known = self.known(index).clone();
         let stats = Arc::clone(&self.stats);
         let found = tokio::task::spawn_blocking(move || {

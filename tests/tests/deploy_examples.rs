@@ -1,6 +1,9 @@
 //! The deployment examples as a person would use them: the systemd unit for
 //! agent VMs passes `systemd-analyze verify`, names only settings the
 //! sidecar knows, and a sidecar started with its settings ships an action.
+//! The agent pod's sidecar container (scripts/check-helm.sh validates the
+//! pod itself) names only settings the sidecar knows, commented ones of the
+//! unit included.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,6 +14,40 @@ use lore_proto::v1::action_service_client::ActionServiceClient;
 use tokio::process::Command;
 
 const UNIT: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/systemd/lore-sidecar.service"));
+
+const POD: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../helm/lore/examples/agent-pod-with-sidecar.yaml"));
+
+async fn sidecar_help() -> String {
+    help("lore-sidecar", &[]).await
+}
+
+async fn help(binary: &str, args: &[&str]) -> String {
+    let help = Command::new(workspace_binary(binary)).args(args).arg("--help").output().await.unwrap();
+    String::from_utf8(help.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn the_examples_name_only_settings_the_sidecar_and_the_hooks_read() {
+    // The agent container's settings are for `lore hook`, the sidecar's
+    // for lore-sidecar: either reads each.
+    let help = format!("{}{}", sidecar_help().await, help("lore", &["hook"]).await);
+    let in_pod =
+        POD.lines().filter_map(|line| line.trim().strip_prefix("- name: ")).filter(|name| name.starts_with("LORE_"));
+    let commented_in_unit = UNIT
+        .lines()
+        .filter_map(|line| line.strip_prefix("#Environment="))
+        .filter_map(|pair| pair.split_once('='))
+        .map(|(key, _)| key);
+    let named: Vec<&str> = in_pod.chain(commented_in_unit).collect();
+    assert!(named.contains(&"LORE_SIDECAR_INDEX"), "{named:?}");
+    for key in named {
+        assert!(
+            help.contains(&format!("[env: {key}")),
+            "an example sets {key}, which neither lore-sidecar nor lore hook reads"
+        );
+    }
+}
 
 /// The unit's `Environment=KEY=VALUE` settings.
 fn unit_environment() -> BTreeMap<String, String> {
@@ -32,8 +69,7 @@ async fn the_sidecar_unit_verifies_and_its_settings_start_a_sidecar_that_ships()
     assert!(verified.status.success(), "systemd-analyze verify: {}", String::from_utf8_lossy(&verified.stderr));
 
     let environment = unit_environment();
-    let help = Command::new(&sidecar).arg("--help").output().await.unwrap();
-    let help = String::from_utf8(help.stdout).unwrap();
+    let help = sidecar_help().await;
     for key in environment.keys() {
         assert!(help.contains(&format!("[env: {key}")), "the unit sets {key}, which lore-sidecar does not read");
     }

@@ -2,7 +2,8 @@
 //! indexed on a server that is not there, as a fleet runs it. Changes made
 //! while the server is down are spooled and arrive once it is up; a file
 //! removed is removed; a restarted sidecar sends only what changed while it
-//! was stopped; what the server cannot take is left out and said.
+//! was stopped; a folder that is not there yet is indexed once it is;
+//! what the server cannot take is left out and said.
 //! `lore index push` does the same from CI.
 
 use std::collections::BTreeMap;
@@ -56,9 +57,10 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
-async fn sidecar(server: &str, spool: &Path, docs: &Path, listen: &str) -> ServerProcess {
-    let docs = docs.to_str().unwrap();
-    let args = ["--index", docs, "--index-project", "shop", "--index-debounce-ms", "50"];
+async fn sidecar(server: &str, spool: &Path, folders: &[&Path], listen: &str) -> ServerProcess {
+    let folders: Vec<&str> = folders.iter().map(|folder| folder.to_str().unwrap()).collect();
+    let folders = folders.join(",");
+    let args = ["--index", &folders, "--index-project", "shop", "--index-debounce-ms", "50"];
     ServerProcess::start_sidecar_on(listen, server, spool, &args).await.unwrap()
 }
 
@@ -73,7 +75,9 @@ async fn a_watched_folder_reaches_a_server_that_was_away_once_and_in_full() {
     let port = free_port();
     let server_url = format!("http://127.0.0.1:{port}");
     let listen = format!("127.0.0.1:{}", free_port());
-    let mut watcher = sidecar(&server_url, &spool, &docs, &listen).await;
+    // A second folder is not there yet (a repository not cloned yet).
+    let later = workspace.path().join("later");
+    let mut watcher = sidecar(&server_url, &spool, &[&docs, &later], &listen).await;
     until_logged(&watcher, "document spooled for indexing", 1).await;
     write(&docs.join("ops/runbook.md"), "# Runbook\n\nPage the on-call zebrafish.\n");
     write(&docs.join("deploy.md"), "# Deploy\n\nRoll out with helm upgrade --atomic.\n");
@@ -89,15 +93,18 @@ async fn a_watched_folder_reaches_a_server_that_was_away_once_and_in_full() {
     let server = ServerProcess::start(options).await.unwrap();
     until_documents(&server, "shop", &[("deploy.md", "--atomic"), ("ops/runbook.md", "zebrafish")]).await;
 
-    // A file removed is removed.
+    // A file removed is removed; the folder that was missing is indexed
+    // once it is there.
     std::fs::remove_file(docs.join("ops/runbook.md")).unwrap();
-    until_documents(&server, "shop", &[("deploy.md", "--atomic")]).await;
+    write(&later.join("cloned.md"), "# Cloned\n\nArrived with the checkout of the narwhal.\n");
+    until_documents(&server, "shop", &[("deploy.md", "--atomic"), ("cloned.md", "narwhal")]).await;
+    assert!(watcher.log().contains("looking for it every 5 s"), "{}", watcher.log());
 
     // Stopped, a change, started again: only the change is sent.
     watcher.stop().await;
     write(&docs.join("deploy.md"), "# Deploy\n\nRoll out with helm upgrade --atomic --wait.\n");
-    let watcher = sidecar(&server.endpoint(), &spool, &docs, &listen).await;
-    until_documents(&server, "shop", &[("deploy.md", "--wait")]).await;
+    let watcher = sidecar(&server.endpoint(), &spool, &[&docs], &listen).await;
+    until_documents(&server, "shop", &[("deploy.md", "--wait"), ("cloned.md", "narwhal")]).await;
     until_logged(&watcher, "document spooled for indexing", 1).await;
     assert_eq!(watcher.log().matches("document spooled").count(), 1, "only the change:\n{}", watcher.log());
 
@@ -122,6 +129,11 @@ async fn a_watched_folder_reaches_a_server_that_was_away_once_and_in_full() {
     std::fs::remove_file(ci.join("adr/0001.md")).unwrap();
     let (ok, stdout, stderr) = push(&["--prefix", "decisions"]).await;
     assert!(ok && stdout.contains("removed under decisions/: 1 "), "{stdout}{stderr}");
-    until_documents(&server, "shop", &[("deploy.md", "--wait"), ("decisions/adr/0002.md", "pgvector")]).await;
+    until_documents(
+        &server,
+        "shop",
+        &[("deploy.md", "--wait"), ("cloned.md", "narwhal"), ("decisions/adr/0002.md", "pgvector")],
+    )
+    .await;
     drop(watcher);
 }
