@@ -82,11 +82,25 @@ struct Sent {
     folders: BTreeMap<String, BTreeMap<String, String>>,
 }
 
-/// One change to send.
+/// One change to send, or a file to leave out.
 #[derive(Debug, PartialEq, Eq)]
 enum Change {
-    Index { path: String, content: String, hash: String },
-    Remove { path: String },
+    Index {
+        path: String,
+        content: String,
+        hash: String,
+    },
+    Remove {
+        path: String,
+    },
+    /// Not sent; remembered by `marker` (what the file was when it was
+    /// left out), so the same file is not looked at and logged again at
+    /// every event while it is being written.
+    Skip {
+        path: String,
+        marker: String,
+        reason: String,
+    },
 }
 
 /// Sends what changed since the last run, then watches the folders. A
@@ -197,7 +211,7 @@ impl Indexer {
                 continue;
             }
             let known = self.known(index).get(&relative).cloned();
-            if let Some(change) = self.look_at(&path, relative, known.as_deref()) {
+            if let Some(change) = look_at(&path, relative, known.as_deref()) {
                 changes.push((index, change));
             }
         }
@@ -219,14 +233,13 @@ impl Indexer {
             return;
         }
         let known = self.known(index).clone();
-        let stats = Arc::clone(&self.stats);
         let found = tokio::task::spawn_blocking(move || {
             let mut changes = Vec::new();
             let mut present = BTreeSet::new();
             for (path, relative) in markdown_files(&dir) {
                 present.insert(relative.clone());
                 let hash = known.get(&relative).map(String::as_str);
-                if let Some(change) = look_at(&stats, &path, relative, hash) {
+                if let Some(change) = look_at(&path, relative, hash) {
                     changes.push(change);
                 }
             }
@@ -240,10 +253,6 @@ impl Indexer {
             Ok(changes) => self.send(changes.into_iter().map(|change| (index, change)).collect()).await,
             Err(error) => tracing::warn!(%error, "rescanning a folder stopped"),
         }
-    }
-
-    fn look_at(&self, path: &Path, relative: String, known: Option<&str>) -> Option<Change> {
-        look_at(&self.stats, path, relative, known)
     }
 
     fn known(&mut self, index: usize) -> &mut BTreeMap<String, String> {
@@ -267,21 +276,24 @@ impl Indexer {
         }
         let writes: Vec<Write> = changes
             .iter()
-            .map(|(index, change)| {
+            .filter_map(|(index, change)| {
                 let project = self.folders[*index].project.clone();
                 match change {
-                    Change::Index { path, content, .. } => Write::IndexDocument(proto::IndexDocumentRequest {
+                    Change::Index { path, content, .. } => Some(Write::IndexDocument(proto::IndexDocumentRequest {
                         project,
                         path: path.clone(),
                         content: content.clone(),
-                    }),
+                    })),
                     Change::Remove { path } => {
-                        Write::RemoveDocument(proto::RemoveDocumentRequest { project, path: path.clone() })
+                        Some(Write::RemoveDocument(proto::RemoveDocumentRequest { project, path: path.clone() }))
                     }
+                    Change::Skip { .. } => None,
                 }
             })
             .collect();
-        if let Err(status) = crate::api::spool_writes_from(&self.spool, writes, CLIENT).await {
+        if !writes.is_empty()
+            && let Err(status) = crate::api::spool_writes_from(&self.spool, writes, CLIENT).await
+        {
             // Not remembered as sent: the next change or start tries again.
             tracing::warn!(error = %status.message(), "cannot spool the folder's changes");
             return;
@@ -298,6 +310,11 @@ impl Indexer {
                     self.stats.removed.fetch_add(1, Ordering::Relaxed);
                     self.known(index).remove(&path);
                 }
+                Change::Skip { path, marker, reason } => {
+                    tracing::warn!(path, "not indexed: {reason}");
+                    self.stats.skipped.fetch_add(1, Ordering::Relaxed);
+                    self.known(index).insert(path, marker);
+                }
             }
         }
         if let Err(error) = write_state(&self.state_file, &self.sent) {
@@ -307,29 +324,27 @@ impl Indexer {
 }
 
 /// What to send about one file: its content when it differs from `known`,
-/// its removal when it is gone and was sent, nothing otherwise.
-fn look_at(stats: &FolderStats, path: &Path, relative: String, known: Option<&str>) -> Option<Change> {
-    let skip = |reason: String| {
-        stats.skipped.fetch_add(1, Ordering::Relaxed);
-        tracing::warn!(path = %path.display(), "not indexed: {reason}");
-        None
+/// its removal when it is gone and was known, that it is left out when it
+/// cannot be sent (once per version of it), nothing otherwise.
+fn look_at(path: &Path, relative: String, known: Option<&str>) -> Option<Change> {
+    let gone = |relative: String| known.map(|_| Change::Remove { path: relative });
+    let skip = |relative: String, marker: String, reason: String| {
+        (known != Some(marker.as_str())).then_some(Change::Skip { path: relative, marker, reason })
     };
-    match std::fs::metadata(path) {
-        Ok(metadata) if metadata.len() > MAX_DOCUMENT_BYTES => {
-            return skip(format!("{} bytes is over the server's 1 MiB", metadata.len()));
-        }
-        Ok(_) => {}
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            return known.map(|_| Change::Remove { path: relative });
-        }
-        Err(error) => return skip(error.to_string()),
+    let metadata = match std::fs::metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return gone(relative),
+        Err(error) => return skip(relative, format!("skipped:{}", error.kind()), error.to_string()),
+    };
+    if metadata.len() > MAX_DOCUMENT_BYTES {
+        let modified = metadata.modified().ok().and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok());
+        let marker = format!("skipped:{}:{}", metadata.len(), modified.map_or(0, |at| at.as_nanos()));
+        return skip(relative, marker, format!("{} bytes is over the server's 1 MiB", metadata.len()));
     }
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            return known.map(|_| Change::Remove { path: relative });
-        }
-        Err(error) => return skip(error.to_string()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return gone(relative),
+        Err(error) => return skip(relative, format!("skipped:{}", error.kind()), error.to_string()),
     };
     let hash = blake3::hash(&bytes).to_hex().to_string();
     if known == Some(hash.as_str()) {
@@ -337,7 +352,7 @@ fn look_at(stats: &FolderStats, path: &Path, relative: String, known: Option<&st
     }
     match String::from_utf8(bytes) {
         Ok(content) => Some(Change::Index { path: relative, content, hash }),
-        Err(_) => skip("not UTF-8 text".into()),
+        Err(_) => skip(relative, format!("skipped:{hash}"), "not UTF-8 text".into()),
     }
 }
 
@@ -392,30 +407,28 @@ mod tests {
     fn a_file_is_sent_when_its_content_changes_and_removed_once_gone() {
         let folder = tempfile::tempdir().unwrap();
         let path = folder.path().join("deploy.md");
-        let stats = FolderStats::default();
         std::fs::write(&path, "# Deploy\n").unwrap();
-        let Some(Change::Index { hash, content, .. }) = look_at(&stats, &path, "deploy.md".into(), None) else {
+        let Some(Change::Index { hash, content, .. }) = look_at(&path, "deploy.md".into(), None) else {
             panic!("a new file is sent")
         };
         assert_eq!(content, "# Deploy\n");
-        assert_eq!(look_at(&stats, &path, "deploy.md".into(), Some(&hash)), None, "unchanged");
+        assert_eq!(look_at(&path, "deploy.md".into(), Some(&hash)), None, "unchanged");
         std::fs::remove_file(&path).unwrap();
-        assert_eq!(
-            look_at(&stats, &path, "deploy.md".into(), Some(&hash)),
-            Some(Change::Remove { path: "deploy.md".into() })
-        );
-        assert_eq!(look_at(&stats, &path, "deploy.md".into(), None), None, "never sent, nothing to remove");
+        assert_eq!(look_at(&path, "deploy.md".into(), Some(&hash)), Some(Change::Remove { path: "deploy.md".into() }));
+        assert_eq!(look_at(&path, "deploy.md".into(), None), None, "never sent, nothing to remove");
     }
 
     #[test]
     fn large_binary_and_hidden_files_are_left_out() {
         let folder = tempfile::tempdir().unwrap();
-        let stats = FolderStats::default();
         std::fs::write(folder.path().join("big.md"), vec![b'a'; MAX_DOCUMENT_BYTES as usize + 1]).unwrap();
         std::fs::write(folder.path().join("bytes.md"), [0xff, 0xfe]).unwrap();
-        assert_eq!(look_at(&stats, &folder.path().join("big.md"), "big.md".into(), None), None);
-        assert_eq!(look_at(&stats, &folder.path().join("bytes.md"), "bytes.md".into(), None), None);
-        assert_eq!(stats.skipped.load(Ordering::Relaxed), 2);
+        for name in ["big.md", "bytes.md"] {
+            let Some(Change::Skip { marker, .. }) = look_at(&folder.path().join(name), name.into(), None) else {
+                panic!("{name} is left out")
+            };
+            assert_eq!(look_at(&folder.path().join(name), name.into(), Some(&marker)), None, "once per version");
+        }
         std::fs::create_dir_all(folder.path().join(".git")).unwrap();
         std::fs::create_dir_all(folder.path().join("ops")).unwrap();
         std::fs::write(folder.path().join(".git/notes.md"), "x").unwrap();

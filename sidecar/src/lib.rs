@@ -298,6 +298,7 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
         spool: Arc::clone(&spool),
         ship: stats,
         inbox: inbox_stats,
+        folders: folder_stats,
         server: config.server.clone(),
     });
     let metrics = match &config.otlp_endpoint {

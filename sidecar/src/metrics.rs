@@ -95,7 +95,7 @@ struct Figure {
     read: fn(&Figures) -> u64,
 }
 
-const FIGURES: [Figure; 9] = [
+const FIGURES: [Figure; 10] = [
     Figure {
         name: "lore.sidecar.connected",
         description: "1 while an Ingest stream to the server is open",
@@ -158,5 +158,12 @@ const FIGURES: [Figure; 9] = [
         unit: "{line}",
         kind: Kind::Counter,
         read: Figures::inbox_rejected,
+    },
+    Figure {
+        name: "lore.sidecar.documents.indexed",
+        description: "documents of the watched folders spooled for indexing",
+        unit: "{document}",
+        kind: Kind::Counter,
+        read: Figures::documents_indexed,
     },
 ];

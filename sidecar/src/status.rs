@@ -9,6 +9,7 @@ use tonic::{Request, Response, Status};
 use lore_proto::v1 as proto;
 use lore_proto::v1::sidecar_service_server::SidecarService;
 
+use crate::folders::FolderStats;
 use crate::inbox::InboxStats;
 use crate::ship::ShipStats;
 use crate::spool::Spool;
@@ -19,6 +20,7 @@ pub struct Figures {
     pub spool: Arc<Spool>,
     pub ship: Arc<ShipStats>,
     pub inbox: Arc<InboxStats>,
+    pub folders: Arc<FolderStats>,
     pub server: String,
 }
 
@@ -40,6 +42,9 @@ impl Figures {
             dropped: spool.dropped_records,
             inbox_accepted: self.inbox_accepted(),
             inbox_rejected: self.inbox_rejected(),
+            documents_indexed: self.documents_indexed(),
+            documents_removed: self.folders.removed.load(Ordering::Relaxed),
+            documents_skipped: self.folders.skipped.load(Ordering::Relaxed),
         }
     }
 
@@ -75,6 +80,10 @@ impl Figures {
 
     pub fn inbox_rejected(&self) -> u64 {
         self.inbox.rejected.load(Ordering::Relaxed)
+    }
+
+    pub fn documents_indexed(&self) -> u64 {
+        self.folders.indexed.load(Ordering::Relaxed)
     }
 }
 

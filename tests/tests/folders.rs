@@ -84,10 +84,22 @@ async fn a_watched_folder_reaches_a_server_that_was_away_once_and_in_full() {
     write(&docs.join("notes.txt"), "not markdown");
     write(&docs.join(".drafts/secret.md"), "hidden");
     std::fs::write(docs.join("binary.md"), [0xff, 0xfe, 0x00]).unwrap();
-    write(&docs.join("huge.md"), &"x".repeat(1024 * 1024 + 1));
+    // Written aside and renamed in, as editors save: never seen half written.
+    write(&docs.join(".huge.md.swp"), &"x".repeat(1024 * 1024 + 1));
+    std::fs::rename(docs.join(".huge.md.swp"), docs.join("huge.md")).unwrap();
     until_logged(&watcher, "document spooled for indexing", 3).await;
     until_logged(&watcher, "not indexed: not UTF-8 text", 1).await;
     until_logged(&watcher, "over the server's 1 MiB", 1).await;
+    // `lore sidecar status` asks the sidecar alone (the server is away).
+    let (ok, status, stderr) =
+        lore_cli(&watcher, None, &["sidecar", "status", "--sidecar", &watcher.endpoint(), "--json"]).await;
+    assert!(ok, "{stderr}");
+    let status: serde_json::Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(
+        (status["documents_indexed"].as_u64(), status["documents_skipped"].as_u64()),
+        (Some(3), Some(2)),
+        "{status}"
+    );
 
     let options = ServerOptions::with_database(&database.url).env("LORE_LISTEN_ADDR", &format!("127.0.0.1:{port}"));
     let server = ServerProcess::start(options).await.unwrap();

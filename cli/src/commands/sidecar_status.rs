@@ -31,6 +31,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 "dropped": status.dropped,
                 "inbox_accepted": status.inbox_accepted,
                 "inbox_rejected": status.inbox_rejected,
+                "documents_indexed": status.documents_indexed,
+                "documents_removed": status.documents_removed,
+                "documents_skipped": status.documents_skipped,
             })
         );
         return Ok(());
@@ -47,5 +50,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         status.shipped, status.shipped_records, status.duplicates, status.rejected, status.dropped
     );
     println!("inbox: {} accepted, {} rejected", status.inbox_accepted, status.inbox_rejected);
+    println!(
+        "watched folders: {} documents indexed, {} removed, {} files skipped",
+        status.documents_indexed, status.documents_removed, status.documents_skipped
+    );
     Ok(())
 }
