@@ -74,13 +74,19 @@ impl Checks {
     /// The check a command runs, by name (`cargo test`, `pytest`), when one
     /// of its commands is one.
     pub fn check_of(&self, command: &str) -> Option<String> {
-        command.split(['\n', ';', '|', '&', '(', ')']).map(program_first).find_map(|segment| {
+        parts(command).find_map(|segment| {
             self.patterns
                 .iter()
                 .find_map(|pattern| pattern.find(segment.as_bytes()).filter(|found| found.start() == 0))
                 .map(|found| fold(&String::from_utf8_lossy(found.as_bytes())))
         })
     }
+}
+
+/// The parts of a shell command (at `&&`, `;`, `|`, newlines and
+/// parentheses), each from its program on.
+pub fn parts(command: &str) -> impl Iterator<Item = String> + '_ {
+    command.split(['\n', ';', '|', '&', '(', ')']).map(program_first).filter(|part| !part.is_empty())
 }
 
 /// A command from its program on: without environment assignments and

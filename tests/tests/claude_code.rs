@@ -264,31 +264,42 @@ async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_rec
         "within a minute, the failing check is resolved by its fix and the session has ended; hook log: {hook_log}"
     );
 
-    let calls: Vec<(String, String, String, Value, String)> = sqlx::query_as(
-        "SELECT category, outcome, coalesce(context->>'tool', ''), context, error FROM actions
-          WHERE session_id = $1 AND action_type = 'tool_call' ORDER BY chain_seq",
+    // Every tool call, typed by what it was (a test run, an edit) or not.
+    let calls: Vec<(String, String, String, Value, String, String)> = sqlx::query_as(
+        "SELECT category, outcome, coalesce(context->>'tool', ''), context, error, action_type FROM actions
+          WHERE session_id = $1 AND context ? 'tool' ORDER BY chain_seq",
     )
     .bind(session)
     .fetch_all(pool)
     .await
     .unwrap();
-    let tools: Vec<&str> = calls.iter().map(|(_, _, tool, _, _)| tool.as_str()).collect();
+    let tools: Vec<&str> = calls.iter().map(|(_, _, tool, _, _, _)| tool.as_str()).collect();
     for expected in ["ToolSearch", "briefing", "Bash", "Read", "Edit"] {
         assert!(tools.contains(&expected), "{expected} is not in the action log: {tools:?}\nhook log: {hook_log}");
     }
     assert_eq!(tools.iter().filter(|tool| **tool == "Bash").count(), 2, "{tools:?}");
-    let briefing = calls.iter().find(|(_, _, tool, _, _)| tool == "briefing").unwrap();
+    let briefing = calls.iter().find(|(_, _, tool, _, _, _)| tool == "briefing").unwrap();
     assert_eq!(briefing.0, "mcp", "the MCP server recorded its own tool call");
     assert!(
-        !calls.iter().any(|(_, _, tool, _, _)| tool == "mcp__lore__briefing"),
+        !calls.iter().any(|(_, _, tool, _, _, _)| tool == "mcp__lore__briefing"),
         "the hook leaves Lore's own tools to the MCP server: {tools:?}"
     );
     let bash_outcomes: Vec<&str> = calls
         .iter()
-        .filter(|(_, _, tool, _, _)| tool == "Bash")
-        .map(|(_, outcome, _, _, _)| outcome.as_str())
+        .filter(|(_, _, tool, _, _, _)| tool == "Bash")
+        .map(|(_, outcome, _, _, _, _)| outcome.as_str())
         .collect();
     assert_eq!(bash_outcomes, vec!["failure", "success"]);
+    // Typed without being asked: the two runs of `make test` are test runs
+    // of that runner, the edit a file edit with its lines; a Read stays a
+    // plain tool call.
+    let types =
+        |tool: &str| -> Vec<&str> { calls.iter().filter(|call| call.2 == tool).map(|call| call.5.as_str()).collect() };
+    assert_eq!(types("Bash"), ["test_run", "test_run"], "{calls:?}");
+    assert_eq!(types("Edit"), ["file_edit"]);
+    assert_eq!(types("Read"), ["tool_call"]);
+    let run = calls.iter().find(|call| call.5 == "test_run").unwrap();
+    assert_eq!(run.3["details"]["runner"], "make test", "{}", run.3);
     // The failing check and its fix are the task's two QA results: a
     // failure, then a pass on the second attempt.
     let results: Vec<(i32, bool, i32)> = sqlx::query_as(
@@ -299,7 +310,7 @@ async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_rec
     .await
     .unwrap();
     assert_eq!(results, [(1, false, 1), (2, true, 0)], "hook log: {hook_log}");
-    let edit = calls.iter().find(|(_, _, tool, _, _)| tool == "Edit").unwrap();
+    let edit = calls.iter().find(|(_, _, tool, _, _, _)| tool == "Edit").unwrap();
     assert_eq!(edit.3["input"]["file_path"], calc, "an edit is logged by its path");
     assert!(edit.3.to_string().len() < 1000, "never the file's content: {}", edit.3);
     let leaked: i64 = sqlx::query_scalar(

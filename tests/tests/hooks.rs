@@ -241,12 +241,97 @@ async fn codex_hooks_record_the_session_a_failing_check_and_its_fix_through_the_
             .unwrap();
     assert_eq!(check, "cargo test");
     assert!(messages.iter().any(|message| message.contains("panicked at src/lib.rs")), "{messages:?}");
-    let tools: Vec<String> = sqlx::query_scalar(
-        "SELECT context->>'tool' FROM actions WHERE session_id = $1 AND action_type = 'tool_call' ORDER BY chain_seq",
+    let tools: Vec<(String, String)> = sqlx::query_as(
+        "SELECT context->>'tool', action_type FROM actions WHERE session_id = $1 AND context ? 'tool' ORDER BY chain_seq",
     )
     .bind(session)
     .fetch_all(pool)
     .await
     .unwrap();
-    assert_eq!(tools, vec!["Bash", "apply_patch", "Bash"]);
+    let typed = |tool: &str, action_type: &str| (tool.to_owned(), action_type.to_owned());
+    assert_eq!(
+        tools,
+        vec![typed("Bash", "test_run"), typed("apply_patch", "file_edit"), typed("Bash", "test_run")],
+        "Codex's tool calls are typed by what they were"
+    );
+}
+
+/// Typed without being asked: in a repository on branch
+/// `feature/SHOP-42-cart`, a commit is a `commit` with its sha and the
+/// issue its trailer names, a helm upgrade a `deploy` (which the project's
+/// report counts), and every action of the session carries its issue.
+#[tokio::test]
+async fn commits_and_deploys_are_typed_and_linked_to_the_issue_of_the_branch() {
+    let database = TestDatabase::new().await.unwrap();
+    let server = ServerProcess::start(ServerOptions::with_database(&database.url)).await.unwrap();
+    let spool = tempfile::tempdir_in(default_cache_dir()).unwrap();
+    let sidecar = ServerProcess::start_sidecar(&server.endpoint(), spool.path(), &[]).await.unwrap();
+    let (state, repo) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let git = |args: &[&str]| {
+        let status = Command::new("git").args(args).current_dir(repo.path()).stdout(Stdio::null()).status().unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "feature/SHOP-42-cart"]);
+    let cwd = repo.path().display().to_string();
+    let agent_session = Uuid::now_v7().to_string();
+    let event = |name: &str, extra: Value| {
+        let mut input = json!({"session_id": agent_session, "cwd": cwd, "hook_event_name": name});
+        input.as_object_mut().unwrap().extend(extra.as_object().cloned().unwrap_or_default());
+        input.to_string().into_bytes()
+    };
+    let run = |name: &str, stdin: Vec<u8>| {
+        let (output, _) = hook(name, &[], &stdin, state.path(), &sidecar.endpoint(), &server.endpoint());
+        assert!(output.status.success(), "{name}: {output:?}");
+    };
+    let bash = |command: &str, stdout: &str| {
+        event(
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": command}, "tool_response": {"stdout": stdout, "stderr": ""}}),
+        )
+    };
+    run("session-start", event("SessionStart", json!({"source": "startup"})));
+    run("post-tool-use", bash("ls src", "cart.rs\n"));
+    run(
+        "post-tool-use",
+        bash(
+            "git add -A && git commit -m \"Fix the cart total\n\nFixes #77\"",
+            "[feature/SHOP-42-cart 3f2a9c1] Fix the cart total\n 1 file changed, 2 insertions(+)\n",
+        ),
+    );
+    run("post-tool-use", bash("helm upgrade --install shop ./chart -n prod", "Release \"shop\" has been upgraded."));
+
+    let session = lore_session_id(AgentKind::ClaudeCode, &agent_session);
+    let pool = &database.pool;
+    let stored = lore_e2e::eventually(|| async {
+        let rows: Vec<(String, String, Value)> = sqlx::query_as(
+            "SELECT action_type, issue_id, coalesce(context->'details', 'null') FROM actions
+              WHERE session_id = $1 AND context ? 'tool' ORDER BY chain_seq",
+        )
+        .bind(session)
+        .fetch_all(pool)
+        .await
+        .unwrap();
+        (rows.len() == 3).then_some(rows)
+    })
+    .await
+    .unwrap_or_else(|| panic!("three actions never arrived: {}", log(state.path())));
+    let kinds: Vec<(&str, &str)> = stored.iter().map(|(kind, issue, _)| (kind.as_str(), issue.as_str())).collect();
+    assert_eq!(kinds, [("tool_call", "SHOP-42"), ("commit", "#77"), ("deploy", "#77")]);
+    assert_eq!(stored[1].2["sha"], "3f2a9c1");
+    assert_eq!(stored[1].2["message"], "Fix the cart total");
+    assert_eq!((stored[2].2["release"].as_str(), stored[2].2["namespace"].as_str()), (Some("shop"), Some("prod")));
+
+    // The project's report counts the deploy without anyone logging it.
+    let mut actions = lore_proto::v1::action_service_client::ActionServiceClient::new(server.channel().await);
+    let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    let report = actions
+        .periodic_report(proto::PeriodicReportRequest {
+            project: "hooks".into(),
+            period: proto::ReportPeriod::Daily.into(),
+            day: today,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(report.markdown.contains("- **Deployments:** 1"), "{}", report.markdown);
 }

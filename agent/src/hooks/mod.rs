@@ -33,6 +33,7 @@ pub mod input;
 pub mod record;
 mod staleness;
 pub mod state;
+pub mod typed;
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -135,6 +136,10 @@ pub struct HookArgs {
     /// Size of a prompt's briefing in characters.
     #[arg(long, env = "LORE_PROMPT_BRIEFING_CHARS", default_value_t = 2500)]
     pub prompt_briefing_chars: u32,
+    /// A file of the project's own recognizers of typed actions, read
+    /// before Lore's (the shape of agent/src/action_types.toml).
+    #[arg(long, env = "LORE_ACTION_TYPES")]
+    pub action_types: Option<PathBuf>,
     /// At session start, write the project's standing instructions into
     /// the repository's CLAUDE.md or AGENTS.md (sync), or leave it (off).
     #[arg(long, env = "LORE_INSTRUCTIONS", default_value = "sync", value_parser = ["sync", "off"])]
@@ -317,6 +322,11 @@ impl Hook<'_> {
             git_context(&self.dir),
             staleness::missing_cited_files(&self.connection, &self.identity.project, &self.dir)
         );
+        if let Some(issue) = branch.as_deref().and_then(typed::issue_of_branch) {
+            let mut locked = self.state().await?;
+            locked.state.issue = issue;
+            self.save(locked).await?;
+        }
         let task = proto::BriefTask { files, labels: branch.into_iter().collect(), ..Default::default() };
         let request = proto::BriefRequest {
             budget_chars: self.args.briefing_chars,
@@ -407,6 +417,7 @@ impl Hook<'_> {
             _ => None,
         };
         let edited = record::edited_files(input);
+        let typed = self.recognizers().recognize(input);
         let mut locked = self.state().await?;
         if !locked.state.started {
             self.start_session("", None).await?;
@@ -423,12 +434,27 @@ impl Hook<'_> {
         if let Some((name, _)) = &check {
             context["check"] = json!(name);
         }
+        // A commit's trailers (`Fixes #12`) name the issue from then on.
+        if let Some(issue) = typed.as_ref().and_then(|typed| typed.details.get("issue")?.as_str()) {
+            locked.state.issue = issue.to_owned();
+        }
+        let action_type = match typed {
+            Some(mut typed) => {
+                if let Some((runner, _)) = check.as_ref().filter(|_| typed.action_type == "test_run") {
+                    typed.details.insert("runner".into(), json!(runner));
+                }
+                context["details"] = serde_json::Value::Object(typed.details);
+                typed.action_type
+            }
+            None => "tool_call".to_owned(),
+        };
         let action = proto::Action {
             action_id: Uuid::now_v7().to_string(),
             session_id: self.session_id.to_string(),
             project: self.identity.project.clone(),
             agent_id: self.identity.agent_id.clone(),
-            action_type: "tool_call".into(),
+            action_type,
+            issue_id: locked.state.issue.clone(),
             category: record::category(&input.tool_name),
             context: Some(lore_proto::json::to_struct(&context)),
             outcome: if failed { proto::Outcome::Failure } else { proto::Outcome::Success } as i32,
@@ -540,6 +566,16 @@ impl Hook<'_> {
         Ok(())
     }
 
+    /// The recognizers of typed actions: the project's file first when one
+    /// is set; a file that cannot be used is logged and Lore's are used.
+    fn recognizers(&self) -> typed::Recognizers {
+        let Some(path) = &self.args.action_types else { return typed::Recognizers::shipped() };
+        typed::Recognizers::with_file(path).unwrap_or_else(|problem| {
+            self.log.write(self.args.event, Some(self.session_id), &format!("LORE_ACTION_TYPES: {problem}"));
+            typed::Recognizers::shipped()
+        })
+    }
+
     fn checks(&self) -> Result<Checks, AgentError> {
         let mut patterns = self.args.check_patterns.clone();
         if let Ok(extra) = std::env::var("LORE_CHECK_PATTERNS") {
@@ -599,7 +635,9 @@ async fn git_context(dir: &Path) -> (Option<String>, Vec<String>) {
             output.status.success().then(|| String::from_utf8_lossy(&output.stdout).into_owned())
         }
     };
-    let (branch, status) = tokio::join!(git(&["rev-parse", "--abbrev-ref", "HEAD"]), git(&["status", "--porcelain"]));
+    // symbolic-ref, not rev-parse: a branch with no commit yet has a name.
+    let (branch, status) =
+        tokio::join!(git(&["symbolic-ref", "--short", "-q", "HEAD"]), git(&["status", "--porcelain"]));
     let branch = branch.map(|branch| branch.trim().to_owned()).filter(|branch| !branch.is_empty() && branch != "HEAD");
     let files = status
         .unwrap_or_default()

@@ -37,6 +37,9 @@ pub struct SessionState {
     /// The last task result sent was a pass: passing checks after it say
     /// nothing new until a check fails again.
     pub passed: bool,
+    /// The issue the session works on (`SHOP-42`, `#12`), from the branch
+    /// at session start or a commit's trailers; set on every action.
+    pub issue: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
