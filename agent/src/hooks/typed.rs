@@ -69,23 +69,27 @@ pub struct Typed {
 }
 
 impl Recognizers {
-    /// Lore's recognizers.
+    /// Lore's recognizers. Their patterns are not compiled here: a hook
+    /// runs in milliseconds and compiles only those it uses (the tests
+    /// compile every one).
     pub fn shipped() -> Self {
-        Self::parse(SHIPPED, "action_types.toml").expect("the shipped recognizers are valid")
+        let file: File = toml::from_str(SHIPPED).expect("the shipped recognizers parse");
+        Self { shell: file.shell, tool: file.tool }
     }
 
     /// A project's file (`path`) before Lore's; what is wrong with it is
     /// said naming the file and the recognizer.
     pub fn with_file(path: &Path) -> Result<Self, String> {
         let text = std::fs::read_to_string(path).map_err(|error| format!("{}: {error}", path.display()))?;
-        let mut theirs = Self::parse(&text, &path.display().to_string())?;
+        let mut theirs = Self::checked(&text, &path.display().to_string())?;
         let ours = Self::shipped();
         theirs.shell.extend(ours.shell);
         theirs.tool.extend(ours.tool);
         Ok(theirs)
     }
 
-    fn parse(text: &str, name: &str) -> Result<Self, String> {
+    /// Parses a file and compiles every pattern, naming what is wrong.
+    fn checked(text: &str, name: &str) -> Result<Self, String> {
         let file: File = toml::from_str(text).map_err(|error| format!("{name}: {error}"))?;
         for (index, recognizer) in file.shell.iter().enumerate() {
             let at = format!("{name}: shell[{index}] ({})", recognizer.action_type);
@@ -121,13 +125,19 @@ impl Recognizers {
     fn shell_command(&self, command: &str, output: &str) -> Option<Typed> {
         let parts: Vec<String> = checks::parts(command).collect();
         let recognizer = self.shell.iter().find(|recognizer| {
+            let candidates: Vec<&String> = parts.iter().filter(|part| may_start(&recognizer.command, part)).collect();
+            if candidates.is_empty() {
+                return false;
+            }
             let Ok(pattern) = compile(&recognizer.command) else { return false };
-            parts.iter().any(|part| pattern.find(part.as_bytes()).is_some_and(|found| found.start() == 0))
+            candidates.iter().any(|part| pattern.find(part.as_bytes()).is_some_and(|found| found.start() == 0))
         })?;
         let output = tail(output);
         let mut details = Map::new();
-        for pattern in recognizer.details.iter().filter_map(|pattern| compile(pattern).ok()) {
-            for text in [command, output] {
+        for source in &recognizer.details {
+            let texts: Vec<&str> = [command, output].into_iter().filter(|text| may_occur(source, text)).collect();
+            let Some(pattern) = (!texts.is_empty()).then(|| compile(source).ok()).flatten() else { continue };
+            for text in texts {
                 read_details(&pattern, text, &mut details);
             }
         }
@@ -230,6 +240,38 @@ fn valid_type(action_type: &str) -> Result<(), String> {
     if valid { Ok(()) } else { Err(format!("{action_type:?} is not like [a-z0-9_.-]{{1,64}}")) }
 }
 
+/// Whether `pattern` may match at the start of `part`, read off the
+/// literals every match begins with, without compiling the pattern: a hook
+/// compiles only the recognizers a command may be (a `cargo test` is not
+/// looked at as a commit). A pattern without such a finite set may always.
+fn may_start(pattern: &str, part: &str) -> bool {
+    prefixes(pattern).is_none_or(|prefixes| prefixes.iter().any(|prefix| part.as_bytes().starts_with(prefix)))
+}
+
+/// Whether `pattern` may match anywhere in `text`: one of the literals
+/// every match begins with must be in it (`test result: ` for cargo's
+/// counts), so a detail pattern is compiled only for an output that holds
+/// what it reads.
+fn may_occur(pattern: &str, text: &str) -> bool {
+    prefixes(pattern)
+        .is_none_or(|prefixes| prefixes.iter().any(|prefix| prefix.is_empty() || memchr_find(text.as_bytes(), prefix)))
+}
+
+/// The literals every match of `pattern` begins with; `None` when they are
+/// not a finite set (or the pattern does not parse).
+fn prefixes(pattern: &str) -> Option<Vec<Vec<u8>>> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let hir = regex_syntax::ParserBuilder::new().unicode(false).utf8(false).build().parse(pattern).ok()?;
+    let mut extractor = Extractor::new();
+    extractor.kind(ExtractKind::Prefix);
+    let literals = extractor.extract(&hir);
+    Some(literals.literals()?.iter().map(|literal| literal.as_bytes().to_vec()).collect())
+}
+
+fn memchr_find(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|window| window == needle)
+}
+
 /// ASCII classes over bytes, as the check patterns: quick to compile in a
 /// hook's budget, and output that is not UTF-8 is still read.
 fn compile(pattern: &str) -> Result<Regex, regex::Error> {
@@ -299,6 +341,25 @@ mod tests {
     fn typed(found: Option<Typed>) -> (String, Value) {
         let found = found.expect("recognized");
         (found.action_type, Value::Object(found.details))
+    }
+
+    #[test]
+    fn a_pattern_is_compiled_only_for_a_command_it_may_match() {
+        assert!(may_start(r"git\s+commit\b", "git commit -m x"));
+        assert!(!may_start(r"git\s+commit\b", "cargo test"));
+        assert!(may_start(r"(?:npm|pnpm)\s+test", "pnpm test"));
+        assert!(may_start(r"(?i)git", "GIT commit"), "case-folded prefixes");
+        assert!(may_start(r"\w+ test", "anything"), "no finite prefix: always");
+        assert!(may_start(r"(", "x"), "a pattern that does not parse is left to the compiler");
+        assert!(may_occur(r"test result: \w+", "ok\ntest result: ok. 1 passed"));
+        assert!(!may_occur(r"test result: \w+", "3 passed in 0.1s"));
+        assert!(!may_occur(r"(?m)^=+ x", "no equals sign"), "every match begins with =");
+        assert!(may_occur(r"\w+ failed", "anything"), "no finite prefix: always");
+    }
+
+    #[test]
+    fn every_shipped_recognizer_is_valid() {
+        Recognizers::checked(SHIPPED, "action_types.toml").unwrap();
     }
 
     #[test]
