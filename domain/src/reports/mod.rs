@@ -168,13 +168,24 @@ impl Reports {
         period: Period,
         day: NaiveDate,
     ) -> Result<Report, Error> {
-        if !scope.allows(project) {
-            return Err(Error::PermissionDenied(format!("project {project} is outside your scope")));
-        }
+        readable(scope, Some(project))?;
+        self.stored_or_rendered(Some(project), period, day).await
+    }
+
+    /// The stored report of a project (the fleet's for `None`) of the
+    /// period that holds `day`, else one rendered now.
+    async fn stored_or_rendered(&self, project: Option<&str>, period: Period, day: NaiveDate) -> Result<Report, Error> {
         let (start, _) = period.containing(day);
-        match store::reports::report(&self.reads.bounded(), period.as_str(), project, start).await? {
+        match store::reports::report(&self.reads.bounded(), period.as_str(), project.unwrap_or(FLEET), start).await? {
             Some(stored) => Ok(Report::stored(stored)),
-            None => self.render_project(project, period, day).await,
+            None => self.render(project, period, day).await,
+        }
+    }
+
+    async fn render(&self, project: Option<&str>, period: Period, day: NaiveDate) -> Result<Report, Error> {
+        match project {
+            Some(project) => self.render_project(project, period, day).await,
+            None => self.render_fleet(period, day).await,
         }
     }
 
@@ -219,14 +230,8 @@ impl Reports {
 
     /// Every project's figures of the period that holds `day`, one row each.
     pub async fn fleet_report(&self, scope: &ProjectScope, period: Period, day: NaiveDate) -> Result<Report, Error> {
-        if !matches!(scope, ProjectScope::All) {
-            return Err(Error::PermissionDenied("the fleet report is for tokens of every project (admin)".into()));
-        }
-        let (start, _) = period.containing(day);
-        match store::reports::report(&self.reads.bounded(), period.as_str(), FLEET, start).await? {
-            Some(stored) => Ok(Report::stored(stored)),
-            None => self.render_fleet(period, day).await,
-        }
+        readable(scope, None)?;
+        self.stored_or_rendered(None, period, day).await
     }
 
     async fn render_fleet(&self, period: Period, day: NaiveDate) -> Result<Report, Error> {
@@ -248,15 +253,7 @@ impl Reports {
         before: Option<NaiveDate>,
         limit: i64,
     ) -> Result<Vec<Report>, Error> {
-        match project {
-            Some(project) if !scope.allows(project) => {
-                return Err(Error::PermissionDenied(format!("project {project} is outside your scope")));
-            }
-            None if !matches!(scope, ProjectScope::All) => {
-                return Err(Error::PermissionDenied("the fleet report is for tokens of every project (admin)".into()));
-            }
-            _ => {}
-        }
+        readable(scope, project)?;
         let stored = store::reports::report_history(
             &self.reads.bounded(),
             period.as_str(),
@@ -288,10 +285,7 @@ impl Reports {
                 let report = match store::reports::report(primary, period.as_str(), name, start).await? {
                     Some(stored) => Report::stored(stored),
                     None => {
-                        let report = match project {
-                            Some(project) => self.render_project(project, period, start).await?,
-                            None => self.render_fleet(period, start).await?,
-                        };
+                        let report = self.render(project, period, start).await?;
                         let stored = StoredReport {
                             period: period.as_str().to_owned(),
                             project: name.to_owned(),
@@ -348,6 +342,20 @@ pub struct ProjectWindow {
     pub dashboard: Dashboard,
     pub agents: Vec<ActiveAgent>,
     pub drafts: Vec<Draft>,
+}
+
+/// Whether `scope` may read the reports of `project` (the fleet's for
+/// `None`: tokens of every project only).
+fn readable(scope: &ProjectScope, project: Option<&str>) -> Result<(), Error> {
+    match project {
+        Some(project) if !scope.allows(project) => {
+            Err(Error::PermissionDenied(format!("project {project} is outside your scope")))
+        }
+        None if !matches!(scope, ProjectScope::All) => {
+            Err(Error::PermissionDenied("the fleet report is for tokens of every project (admin)".into()))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The project name of the fleet's reports.
