@@ -51,13 +51,7 @@ pub fn file_for(dir: &Path, agent: AgentKind) -> Option<PathBuf> {
 /// What the file holds now (`None` when it does not exist) and what a sync
 /// would make of it, without writing.
 pub fn preview(path: &Path, list: &StandingList) -> std::io::Result<(Option<String>, Synced)> {
-    let before = match std::fs::read(path) {
-        Ok(bytes) => Some(String::from_utf8(bytes).map_err(|_| {
-            std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{} is not UTF-8 text", path.display()))
-        })?),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
-        Err(error) => return Err(error),
-    };
+    let before = lore_instructions::read(path)?;
     let synced = lore_instructions::sync(before.as_deref().unwrap_or_default(), &list.instructions, &list.withdrawn);
     Ok((before, synced))
 }

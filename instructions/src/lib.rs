@@ -224,6 +224,18 @@ pub fn diff(name: &str, before: Option<&str>, after: &str) -> String {
         .to_string()
 }
 
+/// The file's text: `None` when it does not exist, an `InvalidData` error
+/// when it is not UTF-8.
+pub fn read(path: &Path) -> std::io::Result<Option<String>> {
+    match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
+            std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{} is not UTF-8 text", path.display()))
+        }),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
 /// Reads the file (empty when missing), applies `edit` and writes the result
 /// through a temporary file and a rename, so an agent never reads half of
 /// it. `before_write` sees the new content before it lands (the watcher is
@@ -233,12 +245,11 @@ pub fn apply(
     edit: impl FnOnce(&str) -> Edit,
     before_write: impl FnOnce(&[u8]),
 ) -> std::io::Result<(Edit, Option<Vec<u8>>)> {
-    let text = match std::fs::read(path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(_) => return Ok((Edit::Conflict("the file is not UTF-8 text".into()), None)),
-        },
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
+    let text = match read(path) {
+        Ok(text) => text.unwrap_or_default(),
+        Err(error) if error.kind() == std::io::ErrorKind::InvalidData => {
+            return Ok((Edit::Conflict("the file is not UTF-8 text".into()), None));
+        }
         Err(error) => return Err(error),
     };
     let outcome = edit(&text);

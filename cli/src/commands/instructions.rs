@@ -48,13 +48,13 @@ pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {
     let project = Identity::resolve(args.project.as_deref(), None, args.agent, &here).project;
     let list = instructions::fetch(channel, &project).await?;
     let shown = path.display().to_string();
+    // A sync shows no diff, so only a preview needs the text before.
     let (before, synced) = tokio::task::spawn_blocking({
         let path = path.clone();
         let list: StandingList = list.clone();
         move || {
             if write {
-                let before = std::fs::read_to_string(&path).ok();
-                instructions::sync_file(&path, &list).map(|synced| (before, synced))
+                instructions::sync_file(&path, &list).map(|synced| (None, synced))
             } else {
                 instructions::preview(&path, &list)
             }

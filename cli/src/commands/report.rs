@@ -46,7 +46,7 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
                 println!("no stored reports yet: the leader stores each one after its period ends");
             }
             for report in listed.reports {
-                println!("{}  (stored {})", report.title, written_at(&report));
+                println!("{}  (stored {})", report.title, convert::time(report.written_at.as_ref()));
             }
             return Ok(());
         }
@@ -56,8 +56,8 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
             day: args.day.unwrap_or_default(),
         };
         let report = super::actions_client(channel).periodic_report(request).await?.into_inner();
-        match report.written_at {
-            Some(_) => eprintln!("stored by the server at {}", written_at(&report)),
+        match &report.written_at {
+            Some(at) => eprintln!("stored by the server at {} UTC", convert::time(Some(at))),
             None => eprintln!("no stored report for this period: rendered from the log now"),
         }
         print!("{}", report.markdown);
@@ -100,12 +100,4 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-fn written_at(report: &proto::PeriodicReportResponse) -> String {
-    report
-        .written_at
-        .as_ref()
-        .and_then(|at| chrono::DateTime::from_timestamp(at.seconds, 0))
-        .map_or_else(|| "-".to_owned(), |at| at.format("%Y-%m-%d %H:%M UTC").to_string())
 }
