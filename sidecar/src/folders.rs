@@ -41,6 +41,8 @@ use crate::spool::Spool;
 const MAX_DOCUMENT_BYTES: u64 = 1024 * 1024;
 /// What the sidecar names itself as the writer of indexed documents.
 const CLIENT: &str = "sidecar-index";
+/// What was sent, in the spool's directory.
+const STATE_FILE: &str = "index-state.json";
 
 /// One folder to keep indexed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,15 +112,15 @@ pub async fn start(
     folders: Vec<Folder>,
     debounce: Duration,
     spool: Arc<Spool>,
-    state_file: PathBuf,
+    state_dir: PathBuf,
     stats: Arc<FolderStats>,
 ) -> anyhow::Result<FolderWatch> {
     let (sender, mut events) = mpsc::channel::<DebounceEventResult>(64);
     let debouncer = new_debouncer(debounce, move |result| drop(sender.blocking_send(result)))
         .context("cannot watch the folders to index")?;
-    let sent = read_state(&state_file);
+    let sent = read_state(&state_dir.join(STATE_FILE));
     let watching = vec![Watching::NotYet { said: false }; folders.len()];
-    let mut indexer = Indexer { folders, spool, state_file, stats, sent, debouncer, watching };
+    let mut indexer = Indexer { folders, spool, state_dir, stats, sent, debouncer, watching };
     // Changes made while the sidecar was down, before any event.
     indexer.watch_new().await;
     let task = tokio::spawn(async move {
@@ -159,7 +161,7 @@ enum Watching {
 struct Indexer {
     folders: Vec<Folder>,
     spool: Arc<Spool>,
-    state_file: PathBuf,
+    state_dir: PathBuf,
     stats: Arc<FolderStats>,
     sent: Sent,
     debouncer: Debouncer<notify::RecommendedWatcher>,
@@ -203,7 +205,7 @@ impl Indexer {
         let mut changes: Vec<(usize, Change)> = Vec::new();
         for path in paths {
             let Some((index, relative)) = self.locate(&path) else { continue };
-            if relative.is_empty() || !is_markdown(&relative) || path.is_dir() {
+            if relative.is_empty() || !is_markdown(&path) || path.is_dir() {
                 rescans.insert(index);
                 continue;
             }
@@ -236,7 +238,8 @@ impl Indexer {
         let found = tokio::task::spawn_blocking(move || {
             let mut changes = Vec::new();
             let mut present = BTreeSet::new();
-            for (path, relative) in markdown_files(&dir) {
+            // What cannot be walked is left as it was sent.
+            for (path, relative) in markdown_files(&dir).documents {
                 present.insert(relative.clone());
                 let hash = known.get(&relative).map(String::as_str);
                 if let Some(change) = look_at(&path, relative, hash) {
@@ -262,11 +265,7 @@ impl Indexer {
 
     /// The folder a path is under, and its document path there.
     fn locate(&self, path: &Path) -> Option<(usize, String)> {
-        self.folders.iter().enumerate().find_map(|(index, folder)| {
-            let relative = path.strip_prefix(&folder.dir).ok()?;
-            let parts: Option<Vec<&str>> = relative.components().map(|part| part.as_os_str().to_str()).collect();
-            Some((index, parts?.join("/")))
-        })
+        self.folders.iter().enumerate().find_map(|(index, folder)| Some((index, document_path(&folder.dir, path)?)))
     }
 
     /// Spools the changes in one append, then remembers them as sent.
@@ -317,8 +316,11 @@ impl Indexer {
                 }
             }
         }
-        if let Err(error) = write_state(&self.state_file, &self.sent) {
-            tracing::warn!(%error, path = %self.state_file.display(), "cannot save what was indexed; the next start sends it again");
+        let saved = serde_json::to_vec(&self.sent)
+            .map_err(std::io::Error::from)
+            .and_then(|bytes| crate::spool::ledger::replace_file(&self.state_dir, STATE_FILE, &bytes));
+        if let Err(error) = saved {
+            tracing::warn!(%error, "cannot save what was indexed in {STATE_FILE}; the next start sends it again");
         }
     }
 }
@@ -356,26 +358,54 @@ fn look_at(path: &Path, relative: String, known: Option<&str>) -> Option<Change>
     }
 }
 
-/// Every markdown file under `dir` that is not hidden, with its document
-/// path, sorted.
-fn markdown_files(dir: &Path) -> Vec<(PathBuf, String)> {
-    walkdir::WalkDir::new(dir)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|entry| entry.depth() == 0 || !entry.file_name().to_string_lossy().starts_with('.'))
-        .filter_map(Result::ok)
-        .filter(|entry| entry.file_type().is_file())
-        .filter_map(|entry| {
-            let relative = entry.path().strip_prefix(dir).ok()?;
-            let parts: Option<Vec<&str>> = relative.components().map(|part| part.as_os_str().to_str()).collect();
-            let relative = parts?.join("/");
-            is_markdown(&relative).then(|| (entry.path().to_owned(), relative))
-        })
-        .collect()
+/// The markdown files of a folder, as `lore index` and the watcher see it.
+#[derive(Debug, Default)]
+pub struct MarkdownFiles {
+    /// Each file that is not hidden, with its document path (its path
+    /// under the folder, `/`-separated), sorted.
+    pub documents: Vec<(PathBuf, String)>,
+    /// Markdown files whose names are not UTF-8: no document path.
+    pub not_utf8: Vec<PathBuf>,
+    /// What the walk could not read.
+    pub unreadable: Vec<walkdir::Error>,
 }
 
-fn is_markdown(path: &str) -> bool {
-    Path::new(path).extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md"))
+/// Every markdown file under `dir` that is not hidden.
+pub fn markdown_files(dir: &Path) -> MarkdownFiles {
+    let mut files = MarkdownFiles::default();
+    let walk = walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|entry| entry.depth() == 0 || !entry.file_name().to_string_lossy().starts_with('.'));
+    for entry in walk {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                files.unreadable.push(error);
+                continue;
+            }
+        };
+        if !entry.file_type().is_file() || !is_markdown(entry.path()) {
+            continue;
+        }
+        match document_path(dir, entry.path()) {
+            Some(relative) => files.documents.push((entry.path().to_owned(), relative)),
+            None => files.not_utf8.push(entry.path().to_owned()),
+        }
+    }
+    files
+}
+
+/// `path` under `dir` as a document path, `/`-separated; `None` when it is
+/// not under `dir` or its name is not UTF-8.
+fn document_path(dir: &Path, path: &Path) -> Option<String> {
+    let relative = path.strip_prefix(dir).ok()?;
+    let parts: Option<Vec<&str>> = relative.components().map(|part| part.as_os_str().to_str()).collect();
+    Some(parts?.join("/"))
+}
+
+fn is_markdown(path: &Path) -> bool {
+    path.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md"))
 }
 
 fn is_hidden(relative: &str) -> bool {
@@ -390,13 +420,6 @@ fn read_state(path: &Path) -> Sent {
         }),
         Err(_) => Sent::default(),
     }
-}
-
-/// Written whole, through a rename.
-fn write_state(path: &Path, sent: &Sent) -> std::io::Result<()> {
-    let temporary = path.with_extension("json.tmp");
-    std::fs::write(&temporary, serde_json::to_vec(sent)?)?;
-    std::fs::rename(&temporary, path)
 }
 
 #[cfg(test)]
@@ -435,7 +458,8 @@ mod tests {
         std::fs::write(folder.path().join(".draft.md"), "x").unwrap();
         std::fs::write(folder.path().join("ops/runbook.MD"), "x").unwrap();
         std::fs::write(folder.path().join("ops/script.sh"), "x").unwrap();
-        let found: Vec<String> = markdown_files(folder.path()).into_iter().map(|(_, relative)| relative).collect();
+        let found: Vec<String> =
+            markdown_files(folder.path()).documents.into_iter().map(|(_, relative)| relative).collect();
         assert_eq!(found, ["big.md", "bytes.md", "ops/runbook.MD"]);
         assert!(is_hidden(".draft.md") && is_hidden("a/.b/c.md") && !is_hidden("a/b.md"));
     }
@@ -443,10 +467,10 @@ mod tests {
     #[test]
     fn what_was_sent_survives_a_restart_and_a_bad_file_starts_afresh() {
         let folder = tempfile::tempdir().unwrap();
-        let path = folder.path().join("index-state.json");
+        let path = folder.path().join(STATE_FILE);
         let mut sent = Sent::default();
         sent.folders.entry("/docs".into()).or_default().insert("a.md".into(), "hash".into());
-        write_state(&path, &sent).unwrap();
+        crate::spool::ledger::replace_file(folder.path(), STATE_FILE, &serde_json::to_vec(&sent).unwrap()).unwrap();
         assert_eq!(read_state(&path).folders, sent.folders);
         std::fs::write(&path, "{not json").unwrap();
         assert!(read_state(&path).folders.is_empty());

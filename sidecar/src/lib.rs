@@ -288,7 +288,7 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
                 watched,
                 Duration::from_millis(config.index_debounce_ms.max(1)),
                 Arc::clone(&spool),
-                config.spool_dir.join("index-state.json"),
+                config.spool_dir.clone(),
                 Arc::clone(&folder_stats),
             )
             .await?,

@@ -63,26 +63,15 @@ fn documents(root: &Path, prefix: Option<&str>) -> anyhow::Result<Vec<(PathBuf, 
         let name = root.file_name().and_then(|name| name.to_str()).context("not a UTF-8 file name")?;
         return Ok(vec![(root.to_owned(), with_prefix(name.to_owned()))]);
     }
-    let mut files = Vec::new();
-    let walk = walkdir::WalkDir::new(root)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|entry| entry.depth() == 0 || !entry.file_name().to_string_lossy().starts_with('.'));
-    for entry in walk {
-        let entry = entry?;
-        let is_markdown = entry.path().extension().is_some_and(|extension| extension.eq_ignore_ascii_case("md"));
-        if !entry.file_type().is_file() || !is_markdown {
-            continue;
-        }
-        let relative = entry.path().strip_prefix(root).expect("walked under root");
-        let parts: Option<Vec<&str>> = relative.components().map(|part| part.as_os_str().to_str()).collect();
-        let Some(parts) = parts else {
-            eprintln!("skipped {}: not a UTF-8 file name", entry.path().display());
-            continue;
-        };
-        files.push((entry.path().to_owned(), with_prefix(parts.join("/"))));
+    // The same files a sidecar's --index watches.
+    let found = lore_sidecar::folders::markdown_files(root);
+    if let Some(error) = found.unreadable.into_iter().next() {
+        return Err(error.into());
     }
-    Ok(files)
+    for path in &found.not_utf8 {
+        eprintln!("skipped {}: not a UTF-8 file name", path.display());
+    }
+    Ok(found.documents.into_iter().map(|(path, relative)| (path, with_prefix(relative))).collect())
 }
 
 pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {
