@@ -138,17 +138,20 @@ pub fn error_lines(output: &str) -> Vec<String> {
 /// The end of an output, at most [`MAX_OUTPUT_BYTES`], cut on a character
 /// boundary.
 pub fn tail(output: &str) -> String {
-    if output.len() <= MAX_OUTPUT_BYTES {
-        return output.to_owned();
-    }
-    let mut start = output.len() - MAX_OUTPUT_BYTES;
+    tail_within(output, MAX_OUTPUT_BYTES).to_owned()
+}
+
+/// The end of an output, at most `max` bytes, cut on a character boundary.
+pub fn tail_within(output: &str, max: usize) -> &str {
+    let mut start = output.len().saturating_sub(max);
     while !output.is_char_boundary(start) {
         start += 1;
     }
-    output[start..].to_owned()
+    &output[start..]
 }
 
-fn cut(line: &str, max: usize) -> String {
+/// The first `max` characters of `line`.
+pub fn cut(line: &str, max: usize) -> String {
     line.chars().take(max).collect()
 }
 

@@ -125,17 +125,19 @@ impl Recognizers {
     fn shell_command(&self, command: &str, output: &str) -> Option<Typed> {
         let parts: Vec<String> = checks::parts(command).collect();
         let recognizer = self.shell.iter().find(|recognizer| {
-            let candidates: Vec<&String> = parts.iter().filter(|part| may_start(&recognizer.command, part)).collect();
+            let prefixes = Prefixes::of(&recognizer.command);
+            let candidates: Vec<&String> = parts.iter().filter(|part| prefixes.may_start(part)).collect();
             if candidates.is_empty() {
                 return false;
             }
             let Ok(pattern) = compile(&recognizer.command) else { return false };
             candidates.iter().any(|part| pattern.find(part.as_bytes()).is_some_and(|found| found.start() == 0))
         })?;
-        let output = tail(output);
+        let output = checks::tail_within(output, MAX_OUTPUT_BYTES);
         let mut details = Map::new();
         for source in &recognizer.details {
-            let texts: Vec<&str> = [command, output].into_iter().filter(|text| may_occur(source, text)).collect();
+            let prefixes = Prefixes::of(source);
+            let texts: Vec<&str> = [command, output].into_iter().filter(|text| prefixes.may_occur(text)).collect();
             let Some(pattern) = (!texts.is_empty()).then(|| compile(source).ok()).flatten() else { continue };
             for text in texts {
                 read_details(&pattern, text, &mut details);
@@ -180,7 +182,7 @@ fn read_details(pattern: &Regex, text: &str, details: &mut Map<String, Value>) {
                 let sum = details.get("failed").and_then(Value::as_u64).unwrap_or(0) + 1;
                 details.insert("failed".into(), json!(sum));
             } else if !details.contains_key(name) {
-                details.insert(name.to_owned(), json!(cut(value.trim())));
+                details.insert(name.to_owned(), json!(checks::cut(value.trim(), MAX_DETAIL_CHARS)));
             }
         }
     }
@@ -227,7 +229,7 @@ fn subagent_details(input: &HookInput) -> Map<String, Value> {
     let mut details = Map::new();
     for key in ["description", "subagent_type"] {
         if let Some(text) = input.tool_input.get(key).and_then(Value::as_str) {
-            details.insert(key.into(), json!(cut(text)));
+            details.insert(key.into(), json!(checks::cut(text, MAX_DETAIL_CHARS)));
         }
     }
     details
@@ -240,54 +242,43 @@ fn valid_type(action_type: &str) -> Result<(), String> {
     if valid { Ok(()) } else { Err(format!("{action_type:?} is not like [a-z0-9_.-]{{1,64}}")) }
 }
 
-/// Whether `pattern` may match at the start of `part`, read off the
-/// literals every match begins with, without compiling the pattern: a hook
-/// compiles only the recognizers a command may be (a `cargo test` is not
-/// looked at as a commit). A pattern without such a finite set may always.
-fn may_start(pattern: &str, part: &str) -> bool {
-    prefixes(pattern).is_none_or(|prefixes| prefixes.iter().any(|prefix| part.as_bytes().starts_with(prefix)))
-}
+/// The literals every match of a pattern begins with, read off its syntax
+/// tree without compiling it: a hook compiles only the recognizers a
+/// command may be (a `cargo test` is not looked at as a commit), and a
+/// detail pattern only for a text that holds what it reads (`test result: `
+/// for cargo's counts). `None` when they are not a finite set (or the
+/// pattern does not parse): it may match anything.
+struct Prefixes(Option<Vec<Vec<u8>>>);
 
-/// Whether `pattern` may match anywhere in `text`: one of the literals
-/// every match begins with must be in it (`test result: ` for cargo's
-/// counts), so a detail pattern is compiled only for an output that holds
-/// what it reads.
-fn may_occur(pattern: &str, text: &str) -> bool {
-    prefixes(pattern)
-        .is_none_or(|prefixes| prefixes.iter().any(|prefix| prefix.is_empty() || memchr_find(text.as_bytes(), prefix)))
-}
+impl Prefixes {
+    fn of(pattern: &str) -> Self {
+        use regex_syntax::hir::literal::{ExtractKind, Extractor};
+        let Ok(hir) = regex_syntax::ParserBuilder::new().unicode(false).utf8(false).build().parse(pattern) else {
+            return Self(None);
+        };
+        let mut extractor = Extractor::new();
+        extractor.kind(ExtractKind::Prefix);
+        let literals = extractor.extract(&hir);
+        Self(literals.literals().map(|literals| literals.iter().map(|literal| literal.as_bytes().to_vec()).collect()))
+    }
 
-/// The literals every match of `pattern` begins with; `None` when they are
-/// not a finite set (or the pattern does not parse).
-fn prefixes(pattern: &str) -> Option<Vec<Vec<u8>>> {
-    use regex_syntax::hir::literal::{ExtractKind, Extractor};
-    let hir = regex_syntax::ParserBuilder::new().unicode(false).utf8(false).build().parse(pattern).ok()?;
-    let mut extractor = Extractor::new();
-    extractor.kind(ExtractKind::Prefix);
-    let literals = extractor.extract(&hir);
-    Some(literals.literals()?.iter().map(|literal| literal.as_bytes().to_vec()).collect())
-}
+    /// Whether a match may begin `part`.
+    fn may_start(&self, part: &str) -> bool {
+        self.0.as_ref().is_none_or(|prefixes| prefixes.iter().any(|prefix| part.as_bytes().starts_with(prefix)))
+    }
 
-fn memchr_find(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|window| window == needle)
+    /// Whether a match may be anywhere in `text`.
+    fn may_occur(&self, text: &str) -> bool {
+        self.0.as_ref().is_none_or(|prefixes| {
+            prefixes.iter().any(|prefix| memchr::memmem::find(text.as_bytes(), prefix).is_some())
+        })
+    }
 }
 
 /// ASCII classes over bytes, as the check patterns: quick to compile in a
 /// hook's budget, and output that is not UTF-8 is still read.
 fn compile(pattern: &str) -> Result<Regex, regex::Error> {
     RegexBuilder::new(pattern).unicode(false).build()
-}
-
-fn tail(output: &str) -> &str {
-    let mut start = output.len().saturating_sub(MAX_OUTPUT_BYTES);
-    while !output.is_char_boundary(start) {
-        start += 1;
-    }
-    &output[start..]
-}
-
-fn cut(text: &str) -> String {
-    text.chars().take(MAX_DETAIL_CHARS).collect()
 }
 
 /// The issue a commit message names: `#123` from `Fixes #123` and kin, or
@@ -345,16 +336,16 @@ mod tests {
 
     #[test]
     fn a_pattern_is_compiled_only_for_a_command_it_may_match() {
-        assert!(may_start(r"git\s+commit\b", "git commit -m x"));
-        assert!(!may_start(r"git\s+commit\b", "cargo test"));
-        assert!(may_start(r"(?:npm|pnpm)\s+test", "pnpm test"));
-        assert!(may_start(r"(?i)git", "GIT commit"), "case-folded prefixes");
-        assert!(may_start(r"\w+ test", "anything"), "no finite prefix: always");
-        assert!(may_start(r"(", "x"), "a pattern that does not parse is left to the compiler");
-        assert!(may_occur(r"test result: \w+", "ok\ntest result: ok. 1 passed"));
-        assert!(!may_occur(r"test result: \w+", "3 passed in 0.1s"));
-        assert!(!may_occur(r"(?m)^=+ x", "no equals sign"), "every match begins with =");
-        assert!(may_occur(r"\w+ failed", "anything"), "no finite prefix: always");
+        assert!(Prefixes::of(r"git\s+commit\b").may_start("git commit -m x"));
+        assert!(!Prefixes::of(r"git\s+commit\b").may_start("cargo test"));
+        assert!(Prefixes::of(r"(?:npm|pnpm)\s+test").may_start("pnpm test"));
+        assert!(Prefixes::of(r"(?i)git").may_start("GIT commit"), "case-folded prefixes");
+        assert!(Prefixes::of(r"\w+ test").may_start("anything"), "no finite prefix: always");
+        assert!(Prefixes::of(r"(").may_start("x"), "a pattern that does not parse is left to the compiler");
+        assert!(Prefixes::of(r"test result: \w+").may_occur("ok\ntest result: ok. 1 passed"));
+        assert!(!Prefixes::of(r"test result: \w+").may_occur("3 passed in 0.1s"));
+        assert!(!Prefixes::of(r"(?m)^=+ x").may_occur("no equals sign"), "every match begins with =");
+        assert!(Prefixes::of(r"\w+ failed").may_occur("anything"), "no finite prefix: always");
     }
 
     #[test]
