@@ -313,20 +313,25 @@ impl Hook<'_> {
     }
 
     async fn session_start(&self, input: &HookInput) -> Result<Option<String>, AgentError> {
-        let mut locked = self.state().await?;
-        self.start_session(&input.source, input.model_name()).await?;
+        // The session starts while git is asked for the branch, whose issue
+        // the state keeps: one lock and one save.
+        let started = async {
+            let locked = self.state().await?;
+            self.start_session(&input.source, input.model_name()).await?;
+            Ok::<_, AgentError>(locked)
+        };
+        let ((branch, files), missing_files, started) = tokio::join!(
+            git_context(&self.dir),
+            staleness::missing_cited_files(&self.connection, &self.identity.project, &self.dir),
+            started
+        );
+        let mut locked = started?;
         locked.state.started = true;
         locked.state.ended = false;
-        self.save(locked).await?;
-        let ((branch, files), missing_files) = tokio::join!(
-            git_context(&self.dir),
-            staleness::missing_cited_files(&self.connection, &self.identity.project, &self.dir)
-        );
         if let Some(issue) = branch.as_deref().and_then(typed::issue_of_branch) {
-            let mut locked = self.state().await?;
             locked.state.issue = issue;
-            self.save(locked).await?;
         }
+        self.save(locked).await?;
         let task = proto::BriefTask { files, labels: branch.into_iter().collect(), ..Default::default() };
         let request = proto::BriefRequest {
             budget_chars: self.args.briefing_chars,
