@@ -160,21 +160,17 @@ impl Reports {
         Self { reads, actions, knowledge, qa, config }
     }
 
-    /// One project's report of the period that holds `day`.
-    pub async fn project_report(
+    /// A project's report of the period that holds `day` (the fleet's,
+    /// one row per project, for `None`): the stored one, else one rendered
+    /// now.
+    pub async fn report(
         &self,
         scope: &ProjectScope,
-        project: &str,
+        project: Option<&str>,
         period: Period,
         day: NaiveDate,
     ) -> Result<Report, Error> {
-        readable(scope, Some(project))?;
-        self.stored_or_rendered(Some(project), period, day).await
-    }
-
-    /// The stored report of a project (the fleet's for `None`) of the
-    /// period that holds `day`, else one rendered now.
-    async fn stored_or_rendered(&self, project: Option<&str>, period: Period, day: NaiveDate) -> Result<Report, Error> {
+        readable(scope, project)?;
         let (start, _) = period.containing(day);
         match store::reports::report(&self.reads.bounded(), period.as_str(), project.unwrap_or(FLEET), start).await? {
             Some(stored) => Ok(Report::stored(stored)),
@@ -226,12 +222,6 @@ impl Reports {
             self.knowledge.list_drafts(scope, project, DraftStatus::Pending, MAX_ROWS, None),
         )?;
         Ok(ProjectWindow { activity, deployments, dashboard, agents, drafts })
-    }
-
-    /// Every project's figures of the period that holds `day`, one row each.
-    pub async fn fleet_report(&self, scope: &ProjectScope, period: Period, day: NaiveDate) -> Result<Report, Error> {
-        readable(scope, None)?;
-        self.stored_or_rendered(None, period, day).await
     }
 
     async fn render_fleet(&self, period: Period, day: NaiveDate) -> Result<Report, Error> {

@@ -234,12 +234,8 @@ impl ActionService for ActionsApi {
             "" => period.last_complete(Utc::now()).0,
             day => report_day("day", day)?,
         };
-        let report = if message.project.is_empty() {
-            self.reports.fleet_report(&scope, period, day).await?
-        } else {
-            let project = convert::project("project", &message.project).map_err(Error::from)?;
-            self.reports.project_report(&scope, &project, period, day).await?
-        };
+        let project = report_project(&message.project)?;
+        let report = self.reports.report(&scope, project.as_deref(), period, day).await?;
         Ok(Response::new(report_to_proto(report)))
     }
 
@@ -259,10 +255,7 @@ impl ActionService for ActionsApi {
             limit @ 1..=366 => i64::from(limit),
             limit => return Err(Error::invalid("limit", format!("{limit} is more than 366")).into()),
         };
-        let project = match message.project.as_str() {
-            "" => None,
-            project => Some(convert::project("project", project).map_err(Error::from)?),
-        };
+        let project = report_project(&message.project)?;
         let reports = self.reports.history(&scope, project.as_deref(), period, before, limit).await?;
         Ok(Response::new(proto::ListPeriodicReportsResponse {
             reports: reports.into_iter().map(report_to_proto).collect(),
@@ -392,6 +385,14 @@ fn report_period(value: i32) -> Result<Period, Status> {
         proto::ReportPeriod::Unspecified => Err(Error::invalid("period", "required: daily or weekly").into()),
         proto::ReportPeriod::Daily => Ok(Period::Daily),
         proto::ReportPeriod::Weekly => Ok(Period::Weekly),
+    }
+}
+
+/// A report's project; `None`, the fleet, when empty.
+fn report_project(project: &str) -> Result<Option<String>, Status> {
+    match project {
+        "" => Ok(None),
+        project => Ok(Some(convert::project("project", project).map_err(Error::from)?)),
     }
 }
 

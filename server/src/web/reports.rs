@@ -78,7 +78,7 @@ pub async fn project(
 ) -> Result<Markup, PageError> {
     let (period, name, day) = chosen(&params)?;
     let (report, history) = tokio::try_join!(
-        console.reports.project_report(&scope, &project, period, day),
+        console.reports.report(&scope, Some(&project), period, day),
         console.reports.history(&scope, Some(&project), period, None, HISTORY),
     )?;
     let base = format!("{}/reports", layout::project_path(&project));
@@ -95,7 +95,7 @@ pub async fn fleet(
     let (period, name, day) = chosen(&params)?;
     let scope = viewer.scope();
     let (report, history) = tokio::try_join!(
-        console.reports.fleet_report(&scope, period, day),
+        console.reports.report(&scope, None, period, day),
         console.reports.history(&scope, None, period, None, HISTORY),
     )?;
     let body = report_body("/reports", name, period, day, &report, &history);
