@@ -567,6 +567,19 @@ pub async fn pattern(pool: &PgPool, scope: &ProjectScope, pattern_id: Uuid) -> R
     }
 }
 
+/// The patterns of `pattern_ids` that exist in the scope, in no order.
+pub async fn patterns(pool: &PgPool, scope: &ProjectScope, pattern_ids: &[Uuid]) -> Result<Vec<Pattern>, Error> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {PATTERN_COLUMNS} FROM qa_patterns p
+         WHERE pattern_id = ANY($1) AND ($2::text[] IS NULL OR project = ANY($2))"
+    )))
+    .bind(pattern_ids)
+    .bind(scope.sql_filter())
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.iter().map(pattern_from_row).collect::<Result<_, _>>()?)
+}
+
 /// Locks a pattern for the rest of the transaction.
 pub async fn lock_pattern(
     connection: &mut PgConnection,

@@ -277,6 +277,17 @@ impl QaLearning {
     ) -> Result<StandingInstructions, Error> {
         let statuses = [PromotionStatus::Published, PromotionStatus::RolledBack];
         let listed = store::list_promotions(&self.pool, scope, project, &statuses, MAX_INSTRUCTIONS, None).await?;
+        // Every session start reads this: the patterns in one query.
+        let published: Vec<Uuid> = listed
+            .iter()
+            .filter(|(promotion, _)| promotion.status == PromotionStatus::Published)
+            .map(|(promotion, _)| promotion.pattern_id)
+            .collect();
+        let patterns: std::collections::HashMap<Uuid, Pattern> = pattern_store::patterns(&self.pool, scope, &published)
+            .await?
+            .into_iter()
+            .map(|pattern| (pattern.pattern_id, pattern))
+            .collect();
         let mut standing = StandingInstructions::default();
         // Oldest first, so that of two promotions of one pattern the newer
         // decides whether its entry stands.
@@ -285,8 +296,10 @@ impl QaLearning {
             standing.withdrawn.retain(|withdrawn| withdrawn != &key);
             standing.instructions.retain(|(_, instruction)| instruction.key != key);
             if promotion.status == PromotionStatus::Published {
-                let pattern = pattern_store::pattern(&self.pool, scope, promotion.pattern_id).await?;
-                let body = standing_instruction(&pattern, &key);
+                let pattern = patterns
+                    .get(&promotion.pattern_id)
+                    .ok_or_else(|| Error::NotFound(format!("pattern {}", promotion.pattern_id)))?;
+                let body = standing_instruction(pattern, &key);
                 standing.instructions.push((promotion.promotion_id, Instruction { key, body }));
             } else {
                 standing.withdrawn.push(key);
