@@ -122,6 +122,25 @@ impl UnpackedImage {
         Ok(())
     }
 
+    /// The image's entrypoint serving over `database_url` on `listen`, as
+    /// the chart runs it (JSON logs; auth off, as for the tests of the
+    /// services), with `extra` settings, once it says it serves.
+    pub async fn serve(
+        &self,
+        database_url: &str,
+        listen: &str,
+        extra: &[(&str, &str)],
+    ) -> anyhow::Result<crate::ServerProcess> {
+        let mut env = vec![
+            ("LORE_DATABASE_URL", database_url),
+            ("LORE_LISTEN_ADDR", listen),
+            ("LORE_AUTH__ENABLED", "false"),
+            ("LORE_LOG__FORMAT", "json"),
+        ];
+        env.extend_from_slice(extra);
+        crate::ServerProcess::spawn_until_ready(self.command(None, &env), "lore-server serving").await
+    }
+
     /// Whether the image holds this path (absolute inside the image).
     pub fn holds(&self, path: &str) -> bool {
         self.rootfs.join(path.trim_start_matches('/')).symlink_metadata().is_ok()

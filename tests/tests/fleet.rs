@@ -74,21 +74,7 @@ async fn promotions_documents_and_reports_reach_an_agent_machine_apart_from_the_
     let url = database.url.as_str();
     image.migrate(url).await.unwrap();
     let listen = format!("127.0.0.1:{}", free_port());
-    let server = ServerProcess::spawn_until_ready(
-        image.command(
-            None,
-            &[
-                ("LORE_DATABASE_URL", url),
-                ("LORE_LISTEN_ADDR", &listen),
-                ("LORE_AUTH__ENABLED", "false"),
-                ("LORE_LOG__FORMAT", "json"),
-                ("LORE_REPORTS__INTERVAL_SECS", "1"),
-            ],
-        ),
-        "lore-server serving",
-    )
-    .await
-    .unwrap();
+    let server = image.serve(url, &listen, &[("LORE_REPORTS__INTERVAL_SECS", "1")]).await.unwrap();
 
     // The agent's machine: a repository with its own CLAUDE.md and notes,
     // and a sidecar watching the notes.

@@ -56,20 +56,7 @@ async fn the_images_migrate_serve_and_ship_from_their_unpacked_archives() {
 
     let port = free_port().to_string();
     let listen = format!("127.0.0.1:{port}");
-    let server = ServerProcess::spawn_until_ready(
-        server_image.command(
-            None,
-            &[
-                ("LORE_DATABASE_URL", url),
-                ("LORE_LISTEN_ADDR", &listen),
-                ("LORE_AUTH__ENABLED", "false"),
-                ("LORE_LOG__FORMAT", "json"),
-            ],
-        ),
-        "lore-server serving",
-    )
-    .await
-    .unwrap();
+    let server = server_image.serve(url, &listen, &[]).await.unwrap();
 
     let health = grpcurl(&[], server.addr(), &["grpc.health.v1.Health/Check"]).await;
     assert!(health.success && health.stdout.contains("SERVING"), "{health:?}");
