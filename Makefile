@@ -68,7 +68,7 @@ bench: tools
 	$(CARGO) bench -p lore-server --bench qa
 	$(CARGO) bench -p lore-server --bench brief
 	$(CARGO) bench -p lore-server --bench console
-	$(CARGO) bench -p lore-sidecar --bench spool
+	$(CARGO) bench -p lore-spool --bench spool
 	$(CARGO) bench -p lore-sanitize --bench redaction
 	$(CARGO) build --release --workspace --bins
 	$(CARGO) bench -p lore-e2e --bench replay

@@ -13,6 +13,9 @@
 //!   session of an agent session, whichever process speaks for it.
 //! - [`connection`]: how to reach Lore: the local sidecar when it runs
 //!   (writes spooled, reads proxied), else the server.
+//! - [`home`]: where Lore keeps its files on the agent's machine.
+//! - [`outbox`]: writes kept on this machine while neither the sidecar nor
+//!   the server answers, sent in order once Lore is back.
 //! - [`checks`]: which shell commands are QA checks, and the error lines of
 //!   their output.
 //! - [`mcp`]: the MCP server: its tools, over stdio and streamable HTTP.
@@ -28,12 +31,14 @@
 pub mod checks;
 pub mod connection;
 pub mod error;
+pub mod home;
 pub mod hooks;
 pub mod identity;
 pub mod init;
 pub mod instructions;
 pub mod mcp;
 mod ordered_json;
+pub mod outbox;
 pub mod requests;
 
 pub use error::AgentError;

@@ -15,8 +15,8 @@ use lore_proto::v1::action_service_client::ActionServiceClient;
 use lore_proto::v1::action_service_server::ActionService;
 use lore_sanitize::Sanitizer;
 
-use crate::entry::{SpoolEntry, Write};
-use crate::spool::{Spool, SpoolError};
+use lore_spool::entry::{SpoolEntry, Write};
+use lore_spool::{Spool, SpoolError};
 
 /// Actions per Ingest batch, as on the server.
 const MAX_BATCH_ACTIONS: usize = 1000;

@@ -31,8 +31,8 @@ use lore_proto::v1::qa_learning_service_server::QaLearningService;
 use lore_sanitize::Sanitizer;
 
 use crate::api::forward;
-use crate::entry::Write;
-use crate::spool::Spool;
+use lore_spool::Spool;
+use lore_spool::entry::Write;
 
 /// The sidecar's QaLearningService, KnowledgeService and AgentService.
 #[derive(Clone)]

@@ -1,8 +1,8 @@
 //! lore-sidecar: the process that runs beside each agent VM.
 //!
 //! # Layout
-//! - [`spool`]: the crash-safe on-disk queue (its module doc is the format).
-//! - [`entry`]: what one spool record holds (one write RPC).
+//! - `lore_spool` (a crate of its own, which hooks use too when no sidecar
+//!   runs): the crash-safe on-disk queue and what one record holds.
 //! - [`api`]: the local ActionService: writes to the spool, reads proxied.
 //! - [`learning_api`]: the QA and knowledge writes an agent makes, spooled
 //!   the same way.
@@ -13,13 +13,11 @@
 //! - [`metrics`]: the same figures over OTLP.
 
 pub mod api;
-pub mod entry;
 pub mod folders;
 pub mod inbox;
 pub mod learning_api;
 pub mod metrics;
 pub mod ship;
-pub mod spool;
 pub mod status;
 
 use std::future::Future;
@@ -36,7 +34,7 @@ use lore_proto::v1::action_service_server::ActionServiceServer;
 use lore_proto::v1::agent_service_server::AgentServiceServer;
 use lore_proto::v1::knowledge_service_server::KnowledgeServiceServer;
 use lore_proto::v1::qa_learning_service_server::QaLearningServiceServer;
-use spool::{FsyncPolicy, FullPolicy, Spool, SpoolConfig};
+use lore_spool::{FsyncPolicy, FullPolicy, Spool, SpoolConfig};
 
 /// How often the sidecar pings the server on an open connection, and how
 /// long it waits for the answer before it calls the connection dead.
@@ -222,7 +220,7 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
         disk_budget_bytes,
         // The active segment is never deleted, so segments stay a small
         // share of the budget: acknowledged ones free room soon.
-        max_segment_bytes: spool::DEFAULT_MAX_SEGMENT_BYTES.min(disk_budget_bytes / 8).max(64 * 1024),
+        max_segment_bytes: lore_spool::DEFAULT_MAX_SEGMENT_BYTES.min(disk_budget_bytes / 8).max(64 * 1024),
         when_full: config.when_full,
         ..SpoolConfig::new(&config.spool_dir)
     };
@@ -335,6 +333,7 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
         None => None,
     };
     tracing::info!(addr = %local_addr, "lore-sidecar serving");
+    tokio::spawn(take_in_outbox(local_addr));
     Server::builder()
         .add_service(health_service)
         .add_service(ActionServiceServer::new(local))
@@ -374,6 +373,29 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
     }
     tracing::info!(stats = ?spool.stats(), "lore-sidecar stopped");
     Ok(())
+}
+
+/// Takes in what the hooks of this machine's user kept in their outbox
+/// while no sidecar ran (see `lore_agent::outbox`), through this sidecar's
+/// own API, so it is screened and spooled like every write.
+async fn take_in_outbox(local: SocketAddr) {
+    let outbox = lore_agent::outbox::Outbox::local();
+    if outbox.is_empty() {
+        return;
+    }
+    let address = lore_agent::connection::LoreAddress {
+        sidecar: Some(format!("http://{local}")),
+        ..lore_agent::connection::LoreAddress::default()
+    };
+    let connection = match address.connect(Duration::from_secs(5), "sidecar").await {
+        Ok(connection) => connection,
+        Err(error) => return tracing::warn!(%error, "the outbox waits: this sidecar's own API did not answer"),
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    match outbox.drain(&connection.channel(), deadline).await {
+        Ok(drained) => tracing::info!(?drained, dir = %outbox.dir().display(), "took in the hooks' outbox"),
+        Err(error) => tracing::warn!(%error, "the hooks' outbox could not be taken in"),
+    }
 }
 
 /// The MCP tools as this sidecar serves them: through its own local gRPC

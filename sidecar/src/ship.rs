@@ -30,12 +30,9 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::{Code, Status};
 
 use lore_proto::v1 as proto;
-use lore_proto::v1::action_service_client::ActionServiceClient;
-use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
-use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
 
-use crate::entry::{SpoolEntry, Write};
-use crate::spool::{Spool, SpooledRecord};
+use lore_spool::entry::{SpoolEntry, Write};
+use lore_spool::{Spool, SpooledRecord};
 
 #[derive(Debug, Clone)]
 pub struct ShipConfig {
@@ -104,7 +101,7 @@ enum ShipError {
     #[error("the ack stream ended")]
     StreamEnded,
     #[error("spool: {0}")]
-    Spool(#[from] crate::spool::SpoolError),
+    Spool(#[from] lore_spool::SpoolError),
     #[error("spool read: {0}")]
     Read(#[from] std::io::Error),
 }
@@ -119,9 +116,8 @@ struct Connection<'a> {
     spool: &'a Spool,
     config: &'a ShipConfig,
     stats: &'a ShipStats,
-    client: ActionServiceClient<AuthChannel>,
-    qa: QaLearningServiceClient<AuthChannel>,
-    knowledge: KnowledgeServiceClient<AuthChannel>,
+    /// For the writes sent one by one.
+    channel: AuthChannel,
     batches: mpsc::Sender<proto::IngestRequest>,
     acks: tonic::Streaming<proto::IngestAck>,
     in_flight: VecDeque<InFlight>,
@@ -136,14 +132,12 @@ async fn ship(
     let channel = config.endpoint.clone().connect_timeout(Duration::from_secs(5)).connect().await?;
     let authed = InterceptedService::new(channel, config.bearer.clone());
     let mut client = lore_proto::client::actions(authed.clone());
-    let qa = lore_proto::client::qa(authed.clone());
-    let knowledge = lore_proto::client::knowledge(authed);
     let (batches, outgoing) = mpsc::channel(config.max_in_flight.max(1));
     let acks = client.ingest(ReceiverStream::new(outgoing)).await?.into_inner();
     stats.connected.store(true, Ordering::Relaxed);
     tracing::info!(server = %config.server, "shipping to the server");
     let mut connection =
-        Connection { spool, config, stats, client, qa, knowledge, batches, acks, in_flight: VecDeque::new() };
+        Connection { spool, config, stats, channel: authed, batches, acks, in_flight: VecDeque::new() };
     let mut reader = spool.reader();
     let mut written = spool.subscribe();
     loop {
@@ -262,40 +256,16 @@ impl Connection<'_> {
     /// Sends one write, saying for the client that made it what it was
     /// (`client`; the sidecar's own name when the record has none).
     async fn send_unary_write(&mut self, write: Write, client: &str) -> Result<(), ShipError> {
-        let (what, result) = match write {
-            Write::StartSession(start) => ("session start", self.client.start_session(start).await.map(drop)),
-            Write::Heartbeat(heartbeat) => ("heartbeat", self.client.heartbeat(heartbeat).await.map(drop)),
-            Write::EndSession(end) => ("session end", self.client.end_session(end).await.map(drop)),
-            Write::CaptureFailure(failure) => {
-                ("captured failure", self.qa.capture_failure(named(failure, client)).await.map(drop))
-            }
-            Write::RecordFixAttempt(attempt) => {
-                ("fix attempt", self.qa.record_fix_attempt(named(attempt, client)).await.map(drop))
-            }
-            Write::RecordApplication(application) => {
-                ("lesson application", self.knowledge.record_application(named(application, client)).await.map(drop))
-            }
-            Write::CreateDraft(draft) => {
-                ("proposed lesson", self.knowledge.create_draft(named(draft, client)).await.map(drop))
-            }
-            Write::RecordTaskResult(result) => {
-                ("task result", self.qa.record_task_result(named(result, client)).await.map(drop))
-            }
-            Write::IndexDocument(document) => {
-                ("indexed document", self.knowledge.index_document(named(document, client)).await.map(drop))
-            }
-            Write::RemoveDocument(document) => {
-                ("removed document", self.knowledge.remove_document(named(document, client)).await.map(drop))
-            }
-            Write::Action(_) => unreachable!("actions travel in batches"),
-        };
+        debug_assert!(!matches!(write, Write::Action(_)), "actions travel in batches");
+        let what = write.what();
+        let result = write.deliver(self.channel.clone(), client).await;
         match result {
             Ok(()) => {
                 self.stats.shipped_records.fetch_add(1, Ordering::Relaxed);
                 Ok(())
             }
             // Retry later: the call may not have reached the server.
-            Err(status) if is_transient(&status) => Err(ShipError::Status(status)),
+            Err(status) if lore_spool::entry::is_transient(&status) => Err(ShipError::Status(status)),
             Err(status) if status.code() == Code::PermissionDenied => self.reject(&format!(
                 "{what} refused: {}; the sidecar's token needs the agent role to record what agents learn",
                 status.message()
@@ -311,30 +281,4 @@ impl Connection<'_> {
         writeln!(file, "{}", serde_json::json!({ "reason": reason }))?;
         Ok(())
     }
-}
-
-/// A request that says which client made the write (see `send_unary_write`).
-fn named<T>(message: T, client: &str) -> tonic::Request<T> {
-    let mut request = tonic::Request::new(message);
-    if !client.is_empty()
-        && let Ok(value) = client.parse()
-    {
-        request.metadata_mut().insert(lore_proto::metadata::CLIENT, value);
-    }
-    request
-}
-
-fn is_transient(status: &Status) -> bool {
-    matches!(
-        status.code(),
-        Code::Unavailable
-            // A revoked or mistyped token: keep the write until one works.
-            | Code::Unauthenticated
-            | Code::DeadlineExceeded
-            | Code::Aborted
-            | Code::ResourceExhausted
-            | Code::Unknown
-            | Code::Internal
-            | Code::Cancelled
-    )
 }

@@ -12,7 +12,7 @@ use lore_proto::v1::sidecar_service_server::SidecarService;
 use crate::folders::FolderStats;
 use crate::inbox::InboxStats;
 use crate::ship::ShipStats;
-use crate::spool::Spool;
+use lore_spool::Spool;
 
 /// Where the sidecar's figures come from; read by the Status RPC and by
 /// the OTLP metrics alike, so both always say the same.

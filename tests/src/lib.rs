@@ -174,7 +174,11 @@ impl ServerProcess {
         extra_args: &[&str],
     ) -> anyhow::Result<Self> {
         let mut command = Command::new(workspace_binary("lore-sidecar"));
+        // The hooks' outbox a sidecar takes in at start is this test's,
+        // never the user's.
+        let agent_state = spool_dir.with_extension("agent-state");
         command
+            .env("LORE_STATE_DIR", &agent_state)
             .args(["--listen", listen, "--server", server, "--log-json", "--spool-dir"])
             .arg(spool_dir)
             .args(extra_args)

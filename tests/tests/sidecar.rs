@@ -441,7 +441,7 @@ fn segments(spool: &std::path::Path) -> Vec<std::path::PathBuf> {
 }
 
 /// Start offsets of the records of a segment (the framing of
-/// sidecar/src/spool/record.rs: a 24-byte header that starts with the
+/// spool/src/record.rs: a 24-byte header that starts with the
 /// payload length).
 fn record_offsets(bytes: &[u8]) -> Vec<usize> {
     let mut offsets = Vec::new();

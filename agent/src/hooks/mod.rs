@@ -28,6 +28,10 @@
 //! bug) it exits 0 within its time budget, prints nothing but a valid
 //! answer, and says why in `hooks.log` of the state directory and on
 //! stderr.
+//!
+//! Nor does it lose what it records: when neither the sidecar nor the
+//! server answers within the budget, its writes wait in the outbox (see
+//! [`crate::outbox`]), which the next hook that reaches Lore sends first.
 
 pub mod input;
 pub mod record;
@@ -38,16 +42,20 @@ pub mod typed;
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use lore_proto::v1 as proto;
+use lore_spool::entry::Write;
 use serde_json::json;
+use tokio::time::Instant;
 use uuid::Uuid;
 
 use crate::AgentError;
 use crate::checks::{self, Checks};
 use crate::connection::{Connection, LoreAddress};
 use crate::identity::{AgentKind, Identity, lore_session_id};
+use crate::outbox::{self, Outbox};
 use crate::requests::{self, FailedCheck};
 use input::HookInput;
 use state::{LockedState, OpenCheck};
@@ -158,7 +166,7 @@ pub fn parse_agent(text: &str) -> Result<AgentKind, String> {
 pub fn run(args: HookArgs, mut address: LoreAddress) -> ExitCode {
     let started = Instant::now();
     let budget = args.budget_ms.map_or(args.event.default_budget(), Duration::from_millis);
-    let log = HookLog::new(state::state_dir());
+    let log = HookLog::new(crate::home::state_dir());
     if args.sidecar == "off" {
         address.sidecar = None;
     } else {
@@ -173,7 +181,7 @@ pub fn run(args: HookArgs, mut address: LoreAddress) -> ExitCode {
             tokio::time::timeout(budget, async {
                 let bytes = read_stdin(budget).await?;
                 let input = HookInput::parse(&bytes).map_err(AgentError::Setup)?;
-                handle(&args, &address, input, budget, &log).await
+                handle(&args, &address, input, (budget, started + budget), &log).await
             })
             .await
         });
@@ -225,7 +233,7 @@ async fn handle(
     args: &HookArgs,
     address: &LoreAddress,
     input: HookInput,
-    budget: Duration,
+    (budget, deadline): (Duration, Instant),
     log: &HookLog,
 ) -> Result<Option<String>, AgentError> {
     let agent_session = if input.session_id.trim().is_empty() {
@@ -241,8 +249,52 @@ async fn handle(
     let session_id = lore_session_id(args.agent, &agent_session);
     // A sidecar that is not running refuses at once; one that hangs must
     // leave time for the server.
-    let connection = address.connect((budget / 3).min(Duration::from_millis(500)), "hook").await?;
-    let hook = Hook { args, identity, session_id, agent_session, connection, dir, log };
+    let connection = match address.connect((budget / 3).min(Duration::from_millis(500)), "hook").await {
+        Ok(connection) => Some(connection),
+        Err(error) if error.is_unreachable() => {
+            log.write(args.event, None, &format!("{error} The hook's writes wait in the outbox."));
+            None
+        }
+        Err(error) => return Err(error),
+    };
+    let outbox = Outbox::local();
+    // What waits goes first, so the order holds; what cannot go now makes
+    // this hook's writes wait behind it.
+    let mut queued = connection.is_none() && !outbox.is_empty();
+    if let Some(connection) = &connection
+        && !outbox.is_empty()
+    {
+        let drained = outbox.drain(&connection.channel(), deadline - outbox::KEEP_MARGIN).await?;
+        if drained.delivered + drained.rejected > 0 {
+            log.write(
+                args.event,
+                Some(session_id),
+                &format!(
+                    "the outbox sent {} writes to {}{}",
+                    drained.delivered,
+                    connection.route,
+                    if drained.rejected > 0 {
+                        format!(" ({} refused, see outbox-rejects.jsonl)", drained.rejected)
+                    } else {
+                        String::new()
+                    }
+                ),
+            );
+        }
+        queued = drained.waiting;
+    }
+    let hook = Hook {
+        args,
+        identity,
+        session_id,
+        agent_session,
+        connection,
+        outbox,
+        queued: AtomicBool::new(queued),
+        deadline,
+        dir,
+        log,
+    };
     match args.event {
         HookEvent::SessionStart => hook.session_start(&input).await,
         HookEvent::UserPromptSubmit => hook.user_prompt_submit(&input).await,
@@ -257,7 +309,14 @@ struct Hook<'a> {
     identity: Identity,
     session_id: Uuid,
     agent_session: String,
-    connection: Connection,
+    /// `None`: neither the sidecar nor the server answered.
+    connection: Option<Connection>,
+    outbox: Outbox,
+    /// Writes go to the outbox: Lore did not answer, or older writes wait
+    /// there.
+    queued: AtomicBool,
+    /// When the budget ends.
+    deadline: Instant,
     dir: PathBuf,
     log: &'a HookLog,
 }
@@ -266,7 +325,7 @@ impl Hook<'_> {
     /// The session's state, locked (on a blocking thread: the lock may
     /// wait for a parallel hook of the same session).
     async fn state(&self) -> Result<LockedState, AgentError> {
-        let dir = state::state_dir();
+        let dir = crate::home::state_dir();
         let session_id = self.session_id;
         let locked = tokio::task::spawn_blocking(move || LockedState::open(&dir, session_id))
             .await
@@ -280,6 +339,40 @@ impl Hook<'_> {
             );
         }
         Ok(locked)
+    }
+
+    /// Sends the writes in order, or keeps them in the outbox, behind what
+    /// waits there, when Lore does not answer within the budget. Only a
+    /// refusal is an error.
+    async fn send(&self, writes: Vec<Write>) -> Result<(), AgentError> {
+        let mut writes = writes.into_iter();
+        let mut waiting = Vec::new();
+        if let Some(connection) = self.connection.as_ref().filter(|_| !self.queued.load(Ordering::Relaxed)) {
+            for write in writes.by_ref() {
+                let left = self.deadline.saturating_duration_since(Instant::now()).saturating_sub(outbox::KEEP_MARGIN);
+                match tokio::time::timeout(left, write.clone().deliver(connection.channel(), "hook")).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(status)) if !lore_spool::entry::is_transient(&status) => return Err(status.into()),
+                    Ok(Err(_)) | Err(_) => {
+                        self.queued.store(true, Ordering::Relaxed);
+                        waiting.push(write);
+                        break;
+                    }
+                }
+            }
+        }
+        waiting.extend(writes);
+        if waiting.is_empty() {
+            return Ok(());
+        }
+        let count = waiting.len();
+        self.outbox.append(waiting, "hook").await?;
+        self.log.write(
+            self.args.event,
+            Some(self.session_id),
+            &format!("{count} writes wait in {} until Lore answers", self.outbox.dir().display()),
+        );
+        Ok(())
     }
 
     async fn save(&self, locked: LockedState) -> Result<(), AgentError> {
@@ -308,8 +401,7 @@ impl Hook<'_> {
             reopen: true,
             ..Default::default()
         };
-        self.connection.actions().start_session(start).await?;
-        Ok(())
+        self.send(vec![Write::StartSession(start)]).await
     }
 
     async fn session_start(&self, input: &HookInput) -> Result<Option<String>, AgentError> {
@@ -320,11 +412,8 @@ impl Hook<'_> {
             self.start_session(&input.source, input.model_name()).await?;
             Ok::<_, AgentError>(locked)
         };
-        let ((branch, files), missing_files, started) = tokio::join!(
-            git_context(&self.dir),
-            staleness::missing_cited_files(&self.connection, &self.identity.project, &self.dir),
-            started
-        );
+        let ((branch, files), missing_files, started) =
+            tokio::join!(git_context(&self.dir), self.missing_cited_files(), started);
         let mut locked = started?;
         locked.state.started = true;
         locked.state.ended = false;
@@ -332,6 +421,7 @@ impl Hook<'_> {
             locked.state.issue = issue;
         }
         self.save(locked).await?;
+        let Some(connection) = &self.connection else { return Ok(None) };
         let task = proto::BriefTask { files, labels: branch.into_iter().collect(), ..Default::default() };
         let request = proto::BriefRequest {
             budget_chars: self.args.briefing_chars,
@@ -339,19 +429,19 @@ impl Hook<'_> {
             missing_files,
             ..requests::brief(&self.identity, self.session_id, task)
         };
-        let mut agent = self.connection.agent();
-        let (briefing, ()) = tokio::join!(agent.brief(request), self.sync_instructions());
+        let mut agent = connection.agent();
+        let (briefing, ()) = tokio::join!(agent.brief(request), self.sync_instructions(connection));
         Ok(context_answer(HookEvent::SessionStart, &briefing?.into_inner().markdown))
     }
 
     /// Brings the repository's instructions file to the project's standing
     /// instructions. What goes wrong is logged, never the agent's problem.
-    async fn sync_instructions(&self) {
+    async fn sync_instructions(&self, connection: &Connection) {
         if self.args.instructions == "off" {
             return;
         }
         let Some(path) = crate::instructions::file_for(&self.dir, self.args.agent) else { return };
-        let list = match crate::instructions::fetch(self.connection.channel(), &self.identity.project).await {
+        let list = match crate::instructions::fetch(connection.channel(), &self.identity.project).await {
             Ok(list) => list,
             Err(error) => {
                 self.log.write(self.args.event, Some(self.session_id), &format!("standing instructions: {error}"));
@@ -390,11 +480,9 @@ impl Hook<'_> {
             locked.state.task_title = title.clone();
         }
         self.save(locked).await?;
-        if prompt.is_empty() {
-            return Ok(None);
-        }
+        let Some(connection) = self.connection.as_ref().filter(|_| !prompt.is_empty()) else { return Ok(None) };
         let description: String = prompt.chars().take(8000).collect();
-        let missing_files = staleness::missing_cited_files(&self.connection, &self.identity.project, &self.dir).await;
+        let missing_files = self.missing_cited_files().await;
         let task = proto::BriefTask { title, description, ..Default::default() };
         let request = proto::BriefRequest {
             budget_chars: self.args.prompt_briefing_chars,
@@ -404,7 +492,7 @@ impl Hook<'_> {
             missing_files,
             ..requests::brief(&self.identity, self.session_id, task)
         };
-        let briefing = self.connection.agent().brief(request).await?.into_inner();
+        let briefing = connection.agent().brief(request).await?.into_inner();
         Ok(context_answer(HookEvent::UserPromptSubmit, &briefing.markdown))
     }
 
@@ -468,7 +556,7 @@ impl Hook<'_> {
             occurred_at: Some(requests::now()),
             ..Default::default()
         };
-        self.connection.actions().log_action(proto::LogActionRequest { action: Some(action) }).await?;
+        self.send(vec![Write::Action(action)]).await?;
         locked.state.record_edits(&edited);
         if let Some((name, key)) = check {
             self.check_ran(&mut locked, input, &name, key, failed).await?;
@@ -514,7 +602,7 @@ impl Hook<'_> {
                     &failed,
                     state.edited.clone(),
                 );
-                self.connection.qa().capture_failure(capture).await?;
+                self.send(vec![Write::CaptureFailure(capture)]).await?;
                 state.open_checks.insert(
                     key,
                     OpenCheck { failure_id, check: name.to_owned(), attempts: 0, edited_since: Vec::new() },
@@ -544,7 +632,7 @@ impl Hook<'_> {
                         format!("{name} passes")
                     },
                 };
-                self.connection.qa().record_fix_attempt(attempt).await?;
+                self.send(vec![Write::RecordFixAttempt(attempt)]).await?;
                 if !failed {
                     state.open_checks.remove(&key);
                     if state.open_checks.is_empty() {
@@ -567,8 +655,16 @@ impl Hook<'_> {
             check,
             failure_id,
         );
-        self.connection.qa().record_task_result(result).await?;
-        Ok(())
+        self.send(vec![Write::RecordTaskResult(result)]).await
+    }
+
+    /// The repository's files lessons cite that are gone (none without
+    /// Lore).
+    async fn missing_cited_files(&self) -> Vec<String> {
+        match &self.connection {
+            Some(connection) => staleness::missing_cited_files(connection, &self.identity.project, &self.dir).await,
+            None => Vec::new(),
+        }
     }
 
     /// The recognizers of typed actions: the project's file first when one
@@ -607,7 +703,7 @@ impl Hook<'_> {
             reason: proto::EndReason::Normal as i32,
             summary,
         };
-        self.connection.actions().end_session(end).await?;
+        self.send(vec![Write::EndSession(end)]).await?;
         locked.state.ended = true;
         self.save(locked).await
     }

@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -74,21 +74,6 @@ fn push_bounded(files: &mut Vec<String>, file: &str) {
         files.remove(0);
     }
     files.push(file.to_owned());
-}
-
-/// The state directory: `LORE_STATE_DIR`, else `$XDG_STATE_HOME/lore`, else
-/// `~/.local/state/lore`, else a folder in the temporary directory.
-pub fn state_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("LORE_STATE_DIR").filter(|dir| !dir.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|dir| !dir.is_empty()) {
-        return PathBuf::from(dir).join("lore");
-    }
-    match std::env::var_os("HOME").filter(|dir| !dir.is_empty()) {
-        Some(home) => PathBuf::from(home).join(".local/state/lore"),
-        None => std::env::temp_dir().join("lore-state"),
-    }
 }
 
 /// A session's state file, locked for as long as this lives.

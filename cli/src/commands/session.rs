@@ -159,8 +159,7 @@ struct CurrentSession {
 impl CurrentSession {
     fn new(project: &str, agent: &str) -> Self {
         let digest = blake3::hash(format!("{project}\u{1f}{agent}").as_bytes()).to_hex();
-        let path =
-            lore_agent::hooks::state::state_dir().join("cli-sessions").join(format!("{project}-{}", &digest[..16]));
+        let path = lore_agent::home::state_dir().join("cli-sessions").join(format!("{project}-{}", &digest[..16]));
         Self { path }
     }
 

@@ -57,8 +57,8 @@ use serde::Deserialize;
 use lore_proto::v1 as proto;
 use lore_sanitize::Sanitizer;
 
-use crate::entry::{InboxMark, InboxPosition, SpoolEntry, Write};
-use crate::spool::{Spool, SpoolError, ledger};
+use lore_spool::entry::{InboxMark, InboxPosition, SpoolEntry, Write};
+use lore_spool::{Spool, SpoolError, ledger};
 
 pub const POSITION_FILE: &str = "inbox.position";
 pub const REJECTS_FILE: &str = "inbox-rejects.jsonl";
@@ -467,7 +467,7 @@ impl Tail {
             out.push(b'\n');
         }
         let mut file =
-            crate::spool::open_options().create(true).append(true).open(self.config.state_dir.join(REJECTS_FILE))?;
+            lore_spool::open_options().create(true).append(true).open(self.config.state_dir.join(REJECTS_FILE))?;
         file.write_all(&out)?;
         file.sync_data()?;
         self.rejects_written = Some(id.at(*last_end));

@@ -1,7 +1,7 @@
 use std::fs::OpenOptions;
 
 use super::*;
-use crate::spool::SpoolConfig;
+use lore_spool::SpoolConfig;
 
 /// A spool and an inbox path in one temporary directory, and a tail that
 /// can be stopped and started again on them.

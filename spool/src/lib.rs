@@ -27,6 +27,7 @@
 //!   exceed it, the spool refuses it (default) or, with `drop_oldest`, deletes
 //!   the oldest closed segments and counts the records lost.
 
+pub mod entry;
 pub mod ledger;
 pub mod record;
 
@@ -58,7 +59,8 @@ pub const DEFAULT_MAX_SEGMENT_BYTES: u64 = 8 * 1024 * 1024;
 #[cfg(test)]
 pub const DEFAULT_MAX_SEGMENT_BYTES: u64 = 4 * 1024;
 
-pub(crate) fn open_options() -> OpenOptions {
+/// Options that create files readable by their owner only.
+pub fn open_options() -> OpenOptions {
     let mut options = OpenOptions::new();
     options.mode(SPOOL_FILE_MODE);
     options

@@ -6,7 +6,7 @@ use std::io::Write as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lore_sidecar::spool::{FsyncPolicy, Spool, SpoolConfig};
+use lore_spool::{FsyncPolicy, Spool, SpoolConfig};
 
 const APPENDS: usize = 200_000;
 /// Concurrent appenders, like a sidecar serving many agent calls at once.
