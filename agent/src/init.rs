@@ -183,6 +183,8 @@ const CLAUDE_HOOKS: &[(&str, HookEvent, Option<&str>, u64)] = &[
     ("PostToolUseFailure", HookEvent::PostToolUse, Some("*"), 5),
     ("Stop", HookEvent::Stop, None, 5),
     ("SessionEnd", HookEvent::SessionEnd, None, 5),
+    ("SubagentStart", HookEvent::SubagentStart, None, 5),
+    ("SubagentStop", HookEvent::SubagentStop, None, 5),
 ];
 /// Codex matches tool names with a regex.
 const CODEX_HOOKS: &[(&str, HookEvent, Option<&str>, u64)] = &[

@@ -136,6 +136,10 @@ fn claude(
         // times are measured in `make bench`, not here.
         .env("LORE_HOOK_BUDGET_MS", "4000")
         .env("LORE_AGENT_ID", AGENT)
+        .env("GIT_AUTHOR_NAME", "Agent")
+        .env("GIT_AUTHOR_EMAIL", "agent@example.com")
+        .env("GIT_COMMITTER_NAME", "Agent")
+        .env("GIT_COMMITTER_EMAIL", "agent@example.com")
         .env("LORE_CACHE_DIR", default_cache_dir());
     command
 }
@@ -221,6 +225,19 @@ async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_rec
             json!({"file_path": calc, "old_string": "    return a / b", "new_string": "    if b == 0:\n        raise ValueError(\"b is zero\")\n    return a / b"}),
         )],
         vec![Block::tool("Bash", json!({"command": test_command, "description": "Run the tests again"}))],
+        vec![Block::tool(
+            "Bash",
+            json!({"command": "git add -A && git commit -m \"Guard divide by zero\" -m \"Fixes #7\"", "description": "Commit the fix"}),
+        )],
+        // A sub-agent in the foreground: its own requests take the next
+        // two turns (a read, its answer), then the main loop finishes.
+        vec![Block::tool(
+            "Agent",
+            json!({"description": "Review the fix", "prompt": "Check that calc.divide guards a zero divisor.",
+                   "subagent_type": "general-purpose", "run_in_background": false}),
+        )],
+        vec![Block::tool("Read", json!({"file_path": calc}))],
+        vec![Block::Text("The guard is right.".into())],
         vec![Block::Text("Fixed: divide raises ValueError when b is zero, and the tests pass.".into())],
     ])
     .await;
@@ -277,7 +294,7 @@ async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_rec
     for expected in ["ToolSearch", "briefing", "Bash", "Read", "Edit"] {
         assert!(tools.contains(&expected), "{expected} is not in the action log: {tools:?}\nhook log: {hook_log}");
     }
-    assert_eq!(tools.iter().filter(|tool| **tool == "Bash").count(), 2, "{tools:?}");
+    assert_eq!(tools.iter().filter(|tool| **tool == "Bash").count(), 3, "{tools:?}");
     let briefing = calls.iter().find(|(_, _, tool, _, _, _)| tool == "briefing").unwrap();
     assert_eq!(briefing.0, "mcp", "the MCP server recorded its own tool call");
     assert!(
@@ -289,15 +306,39 @@ async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_rec
         .filter(|(_, _, tool, _, _, _)| tool == "Bash")
         .map(|(_, outcome, _, _, _, _)| outcome.as_str())
         .collect();
-    assert_eq!(bash_outcomes, vec!["failure", "success"]);
+    assert_eq!(bash_outcomes, vec!["failure", "success", "success"]);
     // Typed without being asked: the two runs of `make test` are test runs
     // of that runner, the edit a file edit with its lines; a Read stays a
     // plain tool call.
     let types =
         |tool: &str| -> Vec<&str> { calls.iter().filter(|call| call.2 == tool).map(|call| call.5.as_str()).collect() };
-    assert_eq!(types("Bash"), ["test_run", "test_run"], "{calls:?}");
+    assert_eq!(types("Bash"), ["test_run", "test_run", "commit"], "{calls:?}");
     assert_eq!(types("Edit"), ["file_edit"]);
-    assert_eq!(types("Read"), ["tool_call"]);
+    assert_eq!(types("Read"), ["tool_call", "tool_call"]);
+    let commit = calls.iter().find(|call| call.5 == "commit").unwrap();
+    let sha = commit.3["details"]["sha"].as_str().unwrap_or_default();
+    assert!(sha.len() >= 7 && sha.bytes().all(|byte| byte.is_ascii_hexdigit()), "the commit's sha: {}", commit.3);
+    // The sub-agent is the Agent tool call's `subagent` action, and what it
+    // did (its Read) names that action as its parent.
+    let spawned: Vec<(Uuid, Option<Uuid>, Value)> = sqlx::query_as(
+        "SELECT action_id, parent_action_id, context->'details' FROM actions WHERE session_id = $1 AND action_type = 'subagent'",
+    )
+    .bind(session)
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    assert_eq!(spawned.len(), 1, "one sub-agent, one action: {spawned:?}\nhook log: {hook_log}");
+    let (subagent, _, details) = &spawned[0];
+    assert_eq!(details["subagent_type"], "general-purpose", "{details}");
+    assert_eq!(details["summary"], "The guard is right.", "its last answer: {details}");
+    let children: Vec<(String,)> =
+        sqlx::query_as("SELECT context->>'tool' FROM actions WHERE session_id = $1 AND parent_action_id = $2")
+            .bind(session)
+            .bind(subagent)
+            .fetch_all(pool)
+            .await
+            .unwrap();
+    assert_eq!(children, [("Read".to_owned(),)], "the sub-agent's own tool call hangs under it; hook log: {hook_log}");
     let run = calls.iter().find(|call| call.5 == "test_run").unwrap();
     assert_eq!(run.3["details"]["runner"], "make test", "{}", run.3);
     // The failing check and its fix are the task's two QA results: a
@@ -394,6 +435,7 @@ async fn run_claude(rig: &Rig, model: &ModelStub, prompt: &str) -> Uuid {
         "Bash",
         "Read",
         "Edit",
+        "Agent",
         "ToolSearch",
         "mcp__lore",
     ]);

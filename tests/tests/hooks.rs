@@ -260,9 +260,10 @@ async fn codex_hooks_record_the_session_a_failing_check_and_its_fix_through_the_
 }
 
 /// Typed without being asked: in a repository on branch
-/// `feature/SHOP-42-cart`, a commit is a `commit` with its sha and the
+/// `epic/checkout/SHOP-42-cart`, a commit is a `commit` with its sha and the
 /// issue its trailer names, a helm upgrade a `deploy` (which the project's
-/// report counts), and every action of the session carries its issue.
+/// report counts), and every action of the session carries its issue and
+/// the branch's epic.
 #[tokio::test]
 async fn commits_and_deploys_are_typed_and_linked_to_the_issue_of_the_branch() {
     let database = TestDatabase::new().await.unwrap();
@@ -274,7 +275,7 @@ async fn commits_and_deploys_are_typed_and_linked_to_the_issue_of_the_branch() {
         let status = Command::new("git").args(args).current_dir(repo.path()).stdout(Stdio::null()).status().unwrap();
         assert!(status.success(), "git {args:?}");
     };
-    git(&["init", "-q", "-b", "feature/SHOP-42-cart"]);
+    git(&["init", "-q", "-b", "epic/checkout/SHOP-42-cart"]);
     let cwd = repo.path().display().to_string();
     let agent_session = Uuid::now_v7().to_string();
     let event = |name: &str, extra: Value| {
@@ -306,8 +307,8 @@ async fn commits_and_deploys_are_typed_and_linked_to_the_issue_of_the_branch() {
     let session = lore_session_id(AgentKind::ClaudeCode, &agent_session);
     let pool = &database.pool;
     let stored = lore_e2e::eventually(|| async {
-        let rows: Vec<(String, String, Value)> = sqlx::query_as(
-            "SELECT action_type, issue_id, coalesce(context->'details', 'null') FROM actions
+        let rows: Vec<(String, String, Value, String)> = sqlx::query_as(
+            "SELECT action_type, issue_id, coalesce(context->'details', 'null'), epic_id FROM actions
               WHERE session_id = $1 AND context ? 'tool' ORDER BY chain_seq",
         )
         .bind(session)
@@ -318,8 +319,12 @@ async fn commits_and_deploys_are_typed_and_linked_to_the_issue_of_the_branch() {
     })
     .await
     .unwrap_or_else(|| panic!("three actions never arrived: {}", log(state.path())));
-    let kinds: Vec<(&str, &str)> = stored.iter().map(|(kind, issue, _)| (kind.as_str(), issue.as_str())).collect();
-    assert_eq!(kinds, [("tool_call", "SHOP-42"), ("commit", "#77"), ("deploy", "#77")]);
+    let kinds: Vec<(&str, &str, &str)> =
+        stored.iter().map(|(kind, issue, _, epic)| (kind.as_str(), issue.as_str(), epic.as_str())).collect();
+    assert_eq!(
+        kinds,
+        [("tool_call", "SHOP-42", "checkout"), ("commit", "#77", "checkout"), ("deploy", "#77", "checkout")]
+    );
     assert_eq!(stored[1].2["sha"], "3f2a9c1");
     assert_eq!(stored[1].2["message"], "Fix the cart total");
     assert_eq!((stored[2].2["release"].as_str(), stored[2].2["namespace"].as_str()), (Some("shop"), Some("prod")));

@@ -50,6 +50,12 @@ pub struct HookInput {
     /// SessionEnd: why (clear, logout, prompt_input_exit, other).
     #[serde(default)]
     pub reason: String,
+    /// SubagentStart and SubagentStop: the sub-agent; any other event:
+    /// set when it fired inside one.
+    #[serde(default)]
+    pub agent_id: String,
+    #[serde(default)]
+    pub agent_type: String,
 }
 
 impl HookInput {
@@ -63,6 +69,12 @@ impl HookInput {
             return Err("the hook input is empty (expected the agent's JSON on stdin)".into());
         }
         serde_json::from_str(text).map_err(|error| format!("the hook input is not the agent's JSON: {error}"))
+    }
+
+    /// The sub-agent a spawning tool call started, as its response names
+    /// it (Claude Code's Agent tool: `agentId`).
+    pub fn spawned_agent_id(&self) -> Option<&str> {
+        ["agentId", "agent_id"].iter().find_map(|key| self.tool_response.get(*key)?.as_str())
     }
 
     /// True for a tool call that failed: Claude Code says so with its own

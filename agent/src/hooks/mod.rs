@@ -15,7 +15,8 @@
 //! - **user-prompt-submit**: a briefing for what was asked, leaving out
 //!   what this session was already given.
 //! - **post-tool-use** (also Claude Code's PostToolUseFailure): the tool
-//!   call as a `tool_call` action. A shell command that runs a check
+//!   call as an action, typed by what it was (see [`typed`]), with the
+//!   session's issue and epic. A shell command that runs a check
 //!   (tests, build, type check, linter) and fails is captured as a QA
 //!   failure of the session's task; the same command passing later is its
 //!   fix, with the files edited in between. Lore's own MCP tools are left
@@ -23,6 +24,10 @@
 //! - **stop**: the agent has answered: the session ends (normal) with its
 //!   last message as the summary; the next prompt reopens it.
 //! - **session-end**: the session ends, if a stop did not end it already.
+//! - **subagent-start** / **subagent-stop**: a sub-agent's `subagent`
+//!   action gets its id at the start, so its own tool calls name it as
+//!   their parent; the tool call that spawned it becomes that action (or,
+//!   for an agent without one, the stop writes it).
 //!
 //! A hook never hurts the agent: whatever happens (Lore down, bad input, a
 //! bug) it exits 0 within its time budget, prints nothing but a valid
@@ -68,11 +73,20 @@ pub enum HookEvent {
     PostToolUse,
     Stop,
     SessionEnd,
+    SubagentStart,
+    SubagentStop,
 }
 
 impl HookEvent {
-    pub const ALL: [Self; 5] =
-        [Self::SessionStart, Self::UserPromptSubmit, Self::PostToolUse, Self::Stop, Self::SessionEnd];
+    pub const ALL: [Self; 7] = [
+        Self::SessionStart,
+        Self::UserPromptSubmit,
+        Self::PostToolUse,
+        Self::Stop,
+        Self::SessionEnd,
+        Self::SubagentStart,
+        Self::SubagentStop,
+    ];
 
     /// How long the agent may wait on it: a briefing is worth two seconds
     /// at the start of a session; after every tool call a tenth of one is
@@ -82,7 +96,7 @@ impl HookEvent {
             Self::SessionStart => 2000,
             Self::UserPromptSubmit => 1500,
             Self::PostToolUse => 100,
-            Self::Stop | Self::SessionEnd => 500,
+            Self::Stop | Self::SessionEnd | Self::SubagentStart | Self::SubagentStop => 500,
         })
     }
 
@@ -94,6 +108,8 @@ impl HookEvent {
             Self::PostToolUse => "PostToolUse",
             Self::Stop => "Stop",
             Self::SessionEnd => "SessionEnd",
+            Self::SubagentStart => "SubagentStart",
+            Self::SubagentStop => "SubagentStop",
         }
     }
 
@@ -105,6 +121,8 @@ impl HookEvent {
             Self::PostToolUse => "post-tool-use",
             Self::Stop => "stop",
             Self::SessionEnd => "session-end",
+            Self::SubagentStart => "subagent-start",
+            Self::SubagentStop => "subagent-stop",
         }
     }
 }
@@ -148,10 +166,19 @@ pub struct HookArgs {
     /// before Lore's (the shape of agent/src/action_types.toml).
     #[arg(long, env = "LORE_ACTION_TYPES")]
     pub action_types: Option<PathBuf>,
+    /// The epic the session's work belongs to (default: the branch's,
+    /// `epic/NAME/...`, else a commit's `Epic: NAME` trailer).
+    #[arg(long, env = "LORE_EPIC", value_parser = parse_epic)]
+    pub epic: Option<String>,
     /// At session start, write the project's standing instructions into
     /// the repository's CLAUDE.md or AGENTS.md (sync), or leave it (off).
     #[arg(long, env = "LORE_INSTRUCTIONS", default_value = "sync", value_parser = ["sync", "off"])]
     pub instructions: String,
+}
+
+fn parse_epic(text: &str) -> Result<String, String> {
+    let valid = (1..=256).contains(&text.len()) && !text.chars().any(char::is_control);
+    valid.then(|| text.to_owned()).ok_or_else(|| "an epic is 1 to 256 characters with no control characters".into())
 }
 
 pub fn parse_agent(text: &str) -> Result<AgentKind, String> {
@@ -301,6 +328,8 @@ async fn handle(
         HookEvent::PostToolUse => hook.post_tool_use(&input).await.map(|()| None),
         HookEvent::Stop => hook.stop(&input).await.map(|()| None),
         HookEvent::SessionEnd => hook.session_end(&input).await.map(|()| None),
+        HookEvent::SubagentStart => hook.subagent_start(&input).await.map(|()| None),
+        HookEvent::SubagentStop => hook.subagent_stop(&input).await.map(|()| None),
     }
 }
 
@@ -420,6 +449,9 @@ impl Hook<'_> {
         if let Some(issue) = branch.as_deref().and_then(typed::issue_of_branch) {
             locked.state.issue = issue;
         }
+        if let Some(epic) = self.args.epic.clone().or_else(|| branch.as_deref().and_then(typed::epic_of_branch)) {
+            locked.state.epic = epic;
+        }
         self.save(locked).await?;
         let Some(connection) = &self.connection else { return Ok(None) };
         let task = proto::BriefTask { files, labels: branch.into_iter().collect(), ..Default::default() };
@@ -531,8 +563,24 @@ impl Hook<'_> {
         if let Some(issue) = typed.as_ref().and_then(|typed| typed.details.get("issue")?.as_str()) {
             locked.state.issue = issue.to_owned();
         }
+        if let Some(epic) = typed.as_ref().and_then(|typed| typed.details.get("epic")?.as_str())
+            && self.args.epic.is_none()
+        {
+            locked.state.epic = epic.to_owned();
+        }
+        // Inside a sub-agent, its `subagent` action is the parent; the tool
+        // call that spawned a sub-agent is that action.
+        let parent_action_id = locked.state.subagents.get(&input.agent_id).map(|spawn| spawn.action_id);
+        let mut action_id = Uuid::now_v7();
         let action_type = match typed {
             Some(mut typed) => {
+                let agent_type = typed.details.get("subagent_type").and_then(serde_json::Value::as_str);
+                if typed.action_type == "subagent"
+                    && let Some(spawn) = locked.state.spawned_by(input.spawned_agent_id(), agent_type)
+                {
+                    action_id = spawn.action_id;
+                    typed.details.extend(spawn_details(&spawn));
+                }
                 if let Some((runner, _)) = check.as_ref().filter(|_| typed.action_type == "test_run") {
                     typed.details.insert("runner".into(), json!(runner));
                 }
@@ -542,12 +590,14 @@ impl Hook<'_> {
             None => "tool_call".to_owned(),
         };
         let action = proto::Action {
-            action_id: Uuid::now_v7().to_string(),
+            action_id: action_id.to_string(),
             session_id: self.session_id.to_string(),
             project: self.identity.project.clone(),
             agent_id: self.identity.agent_id.clone(),
             action_type,
             issue_id: locked.state.issue.clone(),
+            epic_id: self.args.epic.clone().unwrap_or_else(|| locked.state.epic.clone()),
+            parent_action_id: parent_action_id.map(|id| id.to_string()).unwrap_or_default(),
             category: record::category(&input.tool_name),
             context: Some(lore_proto::json::to_struct(&context)),
             outcome: if failed { proto::Outcome::Failure } else { proto::Outcome::Success } as i32,
@@ -685,6 +735,55 @@ impl Hook<'_> {
         Checks::new(&patterns).map_err(AgentError::Setup)
     }
 
+    /// A sub-agent starts: the id of the `subagent` action it will be is
+    /// chosen now, so what it does can name it as its parent. Nothing is
+    /// sent.
+    async fn subagent_start(&self, input: &HookInput) -> Result<(), AgentError> {
+        if input.agent_id.trim().is_empty() {
+            return Err(AgentError::invalid("agent_id", "SubagentStart needs the sub-agent's id"));
+        }
+        let mut locked = self.state().await?;
+        locked.state.start_subagent(&input.agent_id, &input.agent_type);
+        self.save(locked).await
+    }
+
+    /// A sub-agent stops. Claude Code records the Task tool call that
+    /// spawned it next, and that call becomes its `subagent` action; other
+    /// agents spawn without such a call, so the action is written now.
+    async fn subagent_stop(&self, input: &HookInput) -> Result<(), AgentError> {
+        if input.agent_id.trim().is_empty() {
+            return Err(AgentError::invalid("agent_id", "SubagentStop needs the sub-agent's id"));
+        }
+        let mut locked = self.state().await?;
+        let summary = checks::cut(input.last_assistant_message.as_deref().unwrap_or_default(), 500).to_owned();
+        let spawn = locked.state.stop_subagent(&input.agent_id, &input.agent_type, summary);
+        if spawn.recorded {
+            // Launched in the background: its tool call is its action.
+        } else if self.args.agent == AgentKind::ClaudeCode {
+            locked.state.push_stopped(spawn);
+        } else {
+            let action = proto::Action {
+                action_id: spawn.action_id.to_string(),
+                session_id: self.session_id.to_string(),
+                project: self.identity.project.clone(),
+                agent_id: self.identity.agent_id.clone(),
+                action_type: "subagent".into(),
+                issue_id: locked.state.issue.clone(),
+                epic_id: self.args.epic.clone().unwrap_or_else(|| locked.state.epic.clone()),
+                category: "agent".into(),
+                context: Some(lore_proto::json::to_struct(&json!({
+                    "agent_session_id": self.agent_session,
+                    "details": spawn_details(&spawn),
+                }))),
+                outcome: proto::Outcome::Success as i32,
+                occurred_at: Some(requests::now()),
+                ..Default::default()
+            };
+            self.send(vec![Write::Action(action)]).await?;
+        }
+        self.save(locked).await
+    }
+
     async fn stop(&self, input: &HookInput) -> Result<(), AgentError> {
         let summary: String = input.last_assistant_message.as_deref().unwrap_or_default().chars().take(2000).collect();
         self.end(summary).await
@@ -707,6 +806,19 @@ impl Hook<'_> {
         locked.state.ended = true;
         self.save(locked).await
     }
+}
+
+/// What a `subagent` action says of its sub-agent.
+fn spawn_details(spawn: &state::Spawn) -> serde_json::Map<String, serde_json::Value> {
+    let mut details = serde_json::Map::new();
+    details.insert("agent_id".into(), json!(spawn.agent_id));
+    if !spawn.agent_type.is_empty() {
+        details.insert("agent_type".into(), json!(spawn.agent_type));
+    }
+    if !spawn.summary.is_empty() {
+        details.insert("summary".into(), json!(spawn.summary));
+    }
+    details
 }
 
 /// The agent's answer carrying a briefing; nothing when it is empty.

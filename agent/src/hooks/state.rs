@@ -40,6 +40,30 @@ pub struct SessionState {
     /// The issue the session works on (`SHOP-42`, `#12`), from the branch
     /// at session start or a commit's trailers; set on every action.
     pub issue: String,
+    /// The epic it belongs to (`checkout-v2`), from `--epic`, the branch
+    /// (`epic/checkout-v2/...`) or a commit's `Epic:` trailer.
+    pub epic: String,
+    /// Sub-agents running, by the agent's id for them: the `subagent`
+    /// action each will be, so what they do names it as its parent.
+    pub subagents: BTreeMap<String, Spawn>,
+    /// Sub-agents that stopped, waiting for the tool call that spawned
+    /// them to be recorded (it comes after its sub-agent's stop).
+    pub stopped: Vec<Spawn>,
+}
+
+/// One sub-agent of the session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Spawn {
+    /// The `subagent` action's id, chosen when the sub-agent started.
+    pub action_id: Uuid,
+    pub agent_id: String,
+    pub agent_type: String,
+    /// Its last answer, cut short.
+    pub summary: String,
+    /// The spawning tool call was recorded as its action already (a
+    /// sub-agent in the background is launched before it stops).
+    pub recorded: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,7 +78,64 @@ pub struct OpenCheck {
     pub edited_since: Vec<String>,
 }
 
+/// Sub-agents remembered at once: more running than this is a runaway, and
+/// the oldest loses its link.
+const MAX_SUBAGENTS: usize = 64;
+
 impl SessionState {
+    /// A sub-agent started: its `subagent` action's id is chosen now.
+    pub fn start_subagent(&mut self, agent_id: &str, agent_type: &str) {
+        if self.subagents.len() >= MAX_SUBAGENTS
+            && let Some(oldest) =
+                self.subagents.iter().min_by_key(|(_, spawn)| spawn.action_id).map(|(id, _)| id.clone())
+        {
+            self.subagents.remove(&oldest);
+        }
+        let spawn = Spawn {
+            action_id: Uuid::now_v7(),
+            agent_id: agent_id.to_owned(),
+            agent_type: agent_type.to_owned(),
+            ..Spawn::default()
+        };
+        self.subagents.entry(agent_id.to_owned()).or_insert(spawn);
+    }
+
+    /// A sub-agent stopped (one whose start was missed gets its id now).
+    pub fn stop_subagent(&mut self, agent_id: &str, agent_type: &str, summary: String) -> Spawn {
+        let mut spawn = self.subagents.remove(agent_id).unwrap_or_else(|| Spawn {
+            action_id: Uuid::now_v7(),
+            agent_id: agent_id.to_owned(),
+            agent_type: agent_type.to_owned(),
+            ..Spawn::default()
+        });
+        spawn.summary = summary;
+        spawn
+    }
+
+    pub fn push_stopped(&mut self, spawn: Spawn) {
+        if self.stopped.len() >= MAX_SUBAGENTS {
+            self.stopped.remove(0);
+        }
+        self.stopped.push(spawn);
+    }
+
+    /// The sub-agent a spawning tool call was for: the one it names
+    /// (still running when it was launched in the background, or stopped),
+    /// else the oldest stopped one of its type, else the oldest stopped.
+    pub fn spawned_by(&mut self, agent_id: Option<&str>, agent_type: Option<&str>) -> Option<Spawn> {
+        if let Some(running) = agent_id.and_then(|id| self.subagents.get_mut(id)) {
+            running.recorded = true;
+            return Some(running.clone());
+        }
+        let index = self
+            .stopped
+            .iter()
+            .position(|spawn| Some(spawn.agent_id.as_str()) == agent_id)
+            .or_else(|| self.stopped.iter().position(|spawn| Some(spawn.agent_type.as_str()) == agent_type))
+            .or_else(|| (!self.stopped.is_empty()).then_some(0))?;
+        Some(self.stopped.remove(index))
+    }
+
     /// Remembers edited files, for the session and for every failing check.
     pub fn record_edits(&mut self, files: &[String]) {
         for file in files {
@@ -120,6 +201,31 @@ impl LockedState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_spawning_tool_call_finds_its_sub_agent_by_id_then_type_then_age() {
+        let mut state = SessionState::default();
+        state.start_subagent("a1", "reviewer");
+        state.start_subagent("a2", "explorer");
+        state.start_subagent("a3", "reviewer");
+        let a1 = state.subagents["a1"].action_id;
+        // In the background, the call comes first: the running one is its
+        // action, and stays for what it does next.
+        let launched = state.spawned_by(Some("a3"), Some("reviewer")).unwrap();
+        assert_eq!(launched.action_id, state.subagents["a3"].action_id);
+        assert!(state.stop_subagent("a3", "reviewer", String::new()).recorded, "its stop writes nothing more");
+        for (id, kind) in [("a1", "reviewer"), ("a2", "explorer")] {
+            let spawn = state.stop_subagent(id, kind, format!("{id} done"));
+            state.push_stopped(spawn);
+        }
+        let by_type = state.spawned_by(None, Some("explorer")).unwrap();
+        assert_eq!((by_type.agent_id.as_str(), by_type.summary.as_str()), ("a2", "a2 done"));
+        let oldest = state.spawned_by(None, None).unwrap();
+        assert_eq!(oldest.action_id, a1, "the id chosen at its start");
+        assert_eq!(state.spawned_by(Some("a1"), None), None, "each is taken once");
+        let unknown = state.stop_subagent("never-started", "x", String::new());
+        assert!(!unknown.action_id.is_nil() && !unknown.recorded);
+    }
 
     #[test]
     fn state_survives_between_hook_processes_and_a_damaged_file_starts_afresh() {

@@ -143,10 +143,14 @@ impl Recognizers {
                 read_details(&pattern, text, &mut details);
             }
         }
-        if recognizer.action_type == "commit"
-            && let Some(issue) = issue_of_message(&commit_messages(command))
-        {
-            details.insert("issue".into(), json!(issue));
+        if recognizer.action_type == "commit" {
+            let messages = commit_messages(command);
+            if let Some(issue) = issue_of_message(&messages) {
+                details.insert("issue".into(), json!(issue));
+            }
+            if let Some(epic) = epic_of_message(&messages) {
+                details.insert("epic".into(), json!(epic));
+            }
         }
         Some(Typed { action_type: recognizer.action_type.clone(), details })
     }
@@ -314,9 +318,39 @@ pub fn issue_of_branch(branch: &str) -> Option<String> {
     NUMBERED.captures(branch).map(|found| format!("#{}", &found[1]))
 }
 
+/// The epic a commit message names in a trailer (`Epic: checkout-v2`).
+pub fn epic_of_message(message: &str) -> Option<String> {
+    static TRAILER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?im)^\s*epic\s*:\s*([A-Za-z0-9][A-Za-z0-9._#-]{0,63})\s*$")
+            .expect("the epic trailer pattern compiles")
+    });
+    TRAILER.captures(message).map(|found| found[1].to_owned())
+}
+
+/// The epic a branch names: `epic/checkout-v2` and what is under it
+/// (`epic/checkout-v2/SHOP-42-cart`), or `epics/...`.
+pub fn epic_of_branch(branch: &str) -> Option<String> {
+    let rest = branch.strip_prefix("epic/").or_else(|| branch.strip_prefix("epics/"))?;
+    let name = rest.split('/').next()?;
+    let valid = (1..=64).contains(&name.len())
+        && name.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"._#-".contains(&byte));
+    valid.then(|| name.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn epics_are_read_from_the_branch_and_from_a_trailer() {
+        assert_eq!(epic_of_branch("epic/checkout-v2/SHOP-42-cart").as_deref(), Some("checkout-v2"));
+        assert_eq!(epic_of_branch("epics/search").as_deref(), Some("search"));
+        assert_eq!(epic_of_branch("feature/epic/x"), None, "only as the branch's first segment");
+        assert_eq!(epic_of_branch("epic/"), None);
+        assert_eq!(epic_of_branch("epic/has space"), None);
+        assert_eq!(epic_of_message("Fix totals\n\nEpic: checkout-v2\nFixes #7").as_deref(), Some("checkout-v2"));
+        assert_eq!(epic_of_message("The epic: a long story"), None, "a trailer is a line of its own");
+    }
 
     fn shell(command: &str, output: &str, failed: bool) -> Option<Typed> {
         let mut input = json!({"cwd": "/repo", "tool_name": "Bash", "tool_input": {"command": command}});
