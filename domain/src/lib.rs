@@ -28,6 +28,7 @@ pub mod ledger;
 pub mod metrics;
 pub mod qa;
 pub mod reports;
+pub mod settings;
 pub mod trust;
 
 pub use lore_model::Error;

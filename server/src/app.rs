@@ -114,6 +114,7 @@ impl App {
         let _pool = telemetry::observe_pool(database.pool.clone());
         let _keyword_index = telemetry::observe_keyword_index(services.knowledge.clone());
         services.knowledge.prepare().await.context("cannot register the embedding model")?;
+        services.settings.reload().await.context("cannot read the settings")?;
         ensure_tokens(&config, &database).await?;
         let jobs = jobs::Jobs::new(&config, database.pool.clone(), &services);
         let jobs = tokio::spawn(async move {

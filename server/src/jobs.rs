@@ -146,6 +146,10 @@ async fn remine(pool: &PgPool, qa: &QaLearning) {
                 continue;
             }
         };
+        if !qa.switches().learning() {
+            since = round;
+            continue;
+        }
         for project in projects {
             let scope = lore_model::scope::ProjectScope::All;
             if let Err(error) = qa.remine(&scope, &project, qa.config().remine_window).await {

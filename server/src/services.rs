@@ -15,6 +15,8 @@ pub struct Services {
     pub actions: ActionLog,
     pub knowledge: lore_domain::knowledge::KnowledgeBase,
     pub qa: lore_domain::qa::QaLearning,
+    /// The switches people flip at run time, followed on every replica.
+    pub settings: lore_domain::settings::Settings,
     pub briefer: lore_domain::briefing::Briefer,
     /// What the injection screen held, and people's decisions.
     pub quarantine: lore_domain::trust::quarantine::Quarantine,
@@ -70,9 +72,14 @@ impl Services {
             knowledge = knowledge.without_keyword_index();
         }
         let actions = ActionLog::new(pool.clone(), sanitizer.clone(), limits).with_reads(reads.clone());
+        let settings = lore_domain::settings::Settings::start(
+            pool.clone(),
+            lore_domain::settings::Switches::new(config.qa.warnings.enabled, config.qa.learning.enabled),
+        );
         let qa =
             lore_domain::qa::QaLearning::new(pool.clone(), knowledge.clone(), sanitizer.clone(), config.qa.clone())
-                .with_reads(reads.clone());
+                .with_reads(reads.clone())
+                .with_switches(settings.switches());
         Ok(Self {
             tool_calls: config
                 .tool_calls
@@ -100,6 +107,7 @@ impl Services {
                 config.reports.clone(),
             ),
             qa,
+            settings,
             knowledge,
             auth: config.auth.enabled.then(|| {
                 crate::auth::Authenticator::start(pool.clone(), Duration::from_secs(config.auth.cache_ttl_secs))

@@ -168,6 +168,30 @@ impl QaLearningService for LearningApi {
         self.qa().get_warnings(forward(request)).await
     }
 
+    async fn acknowledge_warning(
+        &self,
+        request: Request<proto::AcknowledgeWarningRequest>,
+    ) -> Result<Response<proto::AcknowledgeWarningResponse>, Status> {
+        let client = crate::api::client_of(&request);
+        let mut acknowledged = request.into_inner();
+        if acknowledged.delivery_ids.is_empty() || acknowledged.delivery_ids.len() > 100 {
+            return Err(Status::invalid_argument("delivery_ids: 1 to 100 warning deliveries"));
+        }
+        if let Some(bad) = acknowledged.delivery_ids.iter().find(|id| Uuid::parse_str(id).is_err()) {
+            return Err(Status::invalid_argument(format!("delivery_ids: {bad:?} is not a UUID")));
+        }
+        self.clean(&mut acknowledged.note);
+        let answer = proto::AcknowledgeWarningResponse { acknowledged: acknowledged.delivery_ids.len() as u32 };
+        self.spool(Write::AcknowledgeWarning(acknowledged), &client, answer).await
+    }
+
+    async fn get_switches(
+        &self,
+        request: Request<proto::GetSwitchesRequest>,
+    ) -> Result<Response<proto::Switches>, Status> {
+        self.qa().get_switches(forward(request)).await
+    }
+
     async fn standing_instructions(
         &self,
         request: Request<proto::StandingInstructionsRequest>,

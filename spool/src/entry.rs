@@ -10,7 +10,7 @@ use tonic::{Code, Status};
 /// One spooled write.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct SpoolEntry {
-    #[prost(oneof = "Write", tags = "1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 13")]
+    #[prost(oneof = "Write", tags = "1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 13, 14")]
     pub write: Option<Write>,
     /// For a write read from the inbox file: where the inbox stands after
     /// its line (see the sidecar's inbox).
@@ -79,6 +79,9 @@ pub enum Write {
     /// A markdown file gone from a watched folder.
     #[prost(message, tag = "13")]
     RemoveDocument(proto::RemoveDocumentRequest),
+    /// An agent acknowledged warnings it was shown.
+    #[prost(message, tag = "14")]
+    AcknowledgeWarning(proto::AcknowledgeWarningRequest),
 }
 
 impl SpoolEntry {
@@ -116,6 +119,7 @@ impl Write {
             Self::RecordTaskResult(_) => "task result",
             Self::IndexDocument(_) => "indexed document",
             Self::RemoveDocument(_) => "removed document",
+            Self::AcknowledgeWarning(_) => "acknowledged warning",
         }
     }
 
@@ -145,6 +149,9 @@ impl Write {
             }
             Self::RecordTaskResult(result) => {
                 lore_proto::client::qa(channel).record_task_result(named(result, client)).await.map(drop)
+            }
+            Self::AcknowledgeWarning(acknowledged) => {
+                lore_proto::client::qa(channel).acknowledge_warning(named(acknowledged, client)).await.map(drop)
             }
             Self::RecordApplication(application) => {
                 lore_proto::client::knowledge(channel).record_application(named(application, client)).await.map(drop)

@@ -34,6 +34,7 @@ pub mod replicas;
 pub mod reports;
 pub mod retention;
 pub mod sessions;
+pub mod settings;
 pub mod tokens;
 pub mod vocabulary;
 

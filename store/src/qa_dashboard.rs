@@ -39,6 +39,10 @@ pub struct DashboardFigures {
     pub prevented: i64,
     pub failed_anyway: i64,
     pub delivered: i64,
+    /// Shown warnings an agent acknowledged, and their outcomes.
+    pub acknowledged: i64,
+    pub acknowledged_prevented: i64,
+    pub acknowledged_failed_anyway: i64,
     /// Tasks with a scored warning, and how many of them failed on a
     /// warned pattern: shown, then held out.
     pub shown: Counts,
@@ -101,7 +105,12 @@ pub async fn dashboard(pool: &PgPool, scope: &ProjectScope, query: &DashboardQue
     let outcomes = window_query(
         "SELECT count(*) FILTER (WHERE NOT d.held_out) AS delivered,
                 count(*) FILTER (WHERE NOT d.held_out AND d.outcome = 'prevented') AS prevented,
-                count(*) FILTER (WHERE NOT d.held_out AND d.outcome = 'failed_anyway') AS failed_anyway
+                count(*) FILTER (WHERE NOT d.held_out AND d.outcome = 'failed_anyway') AS failed_anyway,
+                count(*) FILTER (WHERE NOT d.held_out AND d.acknowledged_at IS NOT NULL) AS acknowledged,
+                count(*) FILTER (WHERE NOT d.held_out AND d.acknowledged_at IS NOT NULL
+                                 AND d.outcome = 'prevented') AS acknowledged_prevented,
+                count(*) FILTER (WHERE NOT d.held_out AND d.acknowledged_at IS NOT NULL
+                                 AND d.outcome = 'failed_anyway') AS acknowledged_failed_anyway
          FROM qa_warning_deliveries d
          WHERE d.project = $1 AND ($2::text[] IS NULL OR d.project = ANY($2))
            AND d.delivered_at >= $3 AND d.delivered_at < $4
@@ -196,6 +205,9 @@ pub async fn dashboard(pool: &PgPool, scope: &ProjectScope, query: &DashboardQue
         prevented: outcomes.get("prevented"),
         failed_anyway: outcomes.get("failed_anyway"),
         delivered: outcomes.get("delivered"),
+        acknowledged: outcomes.get("acknowledged"),
+        acknowledged_prevented: outcomes.get("acknowledged_prevented"),
+        acknowledged_failed_anyway: outcomes.get("acknowledged_failed_anyway"),
         shown: group(false),
         held_out: group(true),
         tasks: TaskFigures {

@@ -326,3 +326,31 @@ pub async fn apply_outcomes(
     }
     Ok(())
 }
+
+/// Marks the deliveries acknowledged, once each (one acknowledged before
+/// keeps its first note). Every id must be a delivery in scope.
+pub async fn acknowledge(pool: &PgPool, scope: &ProjectScope, delivery_ids: &[Uuid], note: &str) -> Result<u64, Error> {
+    let mut transaction = pool.begin().await?;
+    let known: Vec<Uuid> = sqlx::query_scalar(
+        "SELECT delivery_id FROM qa_warning_deliveries
+         WHERE delivery_id = ANY($1) AND ($2::text[] IS NULL OR project = ANY($2)) FOR UPDATE",
+    )
+    .bind(delivery_ids)
+    .bind(scope.sql_filter())
+    .fetch_all(&mut *transaction)
+    .await?;
+    if let Some(unknown) = delivery_ids.iter().find(|id| !known.contains(id)) {
+        return Err(Error::NotFound(format!("warning delivery {unknown}")));
+    }
+    let updated = sqlx::query(
+        "UPDATE qa_warning_deliveries SET acknowledged_at = now(), acknowledgement = $2
+         WHERE delivery_id = ANY($1) AND acknowledged_at IS NULL",
+    )
+    .bind(delivery_ids)
+    .bind(note)
+    .execute(&mut *transaction)
+    .await?
+    .rows_affected();
+    transaction.commit().await?;
+    Ok(updated)
+}

@@ -32,6 +32,7 @@ TOOLS = [
     "resume",
     "report_failure",
     "record_fix",
+    "acknowledge_warning",
     "propose_lesson",
 ]
 

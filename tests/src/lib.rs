@@ -117,6 +117,9 @@ impl ServerOptions {
                 ("LORE_DATABASE_URL".into(), database_url.into()),
                 ("LORE_LISTEN_ADDR".into(), "127.0.0.1:0".into()),
                 ("LORE_AUTH__ENABLED".into(), "false".into()),
+                // What a briefing shows must not depend on a task drawn for
+                // the A/B by chance (qa.holdout_fraction defaults to 0.1).
+                ("LORE_QA__HOLDOUT_FRACTION".into(), "0".into()),
             ],
             ..Self::default()
         }

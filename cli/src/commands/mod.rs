@@ -21,6 +21,7 @@ pub mod mcp;
 pub mod qa;
 pub mod qa_masks;
 pub mod qa_results;
+pub mod qa_switches;
 pub mod quarantine;
 pub mod redaction_samples;
 pub mod redaction_sources;

@@ -37,6 +37,11 @@ pub enum Command {
     /// A project's own grouping masks: list, add or replace, delete.
     #[command(subcommand)]
     Masks(super::qa_masks::MasksCommand),
+    /// Acknowledge warnings an agent was shown: read and taken into account.
+    Ack(super::qa_switches::AckArgs),
+    /// The kill switches: show them, or turn warnings or learning off and on
+    /// for every replica at once (admin).
+    Switches(super::qa_switches::SwitchesArgs),
 }
 
 #[derive(clap::Args)]
@@ -176,6 +181,8 @@ pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {
         Command::Result(args) => qa_results::result(&mut qa, args).await?,
         Command::Fix(args) => qa_results::fix(&mut qa, args).await?,
         Command::Outcome(args) => qa_results::outcome(&mut qa, args).await?,
+        Command::Ack(args) => super::qa_switches::ack(&mut qa, args).await?,
+        Command::Switches(args) => super::qa_switches::switches(&mut qa, args).await?,
         Command::Capture(args) => {
             let request = proto::CaptureFailureRequest {
                 failure_id: Uuid::now_v7().to_string(),
@@ -285,6 +292,13 @@ async fn dashboard(qa: &mut QaLearningServiceClient<Channel>, args: DashboardArg
         dashboard.prevention_effectiveness * 100.0,
         dashboard.missed_opportunities
     );
+    if dashboard.warnings_acknowledged > 0 {
+        println!(
+            "acknowledged by agents: {}, their effectiveness {:.0}%",
+            dashboard.warnings_acknowledged,
+            dashboard.acknowledged_effectiveness * 100.0
+        );
+    }
     if let Some(tasks) = dashboard.tasks.filter(|tasks| tasks.tasks > 0) {
         println!(
             "tasks with a QA result: {}, failed {:.0}%, passed the first time {:.0}%, {:.1} results to pass",
@@ -341,6 +355,15 @@ fn print_comparison(comparison: &proto::Comparison) {
         comparison.p_value,
         if comparison.significant { "warnings make a significant difference" } else { "not significant yet" }
     );
+    match comparison.tasks_needed {
+        Some(0) | None if comparison.significant => {}
+        Some(needed) => {
+            println!("about {needed} more tasks with a QA result before a difference this size would show (80% power)")
+        }
+        None => println!(
+            "no difference in the warnings' favour yet to size: the evidence needs tasks in both groups (qa.holdout_fraction)"
+        ),
+    }
 }
 
 async fn promote(qa: &mut QaLearningServiceClient<Channel>, command: PromoteCommand) -> anyhow::Result<()> {

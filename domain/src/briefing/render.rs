@@ -307,6 +307,8 @@ fn warning_text(warning: &Warning) -> String {
     if !warning.reason.is_empty() {
         text.push_str(&format!(" (Relevant: {}.)", one_line(&warning.reason).trim_end_matches('.')));
     }
+    // The id an agent acknowledges it by (`acknowledge_warning`).
+    text.push_str(&format!(" `warning {}`", warning.delivery_id));
     text.push('\n');
     text
 }

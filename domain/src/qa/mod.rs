@@ -34,7 +34,11 @@ pub mod warnings;
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 
+use std::sync::Arc;
+
+use crate::Error;
 use crate::knowledge::KnowledgeBase;
+use crate::settings::Switches;
 use lore_model::qa::PromotionThresholds;
 use lore_store::replicas::ReadPools;
 
@@ -70,6 +74,27 @@ pub struct QaConfig {
     /// Per project, the instructions file approved promotions are written
     /// into (see `instructions`).
     pub instructions: Vec<instructions::InstructionsFile>,
+    /// `qa.warnings.enabled`: warnings in briefings and GetWarnings. A row
+    /// of the settings table overrides it at run time (see
+    /// [`crate::settings`]).
+    pub warnings: Switch,
+    /// `qa.learning.enabled`: failures grouped into patterns, confidence
+    /// moved by outcomes, promotions proposed, re-mining. Overridden the
+    /// same way.
+    pub learning: Switch,
+}
+
+/// A switch of the config: `[qa.warnings] enabled = false`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Switch {
+    pub enabled: bool,
+}
+
+impl Default for Switch {
+    fn default() -> Self {
+        Self { enabled: true }
+    }
 }
 
 impl Default for QaConfig {
@@ -84,11 +109,13 @@ impl Default for QaConfig {
             min_confidence: 0.1,
             warn_min_occurrences: 2,
             warn_min_confidence: 0.3,
-            holdout_fraction: 0.0,
+            holdout_fraction: 0.1,
             remine_interval_secs: 600,
             remine_window: 5000,
             promotion: PromotionThresholds::default(),
             instructions: Vec::new(),
+            warnings: Switch::default(),
+            learning: Switch::default(),
         }
     }
 }
@@ -155,6 +182,8 @@ pub struct QaLearning {
     rules: category::RuleCache,
     routes: routes::RouteCache,
     masks: masks::MaskCache,
+    /// Warnings and learning on or off, as this replica holds them.
+    switches: Arc<Switches>,
 }
 
 impl QaLearning {
@@ -164,10 +193,34 @@ impl QaLearning {
             pool,
             knowledge,
             sanitizer,
-            config,
             rules: category::RuleCache::default(),
             routes: routes::RouteCache::default(),
             masks: masks::MaskCache::default(),
+            switches: Arc::new(Switches::new(config.warnings.enabled, config.learning.enabled)),
+            config,
+        }
+    }
+
+    /// The switches as the settings table holds them (see
+    /// [`crate::settings::Settings`]); without, the config's.
+    pub fn with_switches(mut self, switches: Arc<Switches>) -> Self {
+        self.switches = switches;
+        self
+    }
+
+    pub fn switches(&self) -> &Switches {
+        &self.switches
+    }
+
+    /// Refuses what learns while learning is switched off.
+    fn learning_on(&self) -> Result<(), Error> {
+        if self.switches.learning() {
+            Ok(())
+        } else {
+            Err(Error::FailedPrecondition(
+                "learning is switched off (qa.learning.enabled); switch it on with `lore qa switches --learning on`"
+                    .into(),
+            ))
         }
     }
 

@@ -78,6 +78,7 @@ impl QaLearning {
         pattern_id: Uuid,
         actor: &str,
     ) -> Result<Promotion, Error> {
+        self.learning_on()?;
         let mut connection = self.pool.acquire().await?;
         if let Some(stored) = store::promotion(&mut connection, scope, promotion_id, false).await? {
             if stored.pattern_id != pattern_id {

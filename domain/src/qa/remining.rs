@@ -38,6 +38,7 @@ pub struct Remined {
 impl QaLearning {
     /// Re-mines the newest `window` occurrences of `project`.
     pub async fn remine(&self, scope: &ProjectScope, project: &str, window: i64) -> Result<Remined, Error> {
+        self.learning_on()?;
         if !scope.allows(project) {
             return Err(Error::PermissionDenied(format!("project {project} is outside your scope")));
         }

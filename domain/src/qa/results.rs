@@ -46,7 +46,7 @@ impl QaLearning {
         if !result.passed {
             result.failure_ids = self.failures_of(scope, &result).await?;
         }
-        let effect = OutcomeEffect::from(&self.config);
+        let effect = self.outcome_effect();
         let floor = WarnFloor {
             min_occurrences: self.config.warn_min_occurrences,
             min_confidence: self.config.warn_min_confidence,
@@ -153,12 +153,16 @@ impl QaLearning {
     }
 }
 
-impl From<&super::QaConfig> for OutcomeEffect {
-    fn from(config: &super::QaConfig) -> Self {
-        Self {
-            prevention_boost: config.prevention_boost,
+impl QaLearning {
+    /// How an outcome moves its pattern's confidence: not at all while
+    /// learning is switched off (the outcome is still recorded).
+    pub(super) fn outcome_effect(&self) -> OutcomeEffect {
+        let learning = self.switches.learning();
+        let config = &self.config;
+        OutcomeEffect {
+            prevention_boost: if learning { config.prevention_boost } else { 0.0 },
             max_confidence: config.max_confidence,
-            failure_decay: config.failure_decay,
+            failure_decay: if learning { config.failure_decay } else { 0.0 },
             min_confidence: config.min_confidence,
         }
     }

@@ -17,9 +17,7 @@ use lore_model::qa::files;
 use lore_model::qa::{Pattern, PatternStanding, Warning, WarningOutcome, WarningRequest};
 use lore_model::scope::ProjectScope;
 use lore_model::trust::{self, Trust};
-use lore_store::qa_warnings::{
-    self as store, NewDelivery, OutcomeEffect, RelevanceWeights, WarningCandidate, WarningSignals,
-};
+use lore_store::qa_warnings::{self as store, NewDelivery, RelevanceWeights, WarningCandidate, WarningSignals};
 
 /// Words of the task used for the text signal.
 const MAX_WORDS: usize = 24;
@@ -49,6 +47,9 @@ impl QaLearning {
     pub async fn choose_warnings(&self, scope: &ProjectScope, request: &WarningRequest) -> Result<Warnings, Error> {
         if !scope.allows(&request.project) {
             return Err(Error::PermissionDenied(format!("project {} is outside your scope", request.project)));
+        }
+        if !self.switches.warnings() {
+            return Ok(Warnings { warnings: Vec::new(), held_out: false });
         }
         let task = &request.task;
         let globs = files::globs_of(&task.files);
@@ -101,6 +102,12 @@ impl QaLearning {
         .await
     }
 
+    /// An agent acknowledged the deliveries: returns how many were not
+    /// acknowledged before.
+    pub async fn acknowledge(&self, scope: &ProjectScope, delivery_ids: &[Uuid], note: &str) -> Result<u64, Error> {
+        store::acknowledge(&self.pool, scope, delivery_ids, note).await
+    }
+
     /// Returns how many deliveries took the outcome (those that already had
     /// one are left alone) and the standing of their patterns.
     pub async fn record_outcome(
@@ -110,7 +117,7 @@ impl QaLearning {
         outcome: WarningOutcome,
         note: &str,
     ) -> Result<(u64, Vec<PatternStanding>), Error> {
-        let effect = OutcomeEffect::from(&self.config);
+        let effect = self.outcome_effect();
         let (updated, patterns) =
             store::record_outcome(&self.pool, scope, delivery_ids, outcome, note, &effect).await?;
         let standings = patterns

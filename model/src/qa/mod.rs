@@ -429,6 +429,10 @@ pub struct Dashboard {
     pub prevented: i64,
     pub failed_anyway: i64,
     pub warnings_delivered: i64,
+    /// Shown warnings an agent acknowledged, and their outcomes.
+    pub acknowledged: i64,
+    pub acknowledged_prevented: i64,
+    pub acknowledged_failed_anyway: i64,
     /// Tasks shown their warnings against tasks they were held out from:
     /// the share that failed on a warned pattern, on the same denominator.
     pub comparison: significance::Comparison,

@@ -32,6 +32,11 @@ pub struct Comparison {
     pub p_value: f64,
     pub significant: bool,
     pub significance: f64,
+    /// Tasks still to come (both groups, in today's proportion) before a
+    /// difference of today's size would be found at `significance` with
+    /// 80% power; `None` while there is no difference in the right
+    /// direction to size (or no group yet), and 0 once significant.
+    pub tasks_needed: Option<u64>,
 }
 
 impl Comparison {
@@ -45,6 +50,7 @@ impl Comparison {
             p_value,
             significant: p_value <= significance,
             significance,
+            tasks_needed: if p_value <= significance { Some(0) } else { tasks_needed(shown, held_out, significance) },
         }
     }
 }
@@ -93,6 +99,37 @@ pub fn fewer_failures_p_value(shown: Counts, held_out: Counts) -> f64 {
     }
 }
 
+/// Power of the estimate in [`tasks_needed`].
+const POWER: f64 = 0.8;
+
+/// How many more tasks the comparison needs: the sample size of a
+/// one-sided test of two proportions with unequal groups (Fleiss, Levin and
+/// Paik, *Statistical Methods for Rates and Proportions*, 3rd ed., eq.
+/// 4.19), taking today's rates as the true ones and today's ratio of shown
+/// to held-out tasks, less the tasks already in. An estimate to plan by:
+/// the rates themselves move as tasks come.
+pub fn tasks_needed(shown: Counts, held_out: Counts, significance: f64) -> Option<u64> {
+    let (shown, held_out) = (clamp(shown), clamp(held_out));
+    if shown.tasks == 0 || held_out.tasks == 0 {
+        return None;
+    }
+    let p_shown = shown.failed as f64 / shown.tasks as f64;
+    let p_held = held_out.failed as f64 / held_out.tasks as f64;
+    if p_held <= p_shown {
+        return None;
+    }
+    let ratio = shown.tasks as f64 / held_out.tasks as f64;
+    let normal = Normal::standard();
+    let z_alpha = normal.inverse_cdf(1.0 - significance.clamp(1e-9, 0.5));
+    let z_beta = normal.inverse_cdf(POWER);
+    let pooled = (p_held + ratio * p_shown) / (1.0 + ratio);
+    let spread = z_alpha * (pooled * (1.0 - pooled) * (1.0 + 1.0 / ratio)).sqrt()
+        + z_beta * (p_held * (1.0 - p_held) + p_shown * (1.0 - p_shown) / ratio).sqrt();
+    let held_needed = (spread / (p_held - p_shown)).powi(2);
+    let total = (held_needed * (1.0 + ratio)).ceil();
+    Some((total as u64).saturating_sub(shown.tasks + held_out.tasks))
+}
+
 fn clamp(counts: Counts) -> Counts {
     Counts { tasks: counts.tasks, failed: counts.failed.min(counts.tasks) }
 }
@@ -103,6 +140,23 @@ mod tests {
 
     fn counts(failed: u64, tasks: u64) -> Counts {
         Counts { tasks, failed }
+    }
+
+    #[test]
+    fn tasks_needed_matches_the_textbook_sample_size_and_shrinks_as_tasks_come() {
+        // Equal groups, 30% against 15% failing, one-sided 5%, 80% power:
+        // (1.645 sqrt(2 x .225 x .775) + .842 sqrt(.21 + .1275))^2 / .15^2
+        // = 94.8 per group, by hand.
+        let needed = tasks_needed(counts(3, 20), counts(6, 20), 0.05).unwrap();
+        assert_eq!(needed, 190 - 40, "two groups of 95, less the 40 tasks in");
+        assert_eq!(tasks_needed(counts(15, 100), counts(30, 100), 0.05), Some(0), "enough are in");
+        // A held-out group a tenth the size (holdout 0.1) needs more tasks
+        // in all than equal groups would.
+        let unequal = tasks_needed(counts(27, 180), counts(6, 20), 0.05).unwrap();
+        assert!(unequal > 190, "{unequal}");
+        assert_eq!(tasks_needed(counts(6, 20), counts(3, 20), 0.05), None, "shown tasks fail more: nothing to size");
+        assert_eq!(tasks_needed(counts(0, 0), counts(3, 20), 0.05), None);
+        assert_eq!(Comparison::new(counts(0, 30), counts(12, 30), 0.05).tasks_needed, Some(0), "significant already");
     }
 
     #[test]

@@ -78,6 +78,10 @@ const METHODS: &[(&str, &str, Access)] = &[
     (QA, "RollbackPromotion", Access::Admin),
     (QA, "ListCategoryRules", Access::Read),
     (QA, "UpsertCategoryRule", Access::Admin),
+    (QA, "GetSwitches", Access::Read),
+    (QA, "SetSwitches", Access::Admin),
+    // An agent's own bookkeeping about what it was shown, as RecordOutcome.
+    (QA, "AcknowledgeWarning", Access::Write),
     // Read access, as GetWarnings: a briefing is what an agent reads before
     // a task; what it records (deliveries, what was shown) is bookkeeping.
     (AGENT, "Brief", Access::Read),

@@ -163,7 +163,7 @@ fn lore_services<L>(router: Router<L>, services: &Services) -> Router<L> {
     let actions = ActionsApi::new(services.actions.clone(), services.briefer.clone(), services.reports.clone());
     let knowledge =
         KnowledgeApi::new(services.knowledge.clone(), services.briefer.ledger().clone(), services.erasure.clone());
-    let qa = QaLearningApi::new(services.qa.clone(), services.briefer.ledger().clone());
+    let qa = QaLearningApi::new(services.qa.clone(), services.briefer.ledger().clone(), services.settings.clone());
     let agent = AgentApi::new(services.briefer.clone(), services.quarantine.clone());
     router
         .add_service(

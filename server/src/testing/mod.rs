@@ -88,10 +88,13 @@ impl TestServer {
 
     /// The default configuration with auth switched off: the tests of the
     /// services call without tokens (server/tests/api/auth.rs tests auth,
-    /// with [`TestServer::start_with`] and auth on).
+    /// with [`TestServer::start_with`] and auth on). No task is held out of
+    /// its warnings: a test that checks what a briefing shows must not draw
+    /// a held-out task by chance; the tests of the A/B set the fraction.
     pub fn config() -> Config {
         let mut config = Config::default();
         config.auth.enabled = false;
+        config.qa.holdout_fraction = 0.0;
         config
     }
 

@@ -90,6 +90,7 @@ pub async fn dashboard(
             (layout::tile("prevention effectiveness", layout::ratio(dashboard.prevented, dashboard.prevented + dashboard.failed_anyway),
                 Some("warned tasks that passed")))
             (layout::tile("missed opportunities", dashboard.missed_opportunities, Some("failures a warning could have named")))
+            (layout::tile("acknowledged", dashboard.acknowledged, Some("shown warnings an agent acknowledged")))
         }
         div.grid2 {
             div {
@@ -139,6 +140,16 @@ fn compared(comparison: &Comparison) -> Markup {
         p { "One-sided Fisher exact p = " (format!("{:.4}", comparison.p_value)) ": "
             @if comparison.significant { strong { "warnings reduce failures significantly" } }
             @else { "not significant at " (comparison.significance) " yet" } "." }
+        @if !comparison.significant {
+            p.tasks-needed {
+                @match comparison.tasks_needed {
+                    Some(needed) => { "The evidence needs about " strong { (needed) } " more tasks with a QA result \
+                        before a difference of this size would show (80% power, today's rates and split)." }
+                    None => { "No difference in the warnings' favour to size yet: the evidence needs tasks in both \
+                        groups (qa.holdout_fraction holds a share of tasks out)." }
+                }
+            }
+        }
     }
 }
 

@@ -19,6 +19,7 @@ mod replicas;
 mod reports;
 mod scope;
 mod search;
+mod switches;
 mod task_results;
 mod tool_calls;
 mod triage;

@@ -8,6 +8,7 @@
 //! structured content for programs. Names are bare (`briefing`, not
 //! `lore_briefing`): clients namespace tools by server name.
 
+mod acknowledge_warning;
 mod briefing;
 mod get_lesson;
 mod lessons;
@@ -49,6 +50,7 @@ pub const TOOLS: &[&ToolSpec] = &[
     &resume::TOOL,
     &report_failure::TOOL,
     &record_fix::TOOL,
+    &acknowledge_warning::TOOL,
     &propose_lesson::TOOL,
 ];
 

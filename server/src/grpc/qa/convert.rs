@@ -368,6 +368,7 @@ pub fn comparison_to_proto(comparison: &Comparison) -> proto::Comparison {
         p_value: comparison.p_value,
         significant: comparison.significant,
         significance: comparison.significance,
+        tasks_needed: comparison.tasks_needed,
     }
 }
 
@@ -528,6 +529,11 @@ pub fn dashboard_to_proto(dashboard: &Dashboard) -> proto::DashboardResponse {
         tasks: Some(task_figures_to_proto(&dashboard.tasks)),
         comparison: Some(comparison_to_proto(&dashboard.comparison)),
         missed_opportunities: dashboard.missed_opportunities.max(0) as u64,
+        warnings_acknowledged: dashboard.acknowledged.max(0) as u64,
+        acknowledged_effectiveness: {
+            let judged = dashboard.acknowledged_prevented + dashboard.acknowledged_failed_anyway;
+            if judged <= 0 { 0.0 } else { dashboard.acknowledged_prevented as f64 / judged as f64 }
+        },
     }
 }
 

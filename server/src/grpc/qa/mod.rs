@@ -13,6 +13,7 @@ use super::request_scope;
 use crate::Error;
 use lore_domain::ledger::{self, Ledger, Surface};
 use lore_domain::qa::QaLearning;
+use lore_domain::settings::{Settings, Switches};
 use lore_model::actions::query::Position;
 use lore_model::qa::PromotionDecision;
 
@@ -27,11 +28,15 @@ const DEFAULT_CANDIDATES: u32 = 20;
 pub struct QaLearningApi {
     qa: QaLearning,
     ledger: Ledger,
+    settings: Settings,
 }
 
+/// Deliveries one AcknowledgeWarning takes.
+const MAX_ACKNOWLEDGED: usize = 100;
+
 impl QaLearningApi {
-    pub fn new(qa: QaLearning, ledger: Ledger) -> Self {
-        Self { qa, ledger }
+    pub fn new(qa: QaLearning, ledger: Ledger, settings: Settings) -> Self {
+        Self { qa, ledger, settings }
     }
 
     async fn review(
@@ -50,6 +55,10 @@ impl QaLearningApi {
 
 fn field<T>(result: Result<T, lore_model::validate::FieldError>) -> Result<T, Status> {
     result.map_err(|error| Error::from(error).into())
+}
+
+fn switches_to_proto(switches: &Switches) -> proto::Switches {
+    proto::Switches { warnings_enabled: switches.warnings(), learning_enabled: switches.learning() }
 }
 
 #[tonic::async_trait]
@@ -404,6 +413,40 @@ impl QaLearningService for QaLearningApi {
         Ok(Response::new(proto::ListCategoryRulesResponse {
             rules: rules.iter().map(convert::category_rule_to_proto).collect(),
         }))
+    }
+
+    async fn get_switches(
+        &self,
+        _request: Request<proto::GetSwitchesRequest>,
+    ) -> Result<Response<proto::Switches>, Status> {
+        Ok(Response::new(switches_to_proto(&self.settings.switches())))
+    }
+
+    async fn set_switches(
+        &self,
+        request: Request<proto::SetSwitchesRequest>,
+    ) -> Result<Response<proto::Switches>, Status> {
+        let message = request.get_ref();
+        if message.warnings_enabled.is_none() && message.learning_enabled.is_none() {
+            return Err(Status::invalid_argument("warnings_enabled: set warnings_enabled, learning_enabled or both"));
+        }
+        let origin = super::request_origin(&request);
+        let by = if origin.token.is_empty() { "auth off".to_owned() } else { origin.token };
+        let switches = self.settings.set(message.warnings_enabled, message.learning_enabled, &by).await?;
+        tracing::info!(warnings = switches.warnings(), learning = switches.learning(), by, "the QA switches were set");
+        Ok(Response::new(switches_to_proto(&switches)))
+    }
+
+    async fn acknowledge_warning(
+        &self,
+        request: Request<proto::AcknowledgeWarningRequest>,
+    ) -> Result<Response<proto::AcknowledgeWarningResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let delivery_ids = field(lore_model::validate::uuids("delivery_ids", &message.delivery_ids, MAX_ACKNOWLEDGED))?;
+        let note = field(lore_model::validate::text("note", &message.note, 2000, false))?;
+        let acknowledged = self.qa.acknowledge(&scope, &delivery_ids, &note).await?;
+        Ok(Response::new(proto::AcknowledgeWarningResponse { acknowledged: acknowledged as u32 }))
     }
 
     async fn upsert_category_rule(
