@@ -28,3 +28,7 @@ CREATE TRIGGER settings_notify
 ALTER TABLE qa_warning_deliveries
     ADD COLUMN acknowledged_at timestamptz,
     ADD COLUMN acknowledgement text NOT NULL DEFAULT '' CHECK (length(acknowledgement) <= 2000);
+
+-- A briefing tells of similar past sessions; the ledger records each.
+ALTER TABLE injection_items DROP CONSTRAINT injection_items_kind_check,
+    ADD CONSTRAINT injection_items_kind_check CHECK (kind IN ('lesson', 'warning', 'last_session', 'similar_session'));

@@ -52,6 +52,8 @@ pub enum ItemKind {
     Warning,
     /// Where the agent's last session stopped (the session's id).
     LastSession,
+    /// A past session like the task (the session's id).
+    SimilarSession,
 }
 
 impl StoredName for ItemKind {}

@@ -8,7 +8,10 @@
 //!
 //! The entries are the CoSQA corpus (`common::corpus`), the patterns the
 //! generated failures of the QA bench (`common::failures`), and the agent's
-//! last session ended on a failed validation.
+//! last session ended on a failed validation. Before it, 300 past sessions
+//! edited files in the patterns' folders, a third of them failing QA, each
+//! ended with a corpus question as its summary: what the briefing's hot
+//! spots and similar sessions are found from.
 
 mod common;
 
@@ -34,6 +37,8 @@ const CALLS: usize = 300;
 const WARMUP: usize = 30;
 /// How the agent's last session ended: a failed validation.
 const LAST_ERROR: &str = "AssertionError: expected read the file line by line to return 3 lines";
+/// Past sessions with edited files and a QA verdict.
+const PAST_SESSIONS: usize = 300;
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
@@ -49,6 +54,13 @@ fn main() {
         let cache_dir = lore_pgtest::default_cache_dir();
         fill(pool, PROJECT, &corpus, &embedder, &cache_dir, 0, ENTRIES).await;
         fill_patterns(&server, PROJECT, PATTERNS, &vocabulary).await;
+        for past in 0..PAST_SESSIONS {
+            let shape = Shape::of(PROJECT, past * 104_729 % PATTERNS, &vocabulary);
+            let file = format!("{}/{}.{}", shape.folder, shape.words[0], shape.extension);
+            let summary = &corpus.questions[(past * 31) % corpus.questions.len()];
+            lore_server::testing::seed_past_session(server.channel().await, PROJECT, &[&file], past % 3 == 0, summary)
+                .await;
+        }
         lore_server::testing::seed_failed_session(server.channel().await, PROJECT, AGENT, LAST_ERROR).await;
         sqlx::query("ANALYZE").execute(pool).await.unwrap();
 
@@ -58,6 +70,7 @@ fn main() {
         let mut qa = QaLearningServiceClient::new(channel);
         let (mut brief, mut search, mut warnings) = (histogram(), histogram(), histogram());
         let (mut lessons, mut shown_warnings, mut chars) = (0, 0, 0);
+        let (mut similar, mut hot) = (0, 0);
         for call in 0..CALLS + WARMUP {
             // A task like the corpus's questions, on files where patterns were learned.
             let shape = Shape::of(PROJECT, call * 7919 % PATTERNS, &vocabulary);
@@ -83,6 +96,8 @@ fn main() {
                 record(&mut brief, begin);
                 lessons += answer.lessons.len();
                 shown_warnings += answer.warnings.len();
+                similar += answer.similar_sessions.len();
+                hot += answer.hot_spots.len();
                 chars += answer.markdown.chars().count();
                 assert!(answer.last_session.is_some() && !answer.degraded);
             }
@@ -121,7 +136,7 @@ fn main() {
             }
         }
         println!(
-            "\n## Brief over gRPC: {ENTRIES} entries, {PATTERNS} patterns, {CALLS} tasks (real questions on files with patterns), one client\n"
+            "\n## Brief over gRPC: {ENTRIES} entries, {PATTERNS} patterns, {PAST_SESSIONS} past sessions, {CALLS} tasks (real questions on files with patterns), one client\n"
         );
         println!("| measure | p50 | p99 |\n|---|---:|---:|");
         latency_row("Brief (last session, 5 lessons, 5 warnings, markdown, recorded)", &brief);
@@ -129,11 +144,13 @@ fn main() {
         latency_row("baseline: GetWarnings of the same task, alone", &warnings);
         let slowest = |quantile| millis(&search, quantile).max(millis(&warnings, quantile));
         println!(
-            "\nBrief / slowest part alone: p50 {:.2}, p99 {:.2}. Per briefing: {:.1} lessons, {:.1} warnings, {:.0} characters.",
+            "\nBrief / slowest part alone: p50 {:.2}, p99 {:.2}. Per briefing: {:.1} lessons, {:.1} warnings, {:.1} similar sessions, {:.1} hot spots, {:.0} characters.",
             millis(&brief, 0.5) / slowest(0.5),
             millis(&brief, 0.99) / slowest(0.99),
             lessons as f64 / CALLS as f64,
             shown_warnings as f64 / CALLS as f64,
+            similar as f64 / CALLS as f64,
+            hot as f64 / CALLS as f64,
             chars as f64 / CALLS as f64
         );
         server.stop().await;

@@ -185,6 +185,13 @@ impl QaLearningService for LearningApi {
         self.spool(Write::AcknowledgeWarning(acknowledged), &client, answer).await
     }
 
+    async fn hot_spots(
+        &self,
+        request: Request<proto::HotSpotsRequest>,
+    ) -> Result<Response<proto::HotSpotsResponse>, Status> {
+        self.qa().hot_spots(forward(request)).await
+    }
+
     async fn get_switches(
         &self,
         request: Request<proto::GetSwitchesRequest>,

@@ -25,6 +25,7 @@ pub mod knowledge_search;
 pub mod leader;
 pub mod qa;
 pub mod qa_dashboard;
+pub mod qa_hotspots;
 pub mod qa_promotions;
 pub mod qa_results;
 pub mod qa_warnings;
@@ -35,6 +36,7 @@ pub mod reports;
 pub mod retention;
 pub mod sessions;
 pub mod settings;
+pub mod similar_sessions;
 pub mod tokens;
 pub mod vocabulary;
 

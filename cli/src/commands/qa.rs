@@ -37,6 +37,9 @@ pub enum Command {
     /// A project's own grouping masks: list, add or replace, delete.
     #[command(subcommand)]
     Masks(super::qa_masks::MasksCommand),
+    /// Where the project's work fails QA more than the rest: by file area
+    /// and by action kind, with intervals.
+    Hotspots(super::qa_hotspots::HotSpotsArgs),
     /// Acknowledge warnings an agent was shown: read and taken into account.
     Ack(super::qa_switches::AckArgs),
     /// The kill switches: show them, or turn warnings or learning off and on
@@ -181,6 +184,7 @@ pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {
         Command::Result(args) => qa_results::result(&mut qa, args).await?,
         Command::Fix(args) => qa_results::fix(&mut qa, args).await?,
         Command::Outcome(args) => qa_results::outcome(&mut qa, args).await?,
+        Command::Hotspots(args) => super::qa_hotspots::run(&mut qa, args).await?,
         Command::Ack(args) => super::qa_switches::ack(&mut qa, args).await?,
         Command::Switches(args) => super::qa_switches::switches(&mut qa, args).await?,
         Command::Capture(args) => {

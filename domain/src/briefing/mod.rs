@@ -24,6 +24,7 @@
 
 pub mod render;
 pub mod screened;
+pub mod similar;
 
 use std::collections::HashSet;
 
@@ -39,9 +40,11 @@ use crate::ledger::{self, Given, InjectedItem, Injection, Ledger, Surface, Withh
 use crate::qa::QaLearning;
 use lore_model::actions::Session;
 use lore_model::knowledge::rank::{Relevance, Signal};
+use lore_model::qa::hotspots::HotSpot;
 use lore_model::qa::{Task, Warning, WarningRequest};
 use lore_model::scope::ProjectScope;
 use lore_store::knowledge_search::SearchFilter;
+use similar::SimilarSession;
 
 /// The smallest and largest budget a request may ask for: below 500
 /// characters not even one lesson fits; above 50,000 a briefing is no
@@ -190,6 +193,10 @@ pub struct Briefing {
     /// What the session was given before this briefing.
     pub session_chars_before: usize,
     pub degraded: Option<String>,
+    /// The similar past sessions it tells of.
+    pub similar_sessions: Vec<SimilarSession>,
+    /// The hot areas among the task's files it names.
+    pub hot_spots: Vec<HotSpot>,
 }
 
 /// What a Resume sends after the recent actions.
@@ -251,7 +258,7 @@ impl Briefer {
         let filtering = request.omit_given || !request.missing_files.is_empty();
         let warning_request = warning_request(request, &task_id, filtering);
         let lessons_wanted = if filtering { MAX_ITEMS * 2 } else { request.max_lessons * 2 };
-        let Gathered { last_session, hits, degraded, chosen, given } =
+        let Gathered { last_session, hits, degraded, chosen, given, hot_spots, similar } =
             self.gather(scope, request, &warning_request, lessons_wanted).await?;
 
         let remaining = self.config.session_budget_chars.saturating_sub(given.chars);
@@ -277,10 +284,17 @@ impl Briefer {
         let shown_warnings: &[Warning] = if chosen.held_out { &[] } else { &warnings };
         let asked = request.budget_chars.unwrap_or(self.config.budget_chars);
         let budget = if request.session_id.is_some() && !gate.past_budget { asked.min(remaining) } else { asked };
-        let contents = render::Contents::now(&request.project, last_session.as_ref(), &lessons, shown_warnings);
+        let contents = render::Contents::now(&request.project, last_session.as_ref(), &lessons, shown_warnings)
+            .with_history(&hot_spots, &similar);
         let rendered = render::render(&contents, budget);
         let briefing_id = Uuid::now_v7();
         let mut items = rendered_items(last_session.as_ref(), &lessons, &warnings, chosen.held_out, &rendered);
+        for (index, session) in similar.iter().enumerate() {
+            let item = similar_session_item(session, rendered.similar_chars[index]);
+            items.push(if rendered.similar.contains(&index) { item } else { item.withheld(Withheld::OverBudget) });
+        }
+        let similar_sessions = pick(similar, &rendered.similar);
+        let hot_spots = pick(hot_spots, &rendered.hot_spots);
         let [omitted_as_given, omitted_as_stale, omitted_for_session_budget] =
             [Withheld::AlreadyGiven, Withheld::Stale, Withheld::SessionBudget]
                 .map(|why| withheld.iter().filter(|item| item.withheld == Some(why)).count());
@@ -316,6 +330,8 @@ impl Briefer {
             omitted_for_session_budget,
             session_chars_before: given.chars,
             degraded,
+            similar_sessions,
+            hot_spots,
         })
     }
 
@@ -371,10 +387,34 @@ impl Briefer {
                 None => Ok(Given::default()),
             }
         };
-        let (session_and_lessons, chosen, given) =
-            tokio::join!(session_and_lessons, self.qa.choose_warnings(scope, warning_request), given);
+        // The hot areas among the task's files, and, where the agent starts
+        // on a task (not at each prompt), what happened in similar sessions.
+        let hot_spots = self.qa.hot_areas_of(scope, &request.project, &request.task.files);
+        let similar = async {
+            if request.omit_last_session {
+                return Ok(Vec::new());
+            }
+            let text = format!("{} {}", request.task.title, request.task.description);
+            similar::find(self.actions.pool(), scope, &request.project, request.session_id, &text, &request.task.files)
+                .await
+        };
+        let (session_and_lessons, chosen, given, hot_spots, similar) = tokio::join!(
+            session_and_lessons,
+            self.qa.choose_warnings(scope, warning_request),
+            given,
+            hot_spots,
+            similar
+        );
         let (last_session, (hits, degraded)) = session_and_lessons?;
-        Ok(Gathered { last_session, hits, degraded, chosen: chosen?, given: given? })
+        Ok(Gathered {
+            last_session,
+            hits,
+            degraded,
+            chosen: chosen?,
+            given: given?,
+            hot_spots: hot_spots?,
+            similar: similar?,
+        })
     }
 
     /// The last session as the briefing shows it: its held parts withheld,
@@ -554,6 +594,8 @@ struct Gathered {
     degraded: Option<String>,
     chosen: crate::qa::warnings::Warnings,
     given: Given,
+    hot_spots: Vec<HotSpot>,
+    similar: Vec<SimilarSession>,
 }
 
 /// The first `max` of `items` the gate lets through, in order; what it
@@ -638,6 +680,21 @@ fn last_session_item(summary: &ResumeSummary, part: &str, chars: usize) -> Injec
         score: 1.0,
         score_parts: Default::default(),
         why: "where the agent's last session stopped".to_owned(),
+        withheld: None,
+    }
+}
+
+fn similar_session_item(session: &SimilarSession, chars: usize) -> InjectedItem {
+    let short: String = session.session_id.simple().to_string().chars().take(8).collect();
+    InjectedItem {
+        kind: ledger::ItemKind::SimilarSession,
+        item_id: session.session_id,
+        label: format!("session {short}"),
+        trust: Some(lore_model::trust::Trust::Observed),
+        chars,
+        score: session.score,
+        score_parts: Default::default(),
+        why: "a past session like the task, by its files and text".to_owned(),
         withheld: None,
     }
 }

@@ -15,12 +15,14 @@
 //! - `instructions`: published promotions as entries of the project's
 //!   AGENTS.md or CLAUDE.md.
 //! - `dashboard`: the aggregates.
+//! - `hotspots`: where the project's work fails QA more than the rest.
 
 pub mod capture;
 pub mod category;
 pub mod dashboard;
 pub mod fixes;
 pub mod grouping;
+pub mod hotspots;
 pub mod instructions;
 pub mod masks;
 pub mod patterns;
@@ -184,6 +186,8 @@ pub struct QaLearning {
     masks: masks::MaskCache,
     /// Warnings and learning on or off, as this replica holds them.
     switches: Arc<Switches>,
+    /// Each project's hot spots as briefings last read them.
+    hot_spots: Arc<hotspots::HotSpotCache>,
 }
 
 impl QaLearning {
@@ -197,6 +201,7 @@ impl QaLearning {
             routes: routes::RouteCache::default(),
             masks: masks::MaskCache::default(),
             switches: Arc::new(Switches::new(config.warnings.enabled, config.learning.enabled)),
+            hot_spots: Arc::default(),
             config,
         }
     }

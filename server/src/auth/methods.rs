@@ -79,6 +79,7 @@ const METHODS: &[(&str, &str, Access)] = &[
     (QA, "ListCategoryRules", Access::Read),
     (QA, "UpsertCategoryRule", Access::Admin),
     (QA, "GetSwitches", Access::Read),
+    (QA, "HotSpots", Access::Read),
     (QA, "SetSwitches", Access::Admin),
     // An agent's own bookkeeping about what it was shown, as RecordOutcome.
     (QA, "AcknowledgeWarning", Access::Write),

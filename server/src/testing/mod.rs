@@ -10,6 +10,7 @@ use std::sync::Arc;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::transport::Channel;
+use uuid::Uuid;
 
 use crate::app::{App, Listeners};
 use crate::config::Config;
@@ -249,4 +250,62 @@ pub async fn seed_failed_session(channel: Channel, project: &str, agent: &str, e
         summary: String::new(),
     };
     actions.end_session(end).await.expect("end");
+}
+
+/// A past session of `project`: it edits `files` (a `file_edit` action),
+/// its QA fails or passes (a task result), and it ends with `summary`.
+/// What hot spots and similar sessions are found from; returns its id.
+pub async fn seed_past_session(channel: Channel, project: &str, files: &[&str], failed: bool, summary: &str) -> Uuid {
+    use lore_proto::v1 as proto;
+    let mut actions = proto::action_service_client::ActionServiceClient::new(channel.clone());
+    let mut qa = proto::qa_learning_service_client::QaLearningServiceClient::new(channel);
+    let session_id = Uuid::now_v7();
+    let agent_id = "claude@vm1".to_owned();
+    let start = proto::StartSessionRequest {
+        session_id: session_id.to_string(),
+        project: project.into(),
+        agent_id: agent_id.clone(),
+        ..Default::default()
+    };
+    actions.start_session(start).await.expect("start");
+    let edit = serde_json::json!({"tool": "Edit", "details": {"files": files, "lines_added": 3, "lines_removed": 1}});
+    let action = proto::Action {
+        action_id: Uuid::now_v7().to_string(),
+        session_id: session_id.to_string(),
+        project: project.into(),
+        agent_id,
+        action_type: "file_edit".into(),
+        context: Some(lore_proto::json::to_struct(&edit)),
+        outcome: proto::Outcome::Success.into(),
+        occurred_at: Some(crate::grpc::convert::to_timestamp(chrono::Utc::now())),
+        ..Default::default()
+    };
+    actions.log_action(proto::LogActionRequest { action: Some(action) }).await.expect("log");
+    let check = proto::CheckResult {
+        name: "cargo test".into(),
+        passed: !failed,
+        output: if failed {
+            "test db::migrate ... FAILED: relation \"invoices\" does not exist".into()
+        } else {
+            String::new()
+        },
+        ..Default::default()
+    };
+    let result = proto::RecordTaskResultRequest {
+        result_id: Uuid::now_v7().to_string(),
+        project: project.into(),
+        task: Some(proto::Task { task_id: format!("session:{session_id}"), ..Default::default() }),
+        session_id: session_id.to_string(),
+        verdict: if failed { proto::TaskVerdict::Failed } else { proto::TaskVerdict::Passed }.into(),
+        checks: vec![check],
+        ..Default::default()
+    };
+    qa.record_task_result(result).await.expect("task result");
+    let end = proto::EndSessionRequest {
+        session_id: session_id.to_string(),
+        reason: proto::EndReason::Normal.into(),
+        summary: summary.into(),
+    };
+    actions.end_session(end).await.expect("end");
+    session_id
 }

@@ -53,7 +53,8 @@ fn injection_card(injection: &Injection, with_session: bool) -> Markup {
                             @match item.kind {
                                 lore_domain::ledger::ItemKind::Lesson => a href={ "/entries/" (item.item_id) } { (item.label) },
                                 lore_domain::ledger::ItemKind::Warning => a href={ "/patterns/" (item.item_id) } { (item.label) },
-                                lore_domain::ledger::ItemKind::LastSession => (layout::session_link(item.item_id)),
+                                lore_domain::ledger::ItemKind::LastSession
+                                | lore_domain::ledger::ItemKind::SimilarSession => (layout::session_link(item.item_id)),
                             }
                         }
                         td { (item.kind.as_str().replace('_', " ")) }

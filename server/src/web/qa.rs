@@ -16,8 +16,10 @@ use super::params::Params;
 use super::viewer::{Submitted, Viewer};
 use super::{Console, PageError, ProjectView};
 use crate::Error;
+use lore_domain::qa::hotspots::HotSpotQuery;
 use lore_model::actions::StoredName as _;
 use lore_model::qa::PatternReport;
+use lore_model::qa::hotspots::{HotSpot, HotSpots};
 use lore_model::qa::limits::MAX_IDS;
 use lore_model::qa::significance::{Comparison, GroupRate};
 use lore_model::qa::{
@@ -63,9 +65,17 @@ pub async fn dashboard(
     };
     let filter = PatternFilter { project: project.clone(), ..Default::default() };
     let page_size = console.config.page_size;
-    let (dashboard, patterns) = tokio::try_join!(
+    let hot_query = HotSpotQuery {
+        project: project.clone(),
+        from: query.from,
+        until,
+        min_count: HOT_SPOT_MIN,
+        limit: HOT_SPOTS_SHOWN,
+    };
+    let (dashboard, patterns, spots) = tokio::try_join!(
         console.qa.dashboard(&scope, &query),
         console.qa.list_patterns(&scope, &filter, page_size, after),
+        hot_spots(&console.qa, &scope, &hot_query),
     )?;
     let tasks = dashboard.tasks;
     let comparison = dashboard.comparison;
@@ -112,6 +122,14 @@ pub async fn dashboard(
                 (format!("{:.0}%", (1.0 - comparison.significance) * 100.0)) " Wilson intervals." }
             (compared(&comparison))
         }
+        h2 { "Hot spots: where work fails QA more than the rest" }
+        div.card {
+            p.muted { "Of the " (spots.sessions.counts.tasks) " sessions that edited files, "
+                (spots.sessions.counts.failed) " failed QA (" (format!("{:.0}%", spots.sessions.rate * 100.0))
+                "). An area is hot when its interval lies above that rate." }
+            (hot_spot_list("file areas (sessions)", &spots.areas))
+            (hot_spot_list("action kinds (actions)", &spots.action_kinds))
+        }
         h2 { "Top patterns in the window" }
         (pattern_table(&dashboard.top_patterns))
         h2 { "All patterns" }
@@ -121,6 +139,36 @@ pub async fn dashboard(
         }
     };
     Ok(layout::page(&viewer, &format!("{project}: QA"), Some(&project), Section::Qa, body))
+}
+
+/// Areas and action kinds listed on the QA page, each.
+const HOT_SPOTS_SHOWN: usize = 8;
+/// Fewer sessions (or actions) than this are not listed.
+const HOT_SPOT_MIN: u64 = 3;
+
+/// The page's hot spots; a project with no work yet has none.
+async fn hot_spots(
+    qa: &lore_domain::qa::QaLearning,
+    scope: &lore_model::scope::ProjectScope,
+    query: &HotSpotQuery,
+) -> Result<HotSpots, Error> {
+    match qa.hot_spots(scope, query).await {
+        Err(Error::NotFound(_)) => Ok(HotSpots::default()),
+        other => other,
+    }
+}
+
+fn hot_spot_list(title: &str, spots: &[HotSpot]) -> Markup {
+    html! {
+        h3 { (title) }
+        @if spots.is_empty() { p.muted { "None with enough work in the window." } }
+        @for spot in spots {
+            @let label = format!("{}{} ({} of {})", if spot.hot { "HOT " } else { "" }, spot.name,
+                spot.rate.counts.failed, spot.rate.counts.tasks);
+            (charts::interval(&label, spot.rate.rate, spot.rate.low, spot.rate.high,
+                if spot.hot { "bar-failure" } else { "bar-tasks" }))
+        }
+    }
 }
 
 /// Shown against held out: each group's failure rate with its interval,

@@ -127,6 +127,19 @@ pub fn briefing_to_proto(briefing: &Briefing) -> proto::BriefResponse {
         session_chars_before: briefing.session_chars_before as u64,
         degraded: briefing.degraded.is_some(),
         degraded_reason: briefing.degraded.clone().unwrap_or_default(),
+        similar_sessions: briefing
+            .similar_sessions
+            .iter()
+            .map(|session| proto::SimilarSession {
+                session_id: session.session_id.to_string(),
+                agent_id: session.agent_id.clone(),
+                started_at: Some(crate::grpc::convert::to_timestamp(session.started_at)),
+                outcome: session.outcome.clone(),
+                what_happened: session.what_happened.clone(),
+                score: session.score,
+            })
+            .collect(),
+        hot_spots: briefing.hot_spots.iter().map(crate::grpc::qa::convert::hot_spot_to_proto).collect(),
     }
 }
 

@@ -36,6 +36,7 @@ fn kind_to_proto(kind: ItemKind) -> proto::InjectedKind {
         ItemKind::Lesson => proto::InjectedKind::Lesson,
         ItemKind::Warning => proto::InjectedKind::Warning,
         ItemKind::LastSession => proto::InjectedKind::LastSession,
+        ItemKind::SimilarSession => proto::InjectedKind::SimilarSession,
     }
 }
 

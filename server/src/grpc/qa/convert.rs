@@ -15,7 +15,9 @@ use crate::grpc::convert::{
     FieldError, FieldResult, enum_value, optional_timestamp, optional_uuid, project, required_uuid, time_range,
     to_timestamp,
 };
+use lore_domain::qa::hotspots::HotSpotQuery;
 use lore_domain::qa::remining::Remined;
+use lore_model::qa::hotspots::{HotSpot, HotSpots};
 use lore_model::qa::limits::{
     MAX_CHECK_OUTPUT_BYTES, MAX_CHECKS, MAX_FILES, MAX_MESSAGE_BYTES, MAX_MESSAGES, MAX_NAME_CHARS, MAX_PATH_CHARS,
     MAX_TEXT_CHARS,
@@ -354,17 +356,20 @@ pub fn task_result_to_proto(recorded: &TaskResultRecorded) -> proto::RecordTaskR
     }
 }
 
-pub fn comparison_to_proto(comparison: &Comparison) -> proto::Comparison {
-    let group = |group: &GroupRate| proto::GroupRate {
+fn group_rate_to_proto(group: &GroupRate) -> proto::GroupRate {
+    proto::GroupRate {
         tasks: group.counts.tasks,
         failed: group.counts.failed,
         rate: group.rate,
         interval_low: group.low,
         interval_high: group.high,
-    };
+    }
+}
+
+pub fn comparison_to_proto(comparison: &Comparison) -> proto::Comparison {
     proto::Comparison {
-        shown: Some(group(&comparison.shown)),
-        held_out: Some(group(&comparison.held_out)),
+        shown: Some(group_rate_to_proto(&comparison.shown)),
+        held_out: Some(group_rate_to_proto(&comparison.held_out)),
         p_value: comparison.p_value,
         significant: comparison.significant,
         significance: comparison.significance,
@@ -681,4 +686,37 @@ pub fn split(request: &proto::SplitPatternRequest) -> FieldResult<Split> {
 
 pub fn review(request: &proto::ReviewPromotionRequest, note_required: bool) -> FieldResult<PromotionReview> {
     PromotionReview::submitted(&request.promotion_id, &request.actor, &request.note, note_required)
+}
+
+pub fn hot_spot_query(request: &proto::HotSpotsRequest, now: DateTime<Utc>) -> FieldResult<HotSpotQuery> {
+    let (from, until) = time_range("window", request.window.as_ref())?;
+    let until = until.unwrap_or(now);
+    let from = from.unwrap_or(until - Duration::days(DEFAULT_DASHBOARD_DAYS));
+    if from >= until {
+        return Err(FieldError::new("window", "start must be before end"));
+    }
+    if request.limit > 200 {
+        return Err(FieldError::new("limit", format!("{} is over the limit of 200", request.limit)));
+    }
+    Ok(HotSpotQuery {
+        project: project("project", &request.project)?,
+        from,
+        until,
+        min_count: if request.min_count == 0 { 3 } else { u64::from(request.min_count) },
+        limit: if request.limit == 0 { 20 } else { request.limit as usize },
+    })
+}
+
+pub fn hot_spot_to_proto(spot: &HotSpot) -> proto::HotSpot {
+    proto::HotSpot { name: spot.name.clone(), rate: Some(group_rate_to_proto(&spot.rate)), hot: spot.hot }
+}
+
+pub fn hot_spots_to_proto(spots: &HotSpots) -> proto::HotSpotsResponse {
+    proto::HotSpotsResponse {
+        sessions: Some(group_rate_to_proto(&spots.sessions)),
+        areas: spots.areas.iter().map(hot_spot_to_proto).collect(),
+        actions: Some(group_rate_to_proto(&spots.actions)),
+        action_kinds: spots.action_kinds.iter().map(hot_spot_to_proto).collect(),
+        significance: spots.significance,
+    }
 }

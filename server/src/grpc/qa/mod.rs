@@ -449,6 +449,16 @@ impl QaLearningService for QaLearningApi {
         Ok(Response::new(proto::AcknowledgeWarningResponse { acknowledged: acknowledged as u32 }))
     }
 
+    async fn hot_spots(
+        &self,
+        request: Request<proto::HotSpotsRequest>,
+    ) -> Result<Response<proto::HotSpotsResponse>, Status> {
+        let scope = request_scope(&request);
+        let query = field(convert::hot_spot_query(request.get_ref(), Utc::now()))?;
+        let spots = self.qa.hot_spots(&scope, &query).await?;
+        Ok(Response::new(convert::hot_spots_to_proto(&spots)))
+    }
+
     async fn upsert_category_rule(
         &self,
         request: Request<proto::UpsertCategoryRuleRequest>,
