@@ -32,3 +32,7 @@ ALTER TABLE qa_warning_deliveries
 -- A briefing tells of similar past sessions; the ledger records each.
 ALTER TABLE injection_items DROP CONSTRAINT injection_items_kind_check,
     ADD CONSTRAINT injection_items_kind_check CHECK (kind IN ('lesson', 'warning', 'last_session', 'similar_session'));
+
+-- Hot spots and similar sessions read a session's failures and results.
+CREATE INDEX qa_failures_session_idx ON qa_failures (session_id) WHERE session_id IS NOT NULL;
+CREATE INDEX qa_task_results_session_idx ON qa_task_results (session_id) WHERE session_id IS NOT NULL;

@@ -135,6 +135,14 @@ if [ ! -x "$claude" ]; then
 fi
 HOME="$scratch" "$claude" --version
 
+# The real Gemini CLI: `lore init gemini` is checked against what it reads.
+gemini="$cache_dir/npm/node_modules/.bin/gemini"
+if [ ! -x "$gemini" ]; then
+    echo "installing Gemini CLI 0.61.0 into $cache_dir/npm"
+    npm install --silent --no-audit --no-fund --prefix "$cache_dir/npm" @google/gemini-cli@0.61.0
+fi
+HOME="$scratch" "$gemini" --version
+
 # The web console's browser tests: Debian's Chromium (browser downloads are
 # not possible here), driven by Playwright for Python with its
 # executable_path set to it, and axe-core injected into each page.

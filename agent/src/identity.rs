@@ -21,6 +21,8 @@ const SESSION_NAMESPACE: Uuid = uuid::uuid!("5b0c6a63-21b1-4d4e-9a3b-4c6f1d2e8a1
 pub enum AgentKind {
     ClaudeCode,
     Codex,
+    /// Google's Gemini CLI.
+    Gemini,
     /// Any other MCP client.
     Other,
 }
@@ -31,6 +33,7 @@ impl AgentKind {
         match self {
             Self::ClaudeCode => "claude-code",
             Self::Codex => "codex",
+            Self::Gemini => "gemini",
             Self::Other => "mcp",
         }
     }
@@ -39,6 +42,7 @@ impl AgentKind {
         match text {
             "claude-code" | "claude" => Some(Self::ClaudeCode),
             "codex" => Some(Self::Codex),
+            "gemini" | "gemini-cli" => Some(Self::Gemini),
             "mcp" | "other" => Some(Self::Other),
             _ => None,
         }
@@ -50,6 +54,8 @@ impl AgentKind {
             Self::ClaudeCode
         } else if std::env::var_os("CODEX_SESSION_ID").is_some() || std::env::var_os("CODEX_HOME").is_some() {
             Self::Codex
+        } else if std::env::var_os("GEMINI_SESSION_ID").is_some() || std::env::var_os("GEMINI_CLI").is_some() {
+            Self::Gemini
         } else {
             Self::Other
         }
@@ -60,6 +66,7 @@ impl AgentKind {
         let variable = match self {
             Self::ClaudeCode => "CLAUDE_CODE_SESSION_ID",
             Self::Codex => "CODEX_SESSION_ID",
+            Self::Gemini => "GEMINI_SESSION_ID",
             Self::Other => return None,
         };
         std::env::var(variable).ok().filter(|id| !id.trim().is_empty())

@@ -1,4 +1,4 @@
-//! `lore init claude-code|codex`: plugs Lore into a repository for an
+//! `lore init claude-code|codex|gemini`: plugs Lore into a repository for an
 //! agent, in one command.
 //!
 //! For Claude Code it merges the MCP server into `.mcp.json` and the hooks
@@ -7,7 +7,11 @@
 //! `~/.claude/settings.json`, which is what Claude Code would otherwise ask
 //! at the first start (a repository cannot approve its own servers). For
 //! Codex it merges the server into `.codex/config.toml` and the hooks into
-//! `.codex/hooks.json`.
+//! `.codex/hooks.json`, and marks the repository trusted in the user's
+//! `~/.codex/config.toml` (`$CODEX_HOME`), without which Codex reads no
+//! project configuration at all. For Gemini CLI it merges both into
+//! `.gemini/settings.json`, the hooks under Gemini's own event names
+//! (BeforeAgent, AfterTool, AfterAgent) with its timeouts in milliseconds.
 //!
 //! A merge touches Lore's entries and nothing else: other servers and
 //! hooks stay, keys keep their order, and running it twice changes
@@ -25,6 +29,7 @@ use crate::ordered_json::Json;
 pub enum InitTarget {
     ClaudeCode,
     Codex,
+    Gemini,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -45,7 +50,9 @@ pub struct InitArgs {
     #[arg(long)]
     pub command: Option<String>,
     /// Claude Code: do not approve the MCP server in ~/.claude/settings.json
-    /// (Claude Code then asks at its first start).
+    /// (Claude Code then asks at its first start). Codex: do not mark the
+    /// repository trusted in ~/.codex/config.toml (Codex then ignores its
+    /// .codex/config.toml until you trust it).
     #[arg(long)]
     pub no_approve: bool,
     /// A regex over shell commands that marks one more QA check for the
@@ -108,10 +115,32 @@ pub fn plan(args: &InitArgs, home: Option<&Path>) -> Result<Vec<FileChange>, Age
             }
             Ok(changes)
         }
-        InitTarget::Codex => Ok(vec![
-            edit_toml(&root.join(".codex/config.toml"), |config| setup.codex_mcp(config))?,
-            edit_json(&root.join(".codex/hooks.json"), |hooks| setup.codex_hooks(hooks))?,
-        ]),
+        InitTarget::Codex => {
+            let mut changes = vec![
+                edit_toml(&root.join(".codex/config.toml"), |config| setup.codex_mcp(config))?,
+                edit_json(&root.join(".codex/hooks.json"), |hooks| setup.codex_hooks(hooks))?,
+            ];
+            if !args.no_approve {
+                let codex_home = std::env::var_os("CODEX_HOME")
+                    .filter(|dir| !dir.is_empty())
+                    .map(PathBuf::from)
+                    .or_else(|| home.map(|home| home.join(".codex")));
+                let Some(codex_home) = codex_home else {
+                    return Err(AgentError::Setup(
+                        "HOME is not set, so the repository cannot be marked trusted for Codex: give --no-approve"
+                            .into(),
+                    ));
+                };
+                // Codex keys projects by their absolute path.
+                let key = root.canonicalize().unwrap_or_else(|_| root.clone()).display().to_string();
+                changes.push(edit_toml(&codex_home.join("config.toml"), |config| trust_project(config, &key))?);
+            }
+            Ok(changes)
+        }
+        InitTarget::Gemini => Ok(vec![edit_json(&root.join(".gemini/settings.json"), |settings| {
+            setup.gemini_mcp(settings)?;
+            setup.merge_hooks(settings, GEMINI_HOOKS, AgentKind::Gemini)
+        })?]),
     }
 }
 
@@ -186,6 +215,15 @@ const CLAUDE_HOOKS: &[(&str, HookEvent, Option<&str>, u64)] = &[
     ("SubagentStart", HookEvent::SubagentStart, None, 5),
     ("SubagentStop", HookEvent::SubagentStop, None, 5),
 ];
+/// Gemini CLI's names for the same moments; its timeouts are in
+/// milliseconds.
+const GEMINI_HOOKS: &[(&str, HookEvent, Option<&str>, u64)] = &[
+    ("SessionStart", HookEvent::SessionStart, None, 10_000),
+    ("BeforeAgent", HookEvent::UserPromptSubmit, None, 10_000),
+    ("AfterTool", HookEvent::PostToolUse, Some("*"), 5_000),
+    ("AfterAgent", HookEvent::Stop, None, 5_000),
+    ("SessionEnd", HookEvent::SessionEnd, None, 5_000),
+];
 /// Codex matches tool names with a regex.
 const CODEX_HOOKS: &[(&str, HookEvent, Option<&str>, u64)] = &[
     ("SessionStart", HookEvent::SessionStart, None, 10),
@@ -197,8 +235,8 @@ const CODEX_HOOKS: &[(&str, HookEvent, Option<&str>, u64)] = &[
 impl Setup {
     fn mcp_args(&self, agent: AgentKind) -> Vec<String> {
         let mut args = vec!["mcp".to_owned(), "--project".to_owned(), self.project.clone()];
-        if agent == AgentKind::Codex {
-            args.extend(["--agent".to_owned(), "codex".to_owned()]);
+        if agent != AgentKind::ClaudeCode {
+            args.extend(["--agent".to_owned(), agent.as_str().to_owned()]);
         }
         args
     }
@@ -206,13 +244,26 @@ impl Setup {
     fn hook_command(&self, event: HookEvent, agent: AgentKind) -> String {
         let mut words = vec![shell_word(&self.command), "hook".into(), event.arg_name().into()];
         words.extend(["--project".into(), shell_word(&self.project)]);
-        if agent == AgentKind::Codex {
-            words.extend(["--agent".into(), "codex".into()]);
+        if agent != AgentKind::ClaudeCode {
+            words.extend(["--agent".into(), agent.as_str().into()]);
         }
         for pattern in &self.check_patterns {
             words.extend(["--check-pattern".into(), shell_word(pattern)]);
         }
         words.join(" ")
+    }
+
+    fn gemini_mcp(&self, settings: &mut Json) -> Result<(), String> {
+        let servers = member(settings, "mcpServers")?;
+        let mut entry = Json::object();
+        let fields = entry.as_object_mut().expect("object");
+        fields.insert("command".into(), Json::String(self.command.clone()));
+        fields.insert(
+            "args".into(),
+            Json::Array(self.mcp_args(AgentKind::Gemini).into_iter().map(Json::String).collect()),
+        );
+        servers.as_object_mut().expect("member is an object").insert(crate::mcp::SERVER_NAME.into(), entry);
+        Ok(())
     }
 
     fn claude_mcp(&self, config: &mut Json) -> Result<(), String> {
@@ -336,6 +387,27 @@ fn member<'a>(value: &'a mut Json, key: &str) -> Result<&'a mut Json, String> {
         return Err(format!("{key} is not an object"));
     }
     Ok(member)
+}
+
+/// Marks the repository at `key` (its absolute path) trusted for Codex, as
+/// Codex's own prompt would: `[projects."<path>"] trust_level = "trusted"`.
+fn trust_project(config: &mut toml_edit::DocumentMut, key: &str) -> Result<(), String> {
+    let projects = config.entry("projects").or_insert_with(|| {
+        let mut table = toml_edit::Table::new();
+        table.set_implicit(true);
+        toml_edit::Item::Table(table)
+    });
+    let Some(projects) = projects.as_table_mut() else {
+        return Err("projects is not a table".into());
+    };
+    let project = projects.entry(key).or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()));
+    let Some(project) = project.as_table_mut() else {
+        return Err(format!("projects.\"{key}\" is not a table"));
+    };
+    if project.get("trust_level").and_then(|item| item.as_str()) != Some("trusted") {
+        project.insert("trust_level", toml_edit::value("trusted"));
+    }
+    Ok(())
 }
 
 /// Approves Lore's MCP server (by name) for the user, as Claude Code's own
@@ -490,8 +562,16 @@ mod tests {
             "# mine\nmodel = \"o4\"\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n",
         )
         .unwrap();
-        let changes = plan(&args(InitTarget::Codex, repo.path()), None).unwrap();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".codex")).unwrap();
+        std::fs::write(home.path().join(".codex/config.toml"), "model = \"gpt-5\"\n").unwrap();
+        let changes = plan(&args(InitTarget::Codex, repo.path()), Some(home.path())).unwrap();
         apply(&changes).unwrap();
+        // Codex reads a project's configuration only once the user trusts it.
+        let user = std::fs::read_to_string(home.path().join(".codex/config.toml")).unwrap();
+        let root = repo.path().canonicalize().unwrap().display().to_string();
+        assert!(user.starts_with("model = \"gpt-5\""), "{user}");
+        assert!(user.contains(&format!("[projects.\"{root}\"]\ntrust_level = \"trusted\"")), "{user}");
         let config = std::fs::read_to_string(repo.path().join(".codex/config.toml")).unwrap();
         assert!(config.starts_with("# mine\nmodel = \"o4\""), "{config}");
         assert!(config.contains("[mcp_servers.docs]"), "{config}");
@@ -501,7 +581,44 @@ mod tests {
             serde_json::from_str(&std::fs::read_to_string(repo.path().join(".codex/hooks.json")).unwrap()).unwrap();
         assert_eq!(hooks["hooks"]["PostToolUse"][0]["matcher"], ".*");
         assert!(hooks["hooks"]["SessionStart"][0]["hooks"][0]["command"].as_str().unwrap().ends_with("--agent codex"));
-        let again = plan(&args(InitTarget::Codex, repo.path()), None).unwrap();
+        let again = plan(&args(InitTarget::Codex, repo.path()), Some(home.path())).unwrap();
+        assert!(again.iter().all(|change| !change.changed()), "{again:#?}");
+        let mut untrusted = args(InitTarget::Codex, repo.path());
+        untrusted.no_approve = true;
+        assert_eq!(plan(&untrusted, None).unwrap().len(), 2, "--no-approve leaves the user's file alone");
+        let error = plan(&args(InitTarget::Codex, repo.path()), None).unwrap_err().to_string();
+        assert!(error.contains("--no-approve") || std::env::var_os("CODEX_HOME").is_some(), "{error}");
+    }
+
+    #[test]
+    fn gemini_gets_the_server_and_the_hooks_in_its_own_names_and_units() {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(repo.path().join(".gemini")).unwrap();
+        std::fs::write(
+            repo.path().join(".gemini/settings.json"),
+            "{\"theme\": \"GitHub\", \"hooks\": {\"AfterTool\": [{\"matcher\": \"write_file\", \"hooks\": [{\"type\": \"command\", \"command\": \"prettier\"}]}]}}",
+        )
+        .unwrap();
+        let changes = plan(&args(InitTarget::Gemini, repo.path()), None).unwrap();
+        apply(&changes).unwrap();
+        let settings: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(repo.path().join(".gemini/settings.json")).unwrap()).unwrap();
+        assert_eq!(settings["theme"], "GitHub");
+        assert_eq!(
+            settings["mcpServers"]["lore"]["args"],
+            serde_json::json!(["mcp", "--project", "calc", "--agent", "gemini"])
+        );
+        let hooks = &settings["hooks"];
+        assert_eq!(hooks["AfterTool"][0]["hooks"][0]["command"], "prettier", "the project's own hook stays");
+        let lore = |event: &str| hooks[event].as_array().unwrap().last().unwrap()["hooks"][0].clone();
+        assert!(
+            lore("AfterTool")["command"].as_str().unwrap().contains("hook post-tool-use --project calc --agent gemini")
+        );
+        assert_eq!(lore("AfterTool")["timeout"], 5000, "milliseconds");
+        assert!(lore("BeforeAgent")["command"].as_str().unwrap().contains("hook user-prompt-submit"));
+        assert!(lore("AfterAgent")["command"].as_str().unwrap().contains("hook stop"));
+        assert!(hooks.get("UserPromptSubmit").is_none() && hooks.get("PostToolUse").is_none(), "no Claude names");
+        let again = plan(&args(InitTarget::Gemini, repo.path()), None).unwrap();
         assert!(again.iter().all(|change| !change.changed()), "{again:#?}");
     }
 }

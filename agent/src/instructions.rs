@@ -43,6 +43,7 @@ pub async fn fetch(channel: AuthChannel, project: &str) -> Result<StandingList, 
 pub fn file_for(dir: &Path, agent: AgentKind) -> Option<PathBuf> {
     let name = match agent {
         AgentKind::ClaudeCode => "CLAUDE.md",
+        AgentKind::Gemini => "GEMINI.md",
         AgentKind::Codex | AgentKind::Other => "AGENTS.md",
     };
     repository_root(dir).map(|root| root.join(name))

@@ -122,6 +122,12 @@ impl Outbox {
                         let what = write.what();
                         match tokio::time::timeout(left, write.deliver(channel.clone(), &client)).await {
                             Ok(Ok(())) => drained.delivered += 1,
+                            // A token that may not write (a reader's `lore`
+                            // command) says nothing of the write: keep it.
+                            Ok(Err(status)) if status.code() == tonic::Code::PermissionDenied => {
+                                drained.waiting = true;
+                                break 'records;
+                            }
                             Ok(Err(status)) if !lore_spool::entry::is_transient(&status) => {
                                 self.reject(&format!("{what} refused: {status}"))?;
                                 drained.rejected += 1;

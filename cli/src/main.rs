@@ -93,8 +93,8 @@ enum Command {
     /// Answer an agent's hook: the JSON event on stdin, the agent's answer
     /// on stdout; always exits 0 within its time budget.
     Hook(lore_agent::hooks::HookArgs),
-    /// Plug Lore into a repository for Claude Code or Codex: the MCP server
-    /// and the hooks, merged into their configuration.
+    /// Plug Lore into a repository for Claude Code, Codex or Gemini CLI:
+    /// the MCP server and the hooks, merged into their configuration.
     Init(lore_agent::init::InitArgs),
 }
 

@@ -61,27 +61,35 @@ pub async fn candidates(
                            THEN a.context->'details'->'files' ELSE '[]'::jsonb END) AS f(path)
              WHERE a.project = $1 AND a.action_type = 'file_edit'
                AND a.occurred_at >= now() - make_interval(days => $5)
-             UNION
-             SELECT q.session_id, unnest(q.files_modified) FROM qa_failures q JOIN recent r USING (session_id)
-             WHERE q.project = $1
          ),
-         titled AS (
-             SELECT q.session_id, string_agg(DISTINCT q.task_title, ' ') AS titles
-             FROM qa_failures q JOIN recent r USING (session_id) WHERE q.project = $1 GROUP BY q.session_id
+         captured AS (
+             SELECT q.session_id, string_agg(DISTINCT q.task_title, ' ') AS titles,
+                    array_agg(DISTINCT f.path) FILTER (WHERE f.path IS NOT NULL) AS files
+             FROM qa_failures q JOIN recent r USING (session_id)
+                  LEFT JOIN LATERAL unnest(q.files_modified) AS f(path) ON true
+             WHERE q.project = $1
+             GROUP BY q.session_id
+         ),
+         files AS (
+             SELECT session_id, array_agg(DISTINCT path) AS files
+             FROM (SELECT session_id, path FROM edited
+                   UNION ALL SELECT session_id, unnest(files) FROM captured) AS both_sources
+             GROUP BY session_id
          ),
          verdicts AS (
              SELECT t.session_id, bool_or(NOT t.passed) AS failed, bool_or(t.passed) AS passed
              FROM qa_task_results t JOIN recent r USING (session_id) WHERE t.project = $1 GROUP BY t.session_id
          )
          SELECT r.session_id, r.agent_id, r.started_at, r.status, r.end_reason, r.summary, r.action_count,
-                coalesce((SELECT array_agg(DISTINCT e.path) FROM edited e WHERE e.session_id = r.session_id),
-                         '{}') AS files,
+                coalesce(f.files, '{}') AS files,
                 CASE WHEN $4 = '' THEN 0::real
-                     ELSE similarity(r.summary || ' ' || coalesce(t.titles, ''), $4) END AS text_similarity,
-                coalesce(v.failed, false) OR EXISTS (SELECT 1 FROM qa_failures q WHERE q.project = $1
-                                                     AND q.session_id = r.session_id) AS failed_qa,
+                     ELSE similarity(r.summary || ' ' || coalesce(c.titles, ''), $4) END AS text_similarity,
+                coalesce(v.failed, false) OR c.session_id IS NOT NULL AS failed_qa,
                 coalesce(v.passed, false) AS passed_qa
-         FROM recent r LEFT JOIN titled t USING (session_id) LEFT JOIN verdicts v USING (session_id)
+         FROM recent r
+              LEFT JOIN files f USING (session_id)
+              LEFT JOIN captured c USING (session_id)
+              LEFT JOIN verdicts v USING (session_id)
          ORDER BY r.started_at DESC",
     )
     .bind(project)

@@ -8,6 +8,10 @@
 //! hook process costs before it does anything), and the direct gRPC calls
 //! the MCP tools make.
 //!
+//! `LORE_BENCH_BEFORE=/path/to/an/earlier/lore` adds that binary's
+//! post-tool-use to each round, on the same inputs and the same sidecar
+//! (its own state directory): today's against the earlier, in one run.
+//!
 //! `cargo build --release --workspace --bins` first (make bench does).
 
 use std::io::Write as _;
@@ -117,6 +121,26 @@ fn main() {
         let prompt = input("UserPromptSubmit", working, json!({"prompt": "read the file line by line and count the lines"}));
         let stop = input("Stop", working, json!({"last_assistant_message": "Done."}));
         let true_binary = std::path::Path::new("/bin/true");
+        // With the sidecar and the server both down, the write waits in the
+        // outbox (the local spool) of a state directory of its own.
+        let down = format!("http://127.0.0.1:{}", lore_e2e::free_port());
+        let outbox_state = tempfile::tempdir().unwrap();
+        let lore_down = [
+            ("LORE_SIDECAR", down.clone()),
+            ("LORE_SERVER", down.clone()),
+            ("LORE_STATE_DIR", outbox_state.path().display().to_string()),
+            ("LORE_AGENT_ID", "bench-agent-offline".to_owned()),
+            ("LORE_PROJECT", PROJECT.to_owned()),
+        ];
+        let before = std::env::var_os("LORE_BENCH_BEFORE").map(std::path::PathBuf::from);
+        let before_state = tempfile::tempdir().unwrap();
+        let before_env = [
+            ("LORE_SIDECAR", sidecar.endpoint()),
+            ("LORE_SERVER", server.endpoint()),
+            ("LORE_STATE_DIR", before_state.path().display().to_string()),
+            ("LORE_AGENT_ID", "bench-agent-before".to_owned()),
+            ("LORE_PROJECT", PROJECT.to_owned()),
+        ];
         let rows: [(&str, &str); 7] = [
             ("baseline: /bin/true, spawned and waited", ""),
             ("baseline: lore --version", ""),
@@ -127,6 +151,7 @@ fn main() {
             ("stop (the session ends)", "stop"),
         ];
         let mut latencies: Vec<Histogram<u64>> = rows.iter().map(|_| histogram()).collect();
+        let (mut offline, mut before_read, mut before_failing) = (histogram(), histogram(), histogram());
         for round in 0..HOOK_ROUNDS + WARMUP {
             let fresh = format!("0193b1c2-0000-7000-9000-{round:012}");
             let start = input("SessionStart", &fresh, json!({"source": "startup"}));
@@ -146,6 +171,18 @@ fn main() {
                     latencies[index].record(took).unwrap();
                 }
             }
+            let took = timed_process(&lore, &["hook", "post-tool-use"], &failing, &lore_down);
+            if round >= WARMUP {
+                offline.record(took).unwrap();
+            }
+            if let Some(before) = &before {
+                let read_took = timed_process(before, &["hook", "post-tool-use"], &read, &before_env);
+                let failing_took = timed_process(before, &["hook", "post-tool-use"], &failing, &before_env);
+                if round >= WARMUP {
+                    before_read.record(read_took).unwrap();
+                    before_failing.record(failing_took).unwrap();
+                }
+            }
         }
         let log = std::fs::read_to_string(state.path().join("hooks.log")).unwrap_or_default();
         let over_budget = log.lines().filter(|line| line.contains("gave up after its budget")).count();
@@ -154,6 +191,13 @@ fn main() {
         for ((name, _), histogram) in rows.iter().zip(&latencies) {
             row(name, histogram);
         }
+        row("post-tool-use (a failing cargo test) with the sidecar and the server down: kept in the outbox", &offline);
+        if before.is_some() {
+            row("the earlier lore (LORE_BENCH_BEFORE): post-tool-use, a Read", &before_read);
+            row("the earlier lore (LORE_BENCH_BEFORE): post-tool-use, a failing cargo test", &before_failing);
+        }
+        let kept = std::fs::read_dir(outbox_state.path().join("outbox")).map_or(0, |entries| entries.count());
+        println!("\nThe outbox holds {kept} file(s) after the offline rounds (its segments and acknowledgement ledger).");
         println!("\nHook runs that gave up at their budget: {over_budget}; other problems logged: {}.", log.lines().count() - over_budget);
         for line in log.lines() {
             println!("    {line}");

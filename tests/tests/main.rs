@@ -8,6 +8,7 @@ mod console;
 mod deploy_examples;
 mod fleet;
 mod folders;
+mod gemini;
 mod grpc_surface;
 mod grpcurl_recipes;
 mod hooks;

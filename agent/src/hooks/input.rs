@@ -47,6 +47,9 @@ pub struct HookInput {
     /// Stop: the agent's last answer.
     #[serde(default)]
     pub last_assistant_message: Option<String>,
+    /// Gemini CLI's AfterAgent: its answer (see [`super::adapter`]).
+    #[serde(default)]
+    pub prompt_response: Option<String>,
     /// SessionEnd: why (clear, logout, prompt_input_exit, other).
     #[serde(default)]
     pub reason: String,

@@ -38,6 +38,7 @@
 //! server answers within the budget, its writes wait in the outbox (see
 //! [`crate::outbox`]), which the next hook that reaches Lore sends first.
 
+pub mod adapter;
 pub mod input;
 pub mod record;
 mod staleness;
@@ -138,7 +139,7 @@ pub struct HookArgs {
     /// The agent's identity (default: LORE_AGENT_ID, else <agent>@<host>).
     #[arg(long, env = "LORE_AGENT_ID")]
     pub agent_id: Option<String>,
-    /// Which agent runs the hook: claude-code or codex.
+    /// Which agent runs the hook: claude-code, codex or gemini.
     #[arg(long, default_value = "claude-code", value_parser = parse_agent)]
     pub agent: AgentKind,
     /// The local sidecar, or "off".
@@ -183,7 +184,7 @@ fn parse_epic(text: &str) -> Result<String, String> {
 
 pub fn parse_agent(text: &str) -> Result<AgentKind, String> {
     match AgentKind::parse(text) {
-        Some(AgentKind::Other) | None => Err(format!("{text:?}: expected claude-code or codex")),
+        Some(AgentKind::Other) | None => Err(format!("{text:?}: expected claude-code, codex or gemini")),
         Some(kind) => Ok(kind),
     }
 }
@@ -207,7 +208,7 @@ pub fn run(args: HookArgs, mut address: LoreAddress) -> ExitCode {
         let answer = runtime.block_on(async {
             tokio::time::timeout(budget, async {
                 let bytes = read_stdin(budget).await?;
-                let input = HookInput::parse(&bytes).map_err(AgentError::Setup)?;
+                let input = adapter::read(args.agent, &bytes).map_err(AgentError::Setup)?;
                 handle(&args, &address, input, (budget, started + budget), &log).await
             })
             .await
@@ -291,7 +292,10 @@ async fn handle(
     if let Some(connection) = &connection
         && !outbox.is_empty()
     {
-        let drained = outbox.drain(&connection.channel(), deadline - outbox::KEEP_MARGIN).await?;
+        // Half the budget at most: a parallel hook waiting on the outbox's
+        // lock must still have time for its own write.
+        let drain_until = Instant::now() + deadline.saturating_duration_since(Instant::now()) / 2;
+        let drained = outbox.drain(&connection.channel(), drain_until).await?;
         if drained.delivered + drained.rejected > 0 {
             log.write(
                 args.event,
@@ -463,7 +467,7 @@ impl Hook<'_> {
         };
         let mut agent = connection.agent();
         let (briefing, ()) = tokio::join!(agent.brief(request), self.sync_instructions(connection));
-        Ok(context_answer(HookEvent::SessionStart, &briefing?.into_inner().markdown))
+        Ok(context_answer(self.args.agent, HookEvent::SessionStart, &briefing?.into_inner().markdown))
     }
 
     /// Brings the repository's instructions file to the project's standing
@@ -525,7 +529,7 @@ impl Hook<'_> {
             ..requests::brief(&self.identity, self.session_id, task)
         };
         let briefing = connection.agent().brief(request).await?.into_inner();
-        Ok(context_answer(HookEvent::UserPromptSubmit, &briefing.markdown))
+        Ok(context_answer(self.args.agent, HookEvent::UserPromptSubmit, &briefing.markdown))
     }
 
     async fn post_tool_use(&self, input: &HookInput) -> Result<(), AgentError> {
@@ -822,13 +826,18 @@ fn spawn_details(spawn: &state::Spawn) -> serde_json::Map<String, serde_json::Va
 }
 
 /// The agent's answer carrying a briefing; nothing when it is empty.
-fn context_answer(event: HookEvent, markdown: &str) -> Option<String> {
+fn context_answer(agent: AgentKind, event: HookEvent, markdown: &str) -> Option<String> {
     if markdown.trim().is_empty() {
         return None;
     }
+    // Gemini CLI names the prompt's moment after its agent loop.
+    let name = match (agent, event) {
+        (AgentKind::Gemini, HookEvent::UserPromptSubmit) => "BeforeAgent",
+        _ => event.agent_name(),
+    };
     let answer = json!({
         "hookSpecificOutput": {
-            "hookEventName": event.agent_name(),
+            "hookEventName": name,
             "additionalContext": markdown,
         }
     });
@@ -910,12 +919,15 @@ mod tests {
 
     #[test]
     fn a_briefing_is_answered_in_the_agents_format_and_nothing_is_said_without_one() {
-        let answer = context_answer(HookEvent::SessionStart, "# Lore briefing\n- x \"quoted\"").unwrap();
+        let answer =
+            context_answer(AgentKind::ClaudeCode, HookEvent::SessionStart, "# Lore briefing\n- x \"quoted\"").unwrap();
         let parsed: serde_json::Value = serde_json::from_str(&answer).unwrap();
         assert_eq!(parsed["hookSpecificOutput"]["hookEventName"], "SessionStart");
         assert_eq!(parsed["hookSpecificOutput"]["additionalContext"], "# Lore briefing\n- x \"quoted\"");
         assert_eq!(parsed.as_object().unwrap().len(), 1, "no key Codex's strict schema would refuse");
-        assert_eq!(context_answer(HookEvent::UserPromptSubmit, "  \n"), None);
+        assert_eq!(context_answer(AgentKind::Codex, HookEvent::UserPromptSubmit, "  \n"), None);
+        let gemini = context_answer(AgentKind::Gemini, HookEvent::UserPromptSubmit, "# Lore briefing").unwrap();
+        assert!(gemini.contains("\"hookEventName\":\"BeforeAgent\""), "{gemini}");
     }
 
     #[test]

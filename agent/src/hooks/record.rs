@@ -18,7 +18,7 @@ const MAX_ERROR_CHARS: usize = 2000;
 
 /// The tools that run shell commands, by agent.
 pub fn is_shell(tool: &str) -> bool {
-    matches!(tool, "Bash" | "shell" | "local_shell" | "exec_command" | "container.exec")
+    matches!(tool, "Bash" | "shell" | "local_shell" | "exec_command" | "container.exec" | "run_shell_command")
 }
 
 /// The action's category: the tool's name as an identifier (`bash`,

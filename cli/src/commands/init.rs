@@ -1,4 +1,4 @@
-//! `lore init claude-code|codex`: Lore's MCP server and hooks merged into
+//! `lore init claude-code|codex|gemini`: Lore's MCP server and hooks merged into
 //! a repository's agent configuration (see `lore_agent::init`).
 
 use lore_agent::init::{self, InitArgs};

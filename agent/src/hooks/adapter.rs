@@ -1,0 +1,119 @@
+//! One adapter per agent: each agent's hook input, in its own shape, read
+//! into the one [`HookInput`] the hooks work on.
+//!
+//! - **Claude Code** is the shape `HookInput` follows.
+//! - **Codex** adopted it, with its own tool names (`shell`,
+//!   `apply_patch`) and a command as an exec array (`["bash", "-lc", ...]`),
+//!   which `HookInput` reads as they are.
+//! - **Gemini CLI** has its own events (BeforeAgent, AfterTool, AfterAgent;
+//!   `lore init gemini` maps them to Lore's), tools (`run_shell_command`,
+//!   `replace`, `write_file`) and a tool response of its own:
+//!   `{llmContent, returnDisplay, error}`, the shell's exit code written in
+//!   the text (`Exit Code: 1`); its final answer comes as `prompt_response`.
+
+use serde_json::{Value, json};
+
+use super::input::HookInput;
+use crate::identity::AgentKind;
+
+/// Reads an agent's hook input.
+pub fn read(agent: AgentKind, bytes: &[u8]) -> Result<HookInput, String> {
+    let mut input = HookInput::parse(bytes)?;
+    if agent == AgentKind::Gemini {
+        gemini(&mut input);
+    }
+    Ok(input)
+}
+
+fn gemini(input: &mut HookInput) {
+    if let Some(response) = input.tool_response.as_object().filter(|response| response.contains_key("llmContent")) {
+        let output = text_of(response.get("llmContent"))
+            .unwrap_or_else(|| text_of(response.get("returnDisplay")).unwrap_or_default());
+        let error = response
+            .get("error")
+            .filter(|error| !error.is_null())
+            .map(|error| error.get("message").and_then(Value::as_str).map_or_else(|| error.to_string(), str::to_owned));
+        let exit_code = exit_code_in(&output);
+        let mut normalized = json!({ "output": output });
+        if let Some(code) = exit_code {
+            normalized["exit_code"] = json!(code);
+        }
+        if let Some(error) = error {
+            // Failure: the error first, then what the tool printed.
+            input.error = Some(if output.is_empty() { error } else { format!("{error}\n{output}") });
+        }
+        input.tool_response = normalized;
+    }
+    if input.last_assistant_message.is_none() {
+        input.last_assistant_message = input.prompt_response.take();
+    }
+}
+
+/// Text of a Gemini content: a string, or parts with `text`.
+fn text_of(content: Option<&Value>) -> Option<String> {
+    match content? {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(parts) => Some(
+            parts
+                .iter()
+                .filter_map(|part| part.get("text").and_then(Value::as_str).or_else(|| part.as_str()))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        Value::Object(part) => part.get("text").and_then(Value::as_str).map(str::to_owned),
+        _ => None,
+    }
+}
+
+/// `Exit Code: 2` as Gemini's shell tool writes it in its output.
+fn exit_code_in(output: &str) -> Option<i64> {
+    output.lines().find_map(|line| line.trim().strip_prefix("Exit Code:")?.trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geminis_shell_failure_is_read_with_its_exit_code_and_output() {
+        let failed = read(
+            AgentKind::Gemini,
+            br#"{"session_id":"g-1","cwd":"/r","hook_event_name":"AfterTool","tool_name":"run_shell_command",
+                 "tool_input":{"command":"cargo test","description":"run the tests"},
+                 "tool_response":{"llmContent":"Command: cargo test\nDirectory: (root)\nOutput: test parse ... FAILED\nError: (none)\nExit Code: 101\nSignal: (none)","returnDisplay":"test parse ... FAILED","error":null}}"#,
+        )
+        .unwrap();
+        assert_eq!((failed.command(), failed.exit_code()), (Some("cargo test"), Some(101)));
+        assert!(failed.tool_failed());
+        assert!(failed.tool_output().contains("test parse ... FAILED"));
+        let passed = read(
+            AgentKind::Gemini,
+            br#"{"session_id":"g-1","hook_event_name":"AfterTool","tool_name":"run_shell_command","tool_input":{"command":"cargo test"},
+                 "tool_response":{"llmContent":[{"text":"Output: test result: ok\nExit Code: 0"}],"returnDisplay":"ok"}}"#,
+        )
+        .unwrap();
+        assert!(!passed.tool_failed());
+        assert_eq!(passed.exit_code(), Some(0));
+    }
+
+    #[test]
+    fn a_tool_error_and_the_final_answer_are_read() {
+        let errored = read(
+            AgentKind::Gemini,
+            br#"{"session_id":"g","hook_event_name":"AfterTool","tool_name":"replace","tool_input":{"file_path":"src/a.rs"},
+                 "tool_response":{"llmContent":"","returnDisplay":"","error":{"message":"old_string not found","type":"EDIT_NO_OCCURRENCE_FOUND"}}}"#,
+        )
+        .unwrap();
+        assert!(errored.tool_failed());
+        assert_eq!(errored.tool_output(), "old_string not found");
+        let answered = read(
+            AgentKind::Gemini,
+            br#"{"session_id":"g","hook_event_name":"AfterAgent","prompt":"fix it","prompt_response":"Fixed the parser."}"#,
+        )
+        .unwrap();
+        assert_eq!(answered.last_assistant_message.as_deref(), Some("Fixed the parser."));
+        // Claude Code's shape passes as it is.
+        let claude = read(AgentKind::ClaudeCode, br#"{"session_id":"c","tool_response":{"llmContent":"x"}}"#).unwrap();
+        assert_eq!(claude.tool_response["llmContent"], "x");
+    }
+}
