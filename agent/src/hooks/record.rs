@@ -103,7 +103,8 @@ pub fn error_text(input: &HookInput) -> String {
 pub fn edited_files(input: &HookInput) -> Vec<String> {
     let tool_input = &input.tool_input;
     let files: Vec<String> = match input.tool_name.as_str() {
-        "Edit" | "MultiEdit" | "Write" | "NotebookEdit" => ["file_path", "notebook_path"]
+        // Claude Code's, and Gemini CLI's `replace` and `write_file`.
+        "Edit" | "MultiEdit" | "Write" | "NotebookEdit" | "replace" | "write_file" => ["file_path", "notebook_path"]
             .iter()
             .filter_map(|key| tool_input.get(*key).and_then(Value::as_str).map(str::to_owned))
             .collect(),
