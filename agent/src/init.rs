@@ -11,7 +11,9 @@
 //! `~/.codex/config.toml` (`$CODEX_HOME`), without which Codex reads no
 //! project configuration at all. For Gemini CLI it merges both into
 //! `.gemini/settings.json`, the hooks under Gemini's own event names
-//! (BeforeAgent, AfterTool, AfterAgent) with its timeouts in milliseconds.
+//! (BeforeAgent, AfterTool, AfterAgent) with its timeouts in milliseconds,
+//! and trusts the folder in `~/.gemini/trustedFolders.json`, without which
+//! Gemini disables the folder's servers.
 //!
 //! A merge touches Lore's entries and nothing else: other servers and
 //! hooks stay, keys keep their order, and running it twice changes
@@ -52,7 +54,8 @@ pub struct InitArgs {
     /// Claude Code: do not approve the MCP server in ~/.claude/settings.json
     /// (Claude Code then asks at its first start). Codex: do not mark the
     /// repository trusted in ~/.codex/config.toml (Codex then ignores its
-    /// .codex/config.toml until you trust it).
+    /// .codex/config.toml until you trust it). Gemini CLI: do not trust the
+    /// folder in ~/.gemini/trustedFolders.json (Gemini then disables Lore).
     #[arg(long)]
     pub no_approve: bool,
     /// A regex over shell commands that marks one more QA check for the
@@ -137,10 +140,28 @@ pub fn plan(args: &InitArgs, home: Option<&Path>) -> Result<Vec<FileChange>, Age
             }
             Ok(changes)
         }
-        InitTarget::Gemini => Ok(vec![edit_json(&root.join(".gemini/settings.json"), |settings| {
-            setup.gemini_mcp(settings)?;
-            setup.merge_hooks(settings, GEMINI_HOOKS, AgentKind::Gemini)
-        })?]),
+        InitTarget::Gemini => {
+            let mut changes = vec![edit_json(&root.join(".gemini/settings.json"), |settings| {
+                setup.gemini_mcp(settings)?;
+                setup.merge_hooks(settings, GEMINI_HOOKS, AgentKind::Gemini)
+            })?];
+            if !args.no_approve {
+                // Gemini CLI disables a folder's MCP servers (and hooks)
+                // until the user trusts the folder.
+                let trusted = std::env::var_os("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+                    .filter(|path| !path.is_empty())
+                    .map(PathBuf::from)
+                    .or_else(|| home.map(|home| home.join(".gemini/trustedFolders.json")));
+                let Some(trusted) = trusted else {
+                    return Err(AgentError::Setup(
+                        "HOME is not set, so the repository cannot be trusted for Gemini CLI: give --no-approve".into(),
+                    ));
+                };
+                let key = root.canonicalize().unwrap_or_else(|_| root.clone()).display().to_string();
+                changes.push(edit_json(&trusted, |folders| trust_folder(folders, &key))?);
+            }
+            Ok(changes)
+        }
     }
 }
 
@@ -410,6 +431,20 @@ fn trust_project(config: &mut toml_edit::DocumentMut, key: &str) -> Result<(), S
     Ok(())
 }
 
+/// Trusts the folder at `key` for Gemini CLI, as its own prompt would:
+/// `{"<path>": "TRUST_FOLDER"}` in `~/.gemini/trustedFolders.json`. A
+/// folder trusted already (or through its parent) is left as it is.
+fn trust_folder(folders: &mut Json, key: &str) -> Result<(), String> {
+    let Some(object) = folders.as_object_mut() else {
+        return Err("the file is not a JSON object".into());
+    };
+    let trusted = object.get(key).and_then(Json::as_str).is_some_and(|level| level.starts_with("TRUST_"));
+    if !trusted {
+        object.insert(key.to_owned(), Json::String("TRUST_FOLDER".into()));
+    }
+    Ok(())
+}
+
 /// Approves Lore's MCP server (by name) for the user, as Claude Code's own
 /// prompt would.
 fn approve_lore(settings: &mut Json) -> Result<(), String> {
@@ -599,8 +634,13 @@ mod tests {
             "{\"theme\": \"GitHub\", \"hooks\": {\"AfterTool\": [{\"matcher\": \"write_file\", \"hooks\": [{\"type\": \"command\", \"command\": \"prettier\"}]}]}}",
         )
         .unwrap();
-        let changes = plan(&args(InitTarget::Gemini, repo.path()), None).unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let changes = plan(&args(InitTarget::Gemini, repo.path()), Some(home.path())).unwrap();
         apply(&changes).unwrap();
+        let trusted: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(home.path().join(".gemini/trustedFolders.json")).unwrap())
+                .unwrap();
+        assert_eq!(trusted[repo.path().canonicalize().unwrap().display().to_string()], "TRUST_FOLDER");
         let settings: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(repo.path().join(".gemini/settings.json")).unwrap()).unwrap();
         assert_eq!(settings["theme"], "GitHub");
@@ -618,7 +658,7 @@ mod tests {
         assert!(lore("BeforeAgent")["command"].as_str().unwrap().contains("hook user-prompt-submit"));
         assert!(lore("AfterAgent")["command"].as_str().unwrap().contains("hook stop"));
         assert!(hooks.get("UserPromptSubmit").is_none() && hooks.get("PostToolUse").is_none(), "no Claude names");
-        let again = plan(&args(InitTarget::Gemini, repo.path()), None).unwrap();
+        let again = plan(&args(InitTarget::Gemini, repo.path()), Some(home.path())).unwrap();
         assert!(again.iter().all(|change| !change.changed()), "{again:#?}");
     }
 }

@@ -54,6 +54,8 @@ fn the_real_gemini_cli_lists_lores_server_after_lore_init_gemini() {
     let text = format!("{}{}", String::from_utf8_lossy(&listed.stdout), String::from_utf8_lossy(&listed.stderr));
     let line = text.lines().find(|line| line.contains("lore")).unwrap_or_else(|| panic!("gemini mcp list: {text}"));
     assert!(line.contains("mcp --project calc --agent gemini"), "{line}");
+    // The folder is trusted by `lore init`: Gemini starts the server.
+    assert!(line.contains("Connected"), "{text}");
 }
 
 #[tokio::test]
