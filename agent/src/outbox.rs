@@ -159,6 +159,8 @@ impl Outbox {
             fsync: FsyncPolicy::Always,
             disk_budget_bytes: DISK_BUDGET_BYTES,
             when_full: lore_spool::FullPolicy::DropOldest,
+            // Opened for each hook's append: one file, not one per append.
+            continue_last_segment: true,
             ..SpoolConfig::new(self.dir())
         };
         Spool::open(config).map(|(spool, _)| spool).map_err(|error| self.failed("open", error))

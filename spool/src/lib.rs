@@ -5,7 +5,10 @@
 //! - segment files `<first_id:020>.seg`, append-only, each a sequence of
 //!   records (see [`record`]: length, CRC32C, id, append time, payload). A
 //!   segment is closed once it reaches `max_segment_bytes`; the writer then
-//!   opens the next one. A new spool process always starts a new segment.
+//!   opens the next one. A new spool process starts a new segment, unless
+//!   its config says to continue the last one (`continue_last_segment`:
+//!   a spool opened for one append at a time, as the hooks' outbox is,
+//!   would otherwise leave a file per append).
 //! - `acked.ledger`: the highest record id the server has acknowledged (see
 //!   [`ledger`]), replaced atomically.
 //! - `corrupt/`: bytes recovery found damaged, kept for inspection.
@@ -98,6 +101,9 @@ pub struct SpoolConfig {
     pub max_segment_bytes: u64,
     pub disk_budget_bytes: u64,
     pub when_full: FullPolicy,
+    /// Append to the last segment recovery kept (when it has room and its
+    /// length is what recovery found valid) instead of starting one.
+    pub continue_last_segment: bool,
 }
 
 impl SpoolConfig {
@@ -108,6 +114,7 @@ impl SpoolConfig {
             max_segment_bytes: DEFAULT_MAX_SEGMENT_BYTES,
             disk_budget_bytes: 1024 * 1024 * 1024,
             when_full: FullPolicy::Refuse,
+            continue_last_segment: false,
         }
     }
 }
@@ -416,6 +423,9 @@ impl Writer {
         for payload in group.iter().flat_map(|append| &append.payloads) {
             let record_len = (HEADER_LEN + payload.len()) as u64;
             let active_bytes = self.active_bytes();
+            if self.file.is_none() && self.shared.config.continue_last_segment {
+                self.continue_last_segment(record_len)?;
+            }
             if self.file.is_none()
                 || (active_bytes + self.buffer.len() as u64 + record_len > max_segment_bytes
                     && active_bytes + self.buffer.len() as u64 > 0)
@@ -427,6 +437,20 @@ impl Writer {
             self.next_id += 1;
         }
         self.flush(policy != FsyncPolicy::Never)
+    }
+
+    /// Opens the last segment for appending when it ends with the record
+    /// before the next and has room; otherwise leaves `file` unset, and a
+    /// new segment starts.
+    fn continue_last_segment(&mut self, record_len: u64) -> io::Result<()> {
+        let last = self.shared.state.lock().expect("spool lock").segments.back().cloned();
+        let Some(last) = last else { return Ok(()) };
+        let fits = last.bytes + record_len <= self.shared.config.max_segment_bytes;
+        if last.last_id + 1 != self.next_id || !fits || fs::metadata(&last.path)?.len() != last.bytes {
+            return Ok(());
+        }
+        self.file = Some(open_options().append(true).open(&last.path)?);
+        Ok(())
     }
 
     fn active_bytes(&self) -> u64 {

@@ -246,3 +246,28 @@ async fn a_record_on_disk_but_not_yet_published_is_read_once_it_is_published() {
     let second: Vec<u64> = reader.read_batch(100, usize::MAX).unwrap().iter().map(|record| record.id).collect();
     assert_eq!(second, vec![11], "the record past the old watermark was skipped");
 }
+
+#[tokio::test]
+async fn a_spool_opened_for_each_append_continues_its_last_segment_and_keeps_every_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let continuing = SpoolConfig { continue_last_segment: true, max_segment_bytes: 16 * 1024, ..config(dir.path()) };
+    for index in 0..40 {
+        let (spool, _) = Spool::open(continuing.clone()).unwrap();
+        append_all(&spool, index..index + 1).await;
+        spool.close();
+    }
+    let segments = segment_files(dir.path());
+    assert!(segments.len() <= 3, "40 opens, {} segments: one per 16 KiB, not one per open", segments.len());
+    // A torn tail (a crash mid-append) is cut at the next open, and the
+    // next append continues after the last whole record.
+    let last = segments.last().unwrap();
+    fs::OpenOptions::new().append(true).open(last).unwrap().write_all(&[7, 0, 0]).unwrap();
+    let (spool, report) = Spool::open(continuing.clone()).unwrap();
+    assert_eq!(report.torn_bytes_truncated, 3);
+    append_all(&spool, 40..41).await;
+    let records = read_all(&spool);
+    assert_eq!(records.len(), 41);
+    assert!(records.iter().enumerate().all(|(index, record)| record.payload == payload(index)), "in order");
+    assert!(records.windows(2).all(|pair| pair[1].id == pair[0].id + 1));
+    spool.close();
+}
