@@ -404,3 +404,27 @@ pub async fn session_state(pool: &sqlx::PgPool, session: uuid::Uuid) -> Option<(
         .await
         .expect("sessions are readable")
 }
+
+/// A session's tool calls as recorded, in order: (tool, action type,
+/// outcome).
+pub async fn session_tool_calls(pool: &sqlx::PgPool, session: uuid::Uuid) -> Vec<(String, String, String)> {
+    sqlx::query_as(
+        "SELECT context->>'tool', action_type, outcome FROM actions WHERE session_id = $1 AND context ? 'tool' ORDER BY chain_seq",
+    )
+    .bind(session)
+    .fetch_all(pool)
+    .await
+    .expect("actions are readable")
+}
+
+/// The fix attempt of a session's captured failure: its outcome and the
+/// files it changed, if there is one.
+pub async fn session_fix(pool: &sqlx::PgPool, session: uuid::Uuid) -> Option<(String, Vec<String>)> {
+    sqlx::query_as(
+        "SELECT a.outcome, a.files_changed FROM qa_fix_attempts a JOIN qa_failures f USING (failure_id) WHERE f.session_id = $1",
+    )
+    .bind(session)
+    .fetch_optional(pool)
+    .await
+    .expect("fix attempts are readable")
+}

@@ -103,13 +103,7 @@ async fn geminis_own_hook_input_becomes_typed_actions_a_failure_and_its_fix() {
 
     let session = lore_session_id(AgentKind::Gemini, &agent_session);
     let pool = &database.pool;
-    let rows: Vec<(String, String, String)> = sqlx::query_as(
-        "SELECT context->>'tool', action_type, outcome FROM actions WHERE session_id = $1 AND context ? 'tool' ORDER BY chain_seq",
-    )
-    .bind(session)
-    .fetch_all(pool)
-    .await
-    .unwrap();
+    let rows = lore_e2e::session_tool_calls(pool, session).await;
     let row = |tool: &str, kind: &str, outcome: &str| (tool.to_owned(), kind.to_owned(), outcome.to_owned());
     assert_eq!(
         rows,
@@ -119,13 +113,7 @@ async fn geminis_own_hook_input_becomes_typed_actions_a_failure_and_its_fix() {
             row("run_shell_command", "test_run", "success"),
         ]
     );
-    let fix: (String, Vec<String>) = sqlx::query_as(
-        "SELECT a.outcome, a.files_changed FROM qa_fix_attempts a JOIN qa_failures f USING (failure_id) WHERE f.session_id = $1",
-    )
-    .bind(session)
-    .fetch_one(pool)
-    .await
-    .unwrap();
+    let fix = lore_e2e::session_fix(pool, session).await.expect("the failure's fix attempt");
     assert_eq!(fix, ("success".to_owned(), vec!["src/lib.rs".to_owned()]));
     let (status, summary) = lore_e2e::session_state(pool, session).await.unwrap();
     assert_eq!((status.as_str(), summary.as_str()), ("ended", "Fixed the parser."));

@@ -405,13 +405,7 @@ async fn with_lore_down_the_hooks_keep_their_writes_and_the_next_hook_sends_them
 
     let session = lore_session_id(AgentKind::ClaudeCode, &agent_session);
     let pool = &database.pool;
-    let actions: Vec<(String, String, String)> = sqlx::query_as(
-        "SELECT context->>'tool', action_type, outcome FROM actions WHERE session_id = $1 AND context ? 'tool' ORDER BY chain_seq",
-    )
-    .bind(session)
-    .fetch_all(pool)
-    .await
-    .unwrap();
+    let actions = lore_e2e::session_tool_calls(pool, session).await;
     let row = |tool: &str, kind: &str, outcome: &str| (tool.to_owned(), kind.to_owned(), outcome.to_owned());
     assert_eq!(
         actions,
@@ -423,13 +417,7 @@ async fn with_lore_down_the_hooks_keep_their_writes_and_the_next_hook_sends_them
         ],
         "each write once, in the order the agent made them"
     );
-    let fix: (String, Vec<String>) = sqlx::query_as(
-        "SELECT a.outcome, a.files_changed FROM qa_fix_attempts a JOIN qa_failures f USING (failure_id) WHERE f.session_id = $1",
-    )
-    .bind(session)
-    .fetch_one(pool)
-    .await
-    .unwrap();
+    let fix = lore_e2e::session_fix(pool, session).await.expect("the failure's fix attempt");
     assert_eq!(fix, ("success".to_owned(), vec!["src/lib.rs".to_owned()]), "the failure and its fix arrived");
     let results: Vec<(bool,)> =
         sqlx::query_as("SELECT passed FROM qa_task_results WHERE session_id = $1 ORDER BY attempt")
