@@ -305,6 +305,9 @@ async fn past_the_session_budget_only_new_trusted_and_highly_relevant_items_are_
         .upsert_entry(lesson("REV-1", "Flaky upload retries in the storage client time out", &[]))
         .await
         .unwrap();
+    // Ranked by both signals, not by whichever entry the embedder reached
+    // first: a fresh entry has only its words, and is never "high" alone.
+    lore_server::testing::embedded(server.pool()).await;
 
     let session = Uuid::now_v7();
     let first = agent
