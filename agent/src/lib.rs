@@ -29,7 +29,9 @@
 //! - [`error`]: the crate's error, as sentences.
 
 pub mod checks;
+pub mod codex_trust;
 pub mod connection;
+pub mod current_session;
 pub mod error;
 pub mod home;
 pub mod hooks;

@@ -424,6 +424,7 @@ fn mcp_for_this_sidecar(config: &SidecarConfig, local: SocketAddr) -> lore_agent
         agent_id: identity.agent_id,
         kind: lore_agent::identity::AgentKind::Other,
         session: None,
+        repository: None,
     };
     lore_agent::mcp::LoreMcp::new(address, defaults, Duration::from_secs(2))
 }

@@ -57,10 +57,39 @@ pub fn venv_python() -> PathBuf {
 }
 
 /// The real Claude Code CLI, fetched from npm by `scripts/fetch-tools.sh`.
-pub fn claude_binary() -> PathBuf {
-    let path = default_cache_dir().join("npm/node_modules/.bin/claude");
+/// An npm-installed CLI in the cache (`claude`, `codex`, `gemini`).
+pub fn npm_binary(name: &str) -> PathBuf {
+    let path = default_cache_dir().join("npm/node_modules/.bin").join(name);
     assert!(path.exists(), "{} is missing: run scripts/fetch-tools.sh (make test does)", path.display());
     path
+}
+
+/// A small Python project whose `make test` fails on a division bug.
+pub fn calc_repository(dir: &Path) {
+    std::fs::write(dir.join("calc.py"), "def divide(a, b):\n    return a / b\n").unwrap();
+    std::fs::write(
+        dir.join("test_calc.py"),
+        "from calc import divide\n\ntry:\n    divide(1, 0)\nexcept ValueError:\n    print('ok')\nelse:\n    raise SystemExit('divide(1, 0) did not raise ValueError')\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("Makefile"), "test:\n\tpython3 test_calc.py\n").unwrap();
+    let status = std::process::Command::new("git").arg("init").arg("-q").arg(dir).status().unwrap();
+    assert!(status.success());
+}
+
+/// A bearer token of `role` for `project` alone.
+pub async fn project_token(pool: &sqlx::PgPool, name: &str, role: lore_server::auth::Role, project: &str) -> String {
+    let token = lore_store::tokens::NewToken {
+        name: name.into(),
+        role,
+        projects: Some(vec![project.into()]),
+        expires_at: None,
+    };
+    lore_server::auth::create_token(pool, &token).await.unwrap().1
+}
+
+pub fn claude_binary() -> PathBuf {
+    npm_binary("claude")
 }
 
 /// What grpcurl printed and how it exited.
@@ -170,6 +199,15 @@ impl ServerProcess {
     }
 
     /// The same on a given address (to come back on it after a kill).
+    /// A sidecar on a port of its own, spooling into a fresh folder of the
+    /// cache, holding `token` (the only token the agents' side needs).
+    pub async fn start_sidecar_with_token(server: &str, token: &str) -> anyhow::Result<(Self, tempfile::TempDir)> {
+        let spool = tempfile::tempdir_in(default_cache_dir())?;
+        let listen = format!("127.0.0.1:{}", free_port());
+        let sidecar = Self::start_sidecar_on(&listen, server, spool.path(), &["--token", token]).await?;
+        Ok((sidecar, spool))
+    }
+
     pub async fn start_sidecar_on(
         listen: &str,
         server: &str,
@@ -415,6 +453,18 @@ pub async fn session_tool_calls(pool: &sqlx::PgPool, session: uuid::Uuid) -> Vec
     .fetch_all(pool)
     .await
     .expect("actions are readable")
+}
+
+/// A session's QA task results, in order: (attempt, passed, how many
+/// failures it names).
+pub async fn session_task_results(pool: &sqlx::PgPool, session: uuid::Uuid) -> Vec<(i32, bool, i32)> {
+    sqlx::query_as(
+        "SELECT attempt, passed, cardinality(failure_ids) FROM qa_task_results WHERE session_id = $1 ORDER BY attempt",
+    )
+    .bind(session)
+    .fetch_all(pool)
+    .await
+    .expect("read the session's task results")
 }
 
 /// The fix attempt of a session's captured failure: its outcome and the

@@ -1,7 +1,15 @@
 //! A scripted stand-in for the model API, on loopback, so the real Claude
-//! Code CLI runs a whole session with no network (`ANTHROPIC_BASE_URL`).
+//! Code CLI runs a whole session with no network (`ANTHROPIC_BASE_URL`),
+//! and the real Codex CLI too (a model provider whose `base_url` is
+//! [`ModelStub::openai_base_url`]).
 //!
-//! It answers `POST /v1/messages` with the Messages API's streaming events:
+//! For Codex it answers `POST /v1/responses` with the Responses API's
+//! streaming events: `response.created`, one `response.output_item.done`
+//! per item (a `message`, or a `function_call`; an MCP tool named
+//! `mcp__SERVER__TOOL` is called in its namespace, `mcp__SERVER`, as Codex
+//! offers it) and `response.completed`.
+//!
+//! For Claude Code it answers `POST /v1/messages` with the Messages API's streaming events:
 //! `message_start`, then per block `content_block_start`, one
 //! `content_block_delta` (`text_delta`, or `input_json_delta` for a tool
 //! call) and `content_block_stop`, then `message_delta` with the stop
@@ -54,6 +62,7 @@ impl ModelStub {
         let addr = listener.local_addr().expect("local addr");
         let app = axum::Router::new()
             .route("/v1/messages", axum::routing::post(messages))
+            .route("/v1/responses", axum::routing::post(responses))
             .fallback(|| async { (axum::http::StatusCode::NOT_FOUND, "not part of the stand-in") })
             .with_state(Arc::clone(&script));
         let server = tokio::spawn(async move {
@@ -65,6 +74,11 @@ impl ModelStub {
     /// What to give the agent as `ANTHROPIC_BASE_URL`.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// What to give Codex as its model provider's `base_url`.
+    pub fn openai_base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
     }
 
     /// Every request body received, in order.
@@ -88,29 +102,31 @@ fn offers_tools(body: &Value) -> bool {
     body.get("tools").and_then(Value::as_array).is_some_and(|tools| !tools.is_empty())
 }
 
+/// Records the request and takes its turn of the script, with an id per
+/// block.
+fn next_turn(script: &Mutex<Script>, body: &Value, id_prefix: &str) -> (Vec<Block>, Vec<String>) {
+    let mut script = script.lock().expect("script");
+    script.requests.push(body.clone());
+    let blocks = if offers_tools(body) {
+        script.turns.pop_front().unwrap_or_else(|| vec![Block::Text("Done.".into())])
+    } else {
+        vec![Block::Text("Lore session".into())]
+    };
+    let ids = blocks
+        .iter()
+        .map(|_| {
+            script.tool_calls += 1;
+            format!("{id_prefix}{}", script.tool_calls)
+        })
+        .collect();
+    (blocks, ids)
+}
+
 async fn messages(State(script): State<Arc<Mutex<Script>>>, body: axum::body::Bytes) -> Response {
     let Ok(body) = serde_json::from_slice::<Value>(&body) else {
         return (axum::http::StatusCode::BAD_REQUEST, "not JSON").into_response();
     };
-    let blocks = {
-        let mut script = script.lock().expect("script");
-        script.requests.push(body.clone());
-        if offers_tools(&body) {
-            script.turns.pop_front().unwrap_or_else(|| vec![Block::Text("Done.".into())])
-        } else {
-            vec![Block::Text("Lore session".into())]
-        }
-    };
-    let ids: Vec<String> = {
-        let mut script = script.lock().expect("script");
-        blocks
-            .iter()
-            .map(|_| {
-                script.tool_calls += 1;
-                format!("toolu_stub_{}", script.tool_calls)
-            })
-            .collect()
-    };
+    let (blocks, ids) = next_turn(&script, &body, "toolu_stub_");
     let model = body.get("model").cloned().unwrap_or(json!("stand-in"));
     if body.get("stream").and_then(Value::as_bool) != Some(true) {
         return ([(header::CONTENT_TYPE, "application/json")], whole_message(&model, &blocks, &ids).to_string())
@@ -170,4 +186,46 @@ fn event_stream(model: &Value, blocks: &[Block], ids: &[String]) -> String {
     );
     event("message_stop", json!({"type": "message_stop"}));
     events
+}
+
+async fn responses(State(script): State<Arc<Mutex<Script>>>, body: axum::body::Bytes) -> Response {
+    let Ok(body) = serde_json::from_slice::<Value>(&body) else {
+        return (axum::http::StatusCode::BAD_REQUEST, "not JSON").into_response();
+    };
+    let (blocks, ids) = next_turn(&script, &body, "call_stub_");
+    let mut events = String::new();
+    let mut event = |kind: &str, mut data: Value| {
+        data["type"] = json!(kind);
+        events.push_str(&format!("event: {kind}\ndata: {data}\n\n"));
+    };
+    let response_id = format!("resp_{}", ids.first().map_or("none", String::as_str));
+    event("response.created", json!({"response": {"id": response_id}}));
+    for (block, id) in blocks.iter().zip(&ids) {
+        let item = match block {
+            Block::Text(text) => json!({
+                "type": "message", "role": "assistant", "id": format!("msg_{id}"),
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }),
+            Block::ToolUse { name, input } => {
+                let mut item = json!({"type": "function_call", "call_id": id, "arguments": input.to_string()});
+                match name.strip_prefix("mcp__").and_then(|rest| rest.split_once("__")) {
+                    Some((server, tool)) => {
+                        item["namespace"] = json!(format!("mcp__{server}"));
+                        item["name"] = json!(tool);
+                    }
+                    None => item["name"] = json!(name),
+                }
+                item
+            }
+        };
+        event("response.output_item.done", json!({ "item": item }));
+    }
+    event(
+        "response.completed",
+        json!({"response": {"id": response_id, "usage": {
+            "input_tokens": 10, "input_tokens_details": null, "output_tokens": 5,
+            "output_tokens_details": null, "total_tokens": 15,
+        }}}),
+    );
+    ([(header::CONTENT_TYPE, "text/event-stream")], events).into_response()
 }

@@ -11,13 +11,12 @@
 use std::path::Path;
 
 use lore_e2e::model_stub::{Block, ModelStub};
-use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, default_cache_dir, free_port};
+use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, default_cache_dir};
 use lore_proto::auth::Bearer;
 use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use lore_server::auth::Role;
-use lore_store::tokens::NewToken;
 use serde_json::{Value, json};
 use tonic::service::interceptor::InterceptedService;
 use uuid::Uuid;
@@ -29,8 +28,7 @@ const LESSON: &str = "ZeroDivisionError in calc.divide when the divisor is zero"
 const SECRET: &str = "sk_live_ReTllpYQYfIZu2Jnf2lAPFjD";
 
 async fn token(database: &TestDatabase, name: &str, role: Role) -> String {
-    let token = NewToken { name: name.into(), role, projects: Some(vec![PROJECT.into()]), expires_at: None };
-    lore_server::auth::create_token(&database.pool, &token).await.unwrap().1
+    lore_e2e::project_token(&database.pool, name, role, PROJECT).await
 }
 
 /// Waits (up to a minute) until `session` has ended and the count `query`
@@ -92,19 +90,6 @@ async fn seed(server: &ServerProcess, admin: &str) {
         summary: String::new(),
     };
     actions.end_session(end).await.unwrap();
-}
-
-/// A small Python project whose test fails on the division bug.
-fn repository(dir: &Path) {
-    std::fs::write(dir.join("calc.py"), "def divide(a, b):\n    return a / b\n").unwrap();
-    std::fs::write(
-        dir.join("test_calc.py"),
-        "from calc import divide\n\ntry:\n    divide(1, 0)\nexcept ValueError:\n    print('ok')\nelse:\n    raise SystemExit('divide(1, 0) did not raise ValueError')\n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("Makefile"), "test:\n\tpython3 test_calc.py\n").unwrap();
-    let status = std::process::Command::new("git").arg("init").arg("-q").arg(dir).status().unwrap();
-    assert!(status.success());
 }
 
 fn claude(
@@ -173,15 +158,7 @@ impl Rig {
             ServerProcess::start(options(ServerOptions::with_database(&database.url).with_auth())).await.unwrap();
         let admin = token(&database, "admin", Role::Admin).await;
         let agent_token = token(&database, "vm-sidecar", Role::Agent).await;
-        let spool = tempfile::tempdir_in(default_cache_dir()).unwrap();
-        let sidecar = ServerProcess::start_sidecar_on(
-            &format!("127.0.0.1:{}", free_port()),
-            &server.endpoint(),
-            spool.path(),
-            &["--token", &agent_token],
-        )
-        .await
-        .unwrap();
+        let (sidecar, spool) = ServerProcess::start_sidecar_with_token(&server.endpoint(), &agent_token).await.unwrap();
         let work = tempfile::tempdir().unwrap();
         let (home, repo, state) = (work.path().join("home"), work.path().join("calc"), work.path().join("state"));
         std::fs::create_dir_all(&home).unwrap();
@@ -209,7 +186,7 @@ impl Rig {
 
 #[tokio::test]
 async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_recorded_with_no_one_asking() {
-    let rig = Rig::start(|options| options, repository).await;
+    let rig = Rig::start(|options| options, lore_e2e::calc_repository).await;
     let Rig { database, server, spool, repo, .. } = &rig;
     seed(server, &rig.admin).await;
 
@@ -343,13 +320,7 @@ async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_rec
     assert_eq!(run.3["details"]["runner"], "make test", "{}", run.3);
     // The failing check and its fix are the task's two QA results: a
     // failure, then a pass on the second attempt.
-    let results: Vec<(i32, bool, i32)> = sqlx::query_as(
-        "SELECT attempt, passed, cardinality(failure_ids) FROM qa_task_results WHERE session_id = $1 ORDER BY attempt",
-    )
-    .bind(session)
-    .fetch_all(pool)
-    .await
-    .unwrap();
+    let results = lore_e2e::session_task_results(pool, session).await;
     assert_eq!(results, [(1, false, 1), (2, true, 0)], "hook log: {hook_log}");
     let edit = calls.iter().find(|(_, _, tool, _, _, _)| tool == "Edit").unwrap();
     assert_eq!(edit.3["input"]["file_path"], calc, "an edit is logged by its path");
@@ -411,7 +382,7 @@ const PAYLOAD_PHRASES: [&str; 3] = [".git/hooks", "push straight to main", "ai a
 
 /// A project whose failing test prints both lines.
 fn hostile_repository(dir: &Path) {
-    repository(dir);
+    lore_e2e::calc_repository(dir);
     std::fs::write(
         dir.join("test_calc.py"),
         format!(

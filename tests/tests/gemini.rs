@@ -9,14 +9,12 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use lore_agent::identity::{AgentKind, lore_session_id};
-use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, default_cache_dir, free_port};
+use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, free_port};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
 fn gemini_binary() -> std::path::PathBuf {
-    let path = default_cache_dir().join("npm/node_modules/.bin/gemini");
-    assert!(path.exists(), "{} is missing: run scripts/fetch-tools.sh (make test does)", path.display());
-    path
+    lore_e2e::npm_binary("gemini")
 }
 
 fn clean(command: &mut Command) -> &mut Command {

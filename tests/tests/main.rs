@@ -4,6 +4,7 @@
 mod auth;
 mod claude_code;
 mod cli;
+mod codex;
 mod console;
 mod deploy_examples;
 mod fleet;

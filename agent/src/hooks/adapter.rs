@@ -2,9 +2,11 @@
 //! into the one [`HookInput`] the hooks work on.
 //!
 //! - **Claude Code** is the shape `HookInput` follows.
-//! - **Codex** adopted it, with its own tool names (`shell`,
-//!   `apply_patch`) and a command as an exec array (`["bash", "-lc", ...]`),
-//!   which `HookInput` reads as they are.
+//! - **Codex** adopted it, with its own tool names (`Bash`, `shell`,
+//!   `apply_patch`) and a command as a string or an exec array
+//!   (`["bash", "-lc", ...]`), which `HookInput` reads as they are. A
+//!   shell call's response is its bare output: the exit code comes from
+//!   Codex's rollout (see [`super::transcript`]).
 //! - **Gemini CLI** has its own events (BeforeAgent, AfterTool, AfterAgent;
 //!   `lore init gemini` maps them to Lore's), tools (`run_shell_command`,
 //!   `replace`, `write_file`) and a tool response of its own:
@@ -19,10 +21,31 @@ use crate::identity::AgentKind;
 /// Reads an agent's hook input.
 pub fn read(agent: AgentKind, bytes: &[u8]) -> Result<HookInput, String> {
     let mut input = HookInput::parse(bytes)?;
-    if agent == AgentKind::Gemini {
-        gemini(&mut input);
+    match agent {
+        AgentKind::Gemini => gemini(&mut input),
+        AgentKind::Codex => codex(&mut input),
+        _ => {}
     }
     Ok(input)
+}
+
+fn codex(input: &mut HookInput) {
+    let Value::String(output) = &input.tool_response else {
+        return;
+    };
+    if input.command().is_none() {
+        return;
+    }
+    let mut normalized = json!({ "output": output });
+    // Only a rollout file Codex names as such is read.
+    let transcript = std::path::Path::new(&input.transcript_path);
+    if transcript.is_absolute()
+        && transcript.extension().is_some_and(|extension| extension == "jsonl")
+        && let Some(code) = super::transcript::codex_exit_code(transcript, &input.tool_use_id)
+    {
+        normalized["exit_code"] = json!(code);
+    }
+    input.tool_response = normalized;
 }
 
 fn gemini(input: &mut HookInput) {
@@ -115,5 +138,28 @@ mod tests {
         // Claude Code's shape passes as it is.
         let claude = read(AgentKind::ClaudeCode, br#"{"session_id":"c","tool_response":{"llmContent":"x"}}"#).unwrap();
         assert_eq!(claude.tool_response["llmContent"], "x");
+    }
+
+    #[test]
+    fn a_codex_shell_call_gets_its_exit_code_from_the_rollout() {
+        let dir = tempfile::tempdir().unwrap();
+        let rollout = dir.path().join("rollout.jsonl");
+        std::fs::write(
+            &rollout,
+            r#"{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"CommandExecution","id":"call_7","exit_code":101}}}"#,
+        )
+        .unwrap();
+        let input = |transcript: &str| {
+            json!({"session_id":"x","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"call_7",
+                   "tool_input":{"command":"cargo test"},"tool_response":"test parse ... FAILED\n","transcript_path":transcript})
+            .to_string()
+        };
+        let failed = read(AgentKind::Codex, input(&rollout.display().to_string()).as_bytes()).unwrap();
+        assert_eq!(failed.exit_code(), Some(101));
+        assert!(failed.tool_failed());
+        assert_eq!(failed.tool_output(), "test parse ... FAILED\n");
+        // A path that is not a rollout is not read: the outcome stays unknown.
+        let elsewhere = read(AgentKind::Codex, input("relative/rollout.jsonl").as_bytes()).unwrap();
+        assert_eq!((elsewhere.exit_code(), elsewhere.tool_failed()), (None, false));
     }
 }

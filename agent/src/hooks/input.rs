@@ -37,6 +37,9 @@ pub struct HookInput {
     pub tool_response: Value,
     #[serde(default)]
     pub tool_use_id: String,
+    /// The agent's own record of the session (Codex: its rollout file).
+    #[serde(default)]
+    pub transcript_path: String,
     /// PostToolUseFailure: the error the tool reported ("Exit code 1\n...").
     #[serde(default)]
     pub error: Option<String>,

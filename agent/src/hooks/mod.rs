@@ -43,6 +43,7 @@ pub mod input;
 pub mod record;
 mod staleness;
 pub mod state;
+mod transcript;
 pub mod typed;
 
 use std::io::{Read as _, Write as _};
@@ -438,6 +439,7 @@ impl Hook<'_> {
     }
 
     async fn session_start(&self, input: &HookInput) -> Result<Option<String>, AgentError> {
+        self.note_session();
         // The session starts while git is asked for the branch, whose issue
         // the state keeps: one lock and one save.
         let started = async {
@@ -503,7 +505,27 @@ impl Hook<'_> {
         self.log.write(self.args.event, Some(self.session_id), &format!("standing instructions: {message}"));
     }
 
+    /// Notes the agent session as the one the repository is in now, for
+    /// an MCP server its agent told nothing (see [`crate::current_session`]).
+    fn note_session(&self) {
+        let repository = crate::identity::repository_root(&self.dir).unwrap_or_else(|| self.dir.clone());
+        let noted = crate::current_session::remember(
+            &crate::home::state_dir(),
+            self.args.agent,
+            &repository,
+            &self.agent_session,
+        );
+        if let Err(error) = noted {
+            self.log.write(
+                self.args.event,
+                Some(self.session_id),
+                &format!("cannot note the current session: {error}"),
+            );
+        }
+    }
+
     async fn user_prompt_submit(&self, input: &HookInput) -> Result<Option<String>, AgentError> {
+        self.note_session();
         let prompt = input.prompt.trim();
         let title: String = prompt.lines().next().unwrap_or_default().chars().take(200).collect();
         let mut locked = self.state().await?;

@@ -64,8 +64,24 @@ pub struct McpDefaults {
     pub project: Option<String>,
     pub agent_id: String,
     pub kind: AgentKind,
-    /// The agent session's Lore session; `None`: the server starts its own.
+    /// The agent session's Lore session; `None`: the one the hooks last
+    /// noted for `repository`, else one the server starts.
     pub session: Option<Uuid>,
+    /// The repository whose current agent session (as the hooks note it,
+    /// see [`crate::current_session`]) calls go to when `session` is
+    /// `None`; `None`: no such lookup (an HTTP server's callers vary).
+    pub repository: Option<std::path::PathBuf>,
+}
+
+impl McpDefaults {
+    /// The session a call without its own goes to.
+    fn session(&self) -> Option<Uuid> {
+        self.session.or_else(|| {
+            let repository = self.repository.as_deref()?;
+            let noted = crate::current_session::recall(&crate::home::state_dir(), self.kind, repository)?;
+            Some(crate::identity::lore_session_id(self.kind, &noted))
+        })
+    }
 }
 
 /// The MCP server. Cheap to clone: the HTTP transport makes one per
@@ -165,7 +181,7 @@ impl LoreMcp {
                 Uuid::parse_str(value.trim())
                     .map_err(|_| AgentError::invalid("x-lore-session-id", format!("{value:?} is not a UUID")))?,
             ),
-            None => defaults.session,
+            None => defaults.session(),
         };
         let key = (project.clone(), agent_id.clone(), named);
         let mut speakers = self.state.speakers.lock().expect("speakers");

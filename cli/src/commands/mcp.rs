@@ -24,7 +24,8 @@ pub struct Args {
     #[arg(long, env = "LORE_SIDECAR", default_value = lore_agent::connection::DEFAULT_SIDECAR)]
     sidecar: String,
     /// The Lore session to record in (default: the agent session's, from
-    /// CLAUDE_CODE_SESSION_ID; else one the server starts).
+    /// CLAUDE_CODE_SESSION_ID; else the one the agent's hooks last noted for
+    /// this repository, as for Codex; else one the server starts).
     #[arg(long, env = "LORE_SESSION_ID")]
     session: Option<uuid::Uuid>,
 }
@@ -42,7 +43,14 @@ pub async fn run(args: Args, mut address: LoreAddress) -> anyhow::Result<()> {
     let session = args
         .session
         .or_else(|| kind.session_from_environment().map(|agent_session| lore_session_id(kind, &agent_session)));
-    let defaults = McpDefaults { project: Some(identity.project), agent_id: identity.agent_id, kind, session };
+    let repository = lore_agent::identity::repository_root(&dir).unwrap_or(dir);
+    let defaults = McpDefaults {
+        project: Some(identity.project),
+        agent_id: identity.agent_id,
+        kind,
+        session,
+        repository: Some(repository),
+    };
     let mcp = LoreMcp::new(address, defaults, Duration::from_secs(2));
     let running = mcp.clone().serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;

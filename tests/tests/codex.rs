@@ -1,0 +1,219 @@
+//! The real Codex CLI (npm `@openai/codex`, 0.169.0) plugs into Lore by
+//! itself.
+//!
+//! A repository is set up with `lore init codex`, which also trusts the
+//! project and Lore's hooks for Codex (without both, Codex reads neither
+//! the project's MCP server nor its hooks). Codex runs headless
+//! (`codex exec`) against a scripted stand-in for the Responses API, set as
+//! its model provider: the model runs the failing `make test`, calls
+//! Lore's `briefing` tool, fixes the file from the shell, runs the tests
+//! again and finishes. The real server (auth on) and a real sidecar that
+//! holds the only token receive what the hooks and the MCP server send.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use lore_agent::identity::{AgentKind, lore_session_id};
+use lore_e2e::model_stub::{Block, ModelStub};
+use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, default_cache_dir};
+use lore_proto::auth::Bearer;
+use lore_proto::v1 as proto;
+use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
+use lore_server::auth::Role;
+use serde_json::{Value, json};
+use tonic::service::interceptor::InterceptedService;
+
+const PROJECT: &str = "calc";
+const LESSON: &str = "ZeroDivisionError in calc.divide when the divisor is zero";
+
+/// A command with none of the test runner's own Lore, Codex or OpenAI
+/// settings, in the test's home.
+fn clean(program: &Path, home: &Path) -> Command {
+    let mut command = Command::new(program);
+    for (key, _) in std::env::vars() {
+        if key.starts_with("LORE_") || key.starts_with("CODEX") || key.starts_with("OPENAI") {
+            command.env_remove(key);
+        }
+    }
+    command.env("HOME", home).env("CODEX_HOME", home.join(".codex"));
+    command
+}
+
+/// PATH with the cached npm CLIs first: `lore init codex` asks `codex`
+/// for its hooks' hashes.
+fn path_with_codex() -> String {
+    let npm = lore_e2e::npm_binary("codex").parent().unwrap().to_owned();
+    let mut dirs = vec![npm];
+    dirs.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+    std::env::join_paths(dirs).unwrap().into_string().unwrap()
+}
+
+/// The user's Codex configuration: the stand-in as its model provider.
+fn codex_config(home: &Path, model: &ModelStub) {
+    std::fs::create_dir_all(home.join(".codex")).unwrap();
+    let config = format!(
+        "model = \"stand-in\"\nmodel_provider = \"stand-in\"\n\n[model_providers.stand-in]\nname = \"Stand-in\"\nbase_url = \"{}\"\nwire_api = \"responses\"\n",
+        model.openai_base_url()
+    );
+    std::fs::write(home.join(".codex/config.toml"), config).unwrap();
+}
+
+/// Every text of a Responses API request's input.
+fn input_text(request: &Value) -> String {
+    request["input"].to_string()
+}
+
+#[tokio::test]
+async fn the_real_codex_cli_is_briefed_calls_lore_and_its_failing_check_is_captured() {
+    let database = TestDatabase::new().await.unwrap();
+    let server = ServerProcess::start(ServerOptions::with_database(&database.url).with_auth()).await.unwrap();
+    let admin = lore_e2e::project_token(&database.pool, "admin", Role::Admin, PROJECT).await;
+    let agent_token = lore_e2e::project_token(&database.pool, "vm-sidecar", Role::Agent, PROJECT).await;
+    let channel = InterceptedService::new(server.channel().await, Bearer::new(Some(&admin)).unwrap());
+    let lesson = proto::Entry {
+        key: "PAT-DIV".into(),
+        project: PROJECT.into(),
+        kind: proto::EntryKind::Gotcha as i32,
+        title: LESSON.into(),
+        summary: "Raise ValueError when b is zero, before dividing.".into(),
+        ..Default::default()
+    };
+    KnowledgeServiceClient::new(channel).upsert_entry(proto::UpsertEntryRequest { entry: Some(lesson) }).await.unwrap();
+    let (sidecar, spool) = ServerProcess::start_sidecar_with_token(&server.endpoint(), &agent_token).await.unwrap();
+
+    let fixed =
+        "def divide(a, b):\\n    if b == 0:\\n        raise ValueError(\\\"b is zero\\\")\\n    return a / b\\n";
+    let model = ModelStub::start(vec![
+        vec![Block::tool("exec_command", json!({"cmd": "make test"}))],
+        vec![Block::tool(
+            "mcp__lore__briefing",
+            json!({"task": "Fix the divide bug in calc.py", "files": ["calc.py"]}),
+        )],
+        vec![Block::tool("exec_command", json!({"cmd": format!("printf '{fixed}' > calc.py")}))],
+        vec![Block::tool("exec_command", json!({"cmd": "make test"}))],
+        vec![Block::Text("Fixed: divide raises ValueError when b is zero, and the tests pass.".into())],
+    ])
+    .await;
+
+    let work = tempfile::tempdir().unwrap();
+    let (home, repo, state): (PathBuf, PathBuf, PathBuf) =
+        (work.path().join("home"), work.path().join("calc"), work.path().join("state"));
+    std::fs::create_dir_all(&repo).unwrap();
+    lore_e2e::calc_repository(&repo);
+    codex_config(&home, &model);
+    let path = path_with_codex();
+
+    // Set-up in one command: the project's server and hooks, and the
+    // user's trust in both.
+    let init = clean(&lore_e2e::workspace_binary("lore"), &home)
+        .args(["init", "codex", "--project", PROJECT])
+        .current_dir(&repo)
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&init.stdout).into_owned();
+    assert!(init.status.success(), "{said}{}", String::from_utf8_lossy(&init.stderr));
+    assert!(said.contains("Lore's hooks trusted for Codex"), "{said}");
+    let user_config = std::fs::read_to_string(home.join(".codex/config.toml")).unwrap();
+    assert_eq!(user_config.matches("trusted_hash = \"sha256:").count(), 4, "{user_config}");
+
+    let listed = clean(&lore_e2e::npm_binary("codex"), &home)
+        .args(["mcp", "list"])
+        .current_dir(&repo)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let line =
+        listed.lines().find(|line| line.starts_with("lore")).unwrap_or_else(|| panic!("codex mcp list: {listed}"));
+    assert!(line.contains("mcp --project calc --agent codex") && line.contains("enabled"), "{line}");
+
+    let run = {
+        let mut command = clean(&lore_e2e::npm_binary("codex"), &home);
+        command
+            .args(["exec", "--json", "Fix the divide bug in calc.py"])
+            .current_dir(&repo)
+            .env("PATH", &path)
+            .env("LORE_SIDECAR", sidecar.endpoint())
+            .env("LORE_SERVER", server.endpoint())
+            .env("LORE_STATE_DIR", &state)
+            // Debug builds beside other tests: see claude_code.rs.
+            .env("LORE_HOOK_BUDGET_MS", "4000")
+            .env("LORE_CACHE_DIR", default_cache_dir())
+            .stdin(Stdio::null());
+        tokio::task::spawn_blocking(move || command.output()).await.unwrap().unwrap()
+    };
+    let events = String::from_utf8_lossy(&run.stdout).into_owned();
+    let hook_log = std::fs::read_to_string(state.join("hooks.log")).unwrap_or_default();
+    assert!(run.status.success(), "codex exec failed: {events}\n{}", String::from_utf8_lossy(&run.stderr));
+    let thread = events
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|event| event["type"] == "thread.started")
+        .and_then(|event| event["thread_id"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| panic!("no thread in codex's events: {events}"));
+    let session = lore_session_id(AgentKind::Codex, &thread);
+
+    // What the model was shown: the SessionStart briefing with the lesson,
+    // Lore's tools in their namespace, and the briefing tool's answer.
+    let requests = model.main_requests();
+    assert!(requests.len() >= 5, "{} requests: {events}", requests.len());
+    assert!(
+        input_text(&requests[0]).contains(LESSON),
+        "the hooks' briefing is in the first request; hook log: {hook_log}"
+    );
+    let lore_tools: Vec<String> = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|tool| tool["name"] == "mcp__lore")
+        .flat_map(|tool| tool["tools"].as_array().cloned().unwrap_or_default())
+        .filter_map(|tool| tool["name"].as_str().map(str::to_owned))
+        .collect();
+    for expected in ["briefing", "search_lessons", "report_failure", "acknowledge_warning"] {
+        assert!(lore_tools.iter().any(|tool| tool == expected), "{expected} is not offered: {lore_tools:?}");
+    }
+    let answered = requests[2]["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|item| item["type"] == "function_call_output" && item.to_string().contains("PAT-DIV"));
+    assert!(answered, "the briefing tool's answer reaches the model: {}", input_text(&requests[2]));
+
+    // What Lore recorded: the MCP call, both runs typed as test runs with
+    // their outcomes (Codex gives the hook no exit code: it is read from
+    // Codex's rollout), and the failure captured, then passed.
+    let pool = &database.pool;
+    let results = lore_e2e::eventually(|| async {
+        let results = lore_e2e::session_task_results(pool, session).await;
+        (results.len() >= 2).then_some(results)
+    })
+    .await;
+    let rejects = std::fs::read_to_string(spool.path().join("rejects.jsonl")).unwrap_or_default();
+    assert!(rejects.is_empty(), "the server refused spooled writes: {rejects}");
+    assert_eq!(results, Some(vec![(1, false, 1), (2, true, 0)]), "hook log: {hook_log}");
+    let calls: Vec<(String, String, String, Value)> = sqlx::query_as(
+        "SELECT coalesce(context->>'tool', ''), action_type, outcome, context FROM actions
+          WHERE session_id = $1 AND context ? 'tool' ORDER BY chain_seq",
+    )
+    .bind(session)
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    let runs: Vec<(&str, &str)> = calls
+        .iter()
+        .filter(|call| call.3["details"]["runner"] == "make test")
+        .map(|call| (call.1.as_str(), call.2.as_str()))
+        .collect();
+    assert_eq!(runs, [("test_run", "failure"), ("test_run", "success")], "{calls:?}\nhook log: {hook_log}");
+    assert!(calls.iter().any(|call| call.0 == "briefing"), "the MCP server recorded its tool call: {calls:?}");
+    let (supervisor, check): (String, String) = sqlx::query_as(
+        "SELECT s.supervisor_type, f.failed_checks->0->>'name' FROM qa_failures f JOIN sessions s USING (session_id)
+          WHERE f.session_id = $1",
+    )
+    .bind(session)
+    .fetch_one(pool)
+    .await
+    .unwrap();
+    assert_eq!((supervisor.as_str(), check.as_str()), ("codex", "make test"));
+}
