@@ -9,6 +9,12 @@
 //! `mcp__SERVER__TOOL` is called in its namespace, `mcp__SERVER`, as Codex
 //! offers it) and `response.completed`.
 //!
+//! For Gemini CLI (`GOOGLE_GEMINI_BASE_URL` is [`ModelStub::base_url`]) it
+//! answers `POST /v1beta/models/MODEL:streamGenerateContent?alt=sse` with
+//! one server-sent event: a candidate whose parts are texts and
+//! `functionCall`s. Gemini's own side requests (a JSON answer its
+//! generation config asks for) get a JSON object that says little.
+//!
 //! For Claude Code it answers `POST /v1/messages` with the Messages API's streaming events:
 //! `message_start`, then per block `content_block_start`, one
 //! `content_block_delta` (`text_delta`, or `input_json_delta` for a tool
@@ -63,6 +69,7 @@ impl ModelStub {
         let app = axum::Router::new()
             .route("/v1/messages", axum::routing::post(messages))
             .route("/v1/responses", axum::routing::post(responses))
+            .route("/v1beta/models/{call}", axum::routing::post(generate_content))
             .fallback(|| async { (axum::http::StatusCode::NOT_FOUND, "not part of the stand-in") })
             .with_state(Arc::clone(&script));
         let server = tokio::spawn(async move {
@@ -228,4 +235,42 @@ async fn responses(State(script): State<Arc<Mutex<Script>>>, body: axum::body::B
         }}}),
     );
     ([(header::CONTENT_TYPE, "text/event-stream")], events).into_response()
+}
+
+async fn generate_content(
+    State(script): State<Arc<Mutex<Script>>>,
+    axum::extract::Path(call): axum::extract::Path<String>,
+    body: axum::body::Bytes,
+) -> Response {
+    let Ok(body) = serde_json::from_slice::<Value>(&body) else {
+        return (axum::http::StatusCode::BAD_REQUEST, "not JSON").into_response();
+    };
+    let wants_json = body.pointer("/generationConfig/responseMimeType") == Some(&json!("application/json"));
+    let parts: Vec<Value> = if wants_json && !offers_tools(&body) {
+        script.lock().expect("script").requests.push(body.clone());
+        // Gemini's own checks (who speaks next, how hard a task is): the
+        // user speaks, and it is easy.
+        let answer = json!({"reasoning": "stand-in", "next_speaker": "user",
+                            "complexity_reasoning": "stand-in", "complexity_score": 10});
+        vec![json!({"text": answer.to_string()})]
+    } else {
+        let (blocks, _) = next_turn(&script, &body, "gemini_stub_");
+        blocks
+            .iter()
+            .map(|block| match block {
+                Block::Text(text) => json!({"text": text}),
+                Block::ToolUse { name, input } => json!({"functionCall": {"name": name, "args": input}}),
+            })
+            .collect()
+    };
+    let answer = json!({
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+        "modelVersion": "stand-in",
+    });
+    if call.ends_with(":streamGenerateContent") {
+        ([(header::CONTENT_TYPE, "text/event-stream")], format!("data: {answer}\r\n\r\n")).into_response()
+    } else {
+        ([(header::CONTENT_TYPE, "application/json")], answer.to_string()).into_response()
+    }
 }

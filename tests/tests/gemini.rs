@@ -1,16 +1,24 @@
 //! Gemini CLI plugs into Lore: the real `gemini` (npm, 0.61.0) lists Lore's
-//! MCP server after `lore init gemini`, and `lore hook --agent gemini` reads
+//! MCP server after `lore init gemini`; `lore hook --agent gemini` reads
 //! Gemini's own hook input (AfterTool with `{llmContent, returnDisplay,
 //! error}`, AfterAgent with `prompt_response`) into typed actions, a QA
-//! failure and its fix.
+//! failure and its fix; and a headless `gemini -p` against a stand-in for
+//! the Gemini API on loopback is briefed by the hooks, calls Lore's
+//! `briefing` tool and has its failing check, edit and fix recorded.
 
 use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use lore_agent::identity::{AgentKind, lore_session_id};
+use lore_e2e::model_stub::{Block, ModelStub};
 use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, free_port};
+use lore_proto::auth::Bearer;
+use lore_proto::v1 as proto;
+use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
+use lore_server::auth::Role;
 use serde_json::{Value, json};
+use tonic::service::interceptor::InterceptedService;
 use uuid::Uuid;
 
 fn gemini_binary() -> std::path::PathBuf {
@@ -121,4 +129,132 @@ async fn geminis_own_hook_input_becomes_typed_actions_a_failure_and_its_fix() {
         .await
         .unwrap();
     assert_eq!(supervisor, "gemini");
+}
+
+/// The real Gemini CLI, headless (`gemini -p`), against the stand-in
+/// model on loopback (`GOOGLE_GEMINI_BASE_URL`, an API key it never checks):
+/// its hooks brief it and record the failing `make test`, the edit and the
+/// passing run; Lore's MCP tools are offered and `briefing` is called.
+#[tokio::test]
+async fn the_real_gemini_cli_runs_headless_against_a_stand_in_and_its_hooks_and_tools_reach_lore() {
+    const PROJECT: &str = "calc";
+    const LESSON: &str = "ZeroDivisionError in calc.divide when the divisor is zero";
+    let database = TestDatabase::new().await.unwrap();
+    let server = ServerProcess::start(ServerOptions::with_database(&database.url).with_auth()).await.unwrap();
+    let admin = lore_e2e::project_token(&database.pool, "admin", Role::Admin, PROJECT).await;
+    let agent_token = lore_e2e::project_token(&database.pool, "vm-sidecar", Role::Agent, PROJECT).await;
+    let channel = InterceptedService::new(server.channel().await, Bearer::new(Some(&admin)).unwrap());
+    let lesson = proto::Entry {
+        key: "PAT-DIV".into(),
+        project: PROJECT.into(),
+        kind: proto::EntryKind::Gotcha as i32,
+        title: LESSON.into(),
+        summary: "Raise ValueError when b is zero.".into(),
+        ..Default::default()
+    };
+    KnowledgeServiceClient::new(channel).upsert_entry(proto::UpsertEntryRequest { entry: Some(lesson) }).await.unwrap();
+    let (sidecar, spool) = ServerProcess::start_sidecar_with_token(&server.endpoint(), &agent_token).await.unwrap();
+
+    let work = tempfile::tempdir().unwrap();
+    let (home, repo, state) = (work.path().join("home"), work.path().join("calc"), work.path().join("state"));
+    std::fs::create_dir_all(home.join(".gemini")).unwrap();
+    std::fs::create_dir_all(&repo).unwrap();
+    lore_e2e::calc_repository(&repo);
+    // The user chose API-key sign-in once; the key goes in the environment.
+    std::fs::write(home.join(".gemini/settings.json"), r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#)
+        .unwrap();
+    let init = clean(&mut Command::new(lore_e2e::workspace_binary("lore")))
+        .args(["init", "gemini", "--project", PROJECT])
+        .current_dir(&repo)
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
+
+    let calc = repo.join("calc.py").display().to_string();
+    let model = ModelStub::start(vec![
+        vec![Block::tool("run_shell_command", json!({"command": "make test", "description": "Run the tests"}))],
+        vec![Block::tool("mcp_lore_briefing", json!({"task": "Fix the divide bug in calc.py", "files": ["calc.py"]}))],
+        vec![Block::tool(
+            "replace",
+            json!({"file_path": calc, "old_string": "    return a / b",
+                   "new_string": "    if b == 0:\n        raise ValueError(\"b is zero\")\n    return a / b",
+                   "instruction": "Guard the zero divisor."}),
+        )],
+        vec![Block::tool("run_shell_command", json!({"command": "make test", "description": "Run the tests again"}))],
+        vec![Block::Text("Fixed: divide raises ValueError when b is zero.".into())],
+    ])
+    .await;
+    let run = {
+        let mut command = Command::new(gemini_binary());
+        clean(&mut command)
+            // A model named: the default routes each prompt through a
+            // classifier call first.
+            .args([
+                "-m",
+                "gemini-2.5-flash",
+                "--yolo",
+                "--output-format",
+                "json",
+                "-p",
+                "Fix the divide bug in calc.py",
+            ])
+            .current_dir(&repo)
+            .env("HOME", &home)
+            .env("GEMINI_API_KEY", "stand-in")
+            .env("GOOGLE_GEMINI_BASE_URL", model.base_url())
+            .env("LORE_SIDECAR", sidecar.endpoint())
+            .env("LORE_SERVER", server.endpoint())
+            .env("LORE_STATE_DIR", &state)
+            // Debug builds beside other tests: see claude_code.rs.
+            .env("LORE_HOOK_BUDGET_MS", "4000")
+            .env("LORE_CACHE_DIR", lore_e2e::default_cache_dir())
+            .stdin(Stdio::null());
+        tokio::task::spawn_blocking(move || command.output()).await.unwrap().unwrap()
+    };
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    let hook_log = std::fs::read_to_string(state.join("hooks.log")).unwrap_or_default();
+    assert!(run.status.success(), "gemini failed: {stdout}\n{}", String::from_utf8_lossy(&run.stderr));
+    let result: Value = serde_json::from_str(stdout.trim()).expect("gemini's JSON result");
+    let agent_session = result["session_id"].as_str().expect("the agent's session id");
+    let session = lore_session_id(AgentKind::Gemini, agent_session);
+
+    // What the model was shown: the briefing of the hooks, Lore's tools,
+    // and the briefing tool's answer.
+    let requests = model.main_requests();
+    assert!(requests.len() >= 5, "{} main requests: {stdout}", requests.len());
+    assert!(requests[0]["contents"].to_string().contains(LESSON), "hook log: {hook_log}");
+    let offered: Vec<String> = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|tools| tools["functionDeclarations"].as_array().cloned().unwrap_or_default())
+        .filter_map(|declaration| declaration["name"].as_str().map(str::to_owned))
+        .collect();
+    assert!(offered.iter().any(|name| name == "mcp_lore_briefing"), "{offered:?}");
+    let answered = requests[2]["contents"].to_string();
+    assert!(answered.contains("functionResponse") && answered.contains("PAT-DIV"), "{answered}");
+
+    // What Lore recorded.
+    let pool = &database.pool;
+    let results = lore_e2e::eventually(|| async {
+        let results = lore_e2e::session_task_results(pool, session).await;
+        (results.len() >= 2).then_some(results)
+    })
+    .await;
+    let rejects = std::fs::read_to_string(spool.path().join("rejects.jsonl")).unwrap_or_default();
+    assert!(rejects.is_empty(), "the server refused spooled writes: {rejects}");
+    assert_eq!(results, Some(vec![(1, false, 1), (2, true, 0)]), "hook log: {hook_log}");
+    let rows = lore_e2e::session_tool_calls(pool, session).await;
+    let row = |tool: &str, kind: &str, outcome: &str| (tool.to_owned(), kind.to_owned(), outcome.to_owned());
+    for expected in [
+        row("run_shell_command", "test_run", "failure"),
+        row("replace", "file_edit", "success"),
+        row("run_shell_command", "test_run", "success"),
+        row("briefing", "tool_call", "success"),
+    ] {
+        assert!(rows.contains(&expected), "{expected:?} is not in {rows:?}\nhook log: {hook_log}");
+    }
+    let fix = lore_e2e::session_fix(pool, session).await;
+    assert_eq!(fix, Some(("success".to_owned(), vec!["calc.py".to_owned()])), "hook log: {hook_log}");
 }

@@ -174,6 +174,42 @@ async fn the_official_python_sdk_calls_every_tool_over_stdio_and_http_and_writes
     }
     let rejects = std::fs::read_to_string(spool.path().join("rejects.jsonl")).unwrap_or_default();
     assert!(rejects.is_empty(), "{rejects}");
+
+    // No sidecar and no server: the writes wait in this machine's outbox,
+    // and the next `lore` command sends them, each once.
+    drop(sidecar);
+    drop(_server);
+    let outbox_state = tempfile::tempdir().unwrap();
+    let outbox_dir = outbox_state.path().display().to_string();
+    let nothing_answers = [
+        ("LORE_SIDECAR", sidecar_url.as_str()),
+        ("LORE_SERVER", server_url.as_str()),
+        ("LORE_STATE_DIR", outbox_dir.as_str()),
+    ];
+    let kept = python(&["outage", "stdio", &lore, &entry_id], &nothing_answers).await;
+    assert!(outbox_state.path().join("outbox").is_dir(), "the writes wait in the outbox");
+    let _server = ServerProcess::start(options()).await.unwrap();
+    let sent = tokio::process::Command::new(&lore)
+        .args(["--server", &server_url, "search", "divide", "--project", "calc"])
+        .env("LORE_STATE_DIR", outbox_state.path())
+        .env("LORE_TOKEN", &agent_token)
+        .output()
+        .await
+        .unwrap();
+    let said = String::from_utf8_lossy(&sent.stderr).into_owned();
+    assert!(sent.status.success(), "{said}");
+    assert!(said.contains("writes kept on this machine"), "the command says it sent the outbox: {said}");
+    for (sql, key) in [
+        ("SELECT count(*) FROM actions WHERE action_id = $1", "action_id"),
+        ("SELECT count(*) FROM qa_failures WHERE failure_id = $1", "failure_id"),
+        ("SELECT count(*) FROM qa_fix_attempts WHERE attempt_id = $1", "attempt_id"),
+        ("SELECT count(*) FROM knowledge_applications WHERE application_id = $1", "application_id"),
+        ("SELECT count(*) FROM knowledge_drafts WHERE draft_id = $1", "draft_id"),
+    ] {
+        assert_eq!(wait_for(sql, kept[key].clone()).await, 1, "{key} sent once from the outbox");
+    }
+    let refused = std::fs::read_to_string(outbox_state.path().join("outbox-rejects.jsonl")).unwrap_or_default();
+    assert!(refused.is_empty(), "{refused}");
 }
 
 /// The status line of a raw HTTP POST of an MCP `initialize` to `address`.

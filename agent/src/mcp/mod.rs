@@ -203,17 +203,20 @@ impl LoreMcp {
         if speaker.started.load(Ordering::Acquire) {
             return Ok(());
         }
-        let start = proto::StartSessionRequest {
+        timed(connection.actions().start_session(self.session_start(speaker))).await?;
+        speaker.started.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    fn session_start(&self, speaker: &Speaker) -> proto::StartSessionRequest {
+        proto::StartSessionRequest {
             session_id: speaker.session_id.to_string(),
             project: speaker.identity.project.clone(),
             agent_id: speaker.identity.agent_id.clone(),
             supervisor_type: speaker.identity.kind.as_str().to_owned(),
             metadata: Some(lore_proto::json::to_struct(&json!({ "via": "mcp" }))),
             ..Default::default()
-        };
-        timed(connection.actions().start_session(start)).await?;
-        speaker.started.store(true, Ordering::Release);
-        Ok(())
+        }
     }
 
     async fn run(
@@ -222,19 +225,29 @@ impl LoreMcp {
         arguments: rmcp::model::JsonObject,
         speaker: &Speaker,
     ) -> Result<ToolOutput, AgentError> {
-        let connection = self.connection().await?;
-        self.ensure_session(&connection, speaker).await?;
+        // A write waits in the outbox when Lore is unreachable; a read has
+        // nothing to answer.
+        let connection = match self.connection().await {
+            Ok(connection) => {
+                self.ensure_session(&connection, speaker).await?;
+                Ok(connection)
+            }
+            Err(error) if error.is_unreachable() && !tool.read_only => Err(error),
+            Err(error) => return Err(error),
+        };
+        let session_start = self.session_start(speaker);
         let context = ToolContext {
-            connection: &connection,
+            connection: connection.as_ref(),
             identity: &speaker.identity,
             session_id: speaker.session_id,
+            session_start: &session_start,
             failures: &speaker.failures,
         };
         match tokio::time::timeout(CALL_TIMEOUT, (tool.call)(arguments, &context)).await {
             Ok(result) => result,
             Err(_) => Err(AgentError::Unreachable(format!(
                 "no answer from {} within {} s",
-                connection.route,
+                connection.as_ref().map_or_else(|_| "the outbox".to_owned(), |connection| connection.route.to_string()),
                 CALL_TIMEOUT.as_secs()
             ))),
         }

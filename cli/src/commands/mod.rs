@@ -73,7 +73,7 @@ async fn send_outbox(channel: &Channel) {
     let deadline = tokio::time::Instant::now() + OUTBOX_BUDGET;
     match outbox.drain(channel, deadline).await {
         Ok(drained) if drained.delivered + drained.rejected > 0 || drained.waiting => eprintln!(
-            "lore: sent {} writes the hooks kept while Lore was away{}{}.",
+            "lore: sent {} writes kept on this machine (by the hooks and the MCP server) while Lore was away{}{}.",
             drained.delivered,
             if drained.rejected > 0 {
                 format!("; {} were refused (see outbox-rejects.jsonl in the state directory)", drained.rejected)

@@ -7,7 +7,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{ToolContext, ToolOutput, ToolSpec, is_spooled, optional_text, parse, schema, spooled_note, uuid};
+use lore_spool::entry::Write;
+
+use super::{ToolContext, ToolOutput, ToolSpec, optional_text, parse, schema, uuid};
 use crate::AgentError;
 
 pub const TOOL: ToolSpec = ToolSpec {
@@ -35,10 +37,13 @@ async fn run(args: AcknowledgeArgs, context: &ToolContext<'_>) -> Result<ToolOut
     let warning_id = uuid("warning_id", &args.warning_id)?;
     let note = optional_text("note", &args.note, 2000)?;
     let request = proto::AcknowledgeWarningRequest { delivery_ids: vec![warning_id.to_string()], note };
-    let response = context.connection.qa().acknowledge_warning(request).await?;
-    let queued = is_spooled(response.metadata());
-    let suffix = spooled_note(response.metadata());
-    let fresh = response.into_inner().acknowledged > 0;
+    let sent = context
+        .write(Write::AcknowledgeWarning(request.clone()), |lore| async move {
+            lore.qa().acknowledge_warning(request).await
+        })
+        .await?;
+    let (queued, suffix) = (sent.queued, sent.note());
+    let fresh = sent.answer.acknowledged > 0;
     let text = if fresh || queued {
         format!("Acknowledged warning {warning_id}.{suffix}")
     } else {

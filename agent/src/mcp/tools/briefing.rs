@@ -59,7 +59,7 @@ async fn run(args: BriefingArgs, context: &ToolContext<'_>) -> Result<ToolOutput
         omit_given: args.only_new,
         ..requests::brief(context.identity, context.session_id, task)
     };
-    let briefing = context.connection.agent().brief(request).await?.into_inner();
+    let briefing = context.lore()?.agent().brief(request).await?.into_inner();
     Ok(briefing_output(&briefing))
 }
 

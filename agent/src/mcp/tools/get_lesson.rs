@@ -45,7 +45,7 @@ async fn run(args: GetLessonArgs, context: &ToolContext<'_>) -> Result<ToolOutpu
             ..Default::default()
         },
     };
-    let found = context.connection.knowledge().get_entry(request).await?.into_inner();
+    let found = context.lore()?.knowledge().get_entry(request).await?.into_inner();
     let entry = found.entry.unwrap_or_default();
     if entry.status == proto::EntryStatus::Quarantined as i32 {
         return Ok(ToolOutput {

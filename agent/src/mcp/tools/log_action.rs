@@ -6,7 +6,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::{ToolContext, ToolOutput, ToolSpec, is_spooled, optional_text, parse, schema, spooled_note};
+use lore_spool::entry::Write;
+
+use super::{ToolContext, ToolOutput, ToolSpec, optional_text, parse, schema};
 use crate::AgentError;
 use crate::requests;
 
@@ -101,16 +103,20 @@ async fn run(args: LogActionArgs, context: &ToolContext<'_>) -> Result<ToolOutpu
         occurred_at: Some(requests::now()),
         ..Default::default()
     };
-    let response = context.connection.actions().log_action(proto::LogActionRequest { action: Some(action) }).await?;
-    let note = spooled_note(response.metadata());
-    let redactions = response.get_ref().redaction_count;
+    let sent = context
+        .write(Write::Action(action.clone()), |lore| async move {
+            lore.actions().log_action(proto::LogActionRequest { action: Some(action) }).await
+        })
+        .await?;
+    let note = sent.note();
+    let redactions = sent.answer.redaction_count;
     let redacted = if redactions > 0 { format!(" {redactions} secret(s) were redacted.") } else { String::new() };
     Ok(ToolOutput {
         text: format!(
             "Logged {action_type} ({}) as action {action_id}.{redacted}{note}",
             outcome.as_str_name().trim_start_matches("OUTCOME_").to_lowercase()
         ),
-        structured: json!({ "action_id": action_id, "redactions": redactions, "queued": is_spooled(response.metadata()) }),
+        structured: json!({ "action_id": action_id, "redactions": redactions, "queued": sent.queued }),
         summary: json!({ "action_id": action_id }),
     })
 }

@@ -32,6 +32,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use uuid::Uuid;
 
+use lore_spool::entry::Write;
+
 use crate::AgentError;
 use crate::connection::Connection;
 use crate::identity::Identity;
@@ -103,13 +105,67 @@ pub struct ToolOutput {
 
 /// What a tool call needs around its arguments.
 pub struct ToolContext<'a> {
-    pub connection: &'a Connection,
+    /// `Err`: why neither the sidecar nor the server answered; only a
+    /// write tool runs so, its writes kept in the outbox.
+    pub connection: Result<&'a Connection, &'a AgentError>,
     pub identity: &'a Identity,
     pub session_id: Uuid,
+    /// Sent ahead of writes kept in the outbox: the server has not heard
+    /// of the session when the first of them arrives.
+    pub session_start: &'a lore_proto::v1::StartSessionRequest,
     /// The failures reported through this server: their task, for the task
     /// result of a working fix, and the fix attempts recorded, for the next
     /// attempt's number.
     pub failures: &'a Mutex<HashMap<Uuid, ReportedFailure>>,
+}
+
+impl ToolContext<'_> {
+    /// Lore, for a call that needs its answer.
+    fn lore(&self) -> Result<&Connection, AgentError> {
+        self.connection.map_err(|error| AgentError::Unreachable(error.to_string()))
+    }
+
+    /// Sends one write: `call` sends it when Lore answers; else it is kept
+    /// in this machine's outbox (behind the session's start), and the
+    /// next hook, `lore` command or sidecar start sends it.
+    async fn write<T, Call, Answer>(&self, write: Write, call: Call) -> Result<Sent<T>, AgentError>
+    where
+        T: Default,
+        Call: FnOnce(Connection) -> Answer,
+        Answer: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        match self.connection {
+            Ok(connection) => {
+                let response = call(connection.clone()).await?;
+                let spooled = is_spooled(response.metadata());
+                Ok(Sent { answer: response.into_inner(), queued: spooled, kept: false })
+            }
+            Err(_) => {
+                let start = Write::StartSession(self.session_start.clone());
+                crate::outbox::Outbox::local().append(vec![start, write], "mcp").await?;
+                Ok(Sent { answer: T::default(), queued: true, kept: true })
+            }
+        }
+    }
+}
+
+/// How a write went: answered (perhaps only spooled by the sidecar), or
+/// kept in the outbox with Lore unreachable (`answer` is then empty).
+struct Sent<T> {
+    answer: T,
+    queued: bool,
+    kept: bool,
+}
+
+impl<T> Sent<T> {
+    /// What the model is told about where the write waits, if it waits.
+    fn note(&self) -> &'static str {
+        match (self.kept, self.queued) {
+            (true, _) => " Lore is unreachable: it is kept on this machine and sent when Lore answers.",
+            (false, true) => " The sidecar on this machine keeps it and delivers it to the server.",
+            (false, false) => "",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -169,11 +225,6 @@ fn list(field: &str, values: &[String], max_items: usize) -> Result<Vec<String>,
         return Err(AgentError::invalid(field, format!("{} items, at most {max_items}", values.len())));
     }
     values.iter().enumerate().map(|(index, value)| required_text(&format!("{field}[{index}]"), value, 1024)).collect()
-}
-
-/// A note for the model when a write waits in the sidecar's spool.
-fn spooled_note(metadata: &tonic::metadata::MetadataMap) -> &'static str {
-    if is_spooled(metadata) { " The sidecar on this machine keeps it and delivers it to the server." } else { "" }
 }
 
 fn is_spooled(metadata: &tonic::metadata::MetadataMap) -> bool {

@@ -6,9 +6,9 @@ use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;
 
-use super::{
-    ToolContext, ToolOutput, ToolSpec, is_spooled, list, optional_text, parse, required_text, schema, spooled_note,
-};
+use lore_spool::entry::Write;
+
+use super::{ToolContext, ToolOutput, ToolSpec, list, optional_text, parse, required_text, schema};
 use crate::AgentError;
 
 pub const TOOL: ToolSpec = ToolSpec {
@@ -62,13 +62,15 @@ async fn run(args: ProposeLessonArgs, context: &ToolContext<'_>) -> Result<ToolO
         }),
         ..Default::default()
     };
-    let response = context.connection.knowledge().create_draft(request).await?;
-    let note = spooled_note(response.metadata());
+    let sent = context
+        .write(Write::CreateDraft(request.clone()), |lore| async move { lore.knowledge().create_draft(request).await })
+        .await?;
+    let note = sent.note();
     Ok(ToolOutput {
         text: format!(
             "Proposed \"{title}\" as draft {draft_id}; a person reviews it before other agents are shown it.{note}"
         ),
-        structured: json!({ "draft_id": draft_id, "status": "pending_review", "queued": is_spooled(response.metadata()) }),
+        structured: json!({ "draft_id": draft_id, "status": "pending_review", "queued": sent.queued }),
         summary: json!({ "draft_id": draft_id }),
     })
 }

@@ -6,7 +6,9 @@ use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;
 
-use super::{ToolContext, ToolOutput, ToolSpec, is_spooled, list, parse, required_text, schema, spooled_note, uuid};
+use lore_spool::entry::Write;
+
+use super::{ToolContext, ToolOutput, ToolSpec, list, parse, required_text, schema, uuid};
 use crate::AgentError;
 use crate::requests;
 
@@ -62,7 +64,12 @@ async fn run(args: RecordFixArgs, context: &ToolContext<'_>) -> Result<ToolOutpu
         outcome: outcome as i32,
         qa_result: if args.worked { "passes".into() } else { "still fails".into() },
     };
-    let response = context.connection.qa().record_fix_attempt(request).await?;
+    let sent = context
+        .write(
+            Write::RecordFixAttempt(request.clone()),
+            |lore| async move { lore.qa().record_fix_attempt(request).await },
+        )
+        .await?;
     let reported = {
         let mut failures = context.failures.lock().expect("reported failures");
         let reported = failures.entry(failure_id).or_default();
@@ -76,11 +83,15 @@ async fn run(args: RecordFixArgs, context: &ToolContext<'_>) -> Result<ToolOutpu
             if reported.task_id.is_empty() { requests::session_task(context.session_id) } else { reported.task_id };
         let check = if reported.check.is_empty() { "qa" } else { &reported.check };
         let result = requests::task_result(&context.identity.project, task_id, context.session_id, check, None);
-        context.connection.qa().record_task_result(result).await?;
+        context
+            .write(
+                Write::RecordTaskResult(result.clone()),
+                |lore| async move { lore.qa().record_task_result(result).await },
+            )
+            .await?;
     }
-    let queued = is_spooled(response.metadata());
-    let note = spooled_note(response.metadata());
-    let recorded = response.into_inner();
+    let (queued, note) = (sent.queued, sent.note());
+    let recorded = sent.answer;
     let text = match (args.worked, queued, recorded.resolved) {
         (true, false, true) => format!(
             "Recorded fix attempt {attempt} for failure {failure_id}: it resolved the failure, and the fix is now a lesson for the next agent."

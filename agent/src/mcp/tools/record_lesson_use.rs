@@ -6,7 +6,9 @@ use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;
 
-use super::{ToolContext, ToolOutput, ToolSpec, is_spooled, optional_text, parse, schema, spooled_note, uuid};
+use lore_spool::entry::Write;
+
+use super::{ToolContext, ToolOutput, ToolSpec, optional_text, parse, schema, uuid};
 use crate::AgentError;
 
 pub const TOOL: ToolSpec = ToolSpec {
@@ -64,8 +66,12 @@ async fn run(args: LessonUseArgs, context: &ToolContext<'_>) -> Result<ToolOutpu
         found_via_search: args.found_via_search,
         note,
     };
-    let response = context.connection.knowledge().record_application(request).await?;
-    let note = spooled_note(response.metadata());
+    let sent = context
+        .write(Write::RecordApplication(request.clone()), |lore| async move {
+            lore.knowledge().record_application(request).await
+        })
+        .await?;
+    let note = sent.note();
     let verdict = if args.worked { "worked" } else { "did not work" };
     Ok(ToolOutput {
         text: format!("Recorded that lesson {entry_id} {verdict} here.{note}"),
@@ -73,7 +79,7 @@ async fn run(args: LessonUseArgs, context: &ToolContext<'_>) -> Result<ToolOutpu
             "application_id": application_id,
             "entry_id": entry_id,
             "worked": args.worked,
-            "queued": is_spooled(response.metadata()),
+            "queued": sent.queued,
         }),
         summary: json!({ "application_id": application_id }),
     })

@@ -6,10 +6,10 @@ use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;
 
+use lore_spool::entry::Write;
+
 use super::lessons::one_line;
-use super::{
-    ReportedFailure, ToolContext, ToolOutput, ToolSpec, is_spooled, list, optional_text, parse, required_text, schema,
-};
+use super::{ReportedFailure, ToolContext, ToolOutput, ToolSpec, list, optional_text, parse, required_text, schema};
 use crate::AgentError;
 use crate::requests::{self, FailedCheck};
 
@@ -66,21 +66,26 @@ async fn run(args: ReportFailureArgs, context: &ToolContext<'_>) -> Result<ToolO
     };
     let failed = FailedCheck { name: &check, output: &output, exit_code: args.exit_code.unwrap_or(1) };
     let request = requests::capture_failure(context.identity, context.session_id, failure_id, task, &failed, files);
-    let response = context.connection.qa().capture_failure(request).await?;
-    let queued = is_spooled(response.metadata());
-    let captured = response.into_inner();
+    let sent = context
+        .write(Write::CaptureFailure(request.clone()), |lore| async move { lore.qa().capture_failure(request).await })
+        .await?;
+    let (queued, note) = (sent.queued, sent.note());
+    let captured = sent.answer;
     let result =
         requests::task_result(&context.identity.project, task_id.clone(), context.session_id, &check, Some(failure_id));
-    context.connection.qa().record_task_result(result).await?;
+    context
+        .write(
+            Write::RecordTaskResult(result.clone()),
+            |lore| async move { lore.qa().record_task_result(result).await },
+        )
+        .await?;
     context
         .failures
         .lock()
         .expect("reported failures")
         .insert(failure_id, ReportedFailure { task_id, check: check.clone(), attempts: 0 });
     let mut text = if queued {
-        format!(
-            "Recorded the {check} failure as {failure_id}. The sidecar on this machine delivers it; its pattern is known once the server has it."
-        )
+        format!("Recorded the {check} failure as {failure_id}.{note} Its pattern is known once the server has it.")
     } else {
         let patterns: Vec<String> = captured
             .links

@@ -45,7 +45,7 @@ async fn run(args: ResumeArgs, context: &ToolContext<'_>) -> Result<ToolOutput, 
         max_lessons: 3,
         ..requests::brief(context.identity, session_id, proto::BriefTask::default())
     };
-    let briefing = context.connection.agent().brief(request).await?.into_inner();
+    let briefing = context.lore()?.agent().brief(request).await?.into_inner();
     let mut output = briefing_output(&briefing);
     let Some(session) = briefing.last_session.as_ref().and_then(|summary| summary.session.clone()) else {
         output.text = "You have no earlier session in this project: nothing to resume.".to_owned();
@@ -53,7 +53,7 @@ async fn run(args: ResumeArgs, context: &ToolContext<'_>) -> Result<ToolOutput, 
     };
     let recent_actions =
         proto::GetRecentActionsRequest { session_id: session.session_id.clone(), limit: recent, ..Default::default() };
-    let actions = context.connection.actions().get_recent_actions(recent_actions).await?.into_inner().actions;
+    let actions = context.lore()?.actions().get_recent_actions(recent_actions).await?.into_inner().actions;
     if !actions.is_empty() {
         output.text.push_str(&format!("\n## Its last {} action(s), oldest first\n", actions.len()));
         for action in &actions {

@@ -73,7 +73,7 @@ async fn run(args: SearchArgs, context: &ToolContext<'_>) -> Result<ToolOutput, 
         }),
         session_id: context.session_id.to_string(),
     };
-    let found = context.connection.knowledge().search(request).await?.into_inner();
+    let found = context.lore()?.knowledge().search(request).await?.into_inner();
     let mut text = if found.hits.is_empty() {
         format!("No lesson matches \"{query}\" yet. If you solve it, propose_lesson helps the next agent.")
     } else {

@@ -53,7 +53,7 @@ async fn run(args: TriageArgs, context: &ToolContext<'_>) -> Result<ToolOutput, 
         session_id: context.session_id.to_string(),
         ..Default::default()
     };
-    let found = context.connection.knowledge().search_many(request).await?.into_inner();
+    let found = context.lore()?.knowledge().search_many(request).await?.into_inner();
     let answered = found.results.iter().filter(|result| !result.hits.is_empty()).count();
     let mut text = format!("Lessons for {answered} of {} errors:\n", errors.len());
     let mut results = Vec::new();
