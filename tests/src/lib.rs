@@ -77,6 +77,53 @@ pub fn calc_repository(dir: &Path) {
     assert!(status.success());
 }
 
+/// The title of the lesson [`CalcLore`] holds: what the calc repository's
+/// failing test is about.
+pub const CALC_LESSON: &str = "ZeroDivisionError in calc.divide when the divisor is zero";
+
+/// What an agent CLI's end-to-end run talks to: the real server with auth
+/// on, holding one lesson (`PAT-DIV`, [`CALC_LESSON`]) of the project
+/// `calc`, and a sidecar that holds the only agent token.
+pub struct CalcLore {
+    pub database: TestDatabase,
+    pub server: ServerProcess,
+    pub sidecar: ServerProcess,
+    pub spool: tempfile::TempDir,
+}
+
+impl CalcLore {
+    pub async fn start() -> Self {
+        use lore_proto::v1 as proto;
+        let database = TestDatabase::new().await.unwrap();
+        let server = ServerProcess::start(ServerOptions::with_database(&database.url).with_auth()).await.unwrap();
+        let admin = project_token(&database.pool, "admin", lore_server::auth::Role::Admin, "calc").await;
+        let agent = project_token(&database.pool, "vm-sidecar", lore_server::auth::Role::Agent, "calc").await;
+        let channel = tonic::service::interceptor::InterceptedService::new(
+            server.channel().await,
+            lore_proto::auth::Bearer::new(Some(&admin)).unwrap(),
+        );
+        let lesson = proto::Entry {
+            key: "PAT-DIV".into(),
+            project: "calc".into(),
+            kind: proto::EntryKind::Gotcha as i32,
+            title: CALC_LESSON.into(),
+            summary: "Raise ValueError when b is zero, before dividing.".into(),
+            ..Default::default()
+        };
+        lore_proto::v1::knowledge_service_client::KnowledgeServiceClient::new(channel)
+            .upsert_entry(proto::UpsertEntryRequest { entry: Some(lesson) })
+            .await
+            .unwrap();
+        let (sidecar, spool) = ServerProcess::start_sidecar_with_token(&server.endpoint(), &agent).await.unwrap();
+        Self { database, server, sidecar, spool }
+    }
+
+    /// Writes the server refused for good, as the sidecar kept them.
+    pub fn rejects(&self) -> String {
+        std::fs::read_to_string(self.spool.path().join("rejects.jsonl")).unwrap_or_default()
+    }
+}
+
 /// A bearer token of `role` for `project` alone.
 pub async fn project_token(pool: &sqlx::PgPool, name: &str, role: lore_server::auth::Role, project: &str) -> String {
     let token = lore_store::tokens::NewToken {

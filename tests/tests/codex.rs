@@ -14,17 +14,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use lore_agent::identity::{AgentKind, lore_session_id};
+use lore_e2e::default_cache_dir;
 use lore_e2e::model_stub::{Block, ModelStub};
-use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, default_cache_dir};
-use lore_proto::auth::Bearer;
-use lore_proto::v1 as proto;
-use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
-use lore_server::auth::Role;
 use serde_json::{Value, json};
-use tonic::service::interceptor::InterceptedService;
 
 const PROJECT: &str = "calc";
-const LESSON: &str = "ZeroDivisionError in calc.divide when the divisor is zero";
 
 /// A command with none of the test runner's own Lore, Codex or OpenAI
 /// settings, in the test's home.
@@ -65,21 +59,8 @@ fn input_text(request: &Value) -> String {
 
 #[tokio::test]
 async fn the_real_codex_cli_is_briefed_calls_lore_and_its_failing_check_is_captured() {
-    let database = TestDatabase::new().await.unwrap();
-    let server = ServerProcess::start(ServerOptions::with_database(&database.url).with_auth()).await.unwrap();
-    let admin = lore_e2e::project_token(&database.pool, "admin", Role::Admin, PROJECT).await;
-    let agent_token = lore_e2e::project_token(&database.pool, "vm-sidecar", Role::Agent, PROJECT).await;
-    let channel = InterceptedService::new(server.channel().await, Bearer::new(Some(&admin)).unwrap());
-    let lesson = proto::Entry {
-        key: "PAT-DIV".into(),
-        project: PROJECT.into(),
-        kind: proto::EntryKind::Gotcha as i32,
-        title: LESSON.into(),
-        summary: "Raise ValueError when b is zero, before dividing.".into(),
-        ..Default::default()
-    };
-    KnowledgeServiceClient::new(channel).upsert_entry(proto::UpsertEntryRequest { entry: Some(lesson) }).await.unwrap();
-    let (sidecar, spool) = ServerProcess::start_sidecar_with_token(&server.endpoint(), &agent_token).await.unwrap();
+    let lore = lore_e2e::CalcLore::start().await;
+    let (server, sidecar) = (&lore.server, &lore.sidecar);
 
     let fixed =
         "def divide(a, b):\\n    if b == 0:\\n        raise ValueError(\\\"b is zero\\\")\\n    return a / b\\n";
@@ -159,7 +140,7 @@ async fn the_real_codex_cli_is_briefed_calls_lore_and_its_failing_check_is_captu
     let requests = model.main_requests();
     assert!(requests.len() >= 5, "{} requests: {events}", requests.len());
     assert!(
-        input_text(&requests[0]).contains(LESSON),
+        input_text(&requests[0]).contains(lore_e2e::CALC_LESSON),
         "the hooks' briefing is in the first request; hook log: {hook_log}"
     );
     let lore_tools: Vec<String> = requests[0]["tools"]
@@ -183,14 +164,13 @@ async fn the_real_codex_cli_is_briefed_calls_lore_and_its_failing_check_is_captu
     // What Lore recorded: the MCP call, both runs typed as test runs with
     // their outcomes (Codex gives the hook no exit code: it is read from
     // Codex's rollout), and the failure captured, then passed.
-    let pool = &database.pool;
+    let pool = &lore.database.pool;
     let results = lore_e2e::eventually(|| async {
         let results = lore_e2e::session_task_results(pool, session).await;
         (results.len() >= 2).then_some(results)
     })
     .await;
-    let rejects = std::fs::read_to_string(spool.path().join("rejects.jsonl")).unwrap_or_default();
-    assert!(rejects.is_empty(), "the server refused spooled writes: {rejects}");
+    assert!(lore.rejects().is_empty(), "the server refused spooled writes: {}", lore.rejects());
     assert_eq!(results, Some(vec![(1, false, 1), (2, true, 0)]), "hook log: {hook_log}");
     let calls: Vec<(String, String, String, Value)> = sqlx::query_as(
         "SELECT coalesce(context->>'tool', ''), action_type, outcome, context FROM actions

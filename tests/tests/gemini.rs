@@ -13,12 +13,7 @@ use std::process::{Command, Stdio};
 use lore_agent::identity::{AgentKind, lore_session_id};
 use lore_e2e::model_stub::{Block, ModelStub};
 use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, free_port};
-use lore_proto::auth::Bearer;
-use lore_proto::v1 as proto;
-use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
-use lore_server::auth::Role;
 use serde_json::{Value, json};
-use tonic::service::interceptor::InterceptedService;
 use uuid::Uuid;
 
 fn gemini_binary() -> std::path::PathBuf {
@@ -138,22 +133,8 @@ async fn geminis_own_hook_input_becomes_typed_actions_a_failure_and_its_fix() {
 #[tokio::test]
 async fn the_real_gemini_cli_runs_headless_against_a_stand_in_and_its_hooks_and_tools_reach_lore() {
     const PROJECT: &str = "calc";
-    const LESSON: &str = "ZeroDivisionError in calc.divide when the divisor is zero";
-    let database = TestDatabase::new().await.unwrap();
-    let server = ServerProcess::start(ServerOptions::with_database(&database.url).with_auth()).await.unwrap();
-    let admin = lore_e2e::project_token(&database.pool, "admin", Role::Admin, PROJECT).await;
-    let agent_token = lore_e2e::project_token(&database.pool, "vm-sidecar", Role::Agent, PROJECT).await;
-    let channel = InterceptedService::new(server.channel().await, Bearer::new(Some(&admin)).unwrap());
-    let lesson = proto::Entry {
-        key: "PAT-DIV".into(),
-        project: PROJECT.into(),
-        kind: proto::EntryKind::Gotcha as i32,
-        title: LESSON.into(),
-        summary: "Raise ValueError when b is zero.".into(),
-        ..Default::default()
-    };
-    KnowledgeServiceClient::new(channel).upsert_entry(proto::UpsertEntryRequest { entry: Some(lesson) }).await.unwrap();
-    let (sidecar, spool) = ServerProcess::start_sidecar_with_token(&server.endpoint(), &agent_token).await.unwrap();
+    let lore = lore_e2e::CalcLore::start().await;
+    let (server, sidecar) = (&lore.server, &lore.sidecar);
 
     let work = tempfile::tempdir().unwrap();
     let (home, repo, state) = (work.path().join("home"), work.path().join("calc"), work.path().join("state"));
@@ -223,7 +204,7 @@ async fn the_real_gemini_cli_runs_headless_against_a_stand_in_and_its_hooks_and_
     // and the briefing tool's answer.
     let requests = model.main_requests();
     assert!(requests.len() >= 5, "{} main requests: {stdout}", requests.len());
-    assert!(requests[0]["contents"].to_string().contains(LESSON), "hook log: {hook_log}");
+    assert!(requests[0]["contents"].to_string().contains(lore_e2e::CALC_LESSON), "hook log: {hook_log}");
     let offered: Vec<String> = requests[0]["tools"]
         .as_array()
         .unwrap()
@@ -236,14 +217,13 @@ async fn the_real_gemini_cli_runs_headless_against_a_stand_in_and_its_hooks_and_
     assert!(answered.contains("functionResponse") && answered.contains("PAT-DIV"), "{answered}");
 
     // What Lore recorded.
-    let pool = &database.pool;
+    let pool = &lore.database.pool;
     let results = lore_e2e::eventually(|| async {
         let results = lore_e2e::session_task_results(pool, session).await;
         (results.len() >= 2).then_some(results)
     })
     .await;
-    let rejects = std::fs::read_to_string(spool.path().join("rejects.jsonl")).unwrap_or_default();
-    assert!(rejects.is_empty(), "the server refused spooled writes: {rejects}");
+    assert!(lore.rejects().is_empty(), "the server refused spooled writes: {}", lore.rejects());
     assert_eq!(results, Some(vec![(1, false, 1), (2, true, 0)]), "hook log: {hook_log}");
     let rows = lore_e2e::session_tool_calls(pool, session).await;
     let row = |tool: &str, kind: &str, outcome: &str| (tool.to_owned(), kind.to_owned(), outcome.to_owned());

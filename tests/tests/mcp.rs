@@ -36,6 +36,16 @@ async fn python(args: &[&str], env: &[(&str, &str)]) -> Value {
     serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap_or_else(|error| panic!("{error}: {stdout}"))
 }
 
+/// What the client's outage run writes, by the id it prints: how to count
+/// each in the database.
+const OUTAGE_WRITES: [(&str, &str); 5] = [
+    ("SELECT count(*) FROM actions WHERE action_id = $1", "action_id"),
+    ("SELECT count(*) FROM qa_failures WHERE failure_id = $1", "failure_id"),
+    ("SELECT count(*) FROM qa_fix_attempts WHERE attempt_id = $1", "attempt_id"),
+    ("SELECT count(*) FROM knowledge_applications WHERE application_id = $1", "application_id"),
+    ("SELECT count(*) FROM knowledge_drafts WHERE draft_id = $1", "draft_id"),
+];
+
 #[tokio::test]
 async fn the_official_python_sdk_calls_every_tool_over_stdio_and_http_and_writes_survive_an_outage() {
     let database = TestDatabase::new().await.unwrap();
@@ -163,13 +173,7 @@ async fn the_official_python_sdk_calls_every_tool_over_stdio_and_http_and_writes
     let entry_id = over_stdio["entry_id"].as_str().unwrap().to_owned();
     let offline = python(&["outage", "stdio", &lore, &entry_id], &through_sidecar).await;
     let _server = ServerProcess::start(options()).await.unwrap();
-    for (sql, key) in [
-        ("SELECT count(*) FROM actions WHERE action_id = $1", "action_id"),
-        ("SELECT count(*) FROM qa_failures WHERE failure_id = $1", "failure_id"),
-        ("SELECT count(*) FROM qa_fix_attempts WHERE attempt_id = $1", "attempt_id"),
-        ("SELECT count(*) FROM knowledge_applications WHERE application_id = $1", "application_id"),
-        ("SELECT count(*) FROM knowledge_drafts WHERE draft_id = $1", "draft_id"),
-    ] {
+    for (sql, key) in OUTAGE_WRITES {
         assert_eq!(wait_for(sql, offline[key].clone()).await, 1, "{key} shipped once after the outage");
     }
     let rejects = std::fs::read_to_string(spool.path().join("rejects.jsonl")).unwrap_or_default();
@@ -199,13 +203,7 @@ async fn the_official_python_sdk_calls_every_tool_over_stdio_and_http_and_writes
     let said = String::from_utf8_lossy(&sent.stderr).into_owned();
     assert!(sent.status.success(), "{said}");
     assert!(said.contains("writes kept on this machine"), "the command says it sent the outbox: {said}");
-    for (sql, key) in [
-        ("SELECT count(*) FROM actions WHERE action_id = $1", "action_id"),
-        ("SELECT count(*) FROM qa_failures WHERE failure_id = $1", "failure_id"),
-        ("SELECT count(*) FROM qa_fix_attempts WHERE attempt_id = $1", "attempt_id"),
-        ("SELECT count(*) FROM knowledge_applications WHERE application_id = $1", "application_id"),
-        ("SELECT count(*) FROM knowledge_drafts WHERE draft_id = $1", "draft_id"),
-    ] {
+    for (sql, key) in OUTAGE_WRITES {
         assert_eq!(wait_for(sql, kept[key].clone()).await, 1, "{key} sent once from the outbox");
     }
     let refused = std::fs::read_to_string(outbox_state.path().join("outbox-rejects.jsonl")).unwrap_or_default();
