@@ -294,11 +294,15 @@ const GEMINI_HOOKS: &[(&str, HookEvent, Option<&str>, u64)] = &[
 const CODEX_MCP_ENV: &[&str] =
     &["LORE_SERVER", "LORE_SIDECAR", "LORE_TOKEN", "LORE_AGENT_ID", "LORE_SESSION_ID", "LORE_STATE_DIR"];
 /// Codex matches tool names with a regex.
+/// Its SessionEnd hooks get at most 3 s.
 const CODEX_HOOKS: &[(&str, HookEvent, Option<&str>, u64)] = &[
     ("SessionStart", HookEvent::SessionStart, None, 10),
     ("UserPromptSubmit", HookEvent::UserPromptSubmit, None, 10),
     ("PostToolUse", HookEvent::PostToolUse, Some(".*"), 5),
     ("Stop", HookEvent::Stop, None, 5),
+    ("SubagentStart", HookEvent::SubagentStart, None, 5),
+    ("SubagentStop", HookEvent::SubagentStop, None, 5),
+    ("SessionEnd", HookEvent::SessionEnd, None, 3),
 ];
 
 impl Setup {

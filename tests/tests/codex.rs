@@ -96,7 +96,7 @@ async fn the_real_codex_cli_is_briefed_calls_lore_and_its_failing_check_is_captu
     assert!(init.status.success(), "{said}{}", String::from_utf8_lossy(&init.stderr));
     assert!(said.contains("Lore's hooks trusted for Codex"), "{said}");
     let user_config = std::fs::read_to_string(home.join(".codex/config.toml")).unwrap();
-    assert_eq!(user_config.matches("trusted_hash = \"sha256:").count(), 4, "{user_config}");
+    assert_eq!(user_config.matches("trusted_hash = \"sha256:").count(), 7, "{user_config}");
 
     let listed = clean(&lore_e2e::npm_binary("codex"), &home)
         .args(["mcp", "list"])

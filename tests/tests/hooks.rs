@@ -211,7 +211,35 @@ async fn codex_hooks_record_the_session_a_failing_check_and_its_fix_through_the_
         ),
     );
     run("post-tool-use", bash(0, "test result: ok. 3 passed"));
+    // A sub-agent, as Codex 0.169 tells of it: spawn_agent answers its id
+    // as JSON text, SubagentStart and the sub-agent's own calls carry it.
+    let child = "01a21a6d-53de-72b1-b6da-55e7d3b43978";
+    run(
+        "post-tool-use",
+        event(
+            "PostToolUse",
+            json!({"tool_name": "spawn_agent", "tool_use_id": "call_9", "tool_input": {"message": "Review the parser fix"},
+                   "tool_response": format!("{{\"agent_id\":\"{child}\",\"nickname\":\"Jason\"}}")}),
+        ),
+    );
+    run("subagent-start", event("SubagentStart", json!({"agent_id": child, "agent_type": "default"})));
+    run(
+        "post-tool-use",
+        event(
+            "PostToolUse",
+            json!({"agent_id": child, "agent_type": "default", "tool_name": "Bash", "tool_use_id": "call_10",
+                   "tool_input": {"command": "cat src/lib.rs"}, "tool_response": {"exit_code": 0, "output": "fn parse() {}"}}),
+        ),
+    );
+    run(
+        "subagent-stop",
+        event(
+            "SubagentStop",
+            json!({"agent_id": child, "agent_type": "default", "stop_hook_active": false, "last_assistant_message": "It is right."}),
+        ),
+    );
     run("stop", event("Stop", json!({"last_assistant_message": "The parser returns early on empty input."})));
+    run("session-end", event("SessionEnd", json!({"reason": "other"})));
 
     let session = lore_session_id(AgentKind::Codex, &agent_session);
     let pool = &database.pool;
@@ -254,9 +282,36 @@ async fn codex_hooks_record_the_session_a_failing_check_and_its_fix_through_the_
     let typed = |tool: &str, action_type: &str| (tool.to_owned(), action_type.to_owned());
     assert_eq!(
         tools,
-        vec![typed("Bash", "test_run"), typed("apply_patch", "file_edit"), typed("Bash", "test_run")],
+        vec![
+            typed("Bash", "test_run"),
+            typed("apply_patch", "file_edit"),
+            typed("Bash", "test_run"),
+            typed("spawn_agent", "subagent"),
+            typed("Bash", "tool_call"),
+        ],
         "Codex's tool calls are typed by what they were"
     );
+    // The sub-agent is the spawn_agent call's action (recorded when Codex
+    // answered it, before the sub-agent started), and its own call hangs
+    // under it.
+    let subagents: Vec<(uuid::Uuid, String)> = sqlx::query_as(
+        "SELECT action_id, context->>'tool' FROM actions WHERE session_id = $1 AND action_type = 'subagent'",
+    )
+    .bind(session)
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    assert_eq!(subagents.len(), 1, "one sub-agent, one action: {subagents:?}");
+    let (subagent, tool) = &subagents[0];
+    assert_eq!(tool, "spawn_agent");
+    let parents: Vec<(Option<uuid::Uuid>,)> = sqlx::query_as(
+        "SELECT parent_action_id FROM actions WHERE session_id = $1 AND context->>'tool' = 'Bash' ORDER BY chain_seq",
+    )
+    .bind(session)
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    assert_eq!(parents, [(None,), (None,), (Some(*subagent),)]);
 }
 
 /// Typed without being asked: in a repository on branch

@@ -6,7 +6,8 @@
 //!   `apply_patch`) and a command as a string or an exec array
 //!   (`["bash", "-lc", ...]`), which `HookInput` reads as they are. A
 //!   shell call's response is its bare output: the exit code comes from
-//!   Codex's rollout (see [`super::transcript`]).
+//!   Codex's rollout (see [`super::transcript`]). Its own tools answer
+//!   JSON as text (`spawn_agent`'s `{"agent_id": ...}`), read as JSON.
 //! - **Gemini CLI** has its own events (BeforeAgent, AfterTool, AfterAgent;
 //!   `lore init gemini` maps them to Lore's), tools (`run_shell_command`,
 //!   `replace`, `write_file`) and a tool response of its own:
@@ -34,6 +35,11 @@ fn codex(input: &mut HookInput) {
         return;
     };
     if input.command().is_none() {
+        // Its own tools answer JSON as text (spawn_agent:
+        // `{"agent_id": ..., "nickname": ...}`).
+        if let Ok(object @ Value::Object(_)) = serde_json::from_str::<Value>(output) {
+            input.tool_response = object;
+        }
         return;
     }
     let mut normalized = json!({ "output": output });

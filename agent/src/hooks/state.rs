@@ -100,6 +100,17 @@ impl SessionState {
         self.subagents.entry(agent_id.to_owned()).or_insert(spawn);
     }
 
+    /// A spawning tool call recorded before its sub-agent started (Codex
+    /// answers spawn_agent at once, with the sub-agent's id): that call is
+    /// the sub-agent's action, which its own calls name as their parent.
+    pub fn launch_subagent(&mut self, agent_id: &str, agent_type: &str, action_id: Uuid) {
+        self.start_subagent(agent_id, agent_type);
+        if let Some(spawn) = self.subagents.get_mut(agent_id) {
+            spawn.action_id = action_id;
+            spawn.recorded = true;
+        }
+    }
+
     /// A sub-agent stopped (one whose start was missed gets its id now).
     pub fn stop_subagent(&mut self, agent_id: &str, agent_type: &str, summary: String) -> Spawn {
         let mut spawn = self.subagents.remove(agent_id).unwrap_or_else(|| Spawn {
@@ -271,5 +282,17 @@ mod tests {
         }
         let locked = LockedState::open(dir.path(), session).unwrap();
         assert_eq!(locked.state.edited.len(), 8, "no hook's edit was lost: {:?}", locked.state.edited);
+    }
+
+    #[test]
+    fn a_sub_agent_launched_before_it_started_keeps_its_spawning_calls_action() {
+        let mut state = SessionState::default();
+        let call = Uuid::now_v7();
+        state.launch_subagent("child", "", call);
+        state.start_subagent("child", "default");
+        assert_eq!(state.subagents["child"].action_id, call, "the start keeps the launch's action");
+        let stopped = state.stop_subagent("child", "default", "done".into());
+        assert!(stopped.recorded && stopped.action_id == call);
+        assert!(state.subagents.is_empty());
     }
 }
