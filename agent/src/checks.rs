@@ -48,10 +48,13 @@ const MAX_OUTPUT_BYTES: usize = 16 * 1024;
 const MAX_ERROR_LINES: usize = 20;
 const MAX_LINE_CHARS: usize = 500;
 
-/// The commands that count as checks.
+/// The commands that count as checks. A hook runs in milliseconds and
+/// compiling every pattern costs more than the rest of its work, so a
+/// pattern is compiled only for a command it may match: one that begins
+/// with one of its literal prefixes (`cargo`, `npm`...).
 #[derive(Debug, Clone)]
 pub struct Checks {
-    patterns: Vec<Regex>,
+    patterns: Vec<(String, Prefixes)>,
 }
 
 impl Default for Checks {
@@ -62,12 +65,17 @@ impl Default for Checks {
 
 impl Checks {
     /// The defaults and `extra` (regexes, matched like them); a bad regex is
-    /// refused naming it.
+    /// refused naming it (so `extra` is compiled here, once).
     pub fn new(extra: &[String]) -> Result<Self, String> {
-        let mut patterns = Vec::new();
-        for pattern in extra.iter().map(String::as_str).chain(DEFAULT_PATTERNS.iter().copied()) {
-            patterns.push(ascii(pattern).map_err(|error| format!("check pattern {pattern:?}: {error}"))?);
+        for pattern in extra {
+            ascii(pattern).map_err(|error| format!("check pattern {pattern:?}: {error}"))?;
         }
+        let patterns = extra
+            .iter()
+            .map(String::as_str)
+            .chain(DEFAULT_PATTERNS.iter().copied())
+            .map(|pattern| (pattern.to_owned(), Prefixes::of(pattern)))
+            .collect();
         Ok(Self { patterns })
     }
 
@@ -77,8 +85,44 @@ impl Checks {
         parts(command).find_map(|segment| {
             self.patterns
                 .iter()
-                .find_map(|pattern| pattern.find(segment.as_bytes()).filter(|found| found.start() == 0))
-                .map(|found| fold(&String::from_utf8_lossy(found.as_bytes())))
+                .filter(|(_, prefixes)| prefixes.may_start(&segment))
+                .filter_map(|(pattern, _)| ascii(pattern).ok())
+                .find_map(|pattern| {
+                    let found = pattern.find(segment.as_bytes()).filter(|found| found.start() == 0)?;
+                    Some(fold(&String::from_utf8_lossy(found.as_bytes())))
+                })
+        })
+    }
+}
+
+/// The literal prefixes a regex's matches begin with, read from its syntax
+/// tree without compiling it (parsing is a small part of compiling).
+/// `None` when they are not a finite set (or the pattern does not parse):
+/// it may match anything.
+#[derive(Debug, Clone)]
+pub(crate) struct Prefixes(Option<Vec<Vec<u8>>>);
+
+impl Prefixes {
+    pub(crate) fn of(pattern: &str) -> Self {
+        use regex_syntax::hir::literal::{ExtractKind, Extractor};
+        let Ok(hir) = regex_syntax::ParserBuilder::new().unicode(false).utf8(false).build().parse(pattern) else {
+            return Self(None);
+        };
+        let mut extractor = Extractor::new();
+        extractor.kind(ExtractKind::Prefix);
+        let literals = extractor.extract(&hir);
+        Self(literals.literals().map(|literals| literals.iter().map(|literal| literal.as_bytes().to_vec()).collect()))
+    }
+
+    /// Whether a match may begin `part`.
+    pub(crate) fn may_start(&self, part: &str) -> bool {
+        self.0.as_ref().is_none_or(|prefixes| prefixes.iter().any(|prefix| part.as_bytes().starts_with(prefix)))
+    }
+
+    /// Whether a match may be anywhere in `text`.
+    pub(crate) fn may_occur(&self, text: &str) -> bool {
+        self.0.as_ref().is_none_or(|prefixes| {
+            prefixes.iter().any(|prefix| memchr::memmem::find(text.as_bytes(), prefix).is_some())
         })
     }
 }
@@ -106,21 +150,68 @@ pub fn fold(command: &str) -> String {
     command.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// A line that says something failed, in the words test runners,
-/// compilers and linters use.
-static ERROR_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    ascii(r"(?i)\b(?:error|errors|failed|failure|fail|panicked|assert\w*|exception|traceback|fatal|cannot|undefined|not found)\b|\bE\d{3,5}\b|\bTS\d{4}\b")
-        .expect("the error pattern compiles")
-});
+/// Words that say something failed, as test runners, compilers and
+/// linters write them (compared in lower case, whole words).
+const ERROR_WORDS: &[&str] = &[
+    "error",
+    "errors",
+    "failed",
+    "failure",
+    "fail",
+    "panicked",
+    "exception",
+    "traceback",
+    "fatal",
+    "cannot",
+    "undefined",
+];
+
+/// A line that says something failed: one of [`ERROR_WORDS`], a word
+/// beginning `assert`, "not found", or a compiler's error code (`E0308`,
+/// `TS2345`). Read word by word rather than by a regex: compiling one
+/// costs a hook a millisecond.
+fn is_error_line(line: &str) -> bool {
+    let is_word = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'_';
+    let bytes = line.as_bytes();
+    let mut words = Vec::new();
+    let mut start = None;
+    for (index, &byte) in bytes.iter().chain(std::iter::once(&b' ')).enumerate() {
+        match (is_word(byte), start) {
+            (true, None) => start = Some(index),
+            (false, Some(from)) => {
+                words.push((from, index));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    let code = |word: &[u8], letters: usize, digits: std::ops::RangeInclusive<usize>| {
+        word.len() > letters
+            && digits.contains(&(word.len() - letters))
+            && word[letters..].iter().all(u8::is_ascii_digit)
+    };
+    words.iter().enumerate().any(|(at, &(from, to))| {
+        let word = line[from..to].to_ascii_lowercase();
+        let word = word.as_bytes();
+        let not_found = word == b"not"
+            && words.get(at + 1).is_some_and(|&(next_from, next_to)| {
+                next_from == to + 1 && bytes[to] == b' ' && line[next_from..next_to].eq_ignore_ascii_case("found")
+            });
+        ERROR_WORDS.iter().any(|error| error.as_bytes() == word)
+            || word.starts_with(b"assert")
+            || not_found
+            || (word[0] == b'e' && code(word, 1, 3..=5))
+            || (word.starts_with(b"ts") && code(word, 2, 4..=4))
+    })
+}
 
 /// The lines of a failing check's output that say what failed: those that
 /// look like errors, else the last lines. Never empty for a non-empty
 /// output.
 pub fn error_lines(output: &str) -> Vec<String> {
-    let error = &*ERROR_LINE;
     let lines: Vec<&str> = output.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
     let mut picked: Vec<String> = Vec::new();
-    for line in lines.iter().filter(|line| error.is_match(line.as_bytes())) {
+    for line in lines.iter().filter(|line| is_error_line(line)) {
         let line = cut(line, MAX_LINE_CHARS);
         if !picked.contains(&line) {
             picked.push(line);
@@ -212,5 +303,39 @@ mod tests {
         let output = format!("{}{}", "é".repeat(20_000), "the end");
         let kept = tail(&output);
         assert!(kept.len() <= MAX_OUTPUT_BYTES && kept.ends_with("the end"));
+    }
+
+    #[test]
+    fn error_lines_are_read_as_the_regex_they_replace_would() {
+        let regex = ascii(
+            r"(?i)\b(?:error|errors|failed|failure|fail|panicked|assert\w*|exception|traceback|fatal|cannot|undefined|not found)\b|\bE\d{3,5}\b|\bTS\d{4}\b",
+        )
+        .unwrap();
+        for line in [
+            "error[E0308]: mismatched types",
+            "test b ... FAILED",
+            "AssertionError: 1 != 2",
+            "assert_eq failed",
+            "src/app.ts(3,5): error TS2345: Argument",
+            "TS23456 is not a code",
+            "e0308",
+            "E12",
+            "E123456",
+            "command not found",
+            "not  found",
+            "notfound",
+            "NOT FOUND",
+            "Traceback (most recent call last):",
+            "failures: 0",
+            "unfailing",
+            "errors_total 3",
+            "cannot borrow",
+            "all good",
+            "päniked error",
+            "_error_",
+            "",
+        ] {
+            assert_eq!(is_error_line(line), regex.is_match(line.as_bytes()), "{line:?}");
+        }
     }
 }

@@ -333,7 +333,7 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
         None => None,
     };
     tracing::info!(addr = %local_addr, "lore-sidecar serving");
-    tokio::spawn(take_in_outbox(local_addr));
+    tokio::spawn(take_in_outbox(own_address(&config, local_addr)));
     Server::builder()
         .add_service(health_service)
         .add_service(ActionServiceServer::new(local))
@@ -378,15 +378,11 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
 /// Takes in what the hooks of this machine's user kept in their outbox
 /// while no sidecar ran (see `lore_agent::outbox`), through this sidecar's
 /// own API, so it is screened and spooled like every write.
-async fn take_in_outbox(local: SocketAddr) {
+async fn take_in_outbox(address: lore_agent::connection::LoreAddress) {
     let outbox = lore_agent::outbox::Outbox::local();
     if outbox.is_empty() {
         return;
     }
-    let address = lore_agent::connection::LoreAddress {
-        sidecar: Some(format!("http://{local}")),
-        ..lore_agent::connection::LoreAddress::default()
-    };
     let connection = match address.connect(Duration::from_secs(5), "sidecar").await {
         Ok(connection) => connection,
         Err(error) => return tracing::warn!(%error, "the outbox waits: this sidecar's own API did not answer"),
@@ -398,21 +394,27 @@ async fn take_in_outbox(local: SocketAddr) {
     }
 }
 
-/// The MCP tools as this sidecar serves them: through its own local gRPC
-/// port, so their writes are spooled and their reads proxied like every
-/// agent's.
-fn mcp_for_this_sidecar(config: &SidecarConfig, local: SocketAddr) -> lore_agent::mcp::LoreMcp {
+/// This sidecar's own gRPC port, on loopback, as a client reaches it
+/// (should it not answer, the server it ships to, never a default one).
+fn own_address(config: &SidecarConfig, local: SocketAddr) -> lore_agent::connection::LoreAddress {
     let loopback = match local.ip() {
         ip if !ip.is_unspecified() => ip,
         std::net::IpAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
         std::net::IpAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
     };
-    let address = lore_agent::connection::LoreAddress {
+    lore_agent::connection::LoreAddress {
         server: config.server.clone(),
         sidecar: Some(format!("http://{}", SocketAddr::new(loopback, local.port()))),
         token: None,
         tls: config.tls.files(),
-    };
+    }
+}
+
+/// The MCP tools as this sidecar serves them: through its own local gRPC
+/// port, so their writes are spooled and their reads proxied like every
+/// agent's.
+fn mcp_for_this_sidecar(config: &SidecarConfig, local: SocketAddr) -> lore_agent::mcp::LoreMcp {
+    let address = own_address(config, local);
     let identity = lore_agent::identity::Identity::resolve(
         config.mcp_project.as_deref(),
         None,

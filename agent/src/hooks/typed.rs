@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use super::input::HookInput;
 use super::record;
-use crate::checks;
+use crate::checks::{self, Prefixes};
 
 /// The recognizers shipped with Lore.
 const SHIPPED: &str = include_str!("../action_types.toml");
@@ -244,39 +244,6 @@ fn valid_type(action_type: &str) -> Result<(), String> {
     let valid = (1..=64).contains(&action_type.len())
         && action_type.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || b"_.-".contains(&byte));
     if valid { Ok(()) } else { Err(format!("{action_type:?} is not like [a-z0-9_.-]{{1,64}}")) }
-}
-
-/// The literals every match of a pattern begins with, read off its syntax
-/// tree without compiling it: a hook compiles only the recognizers a
-/// command may be (a `cargo test` is not looked at as a commit), and a
-/// detail pattern only for a text that holds what it reads (`test result: `
-/// for cargo's counts). `None` when they are not a finite set (or the
-/// pattern does not parse): it may match anything.
-struct Prefixes(Option<Vec<Vec<u8>>>);
-
-impl Prefixes {
-    fn of(pattern: &str) -> Self {
-        use regex_syntax::hir::literal::{ExtractKind, Extractor};
-        let Ok(hir) = regex_syntax::ParserBuilder::new().unicode(false).utf8(false).build().parse(pattern) else {
-            return Self(None);
-        };
-        let mut extractor = Extractor::new();
-        extractor.kind(ExtractKind::Prefix);
-        let literals = extractor.extract(&hir);
-        Self(literals.literals().map(|literals| literals.iter().map(|literal| literal.as_bytes().to_vec()).collect()))
-    }
-
-    /// Whether a match may begin `part`.
-    fn may_start(&self, part: &str) -> bool {
-        self.0.as_ref().is_none_or(|prefixes| prefixes.iter().any(|prefix| part.as_bytes().starts_with(prefix)))
-    }
-
-    /// Whether a match may be anywhere in `text`.
-    fn may_occur(&self, text: &str) -> bool {
-        self.0.as_ref().is_none_or(|prefixes| {
-            prefixes.iter().any(|prefix| memchr::memmem::find(text.as_bytes(), prefix).is_some())
-        })
-    }
 }
 
 /// ASCII classes over bytes, as the check patterns: quick to compile in a
