@@ -54,7 +54,7 @@ const MAX_LINE_CHARS: usize = 500;
 /// with one of its literal prefixes (`cargo`, `npm`...).
 #[derive(Debug, Clone)]
 pub struct Checks {
-    patterns: Vec<(String, Prefixes)>,
+    patterns: Vec<String>,
 }
 
 impl Default for Checks {
@@ -70,21 +70,24 @@ impl Checks {
         for pattern in extra {
             ascii(pattern).map_err(|error| format!("check pattern {pattern:?}: {error}"))?;
         }
-        let patterns = extra
-            .iter()
-            .map(String::as_str)
-            .chain(DEFAULT_PATTERNS.iter().copied())
-            .map(|pattern| (pattern.to_owned(), Prefixes::of(pattern)))
-            .collect();
+        let patterns =
+            extra.iter().cloned().chain(DEFAULT_PATTERNS.iter().map(|pattern| (*pattern).to_owned())).collect();
         Ok(Self { patterns })
     }
 
     /// The check a command runs, by name (`cargo test`, `pytest`), when one
     /// of its commands is one.
     pub fn check_of(&self, command: &str) -> Option<String> {
-        parts(command).find_map(|segment| {
+        let parts: Vec<String> = parts(command).collect();
+        if parts.is_empty() {
+            return None;
+        }
+        // Each pattern's prefixes are read once, and only for a command.
+        let prefixes: Vec<Prefixes> = self.patterns.iter().map(|pattern| Prefixes::of(pattern)).collect();
+        parts.into_iter().find_map(|segment| {
             self.patterns
                 .iter()
+                .zip(&prefixes)
                 .filter(|(_, prefixes)| prefixes.may_start(&segment))
                 .filter_map(|(pattern, _)| ascii(pattern).ok())
                 .find_map(|pattern| {
