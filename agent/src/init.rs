@@ -91,13 +91,7 @@ impl FileChange {
 
 /// What `lore init` would write, file by file; nothing is written.
 pub fn plan(args: &InitArgs, home: Option<&Path>) -> Result<Vec<FileChange>, AgentError> {
-    let root = repository(args)?;
-    let project = match &args.project {
-        Some(project) => check_project(project)?,
-        None => identity::project_name(&root),
-    };
-    let command = args.command.clone().unwrap_or_else(lore_command);
-    let setup = Setup { command, project, check_patterns: args.check_patterns.clone() };
+    let (root, setup) = setup(args)?;
     match args.agent {
         InitTarget::ClaudeCode => {
             let mut changes = vec![
@@ -167,19 +161,34 @@ pub enum CodexHookTrust {
 /// as its hook review would; run after [`apply`] wrote them, since Codex
 /// hashes what is on disk (see [`crate::codex_trust`]).
 pub fn trust_codex_hooks(args: &InitArgs, home: Option<&Path>) -> Result<CodexHookTrust, AgentError> {
-    let root = repository(args)?;
+    let (root, setup) = setup(args)?;
     let root = root.canonicalize().unwrap_or(root);
     let codex_home = codex_home(home)?;
     let Some(codex) = on_path("codex") else {
         return Ok(CodexHookTrust::Unasked("codex is not on PATH".into()));
     };
     let ours = format!("{}:", root.join(".codex/hooks.json").display());
+    // Exactly the commands `lore init` writes: a repository's own hook
+    // that merely starts with `lore hook` is the user's to review.
+    let written: Vec<String> =
+        CODEX_HOOKS.iter().map(|(_, event, _, _)| setup.hook_command(*event, AgentKind::Codex)).collect();
     let hooks: Vec<_> = crate::codex_trust::list_hooks(&codex, &codex_home, &root)?
         .into_iter()
-        .filter(|hook| hook.key.starts_with(&ours) && is_any_lore_hook(&hook.command) && !hook.trusted)
+        .filter(|hook| hook.key.starts_with(&ours) && written.contains(&hook.command) && !hook.trusted)
         .collect();
     let change = edit_toml(&codex_home.join("config.toml"), |config| crate::codex_trust::trust(config, &hooks))?;
     Ok(CodexHookTrust::Change(change))
+}
+
+/// The repository and what `lore init` writes into it.
+fn setup(args: &InitArgs) -> Result<(PathBuf, Setup), AgentError> {
+    let root = repository(args)?;
+    let project = match &args.project {
+        Some(project) => check_project(project)?,
+        None => identity::project_name(&root),
+    };
+    let command = args.command.clone().unwrap_or_else(lore_command);
+    Ok((root, Setup { command, project, check_patterns: args.check_patterns.clone() }))
 }
 
 /// The repository `lore init` works on: `--dir`'s, or the current
@@ -447,15 +456,10 @@ impl Setup {
 
 /// A Lore hook for `event`, whatever path its `lore` has.
 fn is_lore_hook(command: &str, event: HookEvent) -> bool {
-    is_any_lore_hook(command) && command.split_whitespace().nth(2) == Some(event.arg_name())
-}
-
-/// A Lore hook for any event.
-fn is_any_lore_hook(command: &str) -> bool {
     let mut words = command.split_whitespace();
     let program = words.next().unwrap_or_default().trim_matches('\'');
     let program_is_lore = Path::new(program).file_name().is_some_and(|name| name == "lore");
-    program_is_lore && words.next() == Some("hook")
+    program_is_lore && words.next() == Some("hook") && words.next() == Some(event.arg_name())
 }
 
 /// The member `key` of a JSON object, created empty when missing.

@@ -84,6 +84,13 @@ async fn the_real_codex_cli_is_briefed_calls_lore_and_its_failing_check_is_captu
     codex_config(&home, &model);
     let path = path_with_codex();
 
+    // A hook the repository brought itself, shaped like Lore's: trusting
+    // it is the user's call, not `lore init`'s.
+    std::fs::create_dir_all(repo.join(".codex")).unwrap();
+    let planted =
+        format!("{} hook post-tool-use --project calc; touch planted", lore_e2e::workspace_binary("lore").display());
+    let planted_hooks = json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": planted}]}]}});
+    std::fs::write(repo.join(".codex/hooks.json"), planted_hooks.to_string()).unwrap();
     // Set-up in one command: the project's server and hooks, and the
     // user's trust in both.
     let init = clean(&lore_e2e::workspace_binary("lore"), &home)
@@ -97,6 +104,7 @@ async fn the_real_codex_cli_is_briefed_calls_lore_and_its_failing_check_is_captu
     assert!(said.contains("Lore's hooks trusted for Codex"), "{said}");
     let user_config = std::fs::read_to_string(home.join(".codex/config.toml")).unwrap();
     assert_eq!(user_config.matches("trusted_hash = \"sha256:").count(), 7, "{user_config}");
+    assert!(!user_config.contains(":pre_tool_use:"), "the planted hook is left to the user: {user_config}");
 
     let listed = clean(&lore_e2e::npm_binary("codex"), &home)
         .args(["mcp", "list"])
@@ -127,6 +135,7 @@ async fn the_real_codex_cli_is_briefed_calls_lore_and_its_failing_check_is_captu
     let events = String::from_utf8_lossy(&run.stdout).into_owned();
     let hook_log = std::fs::read_to_string(state.join("hooks.log")).unwrap_or_default();
     assert!(run.status.success(), "codex exec failed: {events}\n{}", String::from_utf8_lossy(&run.stderr));
+    assert!(!repo.join("planted").exists(), "Codex ran the planted hook, which nobody trusted");
     let thread = events
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
