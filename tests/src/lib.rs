@@ -122,6 +122,19 @@ impl CalcLore {
     pub fn rejects(&self) -> String {
         std::fs::read_to_string(self.spool.path().join("rejects.jsonl")).unwrap_or_default()
     }
+
+    /// A session's QA task results once `count` of them have arrived
+    /// (within a minute), after checking the sidecar had none refused.
+    pub async fn task_results(&self, session: uuid::Uuid, count: usize) -> Option<Vec<(i32, bool, i32)>> {
+        let pool = &self.database.pool;
+        let results = eventually(|| async {
+            let results = session_task_results(pool, session).await;
+            (results.len() >= count).then_some(results)
+        })
+        .await;
+        assert!(self.rejects().is_empty(), "the server refused spooled writes: {}", self.rejects());
+        results
+    }
 }
 
 /// A bearer token of `role` for `project` alone.
