@@ -146,7 +146,6 @@ pub fn plan(args: &InitArgs, home: Option<&Path>) -> Result<Vec<FileChange>, Age
     }
 }
 
-/// Writes the changed files (each through a temporary file and a rename).
 /// What trusting Lore's Codex hooks came to.
 #[derive(Debug)]
 pub enum CodexHookTrust {
@@ -220,6 +219,7 @@ fn on_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| candidate.is_file())
 }
 
+/// Writes the changed files (each through a temporary file and a rename).
 pub fn apply(changes: &[FileChange]) -> Result<(), AgentError> {
     for change in changes.iter().filter(|change| change.changed()) {
         let dir = change.path.parent().unwrap_or(Path::new("."));

@@ -602,15 +602,12 @@ impl Hook<'_> {
             Some(mut typed) => {
                 let agent_type = typed.details.get("subagent_type").and_then(serde_json::Value::as_str);
                 if typed.action_type == "subagent" {
-                    match (locked.state.spawned_by(input.spawned_agent_id(), agent_type), input.spawned_agent_id()) {
-                        (Some(spawn), _) => {
-                            action_id = spawn.action_id;
-                            typed.details.extend(spawn_details(&spawn));
-                        }
-                        (None, Some(child)) => {
-                            locked.state.launch_subagent(child, agent_type.unwrap_or_default(), action_id);
-                        }
-                        (None, None) => {}
+                    let child = input.spawned_agent_id();
+                    if let Some(spawn) = locked.state.spawned_by(child, agent_type) {
+                        action_id = spawn.action_id;
+                        typed.details.extend(spawn_details(&spawn));
+                    } else if let Some(child) = child {
+                        locked.state.launch_subagent(child, agent_type.unwrap_or_default(), action_id);
                     }
                 }
                 if let Some((runner, _)) = check.as_ref().filter(|_| typed.action_type == "test_run") {
