@@ -250,7 +250,6 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
         max_backoff: Duration::from_secs(10),
         rejects_file: config.spool_dir.join("rejects.jsonl"),
     };
-    let shipper = tokio::spawn(ship::run(Arc::clone(&spool), ship_config, Arc::clone(&stats), stop_rx));
     let sanitizer = lore_sanitize::Sanitizer::new(lore_sanitize::SanitizeConfig {
         personal: personal_data(&config.keep_personal),
         ..lore_sanitize::SanitizeConfig::default()
@@ -268,6 +267,9 @@ pub async fn run(config: SidecarConfig, shutdown: impl Future<Output = ()> + Sen
         ),
         None => None,
     };
+    // Shipping starts once the inbox has recovered its position from the
+    // spool's records, so no acknowledgement can retire them first.
+    let shipper = tokio::spawn(ship::run(Arc::clone(&spool), ship_config, Arc::clone(&stats), stop_rx));
     let folder_stats = Arc::new(folders::FolderStats::default());
     let folder_watch = if config.index.is_empty() {
         None

@@ -21,7 +21,8 @@
 //!   up to its window to share the fsync with more appends), `never` answers
 //!   once the bytes are in the OS.
 //! - A segment is deleted only when every record in it is acknowledged and
-//!   the writer is done with it.
+//!   a later segment exists (the writer is done with it, and the newest
+//!   records stay readable across a restart).
 //! - Recovery at open keeps every record whose checksum holds: a torn last
 //!   record (a crash mid-write) is truncated; a damaged record in the middle
 //!   is moved to `corrupt/`, counted and logged, and the records after it are
@@ -232,8 +233,12 @@ impl Spool {
             }
         };
         let mut segments = recover_segments(&dir, acked, &mut report)?;
-        // Fully acknowledged segments are no longer needed.
-        while segments.front().is_some_and(|segment| segment.last_id <= acked) {
+        // Fully acknowledged segments are no longer needed, except the
+        // newest: like the active segment of a running spool, it stays until
+        // a later segment exists. A reader of the last run's records (the
+        // inbox recovers its position from them) may still need them, even
+        // when the server acknowledged them just before the crash.
+        while segments.len() > 1 && segments.front().is_some_and(|segment| segment.last_id <= acked) {
             let segment = segments.pop_front().expect("front exists");
             fs::remove_file(&segment.path)?;
         }

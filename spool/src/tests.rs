@@ -82,6 +82,32 @@ async fn acked_segments_are_deleted_and_a_reopened_spool_continues_after_the_ack
     assert_eq!(spool.append(vec![payload(0)]).await.unwrap(), vec![301]);
 }
 
+/// A reader of the last run's records (the sidecar's inbox recovering its
+/// position) finds them after a restart even when the server acknowledged
+/// them all before the crash; they go once a later segment exists.
+#[tokio::test]
+async fn the_newest_segment_survives_a_reopen_when_fully_acked_until_a_later_one_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (spool, _) = Spool::open(config(dir.path())).unwrap();
+        append_all(&spool, 0..300).await;
+        spool.ack(300).unwrap();
+    }
+    let (spool, report) = Spool::open(config(dir.path())).unwrap();
+    assert_eq!((report.records, report.segments), (0, 1));
+    assert!(read_all(&spool).is_empty(), "acknowledged records are not read again");
+    let mut reader = spool.reader();
+    reader.rewind(290);
+    let ids: Vec<u64> = reader.read_batch(100, usize::MAX).unwrap().iter().map(|record| record.id).collect();
+    assert_eq!(ids, (291..=300).collect::<Vec<u64>>());
+
+    let kept = segment_files(dir.path());
+    assert_eq!(spool.append(vec![payload(300)]).await.unwrap(), vec![301]);
+    spool.ack(301).unwrap();
+    let left = segment_files(dir.path());
+    assert!(!left.contains(&kept[0]) && left.len() == 1, "{kept:?} then {left:?}");
+}
+
 #[tokio::test]
 async fn a_torn_last_record_is_cut_off_and_every_whole_record_kept() {
     let dir = tempfile::tempdir().unwrap();

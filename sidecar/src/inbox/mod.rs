@@ -20,9 +20,13 @@
 //! Rejected lines are written (and synced) before the append: a spool record
 //! after a rejected line moves the position past it, so a crash in between
 //! may repeat a reject but never lose one.
-//! The one window left: the spool deletes the segment holding the last inbox
-//! record (after a rollover and the server's ack) before the position file
-//! is written, and the process dies right then.
+//! The spool keeps its newest segment across a restart even when the server
+//! acknowledged all of it, and the sidecar ships only after the tail has
+//! recovered, so records acknowledged just before a crash still count.
+//! The one window left: within the running process, other writes roll the
+//! spool over to a new segment and the server acknowledges the one holding
+//! the last inbox record before the position file is written, and the
+//! process dies right then.
 //!
 //! # Files
 //! - A last line without its newline is still being written: it is waited

@@ -49,6 +49,13 @@ impl Fixture {
         self.tail.take().unwrap().stop();
     }
 
+    /// Closes the spool and opens it again, as a new sidecar process does.
+    fn reopen_spool(&mut self) {
+        self.spool.close();
+        let (spool, _) = Spool::open(SpoolConfig::new(self.directory.path().join("spool"))).unwrap();
+        self.spool = Arc::new(spool);
+    }
+
     fn inbox(&self) -> PathBuf {
         self.directory.path().join("hooks").join("inbox.jsonl")
     }
@@ -264,8 +271,11 @@ async fn a_restart_continues_where_the_last_run_stopped() {
     assert_eq!(fixture.wait_for_spooled(6).await, names(0..6));
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_crash_between_the_spool_append_and_the_position_write_reads_no_line_twice() {
+/// Spools lines 2 and 3, then stops as if the process had died before it
+/// replaced the position file (acknowledged by the server first, when
+/// `acknowledged`, and the spool opened again as a new process does), and
+/// starts again: no line may come twice.
+async fn crash_between_the_spool_append_and_the_position_write(acknowledged: bool) {
     let mut fixture = Fixture::new();
     fixture.append(&lines(0..2));
     fixture.wait_for_spooled(2).await;
@@ -273,13 +283,29 @@ async fn a_crash_between_the_spool_append_and_the_position_write_reads_no_line_t
     let before = fs::read(&position_file).unwrap();
     fixture.append(&lines(2..4));
     fixture.wait_for_spooled(4).await;
+    if acknowledged {
+        fixture.ack_until_written(4).await;
+    }
     fixture.stop();
-    // As if the process died after spooling lines 2 and 3 and before it
-    // replaced the position file.
     fs::write(&position_file, before).unwrap();
+    if acknowledged {
+        fixture.reopen_spool();
+    }
     fixture.start();
     fixture.append(&lines(4..5));
     assert_eq!(fixture.wait_for_spooled(5).await, names(0..5));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crash_between_the_spool_append_and_the_position_write_reads_no_line_twice() {
+    crash_between_the_spool_append_and_the_position_write(false).await;
+}
+
+/// The reopened spool still holds the acknowledged lines for the
+/// position's recovery.
+#[tokio::test(flavor = "multi_thread")]
+async fn lines_acknowledged_before_such_a_crash_are_not_read_again() {
+    crash_between_the_spool_append_and_the_position_write(true).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
