@@ -42,9 +42,7 @@ pub async fn touches(pool: &PgPool, scope: &ProjectScope, window: Window<'_>) ->
         "WITH edited AS (
              SELECT a.session_id, f.path
              FROM actions a,
-                  LATERAL jsonb_array_elements_text(
-                      CASE WHEN jsonb_typeof(a.context->'details'->'files') = 'array'
-                           THEN a.context->'details'->'files' ELSE '[]'::jsonb END) AS f(path)
+                  LATERAL edited_files(a.context) AS f(path)
              WHERE a.project = $1 AND ($2::text[] IS NULL OR a.project = ANY($2))
                AND a.action_type = 'file_edit' AND a.session_id IS NOT NULL
                AND a.occurred_at >= $3 AND a.occurred_at < $4

@@ -56,9 +56,7 @@ pub async fn candidates(
          edited AS (
              SELECT a.session_id, f.path
              FROM actions a JOIN recent r USING (session_id),
-                  LATERAL jsonb_array_elements_text(
-                      CASE WHEN jsonb_typeof(a.context->'details'->'files') = 'array'
-                           THEN a.context->'details'->'files' ELSE '[]'::jsonb END) AS f(path)
+                  LATERAL edited_files(a.context) AS f(path)
              WHERE a.project = $1 AND a.action_type = 'file_edit'
                AND a.occurred_at >= now() - make_interval(days => $5)
          ),
