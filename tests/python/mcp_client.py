@@ -2,9 +2,12 @@
 Lore's MCP server, over stdio (`lore mcp`, launched here like an agent
 does) and over streamable HTTP (the sidecar's /mcp).
 
-Usage: mcp_client.py PHASE TRANSPORT TARGET [ENTRY_ID]
+Usage: mcp_client.py PHASE TRANSPORT TARGET [ENTRY_ID | FAILURE_ID]
   PHASE      full    list the tools, call each one, send bad arguments
              outage  with the server down: writes succeed, reads say so
+             back FAILURE_ID  Lore back, the outage's writes still kept on
+                     this machine: a fix of that failure is stored and
+                     resolves it (the kept writes went first)
   TRANSPORT  stdio (TARGET: the lore binary) or http (TARGET: the URL)
 
 Prints one JSON object of what it recorded (ids) for the Rust test to
@@ -159,10 +162,24 @@ async def outage(session, entry_id):
     }
 
 
+async def back(session, failure_id):
+    await session.initialize()
+    arguments = {"failure_id": failure_id, "worked": True, "approach": "cast the value", "attempt": 2}
+    fixed = await call(session, "record_fix", arguments)
+    assert fixed.structured_content["queued"] is False, fixed.structured_content
+    assert fixed.structured_content["resolved"] is True, text(fixed)
+    return {"attempt_id": fixed.structured_content["attempt_id"]}
+
+
 async def main():
     phase, transport, target = sys.argv[1:4]
     async with connect(transport, target) as session:
-        recorded = await full(session) if phase == "full" else await outage(session, sys.argv[4])
+        if phase == "full":
+            recorded = await full(session)
+        elif phase == "outage":
+            recorded = await outage(session, sys.argv[4])
+        else:
+            recorded = await back(session, sys.argv[4])
     print(json.dumps(recorded))
 
 

@@ -208,6 +208,22 @@ async fn the_official_python_sdk_calls_every_tool_over_stdio_and_http_and_writes
     }
     let refused = std::fs::read_to_string(outbox_state.path().join("outbox-rejects.jsonl")).unwrap_or_default();
     assert!(refused.is_empty(), "{refused}");
+
+    // Another outage; with Lore back, the next MCP write sends what waits
+    // first: a fix of the failure kept in the outbox finds it and resolves it.
+    drop(_server);
+    let kept = python(&["outage", "stdio", &lore, &entry_id], &nothing_answers).await;
+    let _server = ServerProcess::start(options()).await.unwrap();
+    let back = [nothing_answers.as_slice(), &[("LORE_TOKEN", agent_token.as_str())]].concat();
+    let fixed = python(&["back", "stdio", &lore, kept["failure_id"].as_str().unwrap()], &back).await;
+    assert!(!outbox_state.path().join("outbox").exists(), "the MCP write emptied the outbox first");
+    for (sql, key) in OUTAGE_WRITES {
+        assert_eq!(wait_for(sql, kept[key].clone()).await, 1, "{key} sent once ahead of the MCP write");
+    }
+    assert_eq!(
+        wait_for("SELECT count(*) FROM qa_fix_attempts WHERE attempt_id = $1", fixed["attempt_id"].clone()).await,
+        1
+    );
 }
 
 /// The status line of a raw HTTP POST of an MCP `initialize` to `address`.

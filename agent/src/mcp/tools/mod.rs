@@ -25,6 +25,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
@@ -33,10 +34,12 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use lore_spool::entry::Write;
+use tokio::time::Instant;
 
 use crate::AgentError;
 use crate::connection::Connection;
 use crate::identity::Identity;
+use crate::outbox::Outbox;
 
 pub use briefing::briefing_output;
 pub use lessons::solution_json;
@@ -125,45 +128,74 @@ impl ToolContext<'_> {
         self.connection.map_err(|error| AgentError::Unreachable(error.to_string()))
     }
 
-    /// Sends one write: `call` sends it when Lore answers; else it is kept
-    /// in this machine's outbox (behind the session's start), and the
-    /// next hook, `lore` command or sidecar start sends it.
+    /// Sends one write: `call` sends it when Lore answers, once the writes
+    /// kept in this machine's outbox have gone ahead of it (a fix must not
+    /// reach the server before the failure it fixes). When Lore is
+    /// unreachable, or older writes still wait, it is kept in the outbox
+    /// behind them (and behind the session's start), and the next hook,
+    /// `lore` command or sidecar start sends it.
     async fn write<T, Call, Answer>(&self, write: Write, call: Call) -> Result<Sent<T>, AgentError>
     where
         T: Default,
         Call: FnOnce(Connection) -> Answer,
         Answer: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
-        match self.connection {
-            Ok(connection) => {
-                let response = call(connection.clone()).await?;
-                let spooled = is_spooled(response.metadata());
-                Ok(Sent { answer: response.into_inner(), queued: spooled, kept: false })
-            }
-            Err(_) => {
-                let start = Write::StartSession(self.session_start.clone());
-                crate::outbox::Outbox::local().append(vec![start, write], "mcp").await?;
-                Ok(Sent { answer: T::default(), queued: true, kept: true })
+        let outbox = Outbox::local();
+        let connection = match self.connection {
+            Ok(connection) => connection,
+            Err(_) => return self.keep(&outbox, write, Kept::Unreachable).await,
+        };
+        if !outbox.is_empty() {
+            let drained = outbox.drain(&connection.channel(), Instant::now() + OUTBOX_DRAIN_BUDGET).await?;
+            if drained.waiting {
+                return self.keep(&outbox, write, Kept::BehindOlderWrites).await;
             }
         }
+        let response = call(connection.clone()).await?;
+        let spooled = is_spooled(response.metadata());
+        Ok(Sent { answer: response.into_inner(), queued: spooled, kept: None })
+    }
+
+    async fn keep<T: Default>(&self, outbox: &Outbox, write: Write, why: Kept) -> Result<Sent<T>, AgentError> {
+        let start = Write::StartSession(self.session_start.clone());
+        outbox.append(vec![start, write], "mcp").await?;
+        Ok(Sent { answer: T::default(), queued: true, kept: Some(why) })
     }
 }
 
+/// How long a write tool lets the outbox send what waits ahead of its
+/// write, out of the call's 20 s.
+const OUTBOX_DRAIN_BUDGET: Duration = Duration::from_secs(5);
+
 /// How a write went: answered (perhaps only spooled by the sidecar), or
-/// kept in the outbox with Lore unreachable (`answer` is then empty).
+/// kept in the outbox (`answer` is then empty).
 struct Sent<T> {
     answer: T,
     queued: bool,
-    kept: bool,
+    kept: Option<Kept>,
+}
+
+/// Why a write waits in the outbox.
+#[derive(Debug, Clone, Copy)]
+enum Kept {
+    Unreachable,
+    /// Lore answers, but older writes kept on this machine could not all
+    /// go within the budget (or another process is sending them).
+    BehindOlderWrites,
 }
 
 impl<T> Sent<T> {
     /// What the model is told about where the write waits, if it waits.
     fn note(&self) -> &'static str {
         match (self.kept, self.queued) {
-            (true, _) => " Lore is unreachable: it is kept on this machine and sent when Lore answers.",
-            (false, true) => " The sidecar on this machine keeps it and delivers it to the server.",
-            (false, false) => "",
+            (Some(Kept::Unreachable), _) => {
+                " Lore is unreachable: it is kept on this machine and sent when Lore answers."
+            }
+            (Some(Kept::BehindOlderWrites), _) => {
+                " Older writes kept on this machine are still on their way to Lore: it waits behind them and is sent after them."
+            }
+            (None, true) => " The sidecar on this machine keeps it and delivers it to the server.",
+            (None, false) => "",
         }
     }
 }
