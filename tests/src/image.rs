@@ -89,6 +89,13 @@ impl UnpackedImage {
         let mut command = Command::new(host_program("unshare"));
         command
             .args(["--mount", "--pid", "--fork", "--kill-child"])
+            // PID 1 of the namespace is a root shell that waits for the
+            // entrypoint: `--kill-child` kills it when `unshare` dies, and
+            // with it everything in the namespace. The entrypoint cannot be
+            // PID 1 itself: `chroot --userspec` changes the user, which
+            // clears the parent-death signal, and it would outlive the test.
+            .arg(host_program("sh"))
+            .args(["-c", "\"$@\" & wait $!", "sh"])
             // By its path: the environment below is the image's, not ours.
             .arg(host_program("chroot"))
             .arg(format!("--userspec={}", self.user))
@@ -139,6 +146,17 @@ impl UnpackedImage {
         ];
         env.extend_from_slice(extra);
         crate::ServerProcess::spawn_until_ready(self.command(None, &env), "lore-server serving").await
+    }
+
+    /// How many processes run chrooted into this image: their root is its
+    /// root filesystem.
+    pub fn processes_inside(&self) -> usize {
+        let rootfs = self.rootfs.canonicalize().unwrap_or_else(|_| self.rootfs.clone());
+        let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+        entries
+            .flatten()
+            .filter(|entry| std::fs::read_link(entry.path().join("root")).is_ok_and(|root| root == rootfs))
+            .count()
     }
 
     /// Whether the image holds this path (absolute inside the image).

@@ -121,4 +121,9 @@ async fn the_images_migrate_serve_and_ship_from_their_unpacked_archives() {
     );
     drop(sidecar);
     drop(server);
+    let ended = lore_e2e::eventually(|| async {
+        (server_image.processes_inside() + sidecar_image.processes_inside() == 0).then_some(())
+    })
+    .await;
+    assert!(ended.is_some(), "the entrypoints end with the processes that ran them");
 }
