@@ -233,15 +233,10 @@ impl Spool {
             }
         };
         let mut segments = recover_segments(&dir, acked, &mut report)?;
-        // Fully acknowledged segments are no longer needed, except the
-        // newest: like the active segment of a running spool, it stays until
-        // a later segment exists. A reader of the last run's records (the
-        // inbox recovers its position from them) may still need them, even
-        // when the server acknowledged them just before the crash.
-        while segments.len() > 1 && segments.front().is_some_and(|segment| segment.last_id <= acked) {
-            let segment = segments.pop_front().expect("front exists");
-            fs::remove_file(&segment.path)?;
-        }
+        // The last run's newest segment stays even when fully acknowledged:
+        // a reader of its records (the inbox recovers its position from
+        // them) may still need them after a crash.
+        remove_acknowledged(&mut segments, acked)?;
         report.segments = segments.len();
         let last_written = segments.back().map_or(acked, |segment| segment.last_id.max(acked));
 
@@ -308,10 +303,7 @@ impl Spool {
         }
         ledger::write(&self.shared.dir, id)?;
         state.acked = id;
-        while state.segments.len() > 1 && state.segments.front().is_some_and(|segment| segment.last_id <= id) {
-            let segment = state.segments.pop_front().expect("front exists");
-            fs::remove_file(&segment.path)?;
-        }
+        remove_acknowledged(&mut state.segments, id)?;
         Ok(())
     }
 
@@ -615,6 +607,17 @@ impl SpoolReader {
 
 /// Scans the segment files in order, repairing what a crash or a bad disk
 /// left, and returns the segments with their id ranges.
+/// Deletes the segments whose records are all acknowledged up to `acked`,
+/// except the newest: the writer appends to it, and it stays until a later
+/// segment exists.
+fn remove_acknowledged(segments: &mut VecDeque<Segment>, acked: u64) -> io::Result<()> {
+    while segments.len() > 1 && segments.front().is_some_and(|segment| segment.last_id <= acked) {
+        let segment = segments.pop_front().expect("front exists");
+        fs::remove_file(&segment.path)?;
+    }
+    Ok(())
+}
+
 fn recover_segments(dir: &Path, acked: u64, report: &mut RecoveryReport) -> io::Result<VecDeque<Segment>> {
     let mut paths: Vec<(u64, PathBuf)> = fs::read_dir(dir)?
         .filter_map(Result::ok)
