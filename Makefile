@@ -45,7 +45,9 @@ run: tools-run
 	LORE_REPORTS__FOLDER="$${LORE_REPORTS__FOLDER:-.lore/reports}" LORE_WEB__LISTEN="$${LORE_WEB__LISTEN:-127.0.0.1:8080}" \
 		$(CARGO) run --release --bin lore-server -- serve
 
-# The chart is linted, rendered and validated first (scripts/check-helm.sh).
+# Every committed third-party file is extracted again from its pinned package
+# and compared (scripts/third_party.py), and the chart is linted, rendered
+# and validated (scripts/check-helm.sh).
 # The end-to-end tests run the real binaries and the images, so build them
 # first. Tests
 # inside one test binary share that binary's PostgreSQL and run in parallel.
@@ -53,6 +55,7 @@ run: tools-run
 # cargo's own last line is that of the doc tests.
 TEST_LOG := target/test-output.log
 test: tools build image
+	python3 scripts/third_party.py check --rebuild
 	bash scripts/check-helm.sh
 	@mkdir -p target
 	set -o pipefail; $(CARGO) test --workspace --no-fail-fast -- --test-threads=4 2>&1 | tee $(TEST_LOG); \
@@ -84,9 +87,11 @@ soak: tools
 	$(CARGO) build --release --workspace --bins
 	$(CARGO) bench -p lore-e2e --bench soak
 
-# A clone must stand alone: no tracked file may point outside the repository.
+# A clone must stand alone: no tracked file may point outside the repository,
+# and every third-party file is what its pinned package holds.
 lint:
 	python3 scripts/check-self-contained.py
+	python3 scripts/third_party.py check
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 

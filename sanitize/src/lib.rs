@@ -9,7 +9,7 @@
 //!   arrays) becomes `[REDACTED]`. Numbers and booleans stay (`max_tokens: 4096`
 //!   is not a secret).
 //! - **Secret values** anywhere, in layers (`redact.rs`): the provider
-//!   formats of a maintained catalog (gitleaks' rules, `catalog.rs`); Lore's
+//!   formats of maintained catalogs (gitleaks' and CredSweeper's rules, `catalog/`); Lore's
 //!   own formats for what agents' contexts hold (`patterns.rs`: private-key
 //!   blocks, URL passwords, bearer and basic credentials); the values of
 //!   secret-named keys in env, shell-flag, YAML, TOML, JSON, XML, HCL,
@@ -47,13 +47,14 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+pub use catalog::Catalogs;
 pub use context::ContextThresholds;
 pub use personal::PersonalData;
 pub use placeholders::looks_like_placeholder;
 
-/// The rule catalog in use: how many rules, and which of its rules do not
-/// apply to an action's context (with why). Compiles it on first use, so a
-/// server that calls this at start pays that once, up front.
+/// The rule catalogs shipped: how many rules, and which of their rules do
+/// not apply to an action's context (with why). Reads them on first use, so
+/// a server that calls this at start pays that once, up front.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CatalogSummary {
     pub rules: usize,
@@ -61,8 +62,8 @@ pub struct CatalogSummary {
 }
 
 pub fn catalog_summary() -> CatalogSummary {
-    let catalog = catalog::compiled();
-    CatalogSummary { rules: catalog.len(), unused: catalog.skipped.clone() }
+    let (rules, unused) = catalog::summary(Catalogs::default());
+    CatalogSummary { rules, unused }
 }
 
 /// Marker that replaces a secret.
@@ -83,6 +84,8 @@ pub struct SanitizeConfig {
     pub personal: PersonalData,
     /// How random a value after a secret word must look to be redacted.
     pub context: ContextThresholds,
+    /// Which catalogs of provider formats run.
+    pub catalogs: Catalogs,
 }
 
 impl Default for SanitizeConfig {
@@ -91,6 +94,7 @@ impl Default for SanitizeConfig {
             max_string_chars: DEFAULT_MAX_STRING_CHARS,
             personal: PersonalData::default(),
             context: ContextThresholds::default(),
+            catalogs: Catalogs::default(),
         }
     }
 }

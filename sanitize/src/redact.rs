@@ -31,10 +31,7 @@ pub(crate) fn redact<'a>(text: &'a str, config: &SanitizeConfig) -> (Cow<'a, str
 /// The merged, ordered spans of the secrets in `text`.
 pub(crate) fn secret_spans(text: &str, config: &SanitizeConfig) -> Vec<Range<usize>> {
     let mut spans = Vec::new();
-    let catalog = catalog::compiled();
-    let mut findings = Vec::new();
-    catalog.find(text, &mut findings);
-    spans.extend(findings.into_iter().map(|finding| finding.secret));
+    catalog::find(text, config.catalogs, &mut spans);
     patterns::compiled().find(text, &mut spans);
     // Formats match stand-ins too (`AKIAIOSFODNN7EXAMPLE`, `sk_live_xxxx…`),
     // and the catalogs' generic rules (a value after a secret word) match

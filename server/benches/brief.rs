@@ -6,7 +6,7 @@
 //! renders and records what it shows, so it should cost about its slowest
 //! part plus two small inserts.
 //!
-//! The entries are the CoSQA corpus (`common::corpus`), the patterns the
+//! The entries are the retrieval corpus (the Python standard library's functions, `lore_server::testing::corpus`), the patterns the
 //! generated failures of the QA bench (`common::failures`), and the agent's
 //! last session ended on a failed validation. Before it, 300 past sessions
 //! edited files in the patterns' folders, a third of them failing QA, each

@@ -6,7 +6,7 @@
 //! measured in the same run on the same database: a bare HNSW kNN query and a
 //! bare full-text query for search, the embedder alone for indexing.
 //!
-//! The entries are the CoSQA corpus, every one embedded for real (see
+//! The entries are the retrieval corpus (the Python standard library's functions), every one embedded for real (see
 //! `lore_server::testing::corpus`).
 
 mod common;
@@ -385,7 +385,9 @@ async fn bench_indexing(server: &TestServer, corpus: &Corpus, embedder: &Arc<dyn
     embedder.embed(&embedded_texts(server.pool(), INDEXING_PROJECT).await).await.unwrap();
     let fused_alone = started.elapsed();
 
-    println!("\n## Indexing throughput, {INDEXED_DOCUMENTS} markdown documents (CoSQA functions), one client\n");
+    println!(
+        "\n## Indexing throughput, {INDEXED_DOCUMENTS} markdown documents (standard-library functions), one client\n"
+    );
     println!("| measure | docs/s |\n|---|---:|");
     println!(
         "| before: parse, store, embed each document before the next (candle-transformers BERT) | {:.1} |",

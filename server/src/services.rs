@@ -49,7 +49,7 @@ impl Services {
         tracing::info!(
             rules = catalog.rules,
             unused = catalog.unused.len(),
-            "secret redaction: {} catalog rules in use, {} that need a file path left out",
+            "secret redaction: {} catalog rules in use, {} left out as not applying to an action's context",
             catalog.rules,
             catalog.unused.len()
         );

@@ -1,13 +1,14 @@
 //! `lore eval redaction --leave-one-out`: redaction's figures per source,
-//! with the setting it has (how random a value after a secret word must
-//! look, `ContextThresholds`) chosen without the source it is scored on.
+//! with its setting (which catalogs of provider formats run, `Catalogs`,
+//! and how random a value after a secret word must look,
+//! `ContextThresholds`) chosen without the source it is scored on.
 //! Runs lore-sanitize in this process: the same code the server and the
 //! sidecar run, no server needed.
 
 use std::collections::BTreeMap;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use lore_sanitize::{ContextThresholds, SanitizeConfig, Sanitizer};
+use lore_sanitize::{Catalogs, ContextThresholds, SanitizeConfig, Sanitizer};
 
 use super::leave_one_out::{self, Counts};
 use super::redaction_samples::{Figures, Sample};
@@ -18,15 +19,33 @@ impl Counts for Figures {
     }
 }
 
-/// The settings tried, from the most cautious (fewest redactions): bits a
-/// value must show after a strong word, then after a weak one, which asks
-/// for more.
-fn settings() -> Vec<ContextThresholds> {
+/// One setting of redaction.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Setting {
+    catalogs: Catalogs,
+    context: ContextThresholds,
+}
+
+impl Setting {
+    fn shipped() -> Self {
+        let config = SanitizeConfig::default();
+        Self { catalogs: config.catalogs, context: config.context }
+    }
+}
+
+/// The settings tried, from the most cautious (fewest redactions): fewer
+/// catalogs first, then the bits a value must show after a strong word and
+/// after a weak one, which asks for more. Running no catalog is not among
+/// them (the question is which catalog, and a source that no provider
+/// format of its own would choose none); it is shown beside them.
+fn settings() -> Vec<Setting> {
     let mut settings = Vec::new();
-    for strong_bits in [64.0, 56.0, 48.0, 40.0, 32.0] {
-        for weak_bits in [96.0, 80.0, 64.0, 48.0] {
-            if weak_bits > strong_bits {
-                settings.push(ContextThresholds { strong_bits, weak_bits });
+    for catalogs in Catalogs::CHOICES {
+        for strong_bits in [64.0, 56.0, 48.0, 40.0, 32.0] {
+            for weak_bits in [96.0, 80.0, 64.0, 48.0] {
+                if weak_bits > strong_bits {
+                    settings.push(Setting { catalogs, context: ContextThresholds { strong_bits, weak_bits } });
+                }
             }
         }
     }
@@ -40,8 +59,8 @@ fn score(figures: &Figures) -> f64 {
     recall - figures.over_redaction()
 }
 
-fn describe(setting: &ContextThresholds) -> String {
-    format!("{:.0}/{:.0} bits", setting.strong_bits, setting.weak_bits)
+fn describe(setting: &Setting) -> String {
+    format!("{} {:.0}/{:.0} bits", setting.catalogs, setting.context.strong_bits, setting.context.weak_bits)
 }
 
 fn rate(part: usize, whole: usize) -> String {
@@ -67,37 +86,30 @@ pub fn run(positives: Vec<Sample>, negatives: Vec<Sample>) -> anyhow::Result<()>
     // Per family and source, under each setting: a family is scored under
     // the setting chosen without the source each of its samples came from.
     let mut by_family: BTreeMap<(&str, usize), Vec<Figures>> = BTreeMap::new();
+    let samples: Vec<(&Sample, bool)> =
+        positives.iter().map(|sample| (sample, true)).chain(negatives.iter().map(|sample| (sample, false))).collect();
     for (at, setting) in settings.iter().enumerate() {
-        let sanitizer = Sanitizer::new(SanitizeConfig {
-            max_string_chars: usize::MAX,
-            context: *setting,
-            ..SanitizeConfig::default()
-        });
-        for (sample, secret) in
-            positives.iter().map(|sample| (sample, true)).chain(negatives.iter().map(|sample| (sample, false)))
-        {
-            let (stored, _) = sanitizer.sanitize_text(&sample.text);
-            let source = index[sample.source.as_str()];
-            let outcome = if secret {
-                Figures { positives: 1, caught: usize::from(sample.redacted_in(&stored)), ..Figures::default() }
-            } else {
-                Figures { negatives: 1, altered: usize::from(stored != sample.text), ..Figures::default() }
-            };
-            figures[source][at].add(&outcome);
-            by_family
-                .entry((sample.family.as_str(), source))
-                .or_insert_with(|| vec![Figures::default(); settings.len()])[at]
-                .add(&outcome);
-        }
-        progress.inc((positives.len() + negatives.len()) as u64);
+        redact_all(
+            setting,
+            &samples,
+            |sample, source, outcome| {
+                figures[source][at].add(outcome);
+                by_family
+                    .entry((sample.family.as_str(), source))
+                    .or_insert_with(|| vec![Figures::default(); settings.len()])[at]
+                    .add(outcome);
+            },
+            &index,
+        );
+        progress.inc(samples.len() as u64);
     }
     progress.finish_and_clear();
 
     let folds = leave_one_out::folds(&sources, &figures, score);
-    let shipped = settings.iter().position(|setting| *setting == ContextThresholds::default());
+    let shipped = settings.iter().position(|setting| *setting == Setting::shipped());
     println!("Each source left out: the setting is chosen on the other sources, then the source is scored under it.");
     println!(
-        "{:<14} {:>14}  {:>20} {:>20}  {:>20} {:>20}",
+        "{:<14} {:>30}  {:>20} {:>20}  {:>20} {:>20}",
         "source", "chosen", "recall (left out)", "over-red. (left out)", "recall (seen)", "over-red. (seen)"
     );
     let (mut recalls, mut overs) = (Vec::new(), Vec::new());
@@ -111,7 +123,7 @@ pub fn run(positives: Vec<Sample>, negatives: Vec<Sample>) -> anyhow::Result<()>
             overs.push(figures.over_redaction());
         }
         println!(
-            "{:<14} {:>14}  {:>20} {:>20}  {:>20} {:>20}",
+            "{:<14} {:>30}  {:>20} {:>20}  {:>20} {:>20}",
             fold.left_out,
             describe(&settings[fold.chosen]),
             rate(figures.caught, figures.positives),
@@ -128,15 +140,96 @@ pub fn run(positives: Vec<Sample>, negatives: Vec<Sample>) -> anyhow::Result<()>
         mean(&overs),
         overs.len()
     );
-    print_families(&by_family, &folds, shipped);
     let on_all = leave_one_out::chosen_on_all(&figures, score);
+    let mut contexts = vec![(Setting::shipped().context, "shipped")];
+    if settings[on_all].context != Setting::shipped().context {
+        contexts.push((settings[on_all].context, "chosen on every source"));
+    }
+    for (context, which) in contexts {
+        print_catalogs(&sources, &samples, &index, context, which);
+    }
+    print_families(&by_family, &folds, shipped);
+    // Recall less over-redaction pooled over every source, for the setting
+    // chosen and the one shipped: equal scores mean the data cannot tell
+    // them apart.
+    let pooled = |setting: usize| {
+        let mut total = Figures::default();
+        for row in &figures {
+            total.add(&row[setting]);
+        }
+        score(&total)
+    };
+    let shipped_score = shipped.map_or("-".into(), |setting| format!("{:.4}", pooled(setting)));
     println!(
-        "chosen on every source: {} (shipped: {})",
+        "chosen on every source: {} (pooled recall - over-redaction {:.4}; shipped: {}, {shipped_score})",
         describe(&settings[on_all]),
-        describe(&ContextThresholds::default())
+        pooled(on_all),
+        describe(&Setting::shipped())
     );
     println!("left_out_recall={:.3} left_out_over_redaction={:.3}", mean(&recalls), mean(&overs));
     Ok(())
+}
+
+/// Redacts every sample under `setting` and reports each one's outcome,
+/// with the index of its source.
+fn redact_all<'a>(
+    setting: &Setting,
+    samples: &[(&'a Sample, bool)],
+    mut outcome: impl FnMut(&'a Sample, usize, &Figures),
+    index: &BTreeMap<&str, usize>,
+) {
+    let sanitizer = Sanitizer::new(SanitizeConfig {
+        max_string_chars: usize::MAX,
+        context: setting.context,
+        catalogs: setting.catalogs,
+        ..SanitizeConfig::default()
+    });
+    for (sample, secret) in samples {
+        let (stored, _) = sanitizer.sanitize_text(&sample.text);
+        let figures = if *secret {
+            Figures { positives: 1, caught: usize::from(sample.redacted_in(&stored)), ..Figures::default() }
+        } else {
+            Figures { negatives: 1, altered: usize::from(stored != sample.text), ..Figures::default() }
+        };
+        outcome(sample, index[sample.source.as_str()], &figures);
+    }
+}
+
+/// Each source under each choice of catalogs, and under none, at the given
+/// thresholds: what each catalog adds to the other layers, source by
+/// source.
+fn print_catalogs(
+    sources: &[String],
+    samples: &[(&Sample, bool)],
+    index: &BTreeMap<&str, usize>,
+    context: ContextThresholds,
+    which: &str,
+) {
+    let columns: Vec<Catalogs> = std::iter::once(Catalogs::NONE).chain(Catalogs::CHOICES).collect();
+    let mut figures = vec![vec![Figures::default(); columns.len()]; sources.len()];
+    for (at, catalogs) in columns.iter().enumerate() {
+        let setting = Setting { catalogs: *catalogs, context };
+        redact_all(&setting, samples, |_, source, outcome| figures[source][at].add(outcome), index);
+    }
+    println!();
+    println!(
+        "Recall / over-redaction by the catalogs that run, at the {which} thresholds ({:.0}/{:.0} bits):",
+        context.strong_bits, context.weak_bits
+    );
+    print!("{:<14}", "source");
+    for catalogs in &columns {
+        print!(" {:>22}", catalogs.to_string());
+    }
+    println!();
+    for (row, source) in sources.iter().enumerate() {
+        print!("{source:<14}");
+        for figures in &figures[row] {
+            let recall = if figures.positives > 0 { format!("{:.3}", figures.recall()) } else { "-".into() };
+            let over = if figures.negatives > 0 { format!("{:.3}", figures.over_redaction()) } else { "-".into() };
+            print!(" {:>22}", format!("{recall} / {over}"));
+        }
+        println!();
+    }
 }
 
 /// Each family's figures, its samples scored under the setting chosen

@@ -1,11 +1,10 @@
 //! Generated QA failures for the benchmarks: real error-message shapes
 //! (pytest, tsc, rustc, eslint, jest, Python tracebacks ...) whose constant
-//! words come from the CoSQA questions, with paths, line numbers and quoted
+//! words come from the retrieval queries, with paths, line numbers and quoted
 //! values that vary from one occurrence to the next. Each pattern's words
 //! are drawn from a generator seeded by its index, so a later "same
 //! pattern, other numbers" capture regenerates them.
 
-use std::path::Path;
 use std::time::Instant;
 
 use lore_proto::v1 as proto;
@@ -60,10 +59,11 @@ const FOLDERS: [&str; 24] = [
 ];
 const TASK_CATEGORIES: [&str; 5] = ["feature", "bugfix", "refactor", "migration", "test"];
 
-/// Lowercase words of the CoSQA questions: real English and programming
+/// Lowercase words of the retrieval corpus's queries (the first lines of
+/// the Python standard library's docstrings): real English and programming
 /// vocabulary for the constant parts of the messages and the task titles.
 pub fn vocabulary() -> Vec<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/retrieval/cosqa/queries.jsonl");
+    let path = lore_server::testing::corpus::folder().join("queries.jsonl");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
     let mut words: Vec<String> = text
         .lines()

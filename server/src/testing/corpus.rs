@@ -1,11 +1,13 @@
-//! The CoSQA corpus (tests/data/retrieval/cosqa) as knowledge entries for
-//! the benchmarks: real texts, every one embedded for real.
+//! The retrieval corpus (the Python standard library's functions, which the
+//! set-up builds in the cache: `scripts/build-retrieval-corpus.py`) as
+//! knowledge entries for the benchmarks: real texts, every one embedded for
+//! real.
 //!
 //! Entry i is function i mod N of the set (its first line the title, its
-//! code the body) with one of the set's real questions as summary, chosen
-//! so that no (function, question) pair repeats below 470,000 entries:
-//! 100,000 entries are 100,000 distinct texts with 100,000
-//! distinct vectors. Embedding them takes the local model about a quarter
+//! code the body) with one of the set's real queries (the first lines of
+//! docstrings) as summary, chosen so that no (function, question) pair
+//! repeats below N × 300 entries (2.5 million): 100,000 entries are
+//! 100,000 distinct texts with 100,000 distinct vectors. Embedding them takes the local model about a quarter
 //! of an hour on 2 cores, once: vectors are cached under
 //! `<cache>/bench/` by the hash of the text they are for, and a later run
 //! embeds only texts it has not seen.
@@ -34,10 +36,25 @@ pub struct Corpus {
     pub documents: Vec<String>,
     /// Real questions of the set.
     pub questions: Vec<String>,
+    /// How far each round over the functions shifts the questions: the
+    /// least shift that makes `documents + shift` prime to the number of
+    /// questions, so a function meets every question before any again.
+    shift: usize,
+}
+
+/// Where the set-up writes the corpus: `<cache>/data/retrieval/python-stdlib`.
+pub fn folder() -> PathBuf {
+    lore_pgtest::default_cache_dir().join("data/retrieval/python-stdlib")
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 pub fn read_jsonl_texts(path: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    let text = std::fs::read_to_string(path).unwrap_or_else(|error| {
+        panic!("{}: {error}; `make tools` builds it (python3 scripts/build-retrieval-corpus.py)", path.display())
+    });
     text.lines()
         .map(|line| {
             let value: serde_json::Value = serde_json::from_str(line).expect("JSON line");
@@ -47,12 +64,13 @@ pub fn read_jsonl_texts(path: &Path) -> Vec<String> {
 }
 
 impl Corpus {
+    /// The corpus in the cache, built by `make tools`.
     pub fn load() -> Self {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/retrieval/cosqa");
-        Self {
-            documents: read_jsonl_texts(&root.join("corpus.jsonl")),
-            questions: read_jsonl_texts(&root.join("queries.jsonl")),
-        }
+        let root = folder();
+        let documents = read_jsonl_texts(&root.join("corpus.jsonl"));
+        let questions = read_jsonl_texts(&root.join("queries.jsonl"));
+        let shift = (1..).find(|shift| gcd(documents.len() + shift, questions.len()) == 1).expect("some shift");
+        Self { documents, questions, shift }
     }
 
     pub fn title(&self, index: usize) -> String {
@@ -61,12 +79,11 @@ impl Corpus {
     }
 
     /// The question entry `index` carries: round r over the N functions
-    /// shifts by 37 r, so function f meets question (f + (N + 37) r) mod
-    /// 300, the same one again only after 300 / gcd(N + 37, 300) rounds
-    /// (N = 6,267: 75 rounds, 470,000 entries).
+    /// shifts by s r, so function f meets question (f + (N + s) r) mod Q,
+    /// the same one again only after Q rounds, N + s being prime to Q.
     pub fn question(&self, index: usize) -> &str {
         let round = index / self.documents.len();
-        &self.questions[(round * 37 + index) % self.questions.len()]
+        &self.questions[(round * self.shift + index) % self.questions.len()]
     }
 }
 
