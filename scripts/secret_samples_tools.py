@@ -122,7 +122,7 @@ def gpg_keys(work: Path, rng):
     home.mkdir(mode=0o700)
     env = {**os.environ, "GNUPGHOME": str(home)}
     for index in range(PER_KIND // 2):
-        uid = f"CI Signer {index} <ci{index}@example.internal>"
+        uid = f"CI Signer {index} <ci{index}@example.com>"
         run("gpg", "--batch", "--pinentry-mode", "loopback", "--passphrase", "", "--quick-gen-key", uid,
             "ed25519", "sign", "never", env=env)
         secret_block = run("gpg", "--armor", "--export-secret-keys", "--pinentry-mode", "loopback",

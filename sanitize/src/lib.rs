@@ -17,7 +17,9 @@
 //!   word that look random enough, in any form (`context.rs`); and long
 //!   random tokens
 //!   that are not digests or data (`entropy.rs`). Placeholders, references
-//!   and the names of secrets are spared (`placeholders.rs`). Only the
+//!   and the names of secrets are spared (`placeholders.rs`), and so is
+//!   public key material: certificates, public keys, signatures
+//!   (`public.rs`). Only the
 //!   secret part of a string is replaced, so `https://user:[REDACTED]@host/path`
 //!   keeps what helps debugging.
 //! - **Personal data** (`personal.rs`): card numbers (Luhn), IBANs
@@ -41,6 +43,7 @@ mod keys;
 mod patterns;
 mod personal;
 mod placeholders;
+mod public;
 mod redact;
 
 use std::borrow::Cow;

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::placeholders::{is_format_stand_in, is_reference, is_secret_name};
-use crate::{REDACTED, SanitizeConfig, assignments, catalog, context, entropy, patterns, personal};
+use crate::{REDACTED, SanitizeConfig, assignments, catalog, context, entropy, patterns, personal, public};
 
 /// Replaces every secret in `text`; returns the text and how many secrets
 /// were replaced.
@@ -40,6 +40,11 @@ pub(crate) fn secret_spans(text: &str, config: &SanitizeConfig) -> Vec<Range<usi
     assignments::find(text, &mut spans);
     context::find(text, &config.context, &mut spans);
     entropy::find(text, &mut spans);
+    // Public key material looks random and is made to be shared; a secret
+    // layer's find inside it is data (an e-mail address inside it is
+    // still personal data, found below).
+    let public = public::ranges(text);
+    spans.retain(|span| !public.iter().any(|range| range.start <= span.start && span.end <= range.end));
     personal::find(text, &config.personal, &mut spans);
     let markers: Vec<Range<usize>> =
         text.match_indices(REDACTED).map(|(start, marker)| start..start + marker.len()).collect();

@@ -39,7 +39,7 @@ impl Counts for Accuracy {
 /// The variable thresholds tried, the most cautious (fewest splits) first.
 const THRESHOLDS: std::ops::RangeInclusive<usize> = 2..=8;
 
-/// A set's name: the folder its file is in (`loghub2k/OpenSSH/…` is
+/// A set's name: the folder its file is in (`loghub/OpenSSH/…` is
 /// OpenSSH).
 fn set_name(path: &Path) -> String {
     path.parent()

@@ -168,32 +168,22 @@ impl Compiled {
 
     /// Each match of `text`: its span and the span of its secret.
     fn each_match(&self, text: &str, group: SecretGroup, mut found: impl FnMut(Range<usize>, Range<usize>)) {
+        // The three engines' captures share their shape, not a type.
+        macro_rules! each {
+            ($matches:expr) => {
+                for captures in $matches {
+                    let groups = (0..captures.len()).map(|index| captures.get(index).map(|group| group.range()));
+                    if let Some((whole, secret)) = pick(groups, group, |name| captures.name(name).map(|m| m.range())) {
+                        found(whole, secret);
+                    }
+                }
+            };
+        }
         match self {
-            Self::Bytes(regex) => {
-                for captures in regex.captures_iter(text.as_bytes()) {
-                    let groups = (0..captures.len()).map(|index| captures.get(index).map(|group| group.range()));
-                    if let Some((whole, secret)) = pick(groups, group, |name| captures.name(name).map(|m| m.range())) {
-                        found(whole, secret);
-                    }
-                }
-            }
-            Self::Text(regex) => {
-                for captures in regex.captures_iter(text) {
-                    let groups = (0..captures.len()).map(|index| captures.get(index).map(|group| group.range()));
-                    if let Some((whole, secret)) = pick(groups, group, |name| captures.name(name).map(|m| m.range())) {
-                        found(whole, secret);
-                    }
-                }
-            }
-            Self::Fancy(regex) => {
-                // A text past the backtracking limit yields no more matches.
-                for captures in regex.captures_iter(text).map_while(Result::ok) {
-                    let groups = (0..captures.len()).map(|index| captures.get(index).map(|group| group.range()));
-                    if let Some((whole, secret)) = pick(groups, group, |name| captures.name(name).map(|m| m.range())) {
-                        found(whole, secret);
-                    }
-                }
-            }
+            Self::Bytes(regex) => each!(regex.captures_iter(text.as_bytes())),
+            Self::Text(regex) => each!(regex.captures_iter(text)),
+            // A text past the backtracking limit yields no more matches.
+            Self::Fancy(regex) => each!(regex.captures_iter(text).map_while(Result::ok)),
         }
     }
 }
