@@ -35,9 +35,10 @@ impl Setting {
 
 /// The settings tried, from the most cautious (fewest redactions): fewer
 /// catalogs first, then the bits a value must show after a strong word and
-/// after a weak one, which asks for more. Running no catalog is not among
-/// them (the question is which catalog, and a source that no provider
-/// format of its own would choose none); it is shown beside them.
+/// after a weak one, which asks for more. Running no catalog is not a
+/// choice (the question is which catalog runs: on sources whose secrets
+/// the other layers catch as well, a tie would pick none); the table of
+/// catalogs shows what it gives beside them.
 fn settings() -> Vec<Setting> {
     let mut settings = Vec::new();
     for catalogs in Catalogs::CHOICES {
