@@ -141,8 +141,9 @@ fn find_in_line(text: &str, spans: &mut Vec<Range<usize>>) {
                 at = whole.end();
                 continue;
             };
-            let accepted =
-                SECRET_WORDS.is_match(key.as_str()) && is_secret_of(key.as_str(), value.as_str(), index == pair_reader);
+            let accepted = SECRET_WORDS.is_match(key.as_str())
+                && !(index == 0 && is_not_an_assignment(key.as_str(), value.as_str()))
+                && is_secret_of(key.as_str(), value.as_str(), index == pair_reader);
             if accepted {
                 spans.push(value.range());
                 at = whole.end();
@@ -162,6 +163,29 @@ fn find_in_line(text: &str, spans: &mut Vec<Range<usize>>) {
             spans.push(value.range());
         }
     }
+}
+
+/// What the `key: value` reader takes for an assignment and is not:
+/// - a path of names joined by `::` (Rust, C++, Ruby: `token::tests::x`),
+///   whose second colon starts the "value";
+/// - a position in a source file, `FILE:LINE[:COLUMN]` (the GNU Coding
+///   Standards' form of error messages, which compilers, linters and test
+///   runners print): a key that ends with a file extension
+///   (`tokenCart.js`), a value of line and column numbers (`79:3`).
+fn is_not_an_assignment(key: &str, value: &str) -> bool {
+    let path = value.starts_with(':');
+    let file = key.rsplit_once('.').is_some_and(|(name, extension)| {
+        !name.is_empty()
+            && (1..=5).contains(&extension.len())
+            && extension.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit())
+            && extension.bytes().next().is_some_and(|byte| byte.is_ascii_lowercase())
+    });
+    let position = !value.is_empty()
+        && value
+            .trim_end_matches(':')
+            .split(':')
+            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()));
+    path || (file && position)
 }
 
 /// Whether `value` is a secret under `key`: the stronger what the key
