@@ -108,7 +108,13 @@ impl Recognizers {
     /// What the call was, when a recognizer knows it.
     pub fn recognize(&self, input: &HookInput) -> Option<Typed> {
         match input.command() {
-            Some(command) if record::is_shell(&input.tool_name) => self.shell_command(command, &input.tool_output()),
+            Some(command) if record::is_shell(&input.tool_name) => {
+                let mut typed = self.shell_command(command, &input.tool_output())?;
+                if typed.action_type == "commit" && !typed.details.contains_key("sha") && !input.tool_failed() {
+                    head_commit(command, &input.cwd, &mut typed.details);
+                }
+                Some(typed)
+            }
             _ => {
                 let recognizer =
                     self.tool.iter().find(|tool| tool.tools.iter().any(|name| name == &input.tool_name))?;
@@ -153,6 +159,39 @@ impl Recognizers {
             }
         }
         Some(Typed { action_type: recognizer.action_type.clone(), details })
+    }
+}
+
+/// A commit that printed nothing (`git commit -q`) is read from the
+/// repository it was made in: HEAD's short sha, its subject and its
+/// branch, for what the output did not give. One `git log`, run only after
+/// a commit that succeeded; when it fails the commit keeps what it has.
+fn head_commit(command: &str, cwd: &str, details: &mut Map<String, Value>) {
+    static DIRECTORY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#"git\s+-C\s+(?:"([^"]+)"|'([^']+)'|(\S+))\s+commit\b"#).expect("the -C pattern compiles")
+    });
+    let mut directory = std::path::PathBuf::from(cwd);
+    if let Some(found) = DIRECTORY.captures(command) {
+        let given = found.get(1).or_else(|| found.get(2)).or_else(|| found.get(3)).map_or("", |m| m.as_str());
+        directory = directory.join(given);
+    }
+    let output = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&directory)
+        .args(["log", "-1", "--format=%h%x1f%s%x1f%D"])
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    let Some(output) = output.ok().filter(|output| output.status.success()) else { return };
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut fields = text.trim_end().splitn(3, '\u{1f}');
+    let (Some(sha), Some(subject)) = (fields.next(), fields.next()) else { return };
+    let branch = fields.next().and_then(|refs| refs.split(", ").find_map(|name| name.strip_prefix("HEAD -> ")));
+    details.insert("sha".into(), json!(sha));
+    details.entry("message").or_insert_with(|| json!(checks::cut(subject, MAX_DETAIL_CHARS)));
+    if let Some(branch) = branch {
+        details.entry("branch").or_insert_with(|| json!(branch));
     }
 }
 
@@ -352,6 +391,54 @@ mod tests {
     #[test]
     fn every_shipped_recognizer_is_valid() {
         Recognizers::checked(SHIPPED, "action_types.toml").unwrap();
+    }
+
+    #[test]
+    fn a_quiet_commit_is_read_from_the_repository_it_was_made_in() {
+        let repository = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let status = std::process::Command::new("git")
+                .arg("-C")
+                .arg(repository.path())
+                .args(["-c", "user.name=Agent", "-c", "user.email=agent@example.com"])
+                .args(args)
+                .status()
+                .unwrap();
+            assert!(status.success(), "git {args:?}");
+        };
+        git(&["init", "-q", "-b", "feature/SHOP-7-quiet"]);
+        std::fs::write(repository.path().join("a.txt"), "a").unwrap();
+        git(&["add", "a.txt"]);
+        git(&["commit", "-q", "-m", "Add a"]);
+        let head = std::process::Command::new("git")
+            .arg("-C")
+            .arg(repository.path())
+            .args(["rev-parse", "--short", "HEAD"])
+            .output()
+            .unwrap();
+        let head = String::from_utf8(head.stdout).unwrap().trim().to_owned();
+        let input = |command: &str, cwd: &std::path::Path| {
+            json!({"cwd": cwd, "tool_name": "Bash", "tool_input": {"command": command},
+                   "tool_response": {"stdout": "", "stderr": ""}})
+        };
+        let recognizers = Recognizers::shipped();
+        let quiet = input("git commit -q -m 'Add a'", repository.path());
+        let typed = recognizers.recognize(&serde_json::from_value(quiet).unwrap()).unwrap();
+        assert_eq!(typed.details["sha"], head.as_str());
+        assert_eq!(typed.details["message"], "Add a");
+        assert_eq!(typed.details["branch"], "feature/SHOP-7-quiet");
+        // `git -C <dir> commit` from elsewhere reads that repository.
+        let parent = repository.path().parent().unwrap();
+        let name = repository.path().file_name().unwrap().to_string_lossy();
+        let elsewhere = input(&format!("git -C {name} commit -q -m 'Add a'"), parent);
+        let typed = recognizers.recognize(&serde_json::from_value(elsewhere).unwrap()).unwrap();
+        assert_eq!(typed.details["sha"], head.as_str());
+        // A commit that failed is not read from HEAD: HEAD is the commit before.
+        let mut failed = input("git commit -q -m 'Nothing'", repository.path());
+        failed["hook_event_name"] = json!("PostToolUseFailure");
+        failed["error"] = json!("Exit code 1\nnothing to commit");
+        let typed = recognizers.recognize(&serde_json::from_value(failed).unwrap()).unwrap();
+        assert!(typed.details.get("sha").is_none(), "{:?}", typed.details);
     }
 
     #[test]
