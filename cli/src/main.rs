@@ -147,6 +147,11 @@ enum EvalCommand {
     /// Recall and false-quarantine rate of the injection screen, each
     /// source left out of the fit in turn (needs no server).
     Screening(commands::screening::Args),
+    /// Whether Lore would have warned real agent runs before a failure
+    /// earlier runs of the same repository hit: runs replayed in time
+    /// order, the setting chosen with each repository left out (needs no
+    /// server).
+    Replay(commands::replay::Args),
 }
 
 fn main() -> ExitCode {
@@ -163,6 +168,7 @@ fn main() -> ExitCode {
         Command::Hook(args) => lore_agent::hooks::run(args, address),
         Command::Init(args) => report(commands::init::run(args)),
         Command::Eval(EvalCommand::Screening(args)) => report(commands::screening::run(args)),
+        Command::Eval(EvalCommand::Replay(args)) => report(commands::replay::run(args)),
         Command::Eval(EvalCommand::Grouping(args)) if args.leave_one_out => {
             report(commands::grouping::leave_one_out(args))
         }
@@ -225,7 +231,7 @@ async fn run(cli: Cli, address: lore_agent::connection::LoreAddress) -> ExitCode
             Command::Qa(command) => commands::qa::run(channel, command).await,
             Command::Quarantine(command) => commands::quarantine::run(channel, command).await,
             Command::Injections(args) => commands::injections::run(channel, args).await,
-            Command::Eval(EvalCommand::Screening(_))
+            Command::Eval(EvalCommand::Screening(_) | EvalCommand::Replay(_))
             | Command::Sidecar(_)
             | Command::Mcp(_)
             | Command::Hook(_)

@@ -26,6 +26,7 @@ pub mod qa_switches;
 pub mod quarantine;
 pub mod redaction_samples;
 pub mod redaction_sources;
+pub mod replay;
 pub mod report;
 pub mod resume;
 pub mod retrieval;

@@ -1,0 +1,20 @@
+//! What Lore knows at the moment an agent is about to run a command.
+//!
+//! - [`shape`]: a shell command reduced to what repeats across sessions:
+//!   program, subcommand and flags, with paths and values masked, and the
+//!   kind of action it is (a test run, a build, an install...).
+//! - [`memory`]: over finished sessions, which failure each shape led to,
+//!   in how many sessions, and what later worked in the same session.
+//! - [`policy`]: commands that are never offered as "what worked", however
+//!   often they did.
+//!
+//! It is a leaf: the hook matches a pending call against a project's
+//! memory without the server, and `lore eval replay` replays real runs
+//! through the same code.
+
+pub mod memory;
+pub mod policy;
+pub mod shape;
+
+pub use memory::{Call, CallMemory, CallWarning, Outcome, Strength};
+pub use shape::{Kind, Shape};

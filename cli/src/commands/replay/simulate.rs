@@ -1,0 +1,237 @@
+//! One repository's runs replayed in time order under one [`Strength`].
+//!
+//! Lore learns a run when it has finished before the next one starts, from
+//! what a hook sees: each command, whether it exited non-zero, and the
+//! template of its output's last error line. At every command of a run it
+//! is asked what it would say with that call. The data set's labels judge
+//! what it said and never feed it: a warning stands for the failure label
+//! most often behind its template among the runs Lore learned, so grouping
+//! more coarsely cannot raise the figures.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use lore_calls::memory::tokens;
+use lore_calls::{Call, CallMemory, Outcome, Shape, Strength};
+use lore_grouping::template::Template;
+
+use super::runs::{Ended, Run};
+use crate::commands::leave_one_out::Counts;
+
+/// Briefed at the start by the naive baseline: the most frequent failures.
+const NAIVE_BRIEFING: usize = 3;
+
+/// What a replay counts; rates are computed from pooled counts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Figures {
+    pub runs: u64,
+    /// A run's failure that an earlier finished run of the repository hit
+    /// too, not the reported bug (once per run and label).
+    pub recurring: u64,
+    /// Recurring failures a call warning named before they happened.
+    pub covered: u64,
+    /// Covered failures whose warning said what later worked.
+    pub recovery_named: u64,
+    /// Warnings given at a call (once per run and warning).
+    pub warnings: u64,
+    /// Warnings followed by that very failure at that call.
+    pub followed: u64,
+    pub tokens: u64,
+    pub naive_covered: u64,
+    pub naive_briefed: u64,
+    /// Failures the naive briefing named that the run then hit.
+    pub naive_followed: u64,
+    pub naive_tokens: u64,
+}
+
+impl Counts for Figures {
+    fn add(&mut self, other: &Self) {
+        self.runs += other.runs;
+        self.recurring += other.recurring;
+        self.covered += other.covered;
+        self.recovery_named += other.recovery_named;
+        self.warnings += other.warnings;
+        self.followed += other.followed;
+        self.tokens += other.tokens;
+        self.naive_covered += other.naive_covered;
+        self.naive_briefed += other.naive_briefed;
+        self.naive_followed += other.naive_followed;
+        self.naive_tokens += other.naive_tokens;
+    }
+}
+
+fn rate(part: u64, whole: u64) -> f64 {
+    if whole == 0 { 0.0 } else { part as f64 / whole as f64 }
+}
+
+impl Figures {
+    pub fn coverage(&self) -> f64 {
+        rate(self.covered, self.recurring)
+    }
+    pub fn precision(&self) -> f64 {
+        rate(self.followed, self.warnings)
+    }
+    pub fn recovery_rate(&self) -> f64 {
+        rate(self.recovery_named, self.covered)
+    }
+    pub fn tokens_per_run(&self) -> f64 {
+        rate(self.tokens, self.runs)
+    }
+    pub fn naive_coverage(&self) -> f64 {
+        rate(self.naive_covered, self.recurring)
+    }
+    pub fn naive_precision(&self) -> f64 {
+        rate(self.naive_followed, self.naive_briefed)
+    }
+    pub fn naive_tokens_per_run(&self) -> f64 {
+        rate(self.naive_tokens, self.runs)
+    }
+    /// What a setting is chosen by: the harmonic mean of coverage and
+    /// precision, so neither silence nor noise wins.
+    pub fn f1(&self) -> f64 {
+        let (coverage, precision) = (self.coverage(), self.precision());
+        if coverage + precision == 0.0 { 0.0 } else { 2.0 * coverage * precision / (coverage + precision) }
+    }
+}
+
+/// One run's counts, for the chart of coverage as runs accumulate.
+#[derive(Debug, Clone, Copy)]
+pub struct RunPoint {
+    pub start: i64,
+    pub recurring: u64,
+    pub covered: u64,
+    pub naive_covered: u64,
+}
+
+/// Lore's name for a failed command's failure: the template of its
+/// output's last error line, as a capture would group it.
+pub fn failure_name(output: &str) -> String {
+    let lines = lore_agent::checks::error_lines(output);
+    lines.last().map(|line| Template::of(line).text()).unwrap_or_else(|| "(no output)".to_owned())
+}
+
+/// What Lore learns from a finished run, and which labels stand behind
+/// each failure name (for judging only).
+struct Learner {
+    memory: CallMemory,
+    labels: HashMap<String, BTreeMap<String, u32>>,
+    /// Earlier finished runs that hit each labelled failure.
+    runs_hit: BTreeMap<String, u32>,
+}
+
+impl Learner {
+    fn learn(&mut self, run: &Run, names: &[Option<String>]) {
+        let calls: Vec<Call> = run
+            .steps
+            .iter()
+            .zip(names)
+            .filter(|(step, _)| step.ended != Ended::NoCommand)
+            .map(|(step, name)| Call {
+                command: step.command.clone(),
+                outcome: name.clone().map_or(Outcome::Passed, Outcome::Failed),
+            })
+            .collect();
+        self.memory.learn(&calls);
+        let mut hit = HashSet::new();
+        for (step, name) in run.steps.iter().zip(names) {
+            if let (Some(name), Some(label)) = (name, step.label.failure()) {
+                *self.labels.entry(name.clone()).or_default().entry(label.to_owned()).or_default() += 1;
+            }
+            if let Some(label) = step.label.failure() {
+                hit.insert(label);
+            }
+        }
+        for label in hit {
+            *self.runs_hit.entry(label.to_owned()).or_default() += 1;
+        }
+    }
+
+    /// The label a failure name stands for: the most frequent behind it.
+    fn label_of(&self, name: &str) -> Option<&str> {
+        let labels = self.labels.get(name)?;
+        labels.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(label, _)| label.as_str())
+    }
+
+    /// The naive briefing: the failures most runs hit so far.
+    fn most_frequent(&self) -> Vec<&str> {
+        let mut ranked: Vec<(&String, &u32)> = self.runs_hit.iter().collect();
+        ranked.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        ranked.into_iter().take(NAIVE_BRIEFING).map(|(label, _)| label.as_str()).collect()
+    }
+}
+
+/// Each step's failure name (None when it passed), computed once per run.
+pub fn failure_names(run: &Run) -> Vec<Option<String>> {
+    run.steps
+        .iter()
+        .map(|step| {
+            let no_match = matches!(step.ended, Ended::Exit(code) if Shape::of(&step.command).is_no_match(code));
+            (step.ended.failed() && !no_match).then(|| failure_name(&step.output))
+        })
+        .collect()
+}
+
+/// Replays one repository's runs (any order) under `strength`.
+pub fn replay(
+    runs: &[&Run],
+    names: &HashMap<&str, Vec<Option<String>>>,
+    strength: Strength,
+) -> (Figures, Vec<RunPoint>) {
+    let mut by_start: Vec<&Run> = runs.to_vec();
+    by_start.sort_by(|a, b| (a.start, &a.id).cmp(&(b.start, &b.id)));
+    let mut by_end = by_start.clone();
+    by_end.sort_by(|a, b| (a.end, &a.id).cmp(&(b.end, &b.id)));
+    let mut finished = by_end.into_iter().peekable();
+    let mut learner = Learner { memory: CallMemory::new(), labels: HashMap::new(), runs_hit: BTreeMap::new() };
+    let mut figures = Figures::default();
+    let mut points = Vec::with_capacity(by_start.len());
+    for run in by_start {
+        // Only runs that finished before this one started may teach it.
+        while let Some(done) = finished.next_if(|done| done.end < run.start) {
+            learner.learn(done, &names[done.id.as_str()]);
+        }
+        let before = figures.clone();
+        figures.runs += 1;
+        let naive = learner.most_frequent();
+        figures.naive_briefed += naive.len() as u64;
+        figures.naive_tokens +=
+            naive.iter().map(|label| tokens(&format!("- Earlier runs failed with: {label}\n"))).sum::<usize>() as u64;
+        let mut given: HashSet<(String, String)> = HashSet::new();
+        let mut warned: HashMap<String, bool> = HashMap::new();
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut hit: HashSet<&str> = HashSet::new();
+        for step in run.steps.iter().filter(|step| step.ended != Ended::NoCommand) {
+            if let Some(warning) = learner.memory.warning(&step.command, strength)
+                && given.insert((warning.command.clone(), warning.failure.clone()))
+            {
+                figures.warnings += 1;
+                figures.tokens += tokens(&warning.text()) as u64;
+                if let Some(label) = learner.label_of(&warning.failure) {
+                    if step.label.failure() == Some(label) {
+                        figures.followed += 1;
+                    }
+                    let named = warned.entry(label.to_owned()).or_default();
+                    *named |= warning.recovery.is_some();
+                }
+            }
+            let Some(label) = step.label.failure() else { continue };
+            hit.insert(label);
+            if step.label.sig_in_task_text || !seen.insert(label) || !learner.runs_hit.contains_key(label) {
+                continue;
+            }
+            figures.recurring += 1;
+            if let Some(named) = warned.get(label) {
+                figures.covered += 1;
+                figures.recovery_named += u64::from(*named);
+            }
+            figures.naive_covered += u64::from(naive.contains(&label));
+        }
+        figures.naive_followed += naive.iter().filter(|label| hit.contains(*label)).count() as u64;
+        points.push(RunPoint {
+            start: run.start,
+            recurring: figures.recurring - before.recurring,
+            covered: figures.covered - before.covered,
+            naive_covered: figures.naive_covered - before.naive_covered,
+        });
+    }
+    (figures, points)
+}
