@@ -170,8 +170,8 @@ const ERROR_WORDS: &[&str] = &[
 ];
 
 /// A line that says something failed: one of [`ERROR_WORDS`], a word
-/// beginning `assert`, "not found", or a compiler's error code (`E0308`,
-/// `TS2345`). Read word by word rather than by a regex: compiling one
+/// beginning `assert`, an exception class, "not found", or a compiler's
+/// error code (`E0308`, `TS2345`). Read word by word rather than by a regex: compiling one
 /// costs a hook a millisecond.
 fn is_error_line(line: &str) -> bool {
     let is_word = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'_';
@@ -193,7 +193,16 @@ fn is_error_line(line: &str) -> bool {
             && digits.contains(&(word.len() - letters))
             && word[letters..].iter().all(u8::is_ascii_digit)
     };
+    // An exception class (ModuleNotFoundError, NullPointerException): the
+    // naming convention of Python, Java, JavaScript, C# and Ruby alike.
+    let exception_class = |word: &str| {
+        ["Error", "Exception"].iter().any(|suffix| word.len() > suffix.len() && word.ends_with(suffix))
+            && word.starts_with(|c: char| c.is_ascii_uppercase())
+    };
     words.iter().enumerate().any(|(at, &(from, to))| {
+        if exception_class(&line[from..to]) {
+            return true;
+        }
         let word = line[from..to].to_ascii_lowercase();
         let word = word.as_bytes();
         let not_found = word == b"not"
@@ -299,6 +308,12 @@ mod tests {
         );
         assert_eq!(error_lines("a\nb\nc\n"), vec!["a", "b", "c"]);
         assert!(error_lines("").is_empty());
+        let traceback =
+            "Traceback (most recent call last):\n  File \"x.py\", line 1\nModuleNotFoundError: No module named 'y'";
+        assert_eq!(error_lines(traceback).last().map(String::as_str), Some("ModuleNotFoundError: No module named 'y'"));
+        let java = "Exception in thread \"main\" java.lang.NullPointerException\n\tat Main.main(Main.java:3)";
+        assert_eq!(error_lines(java), vec!["Exception in thread \"main\" java.lang.NullPointerException"]);
+        assert_eq!(error_lines("Errors\nan Errorless run\nnothing"), vec!["Errors"]);
     }
 
     #[test]

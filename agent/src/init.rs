@@ -11,7 +11,7 @@
 //! `~/.codex/config.toml` (`$CODEX_HOME`), without which Codex reads no
 //! project configuration at all. For Gemini CLI it merges both into
 //! `.gemini/settings.json`, the hooks under Gemini's own event names
-//! (BeforeAgent, AfterTool, AfterAgent) with its timeouts in milliseconds,
+//! (BeforeAgent, BeforeTool, AfterTool, AfterAgent) with its timeouts in milliseconds,
 //! and trusts the folder in `~/.gemini/trustedFolders.json`, without which
 //! Gemini disables the folder's servers.
 //!
@@ -280,6 +280,7 @@ struct Setup {
 const CLAUDE_HOOKS: &[(&str, HookEvent, Option<&str>, u64)] = &[
     ("SessionStart", HookEvent::SessionStart, None, 10),
     ("UserPromptSubmit", HookEvent::UserPromptSubmit, None, 10),
+    ("PreToolUse", HookEvent::PreToolUse, Some("Bash"), 5),
     ("PostToolUse", HookEvent::PostToolUse, Some("*"), 5),
     ("PostToolUseFailure", HookEvent::PostToolUse, Some("*"), 5),
     ("Stop", HookEvent::Stop, None, 5),
@@ -292,6 +293,7 @@ const CLAUDE_HOOKS: &[(&str, HookEvent, Option<&str>, u64)] = &[
 const GEMINI_HOOKS: &[(&str, HookEvent, Option<&str>, u64)] = &[
     ("SessionStart", HookEvent::SessionStart, None, 10_000),
     ("BeforeAgent", HookEvent::UserPromptSubmit, None, 10_000),
+    ("BeforeTool", HookEvent::PreToolUse, Some("run_shell_command"), 5_000),
     ("AfterTool", HookEvent::PostToolUse, Some("*"), 5_000),
     ("AfterAgent", HookEvent::Stop, None, 5_000),
     ("SessionEnd", HookEvent::SessionEnd, None, 5_000),
@@ -307,6 +309,7 @@ const CODEX_MCP_ENV: &[&str] =
 const CODEX_HOOKS: &[(&str, HookEvent, Option<&str>, u64)] = &[
     ("SessionStart", HookEvent::SessionStart, None, 10),
     ("UserPromptSubmit", HookEvent::UserPromptSubmit, None, 10),
+    ("PreToolUse", HookEvent::PreToolUse, Some(".*"), 5),
     ("PostToolUse", HookEvent::PostToolUse, Some(".*"), 5),
     ("Stop", HookEvent::Stop, None, 5),
     ("SubagentStart", HookEvent::SubagentStart, None, 5),

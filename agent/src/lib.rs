@@ -28,6 +28,7 @@
 //!   merged into a repository's configuration.
 //! - [`error`]: the crate's error, as sentences.
 
+pub mod call_index;
 pub mod checks;
 pub mod codex_trust;
 pub mod connection;

@@ -14,6 +14,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use serde::{Deserialize, Serialize};
+
 use crate::policy;
 use crate::shape::{self, Shape};
 
@@ -51,7 +53,7 @@ impl Default for Strength {
     /// What `lore eval replay` chose on every repository of the real agent
     /// runs we develop on (docs/EVALUATION.md, "Warnings at the call").
     fn default() -> Self {
-        Self { min_sessions: 2, min_rate: 0.30 }
+        Self { min_sessions: 1, min_rate: 0.15 }
     }
 }
 
@@ -75,20 +77,21 @@ pub struct Recovery {
     pub sessions: u32,
 }
 
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 struct KeyStats {
     sessions: u32,
     failures: BTreeMap<String, FailureStats>,
 }
 
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 struct FailureStats {
     sessions: u32,
     recoveries: BTreeMap<String, u32>,
 }
 
-/// A project's finished sessions, as counts; see the module.
-#[derive(Debug, Default, Clone)]
+/// A project's finished sessions, as counts; see the module. It is kept
+/// on disk as JSON (the hook's local index).
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 pub struct CallMemory {
     keys: HashMap<String, KeyStats>,
     sessions: u32,
@@ -107,6 +110,13 @@ impl CallMemory {
     /// Sessions learned so far.
     pub fn sessions(&self) -> u32 {
         self.sessions
+    }
+
+    /// Only the keys that ever failed: a call no session saw fail can never
+    /// be warned of, so an index need not hold it.
+    pub fn pruned(mut self) -> Self {
+        self.keys.retain(|_, stats| !stats.failures.is_empty());
+        self
     }
 
     /// Learns one finished session's calls, in the order they ran.

@@ -67,6 +67,49 @@ fn timed_process(program: &std::path::Path, args: &[&str], stdin: &[u8], env: &[
     begin.elapsed().as_micros() as u64
 }
 
+/// Writes the project's call index into `state`: sessions that ran a mix of
+/// commands, some failing in several ways, one of them the wrong test
+/// runner followed by the right one. Returns the number of sessions.
+fn call_index(state: &std::path::Path) -> u32 {
+    use lore_calls::{Call, CallMemory, Outcome};
+    const SESSIONS: usize = 400;
+    let mut memory = CallMemory::new();
+    for session in 0..SESSIONS {
+        let mut calls = Vec::new();
+        for step in 0..30 {
+            let (command, failure) = match step % 6 {
+                0 => (format!("cat src/module_{}.py", session % 50), None),
+                1 => (format!("grep -rn symbol_{step} src"), None),
+                2 => (
+                    format!("python3 reproduce_{session}.py"),
+                    (session % 3 == 0).then(|| format!("NameError: name 'x{}' is not defined", session % 40)),
+                ),
+                3 => (format!("sed -i 's/a/b/' src/module_{}.py", session % 50), None),
+                4 => (
+                    format!("cargo build -p crate_{}", session % 20),
+                    (session % 5 == 0).then(|| format!("error[E0{}]: mismatched types", 300 + session % 30)),
+                ),
+                _ => ("git diff".to_owned(), None),
+            };
+            calls.push(Call { command, outcome: failure.map_or(Outcome::Passed, Outcome::Failed) });
+        }
+        calls.push(Call {
+            command: format!("pytest tests/test_{session}.py"),
+            outcome: Outcome::Failed("ModuleNotFoundError: No module named <*>".into()),
+        });
+        calls.push(Call { command: "./runtests.sh".to_owned(), outcome: Outcome::Passed });
+        memory.learn(&calls);
+    }
+    let index = lore_agent::call_index::CallIndex {
+        project: PROJECT.to_owned(),
+        refreshed_at: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs(),
+        refreshed_for: uuid::Uuid::nil(),
+        memory: memory.pruned(),
+    };
+    lore_agent::call_index::save(&lore_agent::call_index::path(state, PROJECT), &index).unwrap();
+    SESSIONS as u32
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     runtime.block_on(async {
@@ -132,6 +175,15 @@ fn main() {
             ("LORE_AGENT_ID", "bench-agent-offline".to_owned()),
             ("LORE_PROJECT", PROJECT.to_owned()),
         ];
+        // The call index the pre-tool-use hook answers from, as a session
+        // start would have written it in that offline state directory.
+        let call_sessions = call_index(outbox_state.path());
+        let warned_call = |round: usize| {
+            let session = format!("0193b1c2-0000-7000-a000-{round:012}");
+            input("PreToolUse", &session, json!({"tool_name": "Bash", "tool_input": {"command": "pytest tests/test_parse.py"}}))
+        };
+        let quiet_call = input("PreToolUse", working, json!({"tool_name": "Bash", "tool_input": {"command": "ls -la src"}}));
+        let (mut pre_warned, mut pre_quiet) = (histogram(), histogram());
         let before = std::env::var_os("LORE_BENCH_BEFORE").map(std::path::PathBuf::from);
         let before_state = tempfile::tempdir().unwrap();
         let before_env = [
@@ -175,6 +227,13 @@ fn main() {
             if round >= WARMUP {
                 offline.record(took).unwrap();
             }
+            // A new session each round: a warning is given once per session.
+            let warned_took = timed_process(&lore, &["hook", "pre-tool-use"], &warned_call(round), &lore_down);
+            let quiet_took = timed_process(&lore, &["hook", "pre-tool-use"], &quiet_call, &lore_down);
+            if round >= WARMUP {
+                pre_warned.record(warned_took).unwrap();
+                pre_quiet.record(quiet_took).unwrap();
+            }
             if let Some(before) = &before {
                 let read_took = timed_process(before, &["hook", "post-tool-use"], &read, &before_env);
                 let failing_took = timed_process(before, &["hook", "post-tool-use"], &failing, &before_env);
@@ -192,6 +251,9 @@ fn main() {
             row(name, histogram);
         }
         row("post-tool-use (a failing cargo test) with the sidecar and the server down: kept in the outbox", &offline);
+        let indexed = format!("an index of {call_sessions} sessions, the sidecar and the server down");
+        row(&format!("pre-tool-use, a call that failed before: warned ({indexed})"), &pre_warned);
+        row(&format!("pre-tool-use, a call that never failed: nothing said ({indexed})"), &pre_quiet);
         if before.is_some() {
             row("the earlier lore (LORE_BENCH_BEFORE): post-tool-use, a Read", &before_read);
             row("the earlier lore (LORE_BENCH_BEFORE): post-tool-use, a failing cargo test", &before_failing);

@@ -77,6 +77,20 @@ pub fn calc_repository(dir: &Path) {
     assert!(status.success());
 }
 
+/// The calc repository with a test runner of its own that passes
+/// (`./runtests.sh`), for runs where another runner fails first.
+pub fn calc_repository_with_runner(dir: &Path) {
+    calc_repository(dir);
+    let runner = dir.join("runtests.sh");
+    std::fs::write(&runner, "#!/bin/sh\necho 'all tests ran'\n").unwrap();
+    let status = std::process::Command::new("chmod").arg("+x").arg(&runner).status().unwrap();
+    assert!(status.success());
+}
+
+/// What Lore's warning at the call says worked, after one earlier session
+/// in which the wrong runner failed and `./runtests.sh` passed.
+pub const WHAT_WORKED: &str = "What later worked, in 1 of 1 sessions: `runtests.sh`";
+
 /// The title of the lesson [`CalcLore`] holds: what the calc repository's
 /// failing test is about.
 pub const CALC_LESSON: &str = "ZeroDivisionError in calc.divide when the divisor is zero";
@@ -125,6 +139,20 @@ impl CalcLore {
 
     /// A session's QA task results once `count` of them have arrived
     /// (within a minute), after checking the sidecar had none refused.
+    /// Whether `count` shell commands (actions with a command) reached the
+    /// server within a minute.
+    pub async fn shell_calls_recorded(&self, count: i64) -> bool {
+        eventually(|| async {
+            let counted: i64 = sqlx::query_scalar("SELECT count(*) FROM actions WHERE context->'input' ? 'command'")
+                .fetch_one(&self.database.pool)
+                .await
+                .unwrap();
+            (counted >= count).then_some(())
+        })
+        .await
+        .is_some()
+    }
+
     pub async fn task_results(&self, session: uuid::Uuid, count: usize) -> Option<Vec<(i32, bool, i32)>> {
         let pool = &self.database.pool;
         let results = eventually(|| async {

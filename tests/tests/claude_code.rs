@@ -584,3 +584,53 @@ async fn an_order_a_failing_check_printed_never_reaches_the_next_claude_session_
         assert!(!seen.to_string().to_lowercase().contains(phrase), "{phrase:?} is on the ledger page");
     }
 }
+
+const WRONG_RUNNER: &str = "python3 -m pytest_lore_absent test_calc.py";
+
+#[tokio::test]
+async fn a_call_that_failed_in_an_earlier_session_is_warned_of_with_that_very_call_naming_what_worked() {
+    let rig = Rig::start(|options| options, lore_e2e::calc_repository_with_runner).await;
+    // The earlier session: the wrong runner fails, the repository's own passes.
+    let earlier = ModelStub::start(vec![
+        vec![Block::tool("Bash", json!({"command": WRONG_RUNNER, "description": "Run the tests"}))],
+        vec![Block::tool("Bash", json!({"command": "./runtests.sh", "description": "Run the repository's runner"}))],
+        vec![Block::Text("The tests pass with the repository's runner.".into())],
+    ])
+    .await;
+    let first = run_claude(&rig, &earlier, "Run the tests").await;
+    let pool = &rig.database.pool;
+    let recorded = lore_e2e::eventually(|| async {
+        let counted: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM actions WHERE session_id = $1 AND context->'input' ? 'command'")
+                .bind(first)
+                .fetch_one(pool)
+                .await
+                .unwrap();
+        (counted >= 2).then_some(())
+    })
+    .await;
+    assert!(recorded.is_some(), "the earlier session's commands reach the server; hook log: {}", rig.hook_log());
+
+    // A fresh session: a command that never failed, then the one that did.
+    let fresh = ModelStub::start(vec![
+        vec![Block::tool("Bash", json!({"command": "ls", "description": "List the files"}))],
+        vec![Block::tool("Bash", json!({"command": WRONG_RUNNER, "description": "Run the tests"}))],
+        vec![Block::Text("Done.".into())],
+    ])
+    .await;
+    run_claude(&rig, &fresh, "Run the tests").await;
+    let requests = fresh.main_requests();
+    let hook_log = rig.hook_log();
+    assert!(requests.len() >= 3, "{} requests; hook log: {hook_log}", requests.len());
+    let after_ls = texts(&requests[1]);
+    assert!(
+        !after_ls.contains("earlier sessions of this project"),
+        "a call that never failed brings no Lore text: {after_ls}"
+    );
+    let after_runner = texts(&requests[2]);
+    assert!(
+        after_runner.contains("failed with this output") && after_runner.contains(lore_e2e::WHAT_WORKED),
+        "the request after the call carries Lore's warning; hook log: {hook_log}\n{after_runner}"
+    );
+    assert!(after_runner.contains("No module named"), "{after_runner}");
+}

@@ -53,6 +53,40 @@ fn codex_config(home: &Path, model: &ModelStub) {
 }
 
 /// Every text of a Responses API request's input.
+/// `lore init codex` in `repo`, for the user of `home`.
+fn lore_init_codex(home: &Path, repo: &Path, path: &str) -> std::process::Output {
+    clean(&lore_e2e::workspace_binary("lore"), home)
+        .args(["init", "codex", "--project", PROJECT])
+        .current_dir(repo)
+        .env("PATH", path)
+        .output()
+        .unwrap()
+}
+
+/// `codex exec --json PROMPT` in `repo`, its hooks pointed at `lore`.
+async fn codex_exec(
+    lore: &lore_e2e::CalcLore,
+    home: &Path,
+    repo: &Path,
+    state: &Path,
+    path: &str,
+    prompt: &str,
+) -> std::process::Output {
+    let mut command = clean(&lore_e2e::npm_binary("codex"), home);
+    command
+        .args(["exec", "--json", prompt])
+        .current_dir(repo)
+        .env("PATH", path)
+        .env("LORE_SIDECAR", lore.sidecar.endpoint())
+        .env("LORE_SERVER", lore.server.endpoint())
+        .env("LORE_STATE_DIR", state)
+        // Debug builds beside other tests: see claude_code.rs.
+        .env("LORE_HOOK_BUDGET_MS", "4000")
+        .env("LORE_CACHE_DIR", default_cache_dir())
+        .stdin(Stdio::null());
+    tokio::task::spawn_blocking(move || command.output()).await.unwrap().unwrap()
+}
+
 fn input_text(request: &Value) -> String {
     request["input"].to_string()
 }
@@ -60,7 +94,6 @@ fn input_text(request: &Value) -> String {
 #[tokio::test]
 async fn the_real_codex_cli_is_briefed_calls_lore_and_its_failing_check_is_captured() {
     let lore = lore_e2e::CalcLore::start().await;
-    let (server, sidecar) = (&lore.server, &lore.sidecar);
 
     let fixed =
         "def divide(a, b):\\n    if b == 0:\\n        raise ValueError(\\\"b is zero\\\")\\n    return a / b\\n";
@@ -93,18 +126,15 @@ async fn the_real_codex_cli_is_briefed_calls_lore_and_its_failing_check_is_captu
     std::fs::write(repo.join(".codex/hooks.json"), planted_hooks.to_string()).unwrap();
     // Set-up in one command: the project's server and hooks, and the
     // user's trust in both.
-    let init = clean(&lore_e2e::workspace_binary("lore"), &home)
-        .args(["init", "codex", "--project", PROJECT])
-        .current_dir(&repo)
-        .env("PATH", &path)
-        .output()
-        .unwrap();
+    let init = lore_init_codex(&home, &repo, &path);
     let said = String::from_utf8_lossy(&init.stdout).into_owned();
     assert!(init.status.success(), "{said}{}", String::from_utf8_lossy(&init.stderr));
     assert!(said.contains("Lore's hooks trusted for Codex"), "{said}");
     let user_config = std::fs::read_to_string(home.join(".codex/config.toml")).unwrap();
-    assert_eq!(user_config.matches("trusted_hash = \"sha256:").count(), 7, "{user_config}");
-    assert!(!user_config.contains(":pre_tool_use:"), "the planted hook is left to the user: {user_config}");
+    assert_eq!(user_config.matches("trusted_hash = \"sha256:").count(), 8, "{user_config}");
+    // The planted hook is the first PreToolUse group; Lore's own comes after it.
+    assert!(!user_config.contains(":pre_tool_use:0:"), "the planted hook is left to the user: {user_config}");
+    assert!(user_config.contains(":pre_tool_use:1:0\""), "Lore's pre-tool-use hook is trusted: {user_config}");
 
     let listed = clean(&lore_e2e::npm_binary("codex"), &home)
         .args(["mcp", "list"])
@@ -117,21 +147,7 @@ async fn the_real_codex_cli_is_briefed_calls_lore_and_its_failing_check_is_captu
         listed.lines().find(|line| line.starts_with("lore")).unwrap_or_else(|| panic!("codex mcp list: {listed}"));
     assert!(line.contains("mcp --project calc --agent codex") && line.contains("enabled"), "{line}");
 
-    let run = {
-        let mut command = clean(&lore_e2e::npm_binary("codex"), &home);
-        command
-            .args(["exec", "--json", "Fix the divide bug in calc.py"])
-            .current_dir(&repo)
-            .env("PATH", &path)
-            .env("LORE_SIDECAR", sidecar.endpoint())
-            .env("LORE_SERVER", server.endpoint())
-            .env("LORE_STATE_DIR", &state)
-            // Debug builds beside other tests: see claude_code.rs.
-            .env("LORE_HOOK_BUDGET_MS", "4000")
-            .env("LORE_CACHE_DIR", default_cache_dir())
-            .stdin(Stdio::null());
-        tokio::task::spawn_blocking(move || command.output()).await.unwrap().unwrap()
-    };
+    let run = codex_exec(&lore, &home, &repo, &state, &path, "Fix the divide bug in calc.py").await;
     let events = String::from_utf8_lossy(&run.stdout).into_owned();
     let hook_log = std::fs::read_to_string(state.join("hooks.log")).unwrap_or_default();
     assert!(run.status.success(), "codex exec failed: {events}\n{}", String::from_utf8_lossy(&run.stderr));
@@ -200,4 +216,62 @@ async fn the_real_codex_cli_is_briefed_calls_lore_and_its_failing_check_is_captu
     .await
     .unwrap();
     assert_eq!((supervisor.as_str(), check.as_str()), ("codex", "make test"));
+}
+
+const WRONG_RUNNER: &str = "python3 -m pytest_lore_absent test_calc.py";
+
+/// Earlier, the wrong runner failed and the repository's own passed; a
+/// fresh Codex session making the same call is told, with that call, what
+/// worked; a call that never failed brings no Lore text.
+#[tokio::test]
+async fn the_real_codex_cli_is_warned_at_the_call_naming_what_worked() {
+    let lore = lore_e2e::CalcLore::start().await;
+    let work = tempfile::tempdir().unwrap();
+    let (home, repo, state): (PathBuf, PathBuf, PathBuf) =
+        (work.path().join("home"), work.path().join("calc"), work.path().join("state"));
+    std::fs::create_dir_all(&repo).unwrap();
+    lore_e2e::calc_repository_with_runner(&repo);
+    let path = path_with_codex();
+    let earlier = ModelStub::start(vec![
+        vec![Block::tool("exec_command", json!({"cmd": WRONG_RUNNER}))],
+        vec![Block::tool("exec_command", json!({"cmd": "./runtests.sh"}))],
+        vec![Block::Text("The repository's runner passes.".into())],
+    ])
+    .await;
+    // The user's config names the model and trusts Lore's hooks: `lore
+    // init` after each new model, since a config written anew trusts nothing.
+    let configure = |model: &ModelStub| {
+        codex_config(&home, model);
+        let init = lore_init_codex(&home, &repo, &path);
+        assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
+    };
+    configure(&earlier);
+    let run = codex_exec(&lore, &home, &repo, &state, &path, "Run the tests").await;
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let hook_log = || std::fs::read_to_string(state.join("hooks.log")).unwrap_or_default();
+    assert!(lore.shell_calls_recorded(2).await, "the earlier commands reach the server; hook log: {}", hook_log());
+
+    let fresh = ModelStub::start(vec![
+        vec![Block::tool("exec_command", json!({"cmd": "ls"}))],
+        vec![Block::tool("exec_command", json!({"cmd": WRONG_RUNNER}))],
+        vec![Block::Text("Done.".into())],
+    ])
+    .await;
+    configure(&fresh);
+    let run = codex_exec(&lore, &home, &repo, &state, &path, "Run the tests").await;
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let requests = fresh.main_requests();
+    assert!(requests.len() >= 3, "{} requests; hook log: {}", requests.len(), hook_log());
+    let after_ls = input_text(&requests[1]);
+    assert!(!after_ls.contains("earlier sessions of this project"), "a call that never failed: {after_ls}");
+    let after_runner = input_text(&requests[2]);
+    assert!(
+        after_runner.contains(lore_e2e::WHAT_WORKED) && after_runner.contains("No module named"),
+        "the request after the call carries Lore's warning; hook log: {}; call index: {:?}\n{after_runner}",
+        hook_log(),
+        std::fs::read_dir(state.join("calls")).map(|dir| dir
+            .flatten()
+            .map(|entry| std::fs::read_to_string(entry.path()).unwrap_or_default())
+            .collect::<Vec<_>>())
+    );
 }

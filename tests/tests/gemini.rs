@@ -34,6 +34,52 @@ fn git_init(dir: &Path) {
     assert!(status.success());
 }
 
+/// Gemini CLI headless (`-p PROMPT`) in `repo` against `model`, its hooks
+/// pointed at `lore`.
+async fn run_gemini(
+    lore: &lore_e2e::CalcLore,
+    home: &Path,
+    repo: &Path,
+    state: &Path,
+    model: &ModelStub,
+    prompt: &str,
+) -> std::process::Output {
+    let mut command = Command::new(gemini_binary());
+    clean(&mut command)
+        // A model named: the default routes each prompt through a
+        // classifier call first.
+        .args(["-m", "gemini-2.5-flash", "--yolo", "--output-format", "json", "-p", prompt])
+        .current_dir(repo)
+        .env("HOME", home)
+        .env("GEMINI_API_KEY", "stand-in")
+        .env("GOOGLE_GEMINI_BASE_URL", model.base_url())
+        .env("LORE_SIDECAR", lore.sidecar.endpoint())
+        .env("LORE_SERVER", lore.server.endpoint())
+        .env("LORE_STATE_DIR", state)
+        // Debug builds beside other tests: see claude_code.rs.
+        .env("LORE_HOOK_BUDGET_MS", "4000")
+        .env("LORE_CACHE_DIR", lore_e2e::default_cache_dir())
+        .stdin(Stdio::null());
+    tokio::task::spawn_blocking(move || command.output()).await.unwrap().unwrap()
+}
+
+/// A home whose user chose API-key sign-in once, and a repository set up
+/// with `lore init gemini`.
+fn gemini_repository(home: &Path, repo: &Path, make_repository: fn(&Path)) {
+    std::fs::create_dir_all(home.join(".gemini")).unwrap();
+    std::fs::create_dir_all(repo).unwrap();
+    make_repository(repo);
+    std::fs::write(home.join(".gemini/settings.json"), r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#)
+        .unwrap();
+    let init = clean(&mut Command::new(lore_e2e::workspace_binary("lore")))
+        .args(["init", "gemini", "--project", "calc"])
+        .current_dir(repo)
+        .env("HOME", home)
+        .output()
+        .unwrap();
+    assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
+}
+
 #[test]
 fn the_real_gemini_cli_lists_lores_server_after_lore_init_gemini() {
     let (home, repo) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -132,25 +178,11 @@ async fn geminis_own_hook_input_becomes_typed_actions_a_failure_and_its_fix() {
 /// passing run; Lore's MCP tools are offered and `briefing` is called.
 #[tokio::test]
 async fn the_real_gemini_cli_runs_headless_against_a_stand_in_and_its_hooks_and_tools_reach_lore() {
-    const PROJECT: &str = "calc";
     let lore = lore_e2e::CalcLore::start().await;
-    let (server, sidecar) = (&lore.server, &lore.sidecar);
 
     let work = tempfile::tempdir().unwrap();
     let (home, repo, state) = (work.path().join("home"), work.path().join("calc"), work.path().join("state"));
-    std::fs::create_dir_all(home.join(".gemini")).unwrap();
-    std::fs::create_dir_all(&repo).unwrap();
-    lore_e2e::calc_repository(&repo);
-    // The user chose API-key sign-in once; the key goes in the environment.
-    std::fs::write(home.join(".gemini/settings.json"), r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#)
-        .unwrap();
-    let init = clean(&mut Command::new(lore_e2e::workspace_binary("lore")))
-        .args(["init", "gemini", "--project", PROJECT])
-        .current_dir(&repo)
-        .env("HOME", &home)
-        .output()
-        .unwrap();
-    assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
+    gemini_repository(&home, &repo, lore_e2e::calc_repository);
 
     let calc = repo.join("calc.py").display().to_string();
     let model = ModelStub::start(vec![
@@ -166,33 +198,7 @@ async fn the_real_gemini_cli_runs_headless_against_a_stand_in_and_its_hooks_and_
         vec![Block::Text("Fixed: divide raises ValueError when b is zero.".into())],
     ])
     .await;
-    let run = {
-        let mut command = Command::new(gemini_binary());
-        clean(&mut command)
-            // A model named: the default routes each prompt through a
-            // classifier call first.
-            .args([
-                "-m",
-                "gemini-2.5-flash",
-                "--yolo",
-                "--output-format",
-                "json",
-                "-p",
-                "Fix the divide bug in calc.py",
-            ])
-            .current_dir(&repo)
-            .env("HOME", &home)
-            .env("GEMINI_API_KEY", "stand-in")
-            .env("GOOGLE_GEMINI_BASE_URL", model.base_url())
-            .env("LORE_SIDECAR", sidecar.endpoint())
-            .env("LORE_SERVER", server.endpoint())
-            .env("LORE_STATE_DIR", &state)
-            // Debug builds beside other tests: see claude_code.rs.
-            .env("LORE_HOOK_BUDGET_MS", "4000")
-            .env("LORE_CACHE_DIR", lore_e2e::default_cache_dir())
-            .stdin(Stdio::null());
-        tokio::task::spawn_blocking(move || command.output()).await.unwrap().unwrap()
-    };
+    let run = run_gemini(&lore, &home, &repo, &state, &model, "Fix the divide bug in calc.py").await;
     let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
     let hook_log = std::fs::read_to_string(state.join("hooks.log")).unwrap_or_default();
     assert!(run.status.success(), "gemini failed: {stdout}\n{}", String::from_utf8_lossy(&run.stderr));
@@ -232,4 +238,53 @@ async fn the_real_gemini_cli_runs_headless_against_a_stand_in_and_its_hooks_and_
     }
     let fix = lore_e2e::session_fix(pool, session).await;
     assert_eq!(fix, Some(("success".to_owned(), vec!["calc.py".to_owned()])), "hook log: {hook_log}");
+}
+
+const WRONG_RUNNER: &str = "python3 -m pytest_lore_absent test_calc.py";
+
+/// Earlier, the wrong runner failed and the repository's own passed. A
+/// fresh Gemini session making the same call is told by a deny whose reason
+/// is the warning (BeforeTool has no other way to reach the model), once.
+#[tokio::test]
+async fn the_real_gemini_cli_is_warned_at_the_call_naming_what_worked() {
+    let lore = lore_e2e::CalcLore::start().await;
+    let work = tempfile::tempdir().unwrap();
+    let (home, repo, state) = (work.path().join("home"), work.path().join("calc"), work.path().join("state"));
+    gemini_repository(&home, &repo, lore_e2e::calc_repository_with_runner);
+    let shell = |command: &str| Block::tool("run_shell_command", json!({"command": command, "description": "Run it"}));
+    let earlier = ModelStub::start(vec![
+        vec![shell(WRONG_RUNNER)],
+        vec![shell("./runtests.sh")],
+        vec![Block::Text("The repository's runner passes.".into())],
+    ])
+    .await;
+    let run = run_gemini(&lore, &home, &repo, &state, &earlier, "Run the tests").await;
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let hook_log = || std::fs::read_to_string(state.join("hooks.log")).unwrap_or_default();
+    assert!(lore.shell_calls_recorded(2).await, "the earlier commands reach the server; hook log: {}", hook_log());
+
+    let fresh = ModelStub::start(vec![
+        vec![shell("ls")],
+        vec![shell(WRONG_RUNNER)],
+        vec![shell(WRONG_RUNNER)],
+        vec![Block::Text("Done.".into())],
+    ])
+    .await;
+    let run = run_gemini(&lore, &home, &repo, &state, &fresh, "Run the tests").await;
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let requests = fresh.main_requests();
+    assert!(requests.len() >= 4, "{} requests; hook log: {}", requests.len(), hook_log());
+    let after_ls = requests[1]["contents"].to_string();
+    assert!(!after_ls.contains("earlier sessions of this project"), "a call that never failed: {after_ls}");
+    let after_runner = requests[2]["contents"].to_string();
+    assert!(
+        after_runner.contains(lore_e2e::WHAT_WORKED) && after_runner.contains("No module named"),
+        "the request after the call carries Lore's warning; hook log: {}\n{after_runner}",
+        hook_log()
+    );
+    // Told once: the same call again runs, and fails as it did before.
+    let again = requests[3]["contents"].to_string();
+    let last_answer = &again[again.rfind("functionResponse").unwrap_or(0)..];
+    assert!(!last_answer.contains("What later worked"), "{last_answer}");
+    assert!(last_answer.contains("No module named pytest_lore_absent"), "{last_answer}");
 }

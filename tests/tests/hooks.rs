@@ -81,6 +81,7 @@ fn every_hook_exits_0_and_prints_nothing_with_the_sidecar_and_the_server_down() 
     let events = [
         ("session-start", input("SessionStart", json!({"source": "startup"}))),
         ("user-prompt-submit", input("UserPromptSubmit", json!({"prompt": "fix the bug"}))),
+        ("pre-tool-use", input("PreToolUse", json!({"tool_name": "Bash", "tool_input": {"command": "pytest"}}))),
         (
             "post-tool-use",
             input(

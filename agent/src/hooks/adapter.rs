@@ -63,6 +63,7 @@ fn gemini(input: &mut HookInput) {
             .filter(|error| !error.is_null())
             .map(|error| error.get("message").and_then(Value::as_str).map_or_else(|| error.to_string(), str::to_owned));
         let exit_code = exit_code_in(&output);
+        let output = if input.command().is_some() { printed_by_shell(&output) } else { output };
         let mut normalized = json!({ "output": output });
         if let Some(code) = exit_code {
             normalized["exit_code"] = json!(code);
@@ -94,6 +95,31 @@ fn text_of(content: Option<&Value>) -> Option<String> {
     }
 }
 
+/// What a command printed, out of the report Gemini's shell tool makes of
+/// it: without the `<untrusted_context>` wrapper (0.6x), the `Command:` and
+/// `Directory:` lines before `Output:`, and the status lines after it
+/// (`Exit Code:`, `Process Group PGID:`...), which would otherwise stand as
+/// the last line of every failure.
+fn printed_by_shell(report: &str) -> String {
+    const STATUS: &[&str] =
+        &["Error: ", "Exit Code:", "Signal:", "Background PIDs:", "Process Group PGID:", "</untrusted_context>"];
+    let mut printed: Vec<&str> = Vec::new();
+    let mut in_output = !report.lines().any(|line| line.starts_with("Output:"));
+    for line in report.lines() {
+        if let Some(first) = line.strip_prefix("Output:") {
+            in_output = true;
+            printed.push(first.trim_start());
+        } else if STATUS.iter().any(|status| line.starts_with(status)) || line.starts_with("<untrusted_context>") {
+            if !printed.is_empty() || line.starts_with("</") {
+                in_output = false;
+            }
+        } else if in_output {
+            printed.push(line);
+        }
+    }
+    printed.join("\n")
+}
+
 /// `Exit Code: 2` as Gemini's shell tool writes it in its output.
 fn exit_code_in(output: &str) -> Option<i64> {
     output.lines().find_map(|line| line.trim().strip_prefix("Exit Code:")?.trim().parse().ok())
@@ -123,6 +149,16 @@ mod tests {
         .unwrap();
         assert!(!passed.tool_failed());
         assert_eq!(passed.exit_code(), Some(0));
+        assert_eq!(passed.tool_output(), "test result: ok");
+        // Gemini 0.6x wraps the report.
+        let wrapped = read(
+            AgentKind::Gemini,
+            br#"{"session_id":"g-1","hook_event_name":"AfterTool","tool_name":"run_shell_command","tool_input":{"command":"python3 x.py"},
+                 "tool_response":{"llmContent":"<untrusted_context>\nOutput: Traceback (most recent call last):\nNameError: name 'y' is not defined\nExit Code: 1\nProcess Group PGID: 42\n</untrusted_context>"}}"#,
+        )
+        .unwrap();
+        assert_eq!(wrapped.exit_code(), Some(1));
+        assert_eq!(wrapped.tool_output(), "Traceback (most recent call last):\nNameError: name 'y' is not defined");
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! `lore hook <event>`: the commands Claude Code and Codex run at session
-//! start, at every prompt, after every tool call and at the end. Each reads
+//! `lore hook <event>`: the commands Claude Code, Codex and Gemini CLI run
+//! at session start, at every prompt, before and after every tool call and
+//! at the end. Each reads
 //! the agent's JSON on stdin, speaks to Lore, and answers in the agent's
 //! format: a briefing as `additionalContext` at session start and at each
 //! prompt, nothing otherwise.
@@ -13,7 +14,12 @@
 //!   instructions (see [`crate::instructions`]; `LORE_INSTRUCTIONS=off`
 //!   leaves the file alone).
 //! - **user-prompt-submit**: a briefing for what was asked, leaving out
-//!   what this session was already given.
+//!   what this session was already given. Session start and, when it is
+//!   due, the prompt also refresh the project's call index (see
+//!   [`crate::call_index`]).
+//! - **pre-tool-use** (Gemini's BeforeTool): the warning that comes with a
+//!   shell call that failed in earlier sessions, and what worked after,
+//!   answered from the call index alone (see [`pre_tool_use`]).
 //! - **post-tool-use** (also Claude Code's PostToolUseFailure): the tool
 //!   call as an action, typed by what it was (see [`typed`]), with the
 //!   session's issue and epic. A shell command that runs a check
@@ -40,6 +46,7 @@
 
 pub mod adapter;
 pub mod input;
+mod pre_tool_use;
 pub mod record;
 mod staleness;
 pub mod state;
@@ -72,6 +79,7 @@ use state::{LockedState, OpenCheck};
 pub enum HookEvent {
     SessionStart,
     UserPromptSubmit,
+    PreToolUse,
     PostToolUse,
     Stop,
     SessionEnd,
@@ -80,9 +88,10 @@ pub enum HookEvent {
 }
 
 impl HookEvent {
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::SessionStart,
         Self::UserPromptSubmit,
+        Self::PreToolUse,
         Self::PostToolUse,
         Self::Stop,
         Self::SessionEnd,
@@ -97,7 +106,7 @@ impl HookEvent {
         Duration::from_millis(match self {
             Self::SessionStart => 2000,
             Self::UserPromptSubmit => 1500,
-            Self::PostToolUse => 100,
+            Self::PreToolUse | Self::PostToolUse => 100,
             Self::Stop | Self::SessionEnd | Self::SubagentStart | Self::SubagentStop => 500,
         })
     }
@@ -107,6 +116,7 @@ impl HookEvent {
         match self {
             Self::SessionStart => "SessionStart",
             Self::UserPromptSubmit => "UserPromptSubmit",
+            Self::PreToolUse => "PreToolUse",
             Self::PostToolUse => "PostToolUse",
             Self::Stop => "Stop",
             Self::SessionEnd => "SessionEnd",
@@ -120,6 +130,7 @@ impl HookEvent {
         match self {
             Self::SessionStart => "session-start",
             Self::UserPromptSubmit => "user-prompt-submit",
+            Self::PreToolUse => "pre-tool-use",
             Self::PostToolUse => "post-tool-use",
             Self::Stop => "stop",
             Self::SessionEnd => "session-end",
@@ -147,7 +158,7 @@ pub struct HookArgs {
     #[arg(long, env = "LORE_SIDECAR", default_value = crate::connection::DEFAULT_SIDECAR)]
     pub sidecar: String,
     /// Time budget in ms (defaults: session-start 2000, user-prompt-submit
-    /// 1500, post-tool-use 100, stop and session-end 500).
+    /// 1500, pre-tool-use and post-tool-use 100, stop and session-end 500).
     #[arg(long, env = "LORE_HOOK_BUDGET_MS")]
     pub budget_ms: Option<u64>,
     /// A regex over shell commands that marks one more check (repeatable;
@@ -276,6 +287,11 @@ async fn handle(
         if input.cwd.is_empty() { std::env::current_dir().unwrap_or_default() } else { PathBuf::from(&input.cwd) };
     let identity = Identity::resolve(args.project.as_deref(), args.agent_id.as_deref(), args.agent, &dir);
     let session_id = lore_session_id(args.agent, &agent_session);
+    // Before every tool call: a local file answers, Lore is not asked.
+    if args.event == HookEvent::PreToolUse {
+        let state_dir = crate::home::state_dir();
+        return Ok(pre_tool_use::answer(args.agent, &identity.project, session_id, &input, &state_dir));
+    }
     // A sidecar that is not running refuses at once; one that hangs must
     // leave time for the server.
     let connection = match address.connect((budget / 3).min(Duration::from_millis(500)), "hook").await {
@@ -330,6 +346,7 @@ async fn handle(
     match args.event {
         HookEvent::SessionStart => hook.session_start(&input).await,
         HookEvent::UserPromptSubmit => hook.user_prompt_submit(&input).await,
+        HookEvent::PreToolUse => Ok(None), // answered above, offline
         HookEvent::PostToolUse => hook.post_tool_use(&input).await.map(|()| None),
         HookEvent::Stop => hook.stop(&input).await.map(|()| None),
         HookEvent::SessionEnd => hook.session_end(&input).await.map(|()| None),
@@ -468,7 +485,11 @@ impl Hook<'_> {
             ..requests::brief(&self.identity, self.session_id, task)
         };
         let mut agent = connection.agent();
-        let (briefing, ()) = tokio::join!(agent.brief(request), self.sync_instructions(connection));
+        let (briefing, (), ()) = tokio::join!(
+            agent.brief(request),
+            self.sync_instructions(connection),
+            self.refresh_calls(connection, true)
+        );
         Ok(context_answer(self.args.agent, HookEvent::SessionStart, &briefing?.into_inner().markdown))
     }
 
@@ -550,8 +571,32 @@ impl Hook<'_> {
             missing_files,
             ..requests::brief(&self.identity, self.session_id, task)
         };
-        let briefing = connection.agent().brief(request).await?.into_inner();
-        Ok(context_answer(self.args.agent, HookEvent::UserPromptSubmit, &briefing.markdown))
+        let mut agent = connection.agent();
+        let (briefing, ()) = tokio::join!(agent.brief(request), self.refresh_calls(connection, false));
+        Ok(context_answer(self.args.agent, HookEvent::UserPromptSubmit, &briefing?.into_inner().markdown))
+    }
+
+    /// Refreshes the project's call index, which `pre-tool-use` answers
+    /// from: always at session start, later only when this session has not
+    /// or it is stale. What goes wrong is logged; the old index stays.
+    async fn refresh_calls(&self, connection: &Connection, always: bool) {
+        let project = &self.identity.project;
+        let path = crate::call_index::path(&crate::home::state_dir(), project);
+        if !always && crate::call_index::load(&path, project).is_some_and(|index| !index.needs_refresh(self.session_id))
+        {
+            return;
+        }
+        // A quarter of what is left stays for answering the agent.
+        let deadline = Instant::now() + self.deadline.saturating_duration_since(Instant::now()) * 3 / 4;
+        let message = match crate::call_index::refresh(connection, project, self.session_id, deadline).await {
+            Ok(index) => match tokio::task::spawn_blocking(move || crate::call_index::save(&path, &index)).await {
+                Ok(Ok(())) => return,
+                Ok(Err(error)) => format!("cannot write the call index: {error}"),
+                Err(error) => format!("writing the call index stopped: {error}"),
+            },
+            Err(error) => format!("the call index was not refreshed: {error}"),
+        };
+        self.log.write(self.args.event, Some(self.session_id), &message);
     }
 
     async fn post_tool_use(&self, input: &HookInput) -> Result<(), AgentError> {

@@ -116,3 +116,13 @@ fn wilson_matches_published_values() {
     assert_eq!(wilson_lower(0, 10), 0.0);
     assert_eq!(wilson_lower(0, 0), 0.0);
 }
+
+#[test]
+fn a_pruned_memory_read_back_warns_alike() {
+    let memory = memory_of(4);
+    let text = serde_json::to_string(&memory.clone().pruned()).expect("serializes");
+    assert!(!text.contains("cat README"), "a call that never failed is not kept: {text}");
+    let read: CallMemory = serde_json::from_str(&text).expect("reads back");
+    assert_eq!(read.warning("pytest x", Strength::default()), memory.warning("pytest x", Strength::default()));
+    assert_eq!(read.sessions(), 4);
+}

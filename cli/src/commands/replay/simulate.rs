@@ -12,7 +12,6 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use lore_calls::memory::tokens;
 use lore_calls::{Call, CallMemory, Outcome, Shape, Strength};
-use lore_grouping::template::Template;
 
 use super::runs::{Ended, Run};
 use crate::commands::leave_one_out::Counts;
@@ -102,13 +101,6 @@ pub struct RunPoint {
     pub naive_covered: u64,
 }
 
-/// Lore's name for a failed command's failure: the template of its
-/// output's last error line, as a capture would group it.
-pub fn failure_name(output: &str) -> String {
-    let lines = lore_agent::checks::error_lines(output);
-    lines.last().map(|line| Template::of(line).text()).unwrap_or_else(|| "(no output)".to_owned())
-}
-
 /// What Lore learns from a finished run, and which labels stand behind
 /// each failure name (for judging only).
 struct Learner {
@@ -165,7 +157,7 @@ pub fn failure_names(run: &Run) -> Vec<Option<String>> {
         .iter()
         .map(|step| {
             let no_match = matches!(step.ended, Ended::Exit(code) if Shape::of(&step.command).is_no_match(code));
-            (step.ended.failed() && !no_match).then(|| failure_name(&step.output))
+            (step.ended.failed() && !no_match).then(|| lore_agent::call_index::failure_name(&step.output))
         })
         .collect()
 }

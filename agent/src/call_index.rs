@@ -1,0 +1,187 @@
+//! The project's call index on this machine: what earlier sessions' shell
+//! commands failed with and what worked after (a [`CallMemory`]), so the
+//! `pre-tool-use` hook answers from a file and never waits on the network.
+//!
+//! The hooks that already talk to Lore refresh it: session start always,
+//! and a prompt when its session has not refreshed it yet or it is older
+//! than [`STALE_AFTER`]. A refresh reads
+//! the project's latest shell actions from the audit log (SearchActions),
+//! newest first, groups them by session and learns each session except the
+//! one running. Commands and failures the injection screen holds are left
+//! out, so nothing an attacker printed into a tool's output reaches another
+//! agent through a warning.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::time::Instant;
+
+use lore_calls::{Call, CallMemory, Outcome};
+use lore_grouping::template::Template;
+use lore_proto::v1 as proto;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::AgentError;
+use crate::checks;
+use crate::connection::Connection;
+
+/// An index older than this is refreshed by the next prompt.
+pub const STALE_AFTER: Duration = Duration::from_secs(5 * 60);
+/// Actions read per refresh, newest first: enough for dozens of sessions,
+/// few enough to read within a hook's budget.
+const MAX_ACTIONS: usize = 2_000;
+const PAGE_SIZE: u32 = 500;
+
+/// The index file's content.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CallIndex {
+    pub project: String,
+    /// Unix seconds of the refresh.
+    pub refreshed_at: u64,
+    /// The session whose hook refreshed it.
+    #[serde(default)]
+    pub refreshed_for: Uuid,
+    pub memory: CallMemory,
+}
+
+impl CallIndex {
+    /// Whether `session` should refresh it: the session has not yet (an
+    /// agent may start a session without a SessionStart hook, as `codex
+    /// exec` does), or it is older than [`STALE_AFTER`].
+    pub fn needs_refresh(&self, session: Uuid) -> bool {
+        self.refreshed_for != session || now().saturating_sub(self.refreshed_at) >= STALE_AFTER.as_secs()
+    }
+}
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs())
+}
+
+/// Where a project's index lives in the state directory.
+pub fn path(state_dir: &Path, project: &str) -> PathBuf {
+    let name = blake3::hash(project.as_bytes()).to_hex();
+    state_dir.join("calls").join(format!("{}.json", &name[..16]))
+}
+
+/// The index, when there is a readable one for `project`.
+pub fn load(path: &Path, project: &str) -> Option<CallIndex> {
+    let bytes = std::fs::read(path).ok()?;
+    serde_json::from_slice::<CallIndex>(&bytes).ok().filter(|index| index.project == project)
+}
+
+/// Writes the index whole or not at all: a hook reading it meanwhile sees
+/// the old one.
+pub fn save(path: &Path, index: &CallIndex) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    serde_json::to_writer(&mut file, index)?;
+    file.persist(path).map_err(|error| error.error)?;
+    Ok(())
+}
+
+/// Lore's name for a failed command's failure: the template of the last
+/// line of its error that reads as an error, as a capture groups it.
+pub fn failure_name(error: &str) -> String {
+    let lines = checks::error_lines(error);
+    lines.last().map(|line| Template::of(line).text()).unwrap_or_else(|| "(no output)".to_owned())
+}
+
+/// One session's shell calls, oldest first, as the memory learns them;
+/// a call the screen holds is left out.
+fn calls_of(mut actions: Vec<proto::Action>) -> Vec<Call> {
+    actions.sort_by(|a, b| {
+        let at = |action: &proto::Action| action.occurred_at.as_ref().map(|at| (at.seconds, at.nanos));
+        at(a).cmp(&at(b)).then_with(|| a.action_id.cmp(&b.action_id))
+    });
+    let screen = lore_screen::Screen::shipped();
+    actions
+        .iter()
+        .filter_map(|action| {
+            let context = lore_proto::json::struct_to_json(action.context.as_ref()?);
+            let command = context.get("input")?.get("command")?.as_str()?.to_owned();
+            let outcome = if action.outcome == proto::Outcome::Failure as i32 {
+                Outcome::Failed(failure_name(&action.error))
+            } else {
+                Outcome::Passed
+            };
+            let failure = match &outcome {
+                Outcome::Failed(name) => name.as_str(),
+                Outcome::Passed => "",
+            };
+            (!screen.check(&command).held && !screen.check(failure).held).then_some(Call { command, outcome })
+        })
+        .collect()
+}
+
+/// Learns the project's latest sessions, except `running`, from the audit
+/// log; stops reading at `deadline` and learns what it has.
+pub async fn refresh(
+    connection: &Connection,
+    project: &str,
+    running: Uuid,
+    deadline: Instant,
+) -> Result<CallIndex, AgentError> {
+    let mut client = connection.actions();
+    let mut actions: Vec<proto::Action> = Vec::new();
+    let mut cursor = String::new();
+    while actions.len() < MAX_ACTIONS && Instant::now() < deadline {
+        let request = proto::SearchActionsRequest {
+            project: project.to_owned(),
+            page: Some(proto::PageRequest { page_size: PAGE_SIZE, cursor: cursor.clone() }),
+            ..Default::default()
+        };
+        let page = client.search_actions(request).await?.into_inner();
+        actions.extend(page.actions);
+        if page.next_cursor.is_empty() {
+            break;
+        }
+        cursor = page.next_cursor;
+    }
+    let mut sessions: std::collections::BTreeMap<String, Vec<proto::Action>> = Default::default();
+    for action in actions {
+        if action.session_id != running.to_string() {
+            sessions.entry(action.session_id.clone()).or_default().push(action);
+        }
+    }
+    let mut memory = CallMemory::new();
+    for (_, session) in sessions {
+        let calls = calls_of(session);
+        if !calls.is_empty() {
+            memory.learn(&calls);
+        }
+    }
+    Ok(CallIndex { project: project.to_owned(), refreshed_at: now(), refreshed_for: running, memory: memory.pruned() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_is_named_by_the_template_of_its_last_error_line() {
+        let error = "Exit code 1\nTraceback (most recent call last):\n  File \"x.py\", line 3\nModuleNotFoundError: No module named 'pytest'";
+        assert_eq!(failure_name(error), "ModuleNotFoundError: No module named <*>");
+        assert_eq!(failure_name(""), "(no output)");
+    }
+
+    #[test]
+    fn an_index_is_read_back_for_its_project_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = path(dir.path(), "acme");
+        let mut memory = CallMemory::new();
+        memory.learn(&[Call { command: "make".into(), outcome: Outcome::Failed("error".into()) }]);
+        let session = Uuid::now_v7();
+        let index = CallIndex { project: "acme".into(), refreshed_at: now(), refreshed_for: session, memory };
+        save(&file, &index).expect("saved");
+        assert!(load(&file, "acme").is_some_and(|index| !index.needs_refresh(session)));
+        assert!(
+            load(&file, "acme").is_some_and(|index| index.needs_refresh(Uuid::now_v7())),
+            "another session refreshes it"
+        );
+        assert!(load(&file, "other").is_none());
+        std::fs::write(&file, "{not json").expect("write");
+        assert!(load(&file, "acme").is_none(), "a broken index is no index");
+    }
+}
