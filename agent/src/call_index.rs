@@ -4,7 +4,9 @@
 //!
 //! The hooks that already talk to Lore refresh it: session start always,
 //! and a prompt when its session has not refreshed it yet or it is older
-//! than [`STALE_AFTER`]. A refresh reads
+//! than [`STALE_AFTER`]. A pre-tool-use hook that finds it missing or
+//! stale starts `lore hook refresh-calls` in the background and answers
+//! from what it has. A refresh reads
 //! the project's latest shell actions from the audit log (SearchActions),
 //! newest first, groups them by session and learns each session except the
 //! one running. Commands and failures the injection screen holds are left
@@ -26,8 +28,11 @@ use crate::AgentError;
 use crate::checks;
 use crate::connection::Connection;
 
-/// An index older than this is refreshed by the next prompt.
+/// An index older than this is refreshed by the next prompt, or in the
+/// background by the next pre-tool-use.
 pub const STALE_AFTER: Duration = Duration::from_secs(5 * 60);
+/// At most one background refresh is started per project in this long.
+const REFRESH_EVERY: Duration = Duration::from_secs(60);
 /// Actions read per refresh, newest first: enough for dozens of sessions,
 /// few enough to read within a hook's budget.
 const MAX_ACTIONS: usize = 2_000;
@@ -62,6 +67,30 @@ fn now() -> u64 {
 pub fn path(state_dir: &Path, project: &str) -> PathBuf {
     let name = blake3::hash(project.as_bytes()).to_hex();
     state_dir.join("calls").join(format!("{}.json", &name[..16]))
+}
+
+/// Whether a background refresh of `project`'s index is due: the index is
+/// missing or stale, and no refresh was started within [`REFRESH_EVERY`].
+/// A due refresh is claimed by this call (its marker file is touched), so
+/// parallel hooks start one between them, not one each.
+pub fn claim_background_refresh(state_dir: &Path, project: &str) -> bool {
+    let index = path(state_dir, project);
+    let older_than = |file: &Path, age: Duration| {
+        std::fs::metadata(file)
+            .and_then(|metadata| metadata.modified())
+            .map_or(true, |modified| modified.elapsed().unwrap_or_default() >= age)
+    };
+    if !older_than(&index, STALE_AFTER) {
+        return false;
+    }
+    let marker = index.with_extension("refresh");
+    if !older_than(&marker, REFRESH_EVERY) {
+        return false;
+    }
+    // Claimed by whoever creates the fresh marker; a stale one goes first.
+    let _ = std::fs::remove_file(&marker);
+    marker.parent().is_some_and(|dir| std::fs::create_dir_all(dir).is_ok())
+        && std::fs::OpenOptions::new().write(true).create_new(true).open(&marker).is_ok()
 }
 
 /// The index, when there is a readable one for `project`.
@@ -164,6 +193,21 @@ mod tests {
         let error = "Exit code 1\nTraceback (most recent call last):\n  File \"x.py\", line 3\nModuleNotFoundError: No module named 'pytest'";
         assert_eq!(failure_name(error), "ModuleNotFoundError: No module named <*>");
         assert_eq!(failure_name(""), "(no output)");
+    }
+
+    #[test]
+    fn a_background_refresh_is_claimed_once_while_the_index_is_missing_or_stale() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert!(claim_background_refresh(dir.path(), "acme"), "no index: due");
+        assert!(!claim_background_refresh(dir.path(), "acme"), "claimed already");
+        let index = CallIndex {
+            project: "acme".into(),
+            refreshed_at: now(),
+            refreshed_for: Uuid::nil(),
+            memory: CallMemory::new(),
+        };
+        save(&path(dir.path(), "other"), &CallIndex { project: "other".into(), ..index.clone() }).expect("saved");
+        assert!(!claim_background_refresh(dir.path(), "other"), "a fresh index is not refreshed");
     }
 
     #[test]

@@ -211,7 +211,8 @@ impl Segment {
         ];
         const BUILDS: &[&str] = &["build", "check", "compile", "package"];
         const INSTALLS: &[&str] = &["add", "ci", "get", "i", "install", "sync"];
-        if TESTS.contains(&tool) || tool.contains("test") || sub == "test" || sub == "nextest" {
+        // `npx vitest`, `pnpm exec jest`: the subcommand is the tool.
+        if [tool, sub].iter().any(|name| TESTS.contains(name) || name.contains("test")) {
             Kind::Test
         } else if LINTS.contains(&tool) || LINTS.contains(&sub) || sub == "lint" {
             Kind::Lint

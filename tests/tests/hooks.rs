@@ -483,3 +483,59 @@ async fn with_lore_down_the_hooks_keep_their_writes_and_the_next_hook_sends_them
             .unwrap();
     assert_eq!(results, vec![(false,), (true,)], "the task failed QA, then passed: not a first-time pass");
 }
+
+/// A pre-tool-use hook never waits on Lore: with no call index it says
+/// nothing and starts a refresh in the background, after which the same
+/// call in another session gets its warning from the index alone.
+#[tokio::test]
+async fn a_missing_call_index_is_refreshed_in_the_background_and_then_warns() {
+    let database = TestDatabase::new().await.unwrap();
+    let server = ServerProcess::start(ServerOptions::with_database(&database.url)).await.unwrap();
+    let (state, repo) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let cwd = repo.path().display().to_string();
+    let event = |session: &str, name: &str, extra: Value| {
+        let mut input = json!({"session_id": session, "cwd": cwd, "hook_event_name": name});
+        input.as_object_mut().unwrap().extend(extra.as_object().cloned().unwrap_or_default());
+        input.to_string().into_bytes()
+    };
+    let run = |name: &str, stdin: Vec<u8>| {
+        let (output, _) = hook(name, &[], &stdin, state.path(), "off", &server.endpoint());
+        assert!(output.status.success(), "{name}: {output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    // An earlier session, recorded by its post-tool-use hooks alone.
+    let earlier = Uuid::now_v7().to_string();
+    run(
+        "post-tool-use",
+        event(
+            &earlier,
+            "PostToolUseFailure",
+            json!({"tool_name": "Bash", "tool_input": {"command": "npm test"},
+                   "error": "Exit code 1\nnpm error Missing script: \"test\""}),
+        ),
+    );
+    run(
+        "post-tool-use",
+        event(
+            &earlier,
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": "npx vitest run"},
+                   "tool_response": {"stdout": "Tests 4 passed", "stderr": "", "exit_code": 0}}),
+        ),
+    );
+    let call = |session: &str| {
+        event(session, "PreToolUse", json!({"tool_name": "Bash", "tool_input": {"command": "npm test"}}))
+    };
+    assert_eq!(run("pre-tool-use", call(&Uuid::now_v7().to_string())), "", "no index yet: nothing, at once");
+    let warned = lore_e2e::eventually(|| async {
+        let answer = run("pre-tool-use", call(&Uuid::now_v7().to_string()));
+        (!answer.is_empty()).then_some(answer)
+    })
+    .await;
+    let log = log(state.path());
+    let answer: Value =
+        serde_json::from_str(&warned.unwrap_or_else(|| panic!("never warned; hook log: {log}"))).unwrap();
+    let context = answer["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(context.contains("`npm test` failed") && context.contains("Missing script"), "{context}");
+    assert!(context.contains("What later worked, in 1 of 1 sessions: `npx vitest <arg>`"), "{context}");
+}

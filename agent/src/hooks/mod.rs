@@ -20,6 +20,8 @@
 //! - **pre-tool-use** (Gemini's BeforeTool): the warning that comes with a
 //!   shell call that failed in earlier sessions, and what worked after,
 //!   answered from the call index alone (see [`pre_tool_use`]).
+//! - **refresh-calls**: no agent's event; what a pre-tool-use hook starts in
+//!   the background when the call index is missing or stale.
 //! - **post-tool-use** (also Claude Code's PostToolUseFailure): the tool
 //!   call as an action, typed by what it was (see [`typed`]), with the
 //!   session's issue and epic. A shell command that runs a check
@@ -85,6 +87,9 @@ pub enum HookEvent {
     SessionEnd,
     SubagentStart,
     SubagentStop,
+    /// Not an agent's event: the background refresh of the call index a
+    /// pre-tool-use hook starts when the index is stale.
+    RefreshCalls,
 }
 
 impl HookEvent {
@@ -108,6 +113,7 @@ impl HookEvent {
             Self::UserPromptSubmit => 1500,
             Self::PreToolUse | Self::PostToolUse => 100,
             Self::Stop | Self::SessionEnd | Self::SubagentStart | Self::SubagentStop => 500,
+            Self::RefreshCalls => 5000,
         })
     }
 
@@ -122,6 +128,7 @@ impl HookEvent {
             Self::SessionEnd => "SessionEnd",
             Self::SubagentStart => "SubagentStart",
             Self::SubagentStop => "SubagentStop",
+            Self::RefreshCalls => "RefreshCalls",
         }
     }
 
@@ -136,6 +143,7 @@ impl HookEvent {
             Self::SessionEnd => "session-end",
             Self::SubagentStart => "subagent-start",
             Self::SubagentStop => "subagent-stop",
+            Self::RefreshCalls => "refresh-calls",
         }
     }
 }
@@ -290,7 +298,13 @@ async fn handle(
     // Before every tool call: a local file answers, Lore is not asked.
     if args.event == HookEvent::PreToolUse {
         let state_dir = crate::home::state_dir();
-        return Ok(pre_tool_use::answer(args.agent, &identity.project, session_id, &input, &state_dir));
+        let answer = pre_tool_use::answer(args.agent, &identity.project, session_id, &input, &state_dir);
+        if crate::call_index::claim_background_refresh(&state_dir, &identity.project)
+            && let Err(error) = refresh_in_background(args, &identity.project, &agent_session, &dir)
+        {
+            log.write(args.event, Some(session_id), &format!("cannot start a refresh of the call index: {error}"));
+        }
+        return Ok(answer);
     }
     // A sidecar that is not running refuses at once; one that hangs must
     // leave time for the server.
@@ -347,12 +361,38 @@ async fn handle(
         HookEvent::SessionStart => hook.session_start(&input).await,
         HookEvent::UserPromptSubmit => hook.user_prompt_submit(&input).await,
         HookEvent::PreToolUse => Ok(None), // answered above, offline
+        HookEvent::RefreshCalls => {
+            if let Some(connection) = &hook.connection {
+                hook.refresh_calls(connection, true).await;
+            }
+            Ok(None)
+        }
         HookEvent::PostToolUse => hook.post_tool_use(&input).await.map(|()| None),
         HookEvent::Stop => hook.stop(&input).await.map(|()| None),
         HookEvent::SessionEnd => hook.session_end(&input).await.map(|()| None),
         HookEvent::SubagentStart => hook.subagent_start(&input).await.map(|()| None),
         HookEvent::SubagentStop => hook.subagent_stop(&input).await.map(|()| None),
     }
+}
+
+/// Starts `lore hook refresh-calls` for the project and leaves it running:
+/// the pre-tool-use hook that starts it answers the agent at once.
+fn refresh_in_background(args: &HookArgs, project: &str, agent_session: &str, dir: &Path) -> std::io::Result<()> {
+    let input = json!({ "session_id": agent_session, "cwd": dir, "hook_event_name": "RefreshCalls" }).to_string();
+    let mut child = std::process::Command::new(std::env::current_exe()?)
+        .args(["hook", HookEvent::RefreshCalls.arg_name(), "--project", project, "--agent", args.agent.as_str()])
+        .args(["--sidecar", &args.sidecar, "--budget-ms", "5000"])
+        .env_remove("LORE_HOOK_BUDGET_MS")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(input.as_bytes())?;
+    }
+    // Not waited for: it outlives this hook, and init reaps it.
+    drop(child);
+    Ok(())
 }
 
 struct Hook<'a> {

@@ -60,6 +60,8 @@ fn kinds_are_what_the_command_does() {
     assert_eq!(kind("python -m pytest"), Some(Kind::Test));
     assert_eq!(kind("cargo test"), Some(Kind::Test));
     assert_eq!(kind("npm run test"), Some(Kind::Test));
+    assert_eq!(kind("npx vitest run"), Some(Kind::Test));
+    assert_eq!(kind("npx eslint ."), Some(Kind::Lint));
     assert_eq!(kind("cargo build --release"), Some(Kind::Build));
     assert_eq!(kind("make"), Some(Kind::Build));
     assert_eq!(kind("pip install -e ."), Some(Kind::Install));
