@@ -667,6 +667,10 @@ impl Hook<'_> {
         if !failed {
             context["response"] = record::response_summary(input);
         }
+        // Kept for the call index: exit 1 of a grep found nothing.
+        if let Some(code) = input.exit_code().filter(|_| input.command().is_some()) {
+            context["exit_code"] = json!(code);
+        }
         if let Some((name, _)) = &check {
             context["check"] = json!(name);
         }

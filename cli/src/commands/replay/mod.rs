@@ -75,8 +75,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if repos.is_empty() {
         anyhow::bail!("{} holds no runs", args.runs.display());
     }
-    let names: HashMap<&str, Vec<Option<String>>> =
-        all.iter().map(|run| (run.id.as_str(), simulate::failure_names(run))).collect();
+    let calls: HashMap<&str, Vec<Option<lore_calls::Call>>> =
+        all.iter().map(|run| (run.id.as_str(), simulate::calls_of(run))).collect();
     let settings = match (args.min_sessions, args.min_rate) {
         (Some(min_sessions), Some(min_rate)) => vec![Strength { min_sessions, min_rate }],
         _ => settings(),
@@ -93,7 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .iter()
             .map(|strength| {
                 bar.inc(1);
-                simulate::replay(runs, &names, *strength)
+                simulate::replay(runs, &calls, *strength)
             })
             .unzip();
         figures.push(row);

@@ -1,8 +1,10 @@
 //! One repository's runs replayed in time order under one [`Strength`].
 //!
 //! Lore learns a run when it has finished before the next one starts, from
-//! what a hook sees: each command, whether it exited non-zero, and the
-//! template of its output's last error line. At every command of a run it
+//! what a hook sees and as the hook's call index learns it
+//! (`lore_agent::call_index::call_of`): each command, whether it exited
+//! non-zero (exit 1 of a query found nothing), the template of its
+//! output's last error line, and nothing the injection screen holds. At every command of a run it
 //! is asked what it would say with that call. The data set's labels judge
 //! what it said and never feed it: a warning stands for the failure label
 //! most often behind its template among the runs Lore learned, so grouping
@@ -10,8 +12,9 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use lore_agent::call_index;
 use lore_calls::memory::tokens;
-use lore_calls::{Call, CallMemory, Outcome, Shape, Strength};
+use lore_calls::{Call, CallMemory, Outcome, Strength};
 
 use super::runs::{Ended, Run};
 use crate::commands::leave_one_out::Counts;
@@ -111,21 +114,12 @@ struct Learner {
 }
 
 impl Learner {
-    fn learn(&mut self, run: &Run, names: &[Option<String>]) {
-        let calls: Vec<Call> = run
-            .steps
-            .iter()
-            .zip(names)
-            .filter(|(step, _)| step.ended != Ended::NoCommand)
-            .map(|(step, name)| Call {
-                command: step.command.clone(),
-                outcome: name.clone().map_or(Outcome::Passed, Outcome::Failed),
-            })
-            .collect();
-        self.memory.learn(&calls);
+    fn learn(&mut self, run: &Run, calls: &[Option<Call>]) {
+        let learned: Vec<Call> = calls.iter().flatten().cloned().collect();
+        self.memory.learn(&learned);
         let mut hit = HashSet::new();
-        for (step, name) in run.steps.iter().zip(names) {
-            if let (Some(name), Some(label)) = (name, step.label.failure()) {
+        for (step, call) in run.steps.iter().zip(calls) {
+            if let (Some(Call { outcome: Outcome::Failed(name), .. }), Some(label)) = (call, step.label.failure()) {
                 *self.labels.entry(name.clone()).or_default().entry(label.to_owned()).or_default() += 1;
             }
             if let Some(label) = step.label.failure() {
@@ -151,23 +145,25 @@ impl Learner {
     }
 }
 
-/// Each step's failure name (None when it passed), computed once per run.
-pub fn failure_names(run: &Run) -> Vec<Option<String>> {
+/// Each step as the hook's call index learns it (`None`: no command, or
+/// held by the screen), computed once per run.
+pub fn calls_of(run: &Run) -> Vec<Option<Call>> {
     run.steps
         .iter()
         .map(|step| {
-            let no_match = matches!(step.ended, Ended::Exit(code) if Shape::of(&step.command).is_no_match(code));
-            (step.ended.failed() && !no_match).then(|| lore_agent::call_index::failure_name(&step.output))
+            let exit_code = match step.ended {
+                Ended::Exit(code) => Some(code),
+                Ended::Timeout | Ended::NoCommand => None,
+            };
+            (step.ended != Ended::NoCommand)
+                .then(|| call_index::call_of(&step.command, step.ended.failed(), exit_code, &step.output))
+                .flatten()
         })
         .collect()
 }
 
 /// Replays one repository's runs (any order) under `strength`.
-pub fn replay(
-    runs: &[&Run],
-    names: &HashMap<&str, Vec<Option<String>>>,
-    strength: Strength,
-) -> (Figures, Vec<RunPoint>) {
+pub fn replay(runs: &[&Run], calls: &HashMap<&str, Vec<Option<Call>>>, strength: Strength) -> (Figures, Vec<RunPoint>) {
     let mut by_start: Vec<&Run> = runs.to_vec();
     by_start.sort_by(|a, b| (a.start, &a.id).cmp(&(b.start, &b.id)));
     let mut by_end = by_start.clone();
@@ -179,7 +175,7 @@ pub fn replay(
     for run in by_start {
         // Only runs that finished before this one started may teach it.
         while let Some(done) = finished.next_if(|done| done.end < run.start) {
-            learner.learn(done, &names[done.id.as_str()]);
+            learner.learn(done, &calls[done.id.as_str()]);
         }
         let before = figures.clone();
         figures.runs += 1;

@@ -47,10 +47,10 @@ fn repository(dir: &Path) -> Vec<Run> {
 }
 
 fn replay(runs: &[Run], strength: Strength) -> Figures {
-    let names: HashMap<&str, Vec<Option<String>>> =
-        runs.iter().map(|run| (run.id.as_str(), simulate::failure_names(run))).collect();
+    let calls: HashMap<&str, Vec<Option<lore_calls::Call>>> =
+        runs.iter().map(|run| (run.id.as_str(), simulate::calls_of(run))).collect();
     let refs: Vec<&Run> = runs.iter().collect();
-    simulate::replay(&refs, &names, strength).0
+    simulate::replay(&refs, &calls, strength).0
 }
 
 #[test]
