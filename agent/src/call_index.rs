@@ -138,7 +138,7 @@ fn exit_code_of(context: &serde_json::Value, error: &str) -> Option<i64> {
     context
         .get("exit_code")
         .and_then(serde_json::Value::as_i64)
-        .or_else(|| error.lines().next()?.trim().strip_prefix("Exit code ")?.trim().parse().ok())
+        .or_else(|| crate::hooks::input::exit_code_in_error(error).map(i64::from))
 }
 
 /// One session's shell calls, oldest first, as the memory learns them.

@@ -99,13 +99,7 @@ impl HookInput {
     /// The exit code of a failed command: Claude Code writes it as the
     /// first line of the error ("Exit code 3"); other agents as a field.
     pub fn exit_code(&self) -> Option<i32> {
-        if let Some(code) = self
-            .error
-            .as_deref()
-            .and_then(|error| error.lines().next())
-            .and_then(|line| line.trim().strip_prefix("Exit code "))
-            .and_then(|code| code.trim().parse().ok())
-        {
+        if let Some(code) = self.error.as_deref().and_then(exit_code_in_error) {
             return Some(code);
         }
         ["exit_code", "exitCode", "returncode"]
@@ -153,6 +147,12 @@ impl HookInput {
             _ => None,
         }
     }
+}
+
+/// The exit code Claude Code writes as the first line of a failed
+/// command's error ("Exit code 3").
+pub fn exit_code_in_error(error: &str) -> Option<i32> {
+    error.lines().next()?.trim().strip_prefix("Exit code ")?.trim().parse().ok()
 }
 
 #[cfg(test)]
