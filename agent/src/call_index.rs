@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::time::Instant;
 
-use lore_calls::{Call, CallMemory, Outcome, Shape};
+use lore_calls::{Call, CallMemory, Guard, Outcome, Shape};
 use lore_grouping::template::Template;
 use lore_proto::v1 as proto;
 use serde::{Deserialize, Serialize};
@@ -48,6 +48,9 @@ pub struct CallIndex {
     #[serde(default)]
     pub refreshed_for: Uuid,
     pub memory: CallMemory,
+    /// The project's guards while they are on; none while they are off.
+    #[serde(default)]
+    pub guards: Vec<Guard>,
 }
 
 impl CallIndex {
@@ -56,6 +59,15 @@ impl CallIndex {
     /// exec` does), or it is older than [`STALE_AFTER`].
     pub fn needs_refresh(&self, session: Uuid) -> bool {
         self.refreshed_for != session || now().saturating_sub(self.refreshed_at) >= STALE_AFTER.as_secs()
+    }
+
+    /// The guard that refuses a call of `command`, if one does.
+    pub fn guard(&self, command: &str) -> Option<&Guard> {
+        if self.guards.is_empty() {
+            return None;
+        }
+        let call = Shape::of(command);
+        self.guards.iter().find(|guard| guard.holds_shape(&call))
     }
 }
 
@@ -166,6 +178,35 @@ pub async fn refresh(
     running: Uuid,
     deadline: Instant,
 ) -> Result<CallIndex, AgentError> {
+    let (actions, guards) = tokio::join!(latest_actions(connection, project, deadline), guards(connection, project));
+    let mut sessions: std::collections::BTreeMap<String, Vec<proto::Action>> = Default::default();
+    for action in actions? {
+        if action.session_id != running.to_string() {
+            sessions.entry(action.session_id.clone()).or_default().push(action);
+        }
+    }
+    let mut memory = CallMemory::new();
+    for (_, session) in sessions {
+        let calls = calls_of(session);
+        if !calls.is_empty() {
+            memory.learn(&calls);
+        }
+    }
+    Ok(CallIndex {
+        project: project.to_owned(),
+        refreshed_at: now(),
+        refreshed_for: running,
+        memory: memory.pruned(),
+        guards: guards?,
+    })
+}
+
+/// The project's latest actions, newest first, read until `deadline`.
+async fn latest_actions(
+    connection: &Connection,
+    project: &str,
+    deadline: Instant,
+) -> Result<Vec<proto::Action>, AgentError> {
     let mut client = connection.actions();
     let mut actions: Vec<proto::Action> = Vec::new();
     let mut cursor = String::new();
@@ -182,20 +223,31 @@ pub async fn refresh(
         }
         cursor = page.next_cursor;
     }
-    let mut sessions: std::collections::BTreeMap<String, Vec<proto::Action>> = Default::default();
-    for action in actions {
-        if action.session_id != running.to_string() {
-            sessions.entry(action.session_id.clone()).or_default().push(action);
-        }
+    Ok(actions)
+}
+
+/// The project's guards while they are on. A server older than guards
+/// (UNIMPLEMENTED) has none.
+async fn guards(connection: &Connection, project: &str) -> Result<Vec<Guard>, AgentError> {
+    let request = proto::ListGuardsRequest { project: project.to_owned() };
+    let listed = match connection.qa().list_guards(request).await {
+        Ok(listed) => listed.into_inner(),
+        Err(status) if status.code() == tonic::Code::Unimplemented => return Ok(Vec::new()),
+        Err(status) => return Err(status.into()),
+    };
+    if !listed.enabled {
+        return Ok(Vec::new());
     }
-    let mut memory = CallMemory::new();
-    for (_, session) in sessions {
-        let calls = calls_of(session);
-        if !calls.is_empty() {
-            memory.learn(&calls);
-        }
-    }
-    Ok(CallIndex { project: project.to_owned(), refreshed_at: now(), refreshed_for: running, memory: memory.pruned() })
+    Ok(listed
+        .guards
+        .into_iter()
+        .map(|guard| Guard {
+            guard_id: guard.guard_id,
+            shape: guard.shape,
+            reason: guard.reason,
+            alternative: guard.alternative,
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -233,6 +285,7 @@ mod tests {
             refreshed_at: now(),
             refreshed_for: Uuid::nil(),
             memory: CallMemory::new(),
+            guards: Vec::new(),
         };
         save(&path(dir.path(), "other"), &CallIndex { project: "other".into(), ..index.clone() }).expect("saved");
         assert!(!claim_background_refresh(dir.path(), "other"), "a fresh index is not refreshed");
@@ -245,7 +298,13 @@ mod tests {
         let mut memory = CallMemory::new();
         memory.learn(&[Call { command: "make".into(), outcome: Outcome::Failed("error".into()) }]);
         let session = Uuid::now_v7();
-        let index = CallIndex { project: "acme".into(), refreshed_at: now(), refreshed_for: session, memory };
+        let index = CallIndex {
+            project: "acme".into(),
+            refreshed_at: now(),
+            refreshed_for: session,
+            memory,
+            guards: Vec::new(),
+        };
         save(&file, &index).expect("saved");
         assert!(load(&file, "acme").is_some_and(|index| !index.needs_refresh(session)));
         assert!(

@@ -29,6 +29,7 @@
 //! - [`error`]: the crate's error, as sentences.
 
 pub mod call_index;
+pub mod call_ledger;
 pub mod checks;
 pub mod codex_trust;
 pub mod connection;

@@ -5,6 +5,7 @@
 //!   kind of action it is (a test run, a build, an install...).
 //! - [`memory`]: over finished sessions, which failure each shape led to,
 //!   in how many sessions, and what later worked in the same session.
+//! - [`guard`]: a person's refusal of every call of one shape.
 //! - [`policy`]: commands that are never offered as "what worked", however
 //!   often they did.
 //!
@@ -12,9 +13,11 @@
 //! memory without the server, and `lore eval replay` replays real runs
 //! through the same code.
 
+pub mod guard;
 pub mod memory;
 pub mod policy;
 pub mod shape;
 
+pub use guard::Guard;
 pub use memory::{Call, CallMemory, CallWarning, Outcome, Strength};
 pub use shape::{Kind, Shape};

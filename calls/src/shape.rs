@@ -118,6 +118,13 @@ impl Shape {
                 .is_some_and(|segment| QUERIES.contains(&segment.program.rsplit('/').next().unwrap_or_default()))
     }
 
+    /// Whether `other`'s segments run, in order and next to each other, in
+    /// this shape: a guard of `pytest <arg>` holds `cd src && pytest <arg>`
+    /// and `pytest <arg> ; make lint` too.
+    pub fn contains(&self, other: &Shape) -> bool {
+        !other.segments.is_empty() && self.segments.windows(other.segments.len()).any(|window| window == other.segments)
+    }
+
     /// The kind of its first segment.
     pub fn kind(&self) -> Option<Kind> {
         self.segments.first().map(Segment::kind)
@@ -297,7 +304,11 @@ fn without_redirections(words: Vec<String>) -> Vec<String> {
     let mut words = words.into_iter();
     while let Some(word) = words.next() {
         let operator = word.trim_start_matches(|c: char| c.is_ascii_digit() || c == '&');
-        if matches!(operator, ">" | ">>" | "<" | "<<<" | ">|") {
+        // A shape's own mask, so that a shape read again is the same shape
+        // (a person guards a call by the shape Lore showed).
+        if word == ARG {
+            kept.push(word);
+        } else if matches!(operator, ">" | ">>" | "<" | "<<<" | ">|") {
             words.next();
         } else if !(operator.starts_with('>') || operator.starts_with('<')) || operator.starts_with("<(") {
             kept.push(word);

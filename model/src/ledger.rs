@@ -38,6 +38,8 @@ pub enum Surface {
     GetEntry,
     /// GetWarnings.
     Warnings,
+    /// With a call, before it ran: the pre-tool-use hook.
+    Call,
 }
 
 impl StoredName for Surface {}
@@ -54,6 +56,21 @@ pub enum ItemKind {
     LastSession,
     /// A past session like the task (the session's id).
     SimilarSession,
+    /// A warning at the call (an id derived from the project and the
+    /// command's shape, see [`call_warning_id`]).
+    CallWarning,
+    /// A guard's refusal of a call (the guard's id).
+    Guard,
+}
+
+/// The ledger's id of the warning at the call of `shape` in `project`:
+/// the hook learns these warnings itself and gives them no id, and the same
+/// warning given to many sessions must count as one item.
+pub fn call_warning_id(project: &str, shape: &str) -> Uuid {
+    let digest = blake3::hash(format!("call-warning\u{0}{project}\u{0}{shape}").as_bytes());
+    let mut bytes = [0; 16];
+    bytes.copy_from_slice(&digest.as_bytes()[..16]);
+    uuid::Builder::from_custom_bytes(bytes).into_uuid()
 }
 
 impl StoredName for ItemKind {}
@@ -142,7 +159,8 @@ pub struct Injection {
     /// What reached the agent: the briefing's markdown, or the shown items.
     pub chars: usize,
     pub items: Vec<InjectedItem>,
-    /// Set by the store.
+    /// Set by the store, unless the injection was made before it was
+    /// recorded (a hook's call warning).
     pub created_at: Option<DateTime<Utc>>,
 }
 
@@ -165,6 +183,83 @@ impl Injection {
     pub fn tokens(&self) -> usize {
         estimate_tokens(self.chars)
     }
+}
+
+/// How the ledger says why a warning at the call was given.
+pub const CALL_WARNING_WHY: &str = "earlier sessions failed with: ";
+/// How the ledger says why a guard refused a call.
+pub const GUARD_WHY: &str = "a guard refused it: ";
+
+/// What a hook gave with one call: a warning learned from earlier calls, or
+/// a guard's refusal. The hook answers offline and reports it afterwards,
+/// so it chooses the id and the time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallGiven {
+    pub injection_id: Uuid,
+    pub project: String,
+    pub session_id: Uuid,
+    /// The guard, for a refusal; `None` for a warning.
+    pub guard_id: Option<Uuid>,
+    /// The command's shape.
+    pub shape: String,
+    /// The failure warned of, or the guard's reason: data.
+    pub label: String,
+    pub chars: usize,
+    pub given_at: DateTime<Utc>,
+}
+
+impl CallGiven {
+    /// Bounds on what a hook reports.
+    pub const MAX_SHAPE_CHARS: usize = 500;
+    pub const MAX_LABEL_CHARS: usize = 300;
+    pub const MAX_CHARS: usize = 4000;
+
+    /// The injection it is in the ledger: one item, shown.
+    pub fn injection(&self) -> Injection {
+        // A person knows a call by its shape; the failure (or the guard's
+        // reason) is why it was given.
+        let (kind, item_id, why) = match self.guard_id {
+            Some(guard) => (ItemKind::Guard, guard, format!("{GUARD_WHY}{}", self.label)),
+            None => (
+                ItemKind::CallWarning,
+                call_warning_id(&self.project, &self.shape),
+                format!("{CALL_WARNING_WHY}{}", self.label),
+            ),
+        };
+        let item = InjectedItem {
+            kind,
+            item_id,
+            label: self.shape.clone(),
+            trust: None,
+            chars: self.chars,
+            score: 0.0,
+            score_parts: BTreeMap::new(),
+            why,
+            withheld: None,
+        };
+        Injection {
+            injection_id: self.injection_id,
+            project: self.project.clone(),
+            session_id: Some(self.session_id),
+            agent_id: String::new(),
+            task_id: String::new(),
+            surface: Surface::Call,
+            chars: self.chars,
+            items: vec![item],
+            created_at: Some(self.given_at),
+        }
+    }
+}
+
+/// How often one warning at the call was given over a window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallWarningGiven {
+    pub shape: String,
+    /// The failure it named (the ledger's `why` after [`CALL_WARNING_WHY`]).
+    pub failure: String,
+    pub times: i64,
+    pub sessions: i64,
+    pub last_given: DateTime<Utc>,
 }
 
 /// Which injections a listing shows.

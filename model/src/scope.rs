@@ -28,6 +28,15 @@ impl ProjectScope {
         }
     }
 
+    /// `Ok` when the scope allows `project`, else the error that says so.
+    pub fn require(&self, project: &str) -> Result<(), crate::Error> {
+        if self.allows(project) {
+            Ok(())
+        } else {
+            Err(crate::Error::PermissionDenied(format!("project {project} is outside your scope")))
+        }
+    }
+
     /// The bind value for `($n::text[] IS NULL OR project = ANY($n))`.
     pub fn sql_filter(&self) -> Option<Vec<String>> {
         match self {

@@ -219,6 +219,13 @@ impl QaLearningService for LearningApi {
     ) -> Result<Response<proto::GetPatternResponse>, Status> {
         self.qa().get_pattern(forward(request)).await
     }
+
+    async fn list_guards(
+        &self,
+        request: Request<proto::ListGuardsRequest>,
+    ) -> Result<Response<proto::ListGuardsResponse>, Status> {
+        self.qa().list_guards(forward(request)).await
+    }
 }
 
 #[tonic::async_trait]
@@ -239,6 +246,23 @@ impl AgentService for LearningApi {
         request: Request<proto::ListInjectionsRequest>,
     ) -> Result<Response<proto::ListInjectionsResponse>, Status> {
         lore_proto::client::agent(self.server.clone()).list_injections(forward(request)).await
+    }
+
+    async fn record_call_injection(
+        &self,
+        request: Request<proto::RecordCallInjectionRequest>,
+    ) -> Result<Response<proto::RecordCallInjectionResponse>, Status> {
+        let client = crate::api::client_of(&request);
+        let mut given = request.into_inner();
+        required("project", &given.project)?;
+        for (field, id) in [("injection_id", &given.injection_id), ("session_id", &given.session_id)] {
+            Uuid::parse_str(id).map_err(|_| Status::invalid_argument(format!("{field}: {id:?} is not a UUID")))?;
+        }
+        given.given_at.get_or_insert_with(crate::api::now);
+        self.clean(&mut given.label);
+        self.clean(&mut given.shape);
+        let answer = proto::RecordCallInjectionResponse { recorded: true };
+        self.spool(Write::RecordCallInjection(given), &client, answer).await
     }
 }
 

@@ -10,7 +10,7 @@ use tonic::{Code, Status};
 /// One spooled write.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct SpoolEntry {
-    #[prost(oneof = "Write", tags = "1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 13, 14")]
+    #[prost(oneof = "Write", tags = "1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 13, 14, 15")]
     pub write: Option<Write>,
     /// For a write read from the inbox file: where the inbox stands after
     /// its line (see the sidecar's inbox).
@@ -82,6 +82,9 @@ pub enum Write {
     /// An agent acknowledged warnings it was shown.
     #[prost(message, tag = "14")]
     AcknowledgeWarning(proto::AcknowledgeWarningRequest),
+    /// A hook gave a warning or a guard's refusal with a call.
+    #[prost(message, tag = "15")]
+    RecordCallInjection(proto::RecordCallInjectionRequest),
 }
 
 impl SpoolEntry {
@@ -120,6 +123,7 @@ impl Write {
             Self::IndexDocument(_) => "indexed document",
             Self::RemoveDocument(_) => "removed document",
             Self::AcknowledgeWarning(_) => "acknowledged warning",
+            Self::RecordCallInjection(_) => "warning at the call",
         }
     }
 
@@ -152,6 +156,9 @@ impl Write {
             }
             Self::AcknowledgeWarning(acknowledged) => {
                 lore_proto::client::qa(channel).acknowledge_warning(named(acknowledged, client)).await.map(drop)
+            }
+            Self::RecordCallInjection(given) => {
+                lore_proto::client::agent(channel).record_call_injection(named(given, client)).await.map(drop)
             }
             Self::RecordApplication(application) => {
                 lore_proto::client::knowledge(channel).record_application(named(application, client)).await.map(drop)

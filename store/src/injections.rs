@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use chrono::NaiveDate;
+use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
@@ -10,7 +10,9 @@ use uuid::Uuid;
 use lore_model::Error;
 use lore_model::actions::StoredName as _;
 use lore_model::actions::query::Position;
-use lore_model::ledger::{Day, Given, InjectedItem, Injection, InjectionFilter, Totals, Withheld};
+use lore_model::ledger::{
+    CALL_WARNING_WHY, CallWarningGiven, Day, Given, InjectedItem, Injection, InjectionFilter, Totals, Withheld,
+};
 use lore_model::scope::ProjectScope;
 use lore_model::trust::Trust;
 
@@ -20,14 +22,18 @@ fn count(value: usize) -> i32 {
 
 /// Records an injection and its items (the project is created on first
 /// use, as every write does; the agent is the session's when not given).
-pub async fn insert(connection: &mut PgConnection, injection: &Injection) -> Result<(), Error> {
-    sqlx::query(
+/// False when its id was recorded already: a client that reports an
+/// injection again, after an answer was lost, records it once.
+pub async fn insert(connection: &mut PgConnection, injection: &Injection) -> Result<bool, Error> {
+    let inserted = sqlx::query(
         "WITH project AS (INSERT INTO projects (name) VALUES ($2) ON CONFLICT DO NOTHING)
-         INSERT INTO injections (injection_id, project, session_id, agent_id, task_id, surface, chars, tokens)
+         INSERT INTO injections (injection_id, project, session_id, agent_id, task_id, surface, chars, tokens,
+                                 created_at)
          VALUES ($1, $2, $3,
                  CASE WHEN $4 = '' THEN COALESCE((SELECT agent_id FROM sessions WHERE session_id = $3), '')
                       ELSE $4 END,
-                 $5, $6, $7, $8)",
+                 $5, $6, $7, $8, COALESCE($9, now()))
+         ON CONFLICT (injection_id) DO NOTHING",
     )
     .bind(injection.injection_id)
     .bind(&injection.project)
@@ -37,10 +43,13 @@ pub async fn insert(connection: &mut PgConnection, injection: &Injection) -> Res
     .bind(injection.surface.as_str())
     .bind(count(injection.chars))
     .bind(count(injection.tokens()))
+    .bind(injection.created_at)
     .execute(&mut *connection)
-    .await?;
-    if injection.items.is_empty() {
-        return Ok(());
+    .await?
+    .rows_affected()
+        > 0;
+    if !inserted || injection.items.is_empty() {
+        return Ok(inserted);
     }
     let items = &injection.items;
     let positions: Vec<i16> = (0..items.len()).map(|index| i16::try_from(index).unwrap_or(i16::MAX)).collect();
@@ -69,7 +78,7 @@ pub async fn insert(connection: &mut PgConnection, injection: &Injection) -> Res
     .bind(items.iter().map(|item| item.withheld.map(|why| why.as_str())).collect::<Vec<_>>())
     .execute(connection)
     .await?;
-    Ok(())
+    Ok(true)
 }
 
 /// What the session was shown so far (warnings it got through GetWarnings
@@ -98,6 +107,41 @@ pub async fn given(pool: &PgPool, project: &str, session_id: Uuid) -> Result<Giv
         patterns: patterns.into_iter().collect(),
         chars: usize::try_from(chars).unwrap_or(0),
     })
+}
+
+/// The warnings at the call given in `project` since `since`, the most
+/// given first.
+pub async fn call_warnings_given(
+    pool: &PgPool,
+    project: &str,
+    since: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<CallWarningGiven>, Error> {
+    let rows = sqlx::query(
+        "SELECT i.label AS shape, (array_agg(i.why ORDER BY j.created_at DESC))[1] AS why, count(*) AS times,
+                count(DISTINCT j.session_id) AS sessions, max(j.created_at) AS last_given
+         FROM injection_items i JOIN injections j USING (injection_id)
+         WHERE j.project = $1 AND j.surface = 'call' AND i.kind = 'call_warning' AND j.created_at >= $2
+         GROUP BY i.label ORDER BY times DESC, last_given DESC LIMIT $3",
+    )
+    .bind(project)
+    .bind(since)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            let why: String = row.try_get("why")?;
+            Ok(CallWarningGiven {
+                shape: row.try_get("shape")?,
+                failure: why.strip_prefix(CALL_WARNING_WHY).unwrap_or(&why).to_owned(),
+                times: row.try_get("times")?,
+                sessions: row.try_get("sessions")?,
+                last_given: row.try_get("last_given")?,
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(Error::from)
 }
 
 /// The filter's conditions on `injections` (alias `j`), binding $1 to $6.

@@ -25,6 +25,7 @@ pub mod knowledge_search;
 pub mod leader;
 pub mod qa;
 pub mod qa_dashboard;
+pub mod qa_guards;
 pub mod qa_hotspots;
 pub mod qa_promotions;
 pub mod qa_results;

@@ -36,6 +36,8 @@ const AGENT: &str = "bench-agent-1";
 const ENTRIES: usize = 10_000;
 const HOOK_ROUNDS: usize = 200;
 const WARMUP: usize = 10;
+/// Guards in the bench index: each call is matched against every one.
+const GUARDS: usize = 50;
 
 fn histogram() -> Histogram<u64> {
     Histogram::<u64>::new(3).expect("histogram")
@@ -105,6 +107,15 @@ fn call_index(state: &std::path::Path) -> u32 {
         refreshed_at: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs(),
         refreshed_for: uuid::Uuid::nil(),
         memory: memory.pruned(),
+        // Guards a busy project might hold: each call is matched against all.
+        guards: (0..GUARDS)
+            .map(|guard| lore_calls::Guard {
+                guard_id: uuid::Uuid::now_v7().to_string(),
+                shape: if guard == 0 { "make deploy".to_owned() } else { format!("tool{guard} <arg> --flag{guard}") },
+                reason: "Deploys go through the release pipeline.".to_owned(),
+                alternative: "gh workflow run release".to_owned(),
+            })
+            .collect(),
     };
     lore_agent::call_index::save(&lore_agent::call_index::path(state, PROJECT), &index).unwrap();
     SESSIONS as u32
@@ -183,7 +194,8 @@ fn main() {
             input("PreToolUse", &session, json!({"tool_name": "Bash", "tool_input": {"command": "pytest tests/test_parse.py"}}))
         };
         let quiet_call = input("PreToolUse", working, json!({"tool_name": "Bash", "tool_input": {"command": "ls -la src"}}));
-        let (mut pre_warned, mut pre_quiet) = (histogram(), histogram());
+        let guarded_call = input("PreToolUse", working, json!({"tool_name": "Bash", "tool_input": {"command": "make deploy"}}));
+        let (mut pre_warned, mut pre_quiet, mut pre_refused) = (histogram(), histogram(), histogram());
         let before = std::env::var_os("LORE_BENCH_BEFORE").map(std::path::PathBuf::from);
         let before_state = tempfile::tempdir().unwrap();
         let before_env = [
@@ -230,9 +242,11 @@ fn main() {
             // A new session each round: a warning is given once per session.
             let warned_took = timed_process(&lore, &["hook", "pre-tool-use"], &warned_call(round), &lore_down);
             let quiet_took = timed_process(&lore, &["hook", "pre-tool-use"], &quiet_call, &lore_down);
+            let refused_took = timed_process(&lore, &["hook", "pre-tool-use"], &guarded_call, &lore_down);
             if round >= WARMUP {
                 pre_warned.record(warned_took).unwrap();
                 pre_quiet.record(quiet_took).unwrap();
+                pre_refused.record(refused_took).unwrap();
             }
             if let Some(before) = &before {
                 let read_took = timed_process(before, &["hook", "post-tool-use"], &read, &before_env);
@@ -251,9 +265,10 @@ fn main() {
             row(name, histogram);
         }
         row("post-tool-use (a failing cargo test) with the sidecar and the server down: kept in the outbox", &offline);
-        let indexed = format!("an index of {call_sessions} sessions, the sidecar and the server down");
+        let indexed = format!("an index of {call_sessions} sessions and {GUARDS} guards, the sidecar and the server down");
         row(&format!("pre-tool-use, a call that failed before: warned ({indexed})"), &pre_warned);
         row(&format!("pre-tool-use, a call that never failed: nothing said ({indexed})"), &pre_quiet);
+        row(&format!("pre-tool-use, a guarded call: refused ({indexed})"), &pre_refused);
         if before.is_some() {
             row("the earlier lore (LORE_BENCH_BEFORE): post-tool-use, a Read", &before_read);
             row("the earlier lore (LORE_BENCH_BEFORE): post-tool-use, a failing cargo test", &before_failing);

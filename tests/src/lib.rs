@@ -100,6 +100,8 @@ pub const CALC_LESSON: &str = "ZeroDivisionError in calc.divide when the divisor
 /// `calc`, and a sidecar that holds the only agent token.
 pub struct CalcLore {
     pub database: TestDatabase,
+    /// An admin token of project calc: a person's.
+    pub admin: String,
     pub server: ServerProcess,
     pub sidecar: ServerProcess,
     pub spool: tempfile::TempDir,
@@ -129,7 +131,38 @@ impl CalcLore {
             .await
             .unwrap();
         let (sidecar, spool) = ServerProcess::start_sidecar_with_token(&server.endpoint(), &agent).await.unwrap();
-        Self { database, server, sidecar, spool }
+        Self { database, admin, server, sidecar, spool }
+    }
+
+    /// A person guards `command` in project calc with the real `lore qa
+    /// guards`, and turns the project's guards on.
+    pub async fn guard(&self, command: &str, reason: &str, instead: &str) {
+        let token = ["--token", self.admin.as_str()];
+        for args in [
+            &["qa", "guards", "add", "--project", "calc", command, "--reason", reason, "--instead", instead][..],
+            &["qa", "guards", "on", "--project", "calc"][..],
+        ] {
+            let (ok, stdout, stderr) = lore_cli(&self.server, None, &[&token[..], args].concat()).await;
+            assert!(ok, "lore {args:?}: {stdout}{stderr}");
+        }
+    }
+
+    /// Whether the injection ledger holds a guard's refusal for project
+    /// calc, within a minute (the hook after the refusal reports it).
+    pub async fn guard_refusal_recorded(&self) -> bool {
+        let pool = &self.database.pool;
+        eventually(|| async {
+            let counted: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM injections j JOIN injection_items i USING (injection_id)
+                 WHERE j.project = 'calc' AND j.surface = 'call' AND i.kind = 'guard'",
+            )
+            .fetch_one(pool)
+            .await
+            .unwrap();
+            (counted >= 1).then_some(())
+        })
+        .await
+        .is_some()
     }
 
     /// Writes the server refused for good, as the sidecar kept them.

@@ -633,4 +633,61 @@ async fn a_call_that_failed_in_an_earlier_session_is_warned_of_with_that_very_ca
         "the request after the call carries Lore's warning; hook log: {hook_log}\n{after_runner}"
     );
     assert!(after_runner.contains("No module named"), "{after_runner}");
+
+    // A person turns that warning into a guard: the next session's call is
+    // refused before it runs, and the model reads why and what to run.
+    for args in [
+        &[
+            "qa",
+            "guards",
+            "add",
+            "--project",
+            PROJECT,
+            WRONG_RUNNER,
+            "--reason",
+            "This repository has no pytest plugin.",
+            "--instead",
+            "./runtests.sh",
+        ][..],
+        &["qa", "guards", "on", "--project", PROJECT][..],
+    ] {
+        let (ok, stdout, stderr) =
+            lore_e2e::lore_cli(&rig.server, None, &[&["--token", rig.admin.as_str()][..], args].concat()).await;
+        assert!(ok, "lore {args:?}: {stdout}{stderr}");
+    }
+    let guarded = ModelStub::start(vec![
+        vec![Block::tool("Bash", json!({"command": WRONG_RUNNER, "description": "Run the tests"}))],
+        vec![Block::Text("Refused; I will use the repository's runner.".into())],
+    ])
+    .await;
+    let third = run_claude(&rig, &guarded, "Run the tests").await;
+    let requests = guarded.main_requests();
+    let hook_log = rig.hook_log();
+    assert!(requests.len() >= 2, "{} requests; hook log: {hook_log}", requests.len());
+    let refused = texts(&requests[1]);
+    assert!(
+        refused.contains("Lore guard") && refused.contains("Run instead: `./runtests.sh`"),
+        "the tool's answer is the guard's refusal; hook log: {hook_log}\n{refused}"
+    );
+    let ran: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM actions WHERE session_id = $1 AND context->'input'->>'command' = $2")
+            .bind(third)
+            .bind(WRONG_RUNNER)
+            .fetch_one(pool)
+            .await
+            .unwrap();
+    assert_eq!(ran, 0, "the refused call never ran");
+    let given = lore_e2e::eventually(|| async {
+        let counted: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM injections j JOIN injection_items i USING (injection_id)
+             WHERE j.session_id = $1 AND j.surface = 'call' AND i.kind = 'guard'",
+        )
+        .bind(third)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        (counted == 1).then_some(())
+    })
+    .await;
+    assert!(given.is_some(), "the refusal is in the injection ledger; hook log: {}", rig.hook_log());
 }

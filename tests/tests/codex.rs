@@ -274,4 +274,26 @@ async fn the_real_codex_cli_is_warned_at_the_call_naming_what_worked() {
             .map(|entry| std::fs::read_to_string(entry.path()).unwrap_or_default())
             .collect::<Vec<_>>())
     );
+
+    // A person guards that call: Codex's next session is refused before it
+    // runs, and the model reads why and what to run instead.
+    lore.guard(WRONG_RUNNER, "This repository has no pytest plugin.", "./runtests.sh").await;
+    let guarded = ModelStub::start(vec![
+        vec![Block::tool("exec_command", json!({"cmd": WRONG_RUNNER}))],
+        vec![Block::Text("Refused; I will use the repository's runner.".into())],
+    ])
+    .await;
+    configure(&guarded);
+    let run = codex_exec(&lore, &home, &repo, &state, &path, "Run the tests").await;
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let requests = guarded.main_requests();
+    assert!(requests.len() >= 2, "{} requests; hook log: {}", requests.len(), hook_log());
+    let refused = input_text(&requests[1]);
+    assert!(
+        refused.contains("Lore guard") && refused.contains("Run instead: `./runtests.sh`"),
+        "the model reads the guard's refusal; hook log: {}\n{refused}",
+        hook_log()
+    );
+    assert!(!refused.contains("No module named"), "the refused call never ran: {refused}");
+    assert!(lore.guard_refusal_recorded().await, "the refusal is in the ledger; hook log: {}", hook_log());
 }

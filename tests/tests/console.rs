@@ -173,7 +173,7 @@ async fn seed(channel: Authed) -> Seeded {
         drafts.push(draft.draft_id);
     }
 
-    let mut qa = QaLearningServiceClient::new(channel);
+    let mut qa = QaLearningServiceClient::new(channel.clone());
     let mut patterns = Vec::new();
     for message in [
         "ImportError: cannot import name 'Basket' from 'shop.cart' (src/shop/cart.py)",
@@ -201,6 +201,18 @@ async fn seed(channel: Authed) -> Seeded {
         patterns.push(pattern);
     }
     assert_ne!(patterns[0], patterns[1], "two different failures make two patterns");
+    // A hook warned an agent at its call: the guards page lists it.
+    let given = proto::RecordCallInjectionRequest {
+        injection_id: Uuid::now_v7().to_string(),
+        project: "shop".into(),
+        session_id: session.clone(),
+        kind: proto::InjectedKind::CallWarning as i32,
+        shape: "pytest <arg>".into(),
+        label: "ERROR: file or directory not found: <*>".into(),
+        chars: 160,
+        ..Default::default()
+    };
+    lore_proto::v1::agent_service_client::AgentServiceClient::new(channel).record_call_injection(given).await.unwrap();
     Seeded {
         session,
         hostile_action,
@@ -321,6 +333,18 @@ async fn a_supervisor_uses_the_console_in_a_real_browser_and_its_access_rules_ho
         .await
         .unwrap();
     assert_eq!(masks, 0, "{}", results["masks"]);
+    // The guard set from the warning at the call was removed again; the
+    // switch the browser turned on stays on.
+    let guards: i64 = sqlx::query_scalar("SELECT count(*) FROM qa_guards WHERE project = 'shop'")
+        .fetch_one(&database.pool)
+        .await
+        .unwrap();
+    assert_eq!(guards, 0, "{}", results["guards"]);
+    let on: bool = sqlx::query_scalar("SELECT enabled FROM qa_guard_switches WHERE project = 'shop'")
+        .fetch_one(&database.pool)
+        .await
+        .unwrap();
+    assert!(on, "{}", results["guards"]);
     // The lesson erased from its page is gone, and the audit log says so.
     let left: i64 = sqlx::query_scalar("SELECT count(*) FROM knowledge_entries WHERE entry_id = $1::uuid")
         .bind(&seeded.entry)
@@ -348,6 +372,7 @@ async fn a_supervisor_uses_the_console_in_a_real_browser_and_its_access_rules_ho
         "drafts",
         "qa",
         "masks",
+        "guards",
         "pattern",
         "promotions",
         "quarantine",

@@ -287,4 +287,29 @@ async fn the_real_gemini_cli_is_warned_at_the_call_naming_what_worked() {
     let last_answer = &again[again.rfind("functionResponse").unwrap_or(0)..];
     assert!(!last_answer.contains("What later worked"), "{last_answer}");
     assert!(last_answer.contains("No module named pytest_lore_absent"), "{last_answer}");
+
+    // A person guards that call: refused every time, the reason and the
+    // alternative in the model's view, the command never run.
+    lore.guard(WRONG_RUNNER, "This repository has no pytest plugin.", "./runtests.sh").await;
+    let guarded = ModelStub::start(vec![
+        vec![shell(WRONG_RUNNER)],
+        vec![shell(WRONG_RUNNER)],
+        vec![Block::Text("Refused twice; I will use the repository's runner.".into())],
+    ])
+    .await;
+    let run = run_gemini(&lore, &home, &repo, &state, &guarded, "Run the tests").await;
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let requests = guarded.main_requests();
+    assert!(requests.len() >= 3, "{} requests; hook log: {}", requests.len(), hook_log());
+    for (index, request) in requests[1..3].iter().enumerate() {
+        let contents = request["contents"].to_string();
+        let answer = &contents[contents.rfind("functionResponse").unwrap_or(0)..];
+        assert!(
+            answer.contains("Lore guard") && answer.contains("Run instead: `./runtests.sh`"),
+            "call {index}: the model reads the guard's refusal; hook log: {}\n{answer}",
+            hook_log()
+        );
+        assert!(!answer.contains("No module named"), "the refused call never ran: {answer}");
+    }
+    assert!(lore.guard_refusal_recorded().await, "the refusal is in the ledger; hook log: {}", hook_log());
 }

@@ -484,25 +484,50 @@ async fn with_lore_down_the_hooks_keep_their_writes_and_the_next_hook_sends_them
     assert_eq!(results, vec![(false,), (true,)], "the task failed QA, then passed: not a first-time pass");
 }
 
+/// A server, and the state directory and checkout of one agent whose hooks
+/// talk to the server alone (no sidecar).
+struct ServerRig {
+    _database: TestDatabase,
+    server: ServerProcess,
+    state: tempfile::TempDir,
+    repo: tempfile::TempDir,
+}
+
+impl ServerRig {
+    async fn start() -> Self {
+        let database = TestDatabase::new().await.unwrap();
+        let server = ServerProcess::start(ServerOptions::with_database(&database.url)).await.unwrap();
+        let (state, repo) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        Self { _database: database, server, state, repo }
+    }
+
+    /// A hook's input: the event of `session` in the checkout, with `extra`.
+    fn event(&self, session: &str, name: &str, extra: Value) -> Vec<u8> {
+        let cwd = self.repo.path().display().to_string();
+        let mut input = json!({"session_id": session, "cwd": cwd, "hook_event_name": name});
+        input.as_object_mut().unwrap().extend(extra.as_object().cloned().unwrap_or_default());
+        input.to_string().into_bytes()
+    }
+
+    /// Runs the hook, which must exit 0, and returns what it printed.
+    fn run(&self, name: &str, stdin: Vec<u8>) -> String {
+        let (output, _) = hook(name, &[], &stdin, self.state.path(), "off", &self.server.endpoint());
+        assert!(output.status.success(), "{name}: {output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    }
+}
+
 /// A pre-tool-use hook never waits on Lore: with no call index it says
 /// nothing and starts a refresh in the background, after which the same
 /// call in another session gets its warning from the index alone.
 #[tokio::test]
 async fn a_missing_call_index_is_refreshed_in_the_background_and_then_warns() {
-    let database = TestDatabase::new().await.unwrap();
-    let server = ServerProcess::start(ServerOptions::with_database(&database.url)).await.unwrap();
-    let (state, repo) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let cwd = repo.path().display().to_string();
-    let event = |session: &str, name: &str, extra: Value| {
-        let mut input = json!({"session_id": session, "cwd": cwd, "hook_event_name": name});
-        input.as_object_mut().unwrap().extend(extra.as_object().cloned().unwrap_or_default());
-        input.to_string().into_bytes()
-    };
-    let run = |name: &str, stdin: Vec<u8>| {
-        let (output, _) = hook(name, &[], &stdin, state.path(), "off", &server.endpoint());
-        assert!(output.status.success(), "{name}: {output:?}");
-        String::from_utf8(output.stdout).unwrap()
-    };
+    let rig = ServerRig::start().await;
+    let (event, run) = (
+        |session: &str, name: &str, extra: Value| rig.event(session, name, extra),
+        |name: &str, stdin: Vec<u8>| rig.run(name, stdin),
+    );
+    let state = &rig.state;
     // An earlier session, recorded by its post-tool-use hooks alone.
     let earlier = Uuid::now_v7().to_string();
     run(
@@ -538,4 +563,85 @@ async fn a_missing_call_index_is_refreshed_in_the_background_and_then_warns() {
     let context = answer["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert!(context.contains("`npm test` failed") && context.contains("Missing script"), "{context}");
     assert!(context.contains("What later worked, in 1 of 1 sessions: `npx vitest <arg>`"), "{context}");
+}
+
+/// A guard set by a person with `lore qa guards` refuses the call on the
+/// next refresh, every time, with its reason and alternative; a call it
+/// does not hold still gets its warning. What was given reaches the
+/// injection ledger through the next hook that talks to Lore, once.
+#[tokio::test]
+async fn a_guard_a_person_set_refuses_the_call_and_the_ledger_keeps_what_was_given() {
+    let rig = ServerRig::start().await;
+    let (event, run) = (
+        |session: &str, name: &str, extra: Value| rig.event(session, name, extra),
+        |name: &str, stdin: Vec<u8>| rig.run(name, stdin),
+    );
+    let (server, state) = (&rig.server, &rig.state);
+    let failed = |session: &str, command: &str, error: &str| {
+        event(
+            session,
+            "PostToolUseFailure",
+            json!({"tool_name": "Bash", "tool_input": {"command": command}, "error": error}),
+        )
+    };
+    let earlier = Uuid::now_v7().to_string();
+    run("post-tool-use", failed(&earlier, "npm test", "Exit code 1\nnpm error Missing script: \"test\""));
+    run("post-tool-use", failed(&earlier, "pytest tests", "Exit code 4\nERROR: file or directory not found: tests"));
+
+    for args in [
+        &[
+            "qa",
+            "guards",
+            "add",
+            "--project",
+            "hooks",
+            "pytest tests/unit",
+            "--reason",
+            "This repository has no pytest suite.",
+            "--instead",
+            "npx vitest run",
+        ][..],
+        &["qa", "guards", "on", "--project", "hooks"][..],
+    ] {
+        let (ok, stdout, stderr) = lore_e2e::lore_cli(server, None, args).await;
+        assert!(ok, "lore {args:?}: {stdout}{stderr}");
+    }
+    let (ok, listed, _) = lore_e2e::lore_cli(server, None, &["qa", "guards", "list", "--project", "hooks"]).await;
+    assert!(
+        ok && listed.contains("on: calls of these shapes are refused") && listed.contains("pytest <arg>"),
+        "{listed}"
+    );
+
+    let session = Uuid::now_v7().to_string();
+    run("session-start", event(&session, "SessionStart", json!({"source": "startup"})));
+    let call =
+        |command: &str| event(&session, "PreToolUse", json!({"tool_name": "Bash", "tool_input": {"command": command}}));
+    for _ in 0..2 {
+        let answer: Value = serde_json::from_str(&run("pre-tool-use", call("pytest tests")))
+            .unwrap_or_else(|error| panic!("no refusal ({error}); hook log: {}", log(state.path())));
+        let output = &answer["hookSpecificOutput"];
+        assert_eq!(output["permissionDecision"], "deny", "{answer}");
+        let reason = output["permissionDecisionReason"].as_str().unwrap();
+        assert!(reason.contains("no pytest suite") && reason.contains("Run instead: `npx vitest run`"), "{reason}");
+    }
+    let warned: Value = serde_json::from_str(&run("pre-tool-use", call("npm test"))).unwrap();
+    assert!(warned["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("Missing script"), "{warned}");
+    assert_eq!(run("pre-tool-use", call("ls -la")), "", "a call that never failed: nothing");
+
+    // The next hook that talks to Lore reports the three; a later one sends nothing again.
+    run("post-tool-use", failed(&session, "npm test", "Exit code 1\nnpm error Missing script: \"test\""));
+    run("stop", event(&session, "Stop", json!({})));
+    let session_id = lore_session_id(AgentKind::ClaudeCode, &session).to_string();
+    let request = proto::ListInjectionsRequest { project: "hooks".into(), session_id, ..Default::default() };
+    let listed = lore_proto::client::agent(server.channel().await).list_injections(request).await.unwrap().into_inner();
+    let given: Vec<(i32, String)> = listed
+        .injections
+        .iter()
+        .filter(|injection| injection.surface == proto::InjectionSurface::Call as i32)
+        .map(|injection| (injection.items[0].kind, injection.items[0].label.clone()))
+        .collect();
+    let (guard, warning) = (proto::InjectedKind::Guard as i32, proto::InjectedKind::CallWarning as i32);
+    assert_eq!(given.iter().filter(|(kind, _)| *kind == guard).count(), 2, "{given:?}; log: {}", log(state.path()));
+    assert_eq!(given.iter().filter(|(kind, _)| *kind == warning).count(), 1, "{given:?}");
+    assert!(given.iter().all(|(_, shape)| shape == "pytest <arg>" || shape == "npm test"), "{given:?}");
 }

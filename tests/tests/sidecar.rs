@@ -659,6 +659,25 @@ async fn failures_fixes_and_lessons_recorded_during_an_outage_arrive_once_in_ord
         .await
         .unwrap();
     }
+    // A warning a pre-tool-use hook gave at a call, reported twice (an
+    // answer lost): stored once.
+    let given = proto::RecordCallInjectionRequest {
+        injection_id: uuid::Uuid::now_v7().to_string(),
+        project: "learn".into(),
+        session_id: session.session_id.clone(),
+        kind: proto::InjectedKind::CallWarning as i32,
+        shape: "pytest <arg>".into(),
+        label: "AssertionError: <*> != <*>".into(),
+        chars: 140,
+        ..Default::default()
+    };
+    let mut hooks = lore_proto::v1::agent_service_client::AgentServiceClient::new(sidecar.channel().await);
+    for _ in 0..2 {
+        hooks.record_call_injection(given.clone()).await.unwrap();
+    }
+    let bad = proto::RecordCallInjectionRequest { session_id: "nope".into(), ..given.clone() };
+    let status = hooks.record_call_injection(bad).await.unwrap_err();
+    assert!(status.message().starts_with("session_id"), "{status:?}");
     lessons
         .record_application(proto::RecordApplicationRequest {
             entry_id: entry_id.clone(),
@@ -708,6 +727,7 @@ async fn failures_fixes_and_lessons_recorded_during_an_outage_arrive_once_in_ord
     assert_eq!(count("SELECT count(*) FROM qa_failure_resolutions").await, 1, "the second attempt resolved it");
     assert_eq!(count("SELECT count(*) FROM knowledge_applications").await, 1);
     assert_eq!(count("SELECT count(*) FROM knowledge_drafts").await, 1);
+    assert_eq!(count("SELECT count(*) FROM injections WHERE surface = 'call'").await, 1, "reported twice, stored once");
     let stored_draft: String =
         sqlx::query_scalar("SELECT draft_id::text FROM knowledge_drafts").fetch_one(&database.pool).await.unwrap();
     assert_eq!(stored_draft, proposed.draft_id, "the id the sidecar answered with is the one stored");

@@ -357,7 +357,7 @@ async fn handle(
         dir,
         log,
     };
-    match args.event {
+    let answer = match args.event {
         HookEvent::SessionStart => hook.session_start(&input).await,
         HookEvent::UserPromptSubmit => hook.user_prompt_submit(&input).await,
         HookEvent::PreToolUse => Ok(None), // answered above, offline
@@ -372,7 +372,10 @@ async fn handle(
         HookEvent::SessionEnd => hook.session_end(&input).await.map(|()| None),
         HookEvent::SubagentStart => hook.subagent_start(&input).await.map(|()| None),
         HookEvent::SubagentStop => hook.subagent_stop(&input).await.map(|()| None),
-    }
+    };
+    // After the event's own work, which the agent waits on.
+    hook.report_calls_given().await;
+    answer
 }
 
 /// Starts `lore hook refresh-calls` for the project and leaves it running:
@@ -464,6 +467,36 @@ impl Hook<'_> {
             &format!("{count} writes wait in {} until Lore answers", self.outbox.dir().display()),
         );
         Ok(())
+    }
+
+    /// Reports to the injection ledger what pre-tool-use hooks gave (see
+    /// [`crate::call_ledger`]): sent, or kept in the outbox. A record Lore
+    /// refuses is dropped with a line in the log, never retried forever.
+    async fn report_calls_given(&self) {
+        let mut taken = crate::call_ledger::take(&crate::home::state_dir());
+        let mut refused = taken.unreadable;
+        for write in std::mem::take(&mut taken.writes) {
+            match self.send(vec![write]).await {
+                Ok(()) => {}
+                Err(error @ (AgentError::Refused(_) | AgentError::InvalidArgument { .. })) => {
+                    refused += 1;
+                    self.log.write(
+                        self.args.event,
+                        Some(self.session_id),
+                        &format!("a call warning was refused: {error}"),
+                    );
+                }
+                // Neither sent nor kept (the outbox failed): leave the file.
+                Err(error) => {
+                    self.log.write(self.args.event, Some(self.session_id), &format!("call warnings wait: {error}"));
+                    return;
+                }
+            }
+        }
+        if refused > 0 {
+            self.log.write(self.args.event, Some(self.session_id), &format!("{refused} call warning records dropped"));
+        }
+        taken.done();
     }
 
     async fn save(&self, locked: LockedState) -> Result<(), AgentError> {

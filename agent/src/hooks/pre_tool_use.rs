@@ -7,6 +7,12 @@
 //! warning is given once per session, so the same call made again goes
 //! through in silence.
 //!
+//! A guard (a person's refusal of every call of one shape, while the
+//! project's guards are on) comes first: the call is denied, every time,
+//! with the reason and what to run instead, for all three agents.
+//! Everything given is kept for the injection ledger (see
+//! [`crate::call_ledger`]).
+//!
 //! How the warning reaches the model depends on the agent:
 //! - **Claude Code** and **Codex**: `additionalContext` of their PreToolUse
 //!   answer, added to the model's context with the call, which still runs.
@@ -17,28 +23,61 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use lore_calls::{CallWarning, Strength};
+use lore_calls::{CallWarning, Shape, Strength};
 use serde_json::json;
 use uuid::Uuid;
 
 use super::input::HookInput;
 use super::record;
 use crate::call_index;
+use crate::call_ledger::{self, Given};
 use crate::identity::AgentKind;
 
-/// The warning for `input`'s call, in the agent's answer format, when there
-/// is one to give; it is then marked as given for `session`.
+/// The agent's answer to `input`'s call, when Lore has one: a guard's
+/// refusal (every time), or a warning (once per session). Each is kept for
+/// the injection ledger.
 pub fn answer(agent: AgentKind, project: &str, session: Uuid, input: &HookInput, state_dir: &Path) -> Option<String> {
     if !record::is_shell(&input.tool_name) {
         return None;
     }
     let command = input.command()?;
     let index = call_index::load(&call_index::path(state_dir, project), project)?;
+    if let Some(guard) = index.guard(command) {
+        let text = guard.text();
+        keep_given(state_dir, project, session, Some(guard.guard_id.clone()), &guard.shape, &guard.reason, &text);
+        return Some(refusal(agent, &text));
+    }
     let warning = index.memory.warning(command, Strength::default())?;
     if !mark_given(&given_path(state_dir, session), &warning) {
         return None;
     }
-    Some(agent_answer(agent, &warning.text()))
+    let text = warning.text();
+    keep_given(state_dir, project, session, None, &Shape::of(command).text(), &warning.failure, &text);
+    Some(agent_answer(agent, &text))
+}
+
+/// Keeps what was given for the ledger; a record that cannot be kept is
+/// not worth failing the call over.
+fn keep_given(
+    state_dir: &Path,
+    project: &str,
+    session: Uuid,
+    guard_id: Option<String>,
+    shape: &str,
+    label: &str,
+    text: &str,
+) {
+    let given = Given {
+        injection_id: Uuid::now_v7(),
+        project: project.to_owned(),
+        session_id: session,
+        guard_id,
+        shape: shape.to_owned(),
+        label: label.to_owned(),
+        chars: text.chars().count(),
+        given_at: chrono::Utc::now(),
+    };
+    let _ = call_ledger::keep(state_dir, &given);
 }
 
 /// Where a session's given warnings are kept, one fingerprint a line.
@@ -61,6 +100,18 @@ fn mark_given(path: &Path, warning: &CallWarning) -> bool {
     appended.is_ok()
 }
 
+/// A guard's answer: the call does not run, and the reason is what the
+/// model reads instead of its output.
+fn refusal(agent: AgentKind, text: &str) -> String {
+    let answer = match agent {
+        AgentKind::Gemini => json!({ "decision": "deny", "reason": text }),
+        _ => json!({ "hookSpecificOutput": {
+            "hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": text
+        } }),
+    };
+    answer.to_string()
+}
+
 fn agent_answer(agent: AgentKind, text: &str) -> String {
     let answer = match agent {
         AgentKind::Gemini => json!({ "decision": "deny", "reason": text }),
@@ -72,6 +123,7 @@ fn agent_answer(agent: AgentKind, text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use lore_calls::{Call, CallMemory, Outcome};
+    use lore_proto::v1 as proto;
 
     use super::*;
     use crate::call_index::CallIndex;
@@ -93,7 +145,13 @@ mod tests {
                 Call { command: "./tests/runtests.py forms".into(), outcome: Outcome::Passed },
             ]);
         }
-        let index = CallIndex { project: "acme".into(), refreshed_at: 0, refreshed_for: Uuid::nil(), memory };
+        let index = CallIndex {
+            project: "acme".into(),
+            refreshed_at: 0,
+            refreshed_for: Uuid::nil(),
+            memory,
+            guards: Vec::new(),
+        };
         call_index::save(&call_index::path(state_dir, "acme"), &index).expect("saved");
     }
 
@@ -121,6 +179,46 @@ mod tests {
         let answer: serde_json::Value = serde_json::from_str(&answer).expect("JSON");
         assert_eq!(answer["decision"], "deny");
         assert!(answer["reason"].as_str().is_some_and(|reason| reason.contains("failed with")));
+    }
+
+    #[test]
+    fn a_guard_refuses_every_call_of_its_shape_and_each_refusal_is_kept_for_the_ledger() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        indexed(dir.path());
+        let path = call_index::path(dir.path(), "acme");
+        let mut index = call_index::load(&path, "acme").expect("indexed");
+        index.guards.push(lore_calls::Guard {
+            guard_id: Uuid::nil().to_string(),
+            shape: "pytest <arg> -x".into(),
+            reason: "This repository runs its tests with runtests.sh.".into(),
+            alternative: "./runtests.sh".into(),
+        });
+        call_index::save(&path, &index).expect("saved");
+        let session = Uuid::now_v7();
+        let call = input("Bash", "cd /repo && pytest tests/test_forms.py -x");
+        for _ in 0..2 {
+            let answer = answer(AgentKind::ClaudeCode, "acme", session, &call, dir.path()).expect("refused");
+            let answer: serde_json::Value = serde_json::from_str(&answer).expect("JSON");
+            assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+            let reason = answer["hookSpecificOutput"]["permissionDecisionReason"].as_str().expect("reason");
+            assert!(reason.contains("Run instead: `./runtests.sh`"), "{reason}");
+        }
+        let gemini = answer(AgentKind::Gemini, "acme", session, &call, dir.path()).expect("refused");
+        assert!(gemini.contains(r#""decision":"deny""#), "{gemini}");
+        // A call the guard does not hold is still warned of, once.
+        let warned = answer(AgentKind::ClaudeCode, "acme", session, &input("Bash", "pytest tests"), dir.path());
+        assert!(warned.is_some_and(|warned| warned.contains("additionalContext")));
+        let taken = call_ledger::take(dir.path());
+        let kinds: Vec<i32> = taken
+            .writes
+            .iter()
+            .map(|write| match write {
+                lore_spool::entry::Write::RecordCallInjection(given) => given.kind,
+                _ => 0,
+            })
+            .collect();
+        let (guard, warning) = (proto::InjectedKind::Guard as i32, proto::InjectedKind::CallWarning as i32);
+        assert_eq!(kinds, vec![guard, guard, guard, warning]);
     }
 
     #[test]

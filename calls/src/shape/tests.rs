@@ -86,3 +86,17 @@ fn a_query_that_found_nothing_did_not_fail() {
     assert!(!Shape::of("grep x f | python parse.py").is_no_match(1));
     assert!(!Shape::of("pytest").is_no_match(1));
 }
+
+#[test]
+fn a_shape_read_again_is_the_same_shape() {
+    for command in [
+        "pytest tests/test_forms.py -x",
+        "python -m pytest tests -k 'not slow'",
+        "cd src && ./runtests.sh forms > out.txt 2>&1",
+        "git -C repo commit -q -m 'x'",
+        "npm run test -- --watch=false",
+    ] {
+        let shape = shape(command);
+        assert_eq!(super::Shape::of(&shape).text(), shape, "{command}");
+    }
+}

@@ -19,6 +19,7 @@ pub mod leave_one_out;
 pub mod log;
 pub mod mcp;
 pub mod qa;
+pub mod qa_guards;
 pub mod qa_hotspots;
 pub mod qa_masks;
 pub mod qa_results;

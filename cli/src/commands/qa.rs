@@ -37,6 +37,9 @@ pub enum Command {
     /// A project's own grouping masks: list, add or replace, delete.
     #[command(subcommand)]
     Masks(super::qa_masks::MasksCommand),
+    /// A project's guards: list, add, remove, and turn them on or off.
+    #[command(subcommand)]
+    Guards(super::qa_guards::GuardsCommand),
     /// Where the project's work fails QA more than the rest: by file area
     /// and by action kind, with intervals.
     Hotspots(super::qa_hotspots::HotSpotsArgs),
@@ -269,6 +272,7 @@ pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {
             super::qa_masks::print_remined(&args.project, done);
         }
         Command::Masks(command) => super::qa_masks::masks(&mut qa, command).await?,
+        Command::Guards(command) => super::qa_guards::guards(&mut qa, command).await?,
     }
     Ok(())
 }

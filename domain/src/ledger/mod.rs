@@ -17,7 +17,8 @@ use uuid::Uuid;
 
 pub use items::{entry_item, hit_item, warning_item};
 pub use lore_model::ledger::{
-    Day, Given, InjectedItem, Injection, InjectionFilter, ItemKind, Surface, Totals, Withheld, estimate_tokens,
+    CallGiven, CallWarningGiven, Day, Given, InjectedItem, Injection, InjectionFilter, ItemKind, Surface, Totals,
+    Withheld, estimate_tokens,
 };
 
 use crate::Error;
@@ -36,12 +37,20 @@ impl Ledger {
         Self { pool }
     }
 
-    /// Records an injection (the project is created on first use).
-    pub async fn record(&self, injection: &Injection) -> Result<(), Error> {
+    /// Records an injection (the project is created on first use); false
+    /// when its id was recorded already.
+    pub async fn record(&self, injection: &Injection) -> Result<bool, Error> {
         let mut transaction = self.pool.begin().await?;
-        store::insert(&mut transaction, injection).await?;
+        let recorded = store::insert(&mut transaction, injection).await?;
         transaction.commit().await?;
-        Ok(())
+        Ok(recorded)
+    }
+
+    /// Records what a hook gave with a call; false when it was recorded
+    /// already.
+    pub async fn record_call(&self, scope: &ProjectScope, given: &CallGiven) -> Result<bool, Error> {
+        scope.require(&given.project)?;
+        self.record(&given.injection()).await
     }
 
     /// Records the reads of a session, when the read names one; a read
@@ -54,9 +63,22 @@ impl Ledger {
         items: Vec<InjectedItem>,
     ) -> Result<(), Error> {
         match session_id {
-            Some(session_id) => self.record(&Injection::read(project, session_id, surface, items)).await,
+            Some(session_id) => self.record(&Injection::read(project, session_id, surface, items)).await.map(drop),
             None => Ok(()),
         }
+    }
+
+    /// The warnings at the call given in the project over the last `days`
+    /// days, the most given first.
+    pub async fn call_warnings_given(
+        &self,
+        scope: &ProjectScope,
+        project: &str,
+        days: u32,
+    ) -> Result<Vec<CallWarningGiven>, Error> {
+        scope.require(project)?;
+        let since = Utc::now() - chrono::Duration::days(i64::from(days));
+        store::call_warnings_given(&self.pool, project, since, 50).await
     }
 
     pub async fn given(&self, project: &str, session_id: Uuid) -> Result<Given, Error> {

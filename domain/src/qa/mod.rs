@@ -9,6 +9,7 @@
 //! - `significance`: shown against held-out warnings, with intervals.
 //! - `patterns`: listing, editing, merging and splitting patterns.
 //! - `masks`: a project's own grouping masks, as data.
+//! - `guards`: warnings at the call a person turned into refusals.
 //! - `remining`: Brain over recent occurrences, merging and splitting
 //!   where it disagrees with the captures' grouping.
 //! - `promotion`: proven patterns proposed, reviewed and published.
@@ -22,6 +23,7 @@ pub mod category;
 pub mod dashboard;
 pub mod fixes;
 pub mod grouping;
+pub mod guards;
 pub mod hotspots;
 pub mod instructions;
 pub mod masks;

@@ -1,6 +1,7 @@
 //! QA-learning as the domain sees it.
 
 pub mod files;
+pub mod guards;
 pub mod hotspots;
 pub mod significance;
 

@@ -81,6 +81,11 @@ const METHODS: &[(&str, &str, Access)] = &[
     (QA, "GetSwitches", Access::Read),
     (QA, "HotSpots", Access::Read),
     (QA, "SetSwitches", Access::Admin),
+    // A guard is a person's word: agents read guards, only people set them.
+    (QA, "ListGuards", Access::Read),
+    (QA, "PutGuard", Access::Admin),
+    (QA, "RemoveGuard", Access::Admin),
+    (QA, "SetGuardsEnabled", Access::Admin),
     // An agent's own bookkeeping about what it was shown, as RecordOutcome.
     (QA, "AcknowledgeWarning", Access::Write),
     // Read access, as GetWarnings: a briefing is what an agent reads before
@@ -91,6 +96,8 @@ const METHODS: &[(&str, &str, Access)] = &[
     (AGENT, "ListQuarantined", Access::Read),
     (AGENT, "ListInjections", Access::Read),
     (AGENT, "ListCitedFiles", Access::Read),
+    // A hook's bookkeeping of what it gave with a call, as Brief's.
+    (AGENT, "RecordCallInjection", Access::Write),
     (AGENT, "ReleaseQuarantined", Access::Admin),
     (AGENT, "EraseQuarantined", Access::Admin),
 ];

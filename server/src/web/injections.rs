@@ -55,6 +55,8 @@ fn injection_card(injection: &Injection, with_session: bool) -> Markup {
                                 lore_domain::ledger::ItemKind::Warning => a href={ "/patterns/" (item.item_id) } { (item.label) },
                                 lore_domain::ledger::ItemKind::LastSession
                                 | lore_domain::ledger::ItemKind::SimilarSession => (layout::session_link(item.item_id)),
+                                lore_domain::ledger::ItemKind::CallWarning => (item.label),
+                                lore_domain::ledger::ItemKind::Guard => a href=(super::guards::path(&injection.project)) { (item.label) },
                             }
                         }
                         td { (item.kind.as_str().replace('_', " ")) }

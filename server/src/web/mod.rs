@@ -25,6 +25,7 @@ mod assets;
 mod charts;
 mod fleet;
 mod grouping_masks;
+mod guards;
 mod injections;
 mod knowledge;
 mod layout;
@@ -128,6 +129,9 @@ impl Console {
             .route("/projects/{project}/qa", get(qa::dashboard))
             .route("/projects/{project}/masks", get(grouping_masks::page).post(grouping_masks::put))
             .route("/projects/{project}/masks/delete", post(grouping_masks::delete))
+            .route("/projects/{project}/guards", get(guards::page).post(guards::put))
+            .route("/projects/{project}/guards/remove", post(guards::remove))
+            .route("/projects/{project}/guards/switch", post(guards::switch))
             .route("/patterns/{pattern_id}", get(qa::pattern))
             .route("/patterns/{pattern_id}/merge", post(qa::merge))
             .route("/patterns/{pattern_id}/split", post(qa::split))

@@ -91,6 +91,7 @@ pub async fn dashboard(
             label { "Days" input type="number" name="days" min="1" max="365" value=(days); }
             button type="submit" { "Show" }
             a href=(super::grouping_masks::path(&project)) { "Grouping masks" }
+            a href=(super::guards::path(&project)) { "Guards" }
         }
         div.tiles {
             (layout::tile("tasks with a result", tasks.tasks, None))

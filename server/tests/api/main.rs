@@ -9,6 +9,7 @@ mod documents;
 mod drafts;
 mod erasure;
 mod grouping_masks;
+mod guards;
 mod hotspots;
 mod knowledge;
 mod ledger;

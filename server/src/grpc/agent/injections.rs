@@ -4,9 +4,11 @@
 use lore_proto::v1 as proto;
 
 use crate::grpc::convert::{
-    FieldResult, identifier, optional_timestamp, optional_uuid, project, to_timestamp, trust_to_proto,
+    FieldError, FieldResult, identifier, optional_timestamp, optional_uuid, project, required_uuid, to_timestamp,
+    trust_to_proto,
 };
-use lore_domain::ledger::{InjectedItem, Injection, InjectionFilter, ItemKind, Surface, Totals, Withheld};
+use lore_domain::ledger::{CallGiven, InjectedItem, Injection, InjectionFilter, ItemKind, Surface, Totals, Withheld};
+use lore_model::validate::name;
 
 pub fn filter(request: &proto::ListInjectionsRequest) -> FieldResult<InjectionFilter> {
     let agent_id = identifier("agent_id", &request.agent_id, false)?;
@@ -19,6 +21,37 @@ pub fn filter(request: &proto::ListInjectionsRequest) -> FieldResult<InjectionFi
     })
 }
 
+/// What a hook reports it gave with a call.
+pub fn call_given(request: &proto::RecordCallInjectionRequest) -> FieldResult<CallGiven> {
+    let guard_id = match proto::InjectedKind::try_from(request.kind) {
+        Ok(proto::InjectedKind::CallWarning) => None,
+        Ok(proto::InjectedKind::Guard) => Some(required_uuid("guard_id", &request.guard_id)?),
+        _ => {
+            return Err(FieldError::new(
+                "kind",
+                format!("{} is not INJECTED_KIND_CALL_WARNING or INJECTED_KIND_GUARD", request.kind),
+            ));
+        }
+    };
+    let chars = request.chars as usize;
+    if chars > CallGiven::MAX_CHARS {
+        return Err(FieldError::new(
+            "chars",
+            format!("{chars} is more than a call's answer holds ({})", CallGiven::MAX_CHARS),
+        ));
+    }
+    Ok(CallGiven {
+        injection_id: required_uuid("injection_id", &request.injection_id)?,
+        project: project("project", &request.project)?,
+        session_id: required_uuid("session_id", &request.session_id)?,
+        guard_id,
+        shape: name("shape", &request.shape, CallGiven::MAX_SHAPE_CHARS, true)?,
+        label: name("label", &request.label, CallGiven::MAX_LABEL_CHARS, false)?,
+        chars,
+        given_at: optional_timestamp("given_at", request.given_at.as_ref())?.unwrap_or_else(chrono::Utc::now),
+    })
+}
+
 fn surface_to_proto(surface: Surface) -> proto::InjectionSurface {
     match surface {
         Surface::SessionStart => proto::InjectionSurface::SessionStart,
@@ -28,6 +61,7 @@ fn surface_to_proto(surface: Surface) -> proto::InjectionSurface {
         Surface::Search => proto::InjectionSurface::Search,
         Surface::GetEntry => proto::InjectionSurface::GetEntry,
         Surface::Warnings => proto::InjectionSurface::Warnings,
+        Surface::Call => proto::InjectionSurface::Call,
     }
 }
 
@@ -37,6 +71,8 @@ fn kind_to_proto(kind: ItemKind) -> proto::InjectedKind {
         ItemKind::Warning => proto::InjectedKind::Warning,
         ItemKind::LastSession => proto::InjectedKind::LastSession,
         ItemKind::SimilarSession => proto::InjectedKind::SimilarSession,
+        ItemKind::CallWarning => proto::InjectedKind::CallWarning,
+        ItemKind::Guard => proto::InjectedKind::Guard,
     }
 }
 

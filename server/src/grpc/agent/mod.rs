@@ -73,6 +73,16 @@ impl AgentService for AgentApi {
         }))
     }
 
+    async fn record_call_injection(
+        &self,
+        request: Request<proto::RecordCallInjectionRequest>,
+    ) -> Result<Response<proto::RecordCallInjectionResponse>, Status> {
+        let scope = request_scope(&request);
+        let given = injections::call_given(request.get_ref()).map_err(Error::from)?;
+        let recorded = self.briefer.ledger().record_call(&scope, &given).await?;
+        Ok(Response::new(proto::RecordCallInjectionResponse { recorded }))
+    }
+
     async fn list_injections(
         &self,
         request: Request<proto::ListInjectionsRequest>,

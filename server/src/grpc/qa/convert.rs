@@ -17,6 +17,7 @@ use crate::grpc::convert::{
 };
 use lore_domain::qa::hotspots::HotSpotQuery;
 use lore_domain::qa::remining::Remined;
+use lore_model::qa::guards::{Guard, Guards};
 use lore_model::qa::hotspots::{HotSpot, HotSpots};
 use lore_model::qa::limits::{
     MAX_CHECK_OUTPUT_BYTES, MAX_CHECKS, MAX_FILES, MAX_MESSAGE_BYTES, MAX_MESSAGES, MAX_NAME_CHARS, MAX_PATH_CHARS,
@@ -719,4 +720,26 @@ pub fn hot_spots_to_proto(spots: &HotSpots) -> proto::HotSpotsResponse {
         action_kinds: spots.action_kinds.iter().map(hot_spot_to_proto).collect(),
         significance: spots.significance,
     }
+}
+
+pub fn guard(guard: Option<&proto::Guard>, by: &str) -> FieldResult<Guard> {
+    let guard = guard.ok_or_else(|| FieldError::new("guard", "required"))?;
+    Guard::submitted("guard", &guard.project, &guard.command, &guard.reason, &guard.alternative, by)
+}
+
+pub fn guard_to_proto(guard: &Guard) -> proto::Guard {
+    proto::Guard {
+        guard_id: guard.guard_id.to_string(),
+        project: guard.project.clone(),
+        command: guard.shape.clone(),
+        shape: guard.shape.clone(),
+        reason: guard.reason.clone(),
+        alternative: guard.alternative.clone(),
+        created_by: guard.created_by.clone(),
+        created_at: Some(to_timestamp(guard.created_at)),
+    }
+}
+
+pub fn guards_to_proto(guards: &Guards) -> proto::ListGuardsResponse {
+    proto::ListGuardsResponse { enabled: guards.enabled, guards: guards.guards.iter().map(guard_to_proto).collect() }
 }

@@ -273,6 +273,46 @@ impl QaLearningService for QaLearningApi {
         }))
     }
 
+    async fn list_guards(
+        &self,
+        request: Request<proto::ListGuardsRequest>,
+    ) -> Result<Response<proto::ListGuardsResponse>, Status> {
+        let scope = request_scope(&request);
+        let project = field(lore_model::validate::project("project", &request.get_ref().project))?;
+        Ok(Response::new(convert::guards_to_proto(&self.qa.guards(&scope, &project).await?)))
+    }
+
+    async fn put_guard(&self, request: Request<proto::PutGuardRequest>) -> Result<Response<proto::Guard>, Status> {
+        let scope = request_scope(&request);
+        let by = super::request_origin(&request).token;
+        let guard = field(convert::guard(request.get_ref().guard.as_ref(), &by))?;
+        Ok(Response::new(convert::guard_to_proto(&self.qa.put_guard(&scope, &guard).await?)))
+    }
+
+    async fn remove_guard(
+        &self,
+        request: Request<proto::RemoveGuardRequest>,
+    ) -> Result<Response<proto::RemoveGuardResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let project = field(lore_model::validate::project("project", &message.project))?;
+        let guard_id = field(lore_model::validate::required_uuid("guard_id", &message.guard_id))?;
+        let removed = self.qa.remove_guard(&scope, &project, guard_id).await?;
+        Ok(Response::new(proto::RemoveGuardResponse { removed }))
+    }
+
+    async fn set_guards_enabled(
+        &self,
+        request: Request<proto::SetGuardsEnabledRequest>,
+    ) -> Result<Response<proto::ListGuardsResponse>, Status> {
+        let scope = request_scope(&request);
+        let by = super::request_origin(&request).token;
+        let message = request.get_ref();
+        let project = field(lore_model::validate::project("project", &message.project))?;
+        let guards = self.qa.set_guards_enabled(&scope, &project, message.enabled, &by).await?;
+        Ok(Response::new(convert::guards_to_proto(&guards)))
+    }
+
     async fn split_pattern(
         &self,
         request: Request<proto::SplitPatternRequest>,
