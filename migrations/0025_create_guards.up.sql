@@ -30,3 +30,9 @@ ALTER TABLE injections DROP CONSTRAINT injections_surface_check,
 ALTER TABLE injection_items DROP CONSTRAINT injection_items_kind_check,
     ADD CONSTRAINT injection_items_kind_check CHECK (kind IN
         ('lesson', 'warning', 'last_session', 'similar_session', 'call_warning', 'guard'));
+
+-- A briefing leaves out a QA warning the agent's hooks give at the call
+-- that would fail (BriefRequest.at_call), and the ledger says so.
+ALTER TABLE injection_items DROP CONSTRAINT injection_items_withheld_check,
+    ADD CONSTRAINT injection_items_withheld_check CHECK (withheld IN
+        ('quarantined', 'stale', 'over_budget', 'already_given', 'session_budget', 'held_out', 'at_call'));

@@ -75,6 +75,43 @@ fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs())
 }
 
+/// Where the pre-tool-use hook of `agent` marks that it runs on this
+/// machine: only then may a briefing leave a warning to the call.
+fn wired_marker(state_dir: &Path, agent: &str) -> PathBuf {
+    state_dir.join("calls").join(format!("pre-tool-use-{agent}"))
+}
+
+/// Marks that `agent`'s pre-tool-use hook runs (one stat when it is
+/// marked already).
+pub fn mark_wired(state_dir: &Path, agent: &str) {
+    let marker = wired_marker(state_dir, agent);
+    if !marker.exists() {
+        let _ = marker.parent().map(std::fs::create_dir_all);
+        let _ = std::fs::File::create(marker);
+    }
+}
+
+/// The failures a briefing may leave to the call (see
+/// `BriefRequest.at_call`): those the index warns of at some call, when
+/// `agent`'s pre-tool-use hook runs on this machine; none otherwise, so a
+/// warning never falls between the two.
+pub fn at_call(state_dir: &Path, project: &str, agent: &str) -> Vec<String> {
+    /// What the server takes (BriefRequest.at_call).
+    const MAX: usize = 200;
+    const MAX_CHARS: usize = 500;
+    if !wired_marker(state_dir, agent).exists() {
+        return Vec::new();
+    }
+    let Some(index) = load(&path(state_dir, project), project) else { return Vec::new() };
+    index
+        .memory
+        .warned_failures(lore_calls::Strength::default())
+        .into_iter()
+        .filter(|failure| failure.chars().count() <= MAX_CHARS)
+        .take(MAX)
+        .collect()
+}
+
 /// Where a project's index lives in the state directory.
 pub fn path(state_dir: &Path, project: &str) -> PathBuf {
     let name = blake3::hash(project.as_bytes()).to_hex();

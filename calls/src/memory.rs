@@ -89,6 +89,20 @@ struct FailureStats {
     recoveries: BTreeMap<String, u32>,
 }
 
+impl KeyStats {
+    /// The failure a call of this key is warned of: the one whose rate's
+    /// lower bound is highest, when the evidence is strong enough.
+    fn warned(&self, strength: Strength) -> Option<(&String, &FailureStats)> {
+        self.failures
+            .iter()
+            .filter(|(_, failed)| failed.sessions >= strength.min_sessions)
+            .map(|(failure, failed)| (failure, failed, wilson_lower(failed.sessions, self.sessions)))
+            .filter(|(_, _, rate)| *rate >= strength.min_rate)
+            .max_by(|a, b| a.2.total_cmp(&b.2).then(b.0.cmp(a.0)))
+            .map(|(failure, failed, _)| (failure, failed))
+    }
+}
+
 /// A project's finished sessions, as counts; see the module. It is kept
 /// on disk as JSON (the hook's local index).
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -117,6 +131,12 @@ impl CallMemory {
     pub fn pruned(mut self) -> Self {
         self.keys.retain(|_, stats| !stats.failures.is_empty());
         self
+    }
+
+    /// Every failure some call would be warned of under `strength`: what a
+    /// briefing may leave to the call.
+    pub fn warned_failures(&self, strength: Strength) -> BTreeSet<String> {
+        self.keys.values().filter_map(|stats| stats.warned(strength)).map(|(failure, _)| failure.clone()).collect()
     }
 
     /// Learns one finished session's calls, in the order they ran.
@@ -155,14 +175,7 @@ impl CallMemory {
         let shape = Shape::of(command);
         keys(command, &shape)?.iter().find_map(|key| {
             let stats = self.keys.get(key)?;
-            let (failure, failed) = stats
-                .failures
-                .iter()
-                .filter(|(_, failed)| failed.sessions >= strength.min_sessions)
-                .map(|(failure, failed)| (failure, failed, wilson_lower(failed.sessions, stats.sessions)))
-                .filter(|(_, _, rate)| *rate >= strength.min_rate)
-                .max_by(|a, b| a.2.total_cmp(&b.2).then(b.0.cmp(a.0)))
-                .map(|(failure, failed, _)| (failure, failed))?;
+            let (failure, failed) = stats.warned(strength)?;
             let recovery = failed
                 .recoveries
                 .iter()

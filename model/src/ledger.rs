@@ -92,6 +92,8 @@ pub enum Withheld {
     SessionBudget,
     /// The task is in the held-out group of the warnings' A/B measure.
     HeldOut,
+    /// The agent's hooks give it with the call that would fail.
+    AtCall,
 }
 
 impl StoredName for Withheld {}
@@ -108,6 +110,7 @@ impl Withheld {
                 "the session's budget is spent, and it is not a new reviewed or verified item of high relevance"
             }
             Self::HeldOut => "the task is held out of warnings to measure them",
+            Self::AtCall => "the agent's hooks give it with the call that would fail",
         }
     }
 }

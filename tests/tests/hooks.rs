@@ -645,3 +645,46 @@ async fn a_guard_a_person_set_refuses_the_call_and_the_ledger_keeps_what_was_giv
     assert_eq!(given.iter().filter(|(kind, _)| *kind == warning).count(), 1, "{given:?}");
     assert!(given.iter().all(|(_, shape)| shape == "pytest <arg>" || shape == "npm test"), "{given:?}");
 }
+
+/// What belongs to one call moves to that call: once the call index warns
+/// of a failure at its command, a briefing (here a prompt's) leaves out the
+/// QA warning of that failure and the ledger says so, and the briefing is
+/// shorter by it.
+#[tokio::test]
+async fn a_briefing_leaves_to_the_call_the_warning_the_call_index_gives() {
+    let rig = ServerRig::start().await;
+    let failing = "npm error Missing script: \"test\"";
+    for _ in 0..2 {
+        let earlier = Uuid::now_v7().to_string();
+        let extra = json!({"tool_name": "Bash", "tool_input": {"command": "npm test"}, "error": format!("Exit code 1\n{failing}")});
+        rig.run("post-tool-use", rig.event(&earlier, "PostToolUseFailure", extra));
+        rig.run("stop", rig.event(&earlier, "Stop", json!({})));
+    }
+    // The agent's pre-tool-use hook runs on this machine.
+    let call = json!({"tool_name": "Bash", "tool_input": {"command": "ls"}});
+    rig.run("pre-tool-use", rig.event(&Uuid::now_v7().to_string(), "PreToolUse", call));
+    let prompt = |session: &str| {
+        let prompt = json!({"prompt": "The npm test script is missing: add it and make npm test pass."});
+        rig.run("user-prompt-submit", rig.event(session, "UserPromptSubmit", prompt));
+        session.to_owned()
+    };
+    // The first prompt finds no call index yet (it refreshes one): the
+    // warning stays in its briefing.
+    let (first, second) = (prompt(&Uuid::now_v7().to_string()), prompt(&Uuid::now_v7().to_string()));
+    let mut agent = lore_proto::client::agent(rig.server.channel().await);
+    let mut briefing_of = async |session: &str| {
+        let session_id = lore_session_id(AgentKind::ClaudeCode, session).to_string();
+        let request = proto::ListInjectionsRequest { project: "hooks".into(), session_id, ..Default::default() };
+        let listed = agent.list_injections(request).await.unwrap().into_inner();
+        listed.injections.into_iter().find(|injection| injection.surface == proto::InjectionSurface::Prompt as i32)
+    };
+    let log = log(rig.state.path());
+    let first = briefing_of(&first).await.unwrap_or_else(|| panic!("no briefing; {log}"));
+    let second = briefing_of(&second).await.unwrap_or_else(|| panic!("no briefing; {log}"));
+    let warning = |briefing: &proto::Injection| {
+        briefing.items.iter().find(|item| item.kind == proto::InjectedKind::Warning as i32).map(|item| item.withheld)
+    };
+    assert_eq!(warning(&first), Some(proto::Withheld::Unspecified as i32), "shown the first time: {first:?}; {log}");
+    assert_eq!(warning(&second), Some(proto::Withheld::AtCall as i32), "left to the call: {second:?}; {log}");
+    assert!(second.chars < first.chars, "{} < {}", second.chars, first.chars);
+}

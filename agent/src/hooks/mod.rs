@@ -298,6 +298,7 @@ async fn handle(
     // Before every tool call: a local file answers, Lore is not asked.
     if args.event == HookEvent::PreToolUse {
         let state_dir = crate::home::state_dir();
+        crate::call_index::mark_wired(&state_dir, args.agent.as_str());
         let answer = pre_tool_use::answer(args.agent, &identity.project, session_id, &input, &state_dir);
         if crate::call_index::claim_background_refresh(&state_dir, &identity.project)
             && let Err(error) = refresh_in_background(args, &identity.project, &agent_session, &dir)
@@ -555,6 +556,7 @@ impl Hook<'_> {
             budget_chars: self.args.briefing_chars,
             surface: proto::InjectionSurface::SessionStart as i32,
             missing_files,
+            at_call: self.at_call(),
             ..requests::brief(&self.identity, self.session_id, task)
         };
         let mut agent = connection.agent();
@@ -642,11 +644,19 @@ impl Hook<'_> {
             omit_last_session: true,
             surface: proto::InjectionSurface::Prompt as i32,
             missing_files,
+            at_call: self.at_call(),
             ..requests::brief(&self.identity, self.session_id, task)
         };
         let mut agent = connection.agent();
         let (briefing, ()) = tokio::join!(agent.brief(request), self.refresh_calls(connection, false));
         Ok(context_answer(self.args.agent, HookEvent::UserPromptSubmit, &briefing?.into_inner().markdown))
+    }
+
+    /// What the briefing leaves to the call: the failures the call index
+    /// warns of, from the index as it stands (the refresh runs beside the
+    /// briefing).
+    fn at_call(&self) -> Vec<String> {
+        crate::call_index::at_call(&crate::home::state_dir(), &self.identity.project, self.args.agent.as_str())
     }
 
     /// Refreshes the project's call index, which `pre-tool-use` answers

@@ -126,3 +126,19 @@ fn a_pruned_memory_read_back_warns_alike() {
     assert_eq!(read.warning("pytest x", Strength::default()), memory.warning("pytest x", Strength::default()));
     assert_eq!(read.sessions(), 4);
 }
+
+#[test]
+fn the_failures_warned_of_at_the_call_are_those_some_call_would_name() {
+    let mut memory = memory_of(3);
+    memory.learn(&[failed("make docs", "make: *** No rule to make target 'docs'.")]);
+    for _ in 0..20 {
+        memory.learn(&[passed("make docs")]);
+    }
+    let warned = memory.warned_failures(Strength::default());
+    assert_eq!(
+        warned.into_iter().collect::<Vec<_>>(),
+        vec![NO_PYTEST.to_owned()],
+        "one failure in 21 runs is too weak"
+    );
+    assert_eq!(memory.warned_failures(ANY).len(), 2);
+}

@@ -71,6 +71,9 @@ const RESUME_WARNINGS: usize = 5;
 const HIGH_RELEVANCE: f64 = 0.8;
 /// Cited files a briefing may name as missing.
 pub const MAX_MISSING_FILES: usize = 5_000;
+/// Failures a hook may name as given at the call, and their length.
+pub const MAX_AT_CALL: usize = 200;
+pub const MAX_AT_CALL_CHARS: usize = 500;
 
 /// `[briefing]` settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -140,6 +143,9 @@ pub struct BriefRequest {
     pub surface: Surface,
     /// Cited files gone from the agent's checkout.
     pub missing_files: Vec<String>,
+    /// Failures the agent's hooks warn of at the call, by template: their
+    /// QA warnings belong to that call, not to the briefing.
+    pub at_call: Vec<String>,
 }
 
 /// A lesson as a briefing shows it.
@@ -190,6 +196,8 @@ pub struct Briefing {
     pub omitted_as_given: usize,
     pub omitted_as_stale: usize,
     pub omitted_for_session_budget: usize,
+    /// QA warnings left out because the hooks give them at the call.
+    pub omitted_for_call: usize,
     /// What the session was given before this briefing.
     pub session_chars_before: usize,
     pub degraded: Option<String>,
@@ -255,7 +263,7 @@ impl Briefer {
         }
         let task_id = request.task.task_id.clone().unwrap_or_else(|| default_task_id(request));
         // Room for what the session's record and its checkout may leave out.
-        let filtering = request.omit_given || !request.missing_files.is_empty();
+        let filtering = request.omit_given || !request.missing_files.is_empty() || !request.at_call.is_empty();
         let warning_request = warning_request(request, &task_id, filtering);
         let lessons_wanted = if filtering { MAX_ITEMS * 2 } else { request.max_lessons * 2 };
         let Gathered { last_session, hits, degraded, chosen, given, hot_spots, similar } =
@@ -264,6 +272,7 @@ impl Briefer {
         let remaining = self.config.session_budget_chars.saturating_sub(given.chars);
         let gate = Gate {
             missing: request.missing_files.iter().map(String::as_str).collect(),
+            at_call: request.at_call.iter().map(String::as_str).collect(),
             given: &given,
             omit_given: request.omit_given,
             past_budget: request.session_id.is_some() && remaining < MIN_BUDGET_CHARS,
@@ -295,8 +304,8 @@ impl Briefer {
         }
         let similar_sessions = pick(similar, &rendered.similar);
         let hot_spots = pick(hot_spots, &rendered.hot_spots);
-        let [omitted_as_given, omitted_as_stale, omitted_for_session_budget] =
-            [Withheld::AlreadyGiven, Withheld::Stale, Withheld::SessionBudget]
+        let [omitted_as_given, omitted_as_stale, omitted_for_session_budget, omitted_for_call] =
+            [Withheld::AlreadyGiven, Withheld::Stale, Withheld::SessionBudget, Withheld::AtCall]
                 .map(|why| withheld.iter().filter(|item| item.withheld == Some(why)).count());
         items.append(&mut withheld);
         let lessons: Vec<Lesson> = pick(lessons, &rendered.lessons);
@@ -328,6 +337,7 @@ impl Briefer {
             omitted_as_given,
             omitted_as_stale,
             omitted_for_session_budget,
+            omitted_for_call,
             session_chars_before: given.chars,
             degraded,
             similar_sessions,
@@ -624,6 +634,8 @@ fn admit<T>(
 /// shown to this session.
 struct Gate<'a> {
     missing: HashSet<&'a str>,
+    /// Templates of failures the hooks warn of at the call.
+    at_call: HashSet<&'a str>,
     given: &'a Given,
     omit_given: bool,
     past_budget: bool,
@@ -644,6 +656,9 @@ impl Gate<'_> {
         let given = self.given.patterns.contains(&warning.pattern_id);
         let speaks = warning.fix_trust.is_some_and(|trust| trust.speaks());
         let high = best || warning.relevance >= HIGH_RELEVANCE;
+        if !is_stale(&warning.cited_files, &self.missing) && self.at_call.contains(warning.template.as_str()) {
+            return Some(Withheld::AtCall);
+        }
         self.why_not(&warning.cited_files, given, speaks && high)
     }
 

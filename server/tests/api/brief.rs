@@ -480,3 +480,53 @@ struct RawBriefRequest {
     #[prost(bytes = "vec", tag = "2")]
     agent_id: Vec<u8>,
 }
+
+/// A warning the agent's hooks give at the call that would fail stays out
+/// of the briefing (it belongs to that call), and the ledger says why; a
+/// template the hooks do not warn of leaves the warning where it was.
+#[tokio::test]
+async fn a_warning_given_at_the_call_is_left_out_of_the_briefing_and_the_ledger_says_why() {
+    let server = TestServer::start().await;
+    let pattern_id = seed_pattern(&server).await;
+    let mut agent = agent(&server).await;
+    let template = {
+        let request = proto::GetPatternRequest { pattern_id: pattern_id.clone(), ..Default::default() };
+        let pattern = QaLearningServiceClient::new(server.channel().await).get_pattern(request).await.unwrap();
+        pattern.into_inner().pattern.unwrap().template
+    };
+    let request = |at_call: Vec<String>| proto::BriefRequest {
+        project: PROJECT.into(),
+        agent_id: AGENT.into(),
+        session_id: Uuid::now_v7().to_string(),
+        task: Some(task("Add percentages to calc")),
+        surface: proto::InjectionSurface::SessionStart as i32,
+        at_call,
+        ..Default::default()
+    };
+    let elsewhere = agent.brief(request(vec!["npm error Missing script: <*>".into()])).await.unwrap().into_inner();
+    assert!(elsewhere.warnings.iter().any(|warning| warning.pattern_id == pattern_id), "{:?}", elsewhere.warnings);
+    assert_eq!(elsewhere.omitted_for_call, 0);
+
+    let moved = request(vec![template.clone()]);
+    let session = moved.session_id.clone();
+    let briefing = agent.brief(moved).await.unwrap().into_inner();
+    assert!(briefing.warnings.iter().all(|warning| warning.pattern_id != pattern_id), "{:?}", briefing.warnings);
+    assert_eq!(briefing.omitted_for_call, 1);
+    assert!(briefing.markdown.len() < elsewhere.markdown.len(), "the briefing spends less");
+    let ledger = agent
+        .list_injections(proto::ListInjectionsRequest {
+            project: PROJECT.into(),
+            session_id: session,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let item = ledger.injections[0].items.iter().find(|item| item.item_id == pattern_id).expect("considered");
+    assert_eq!(item.withheld, proto::Withheld::AtCall as i32, "{item:?}");
+    assert!(item.withheld_reason.contains("with the call"), "{item:?}");
+
+    let too_many = request((0..201).map(|index| format!("error {index}")).collect());
+    let status = agent.brief(too_many).await.unwrap_err();
+    assert!(status.message().starts_with("at_call"), "{status:?}");
+}

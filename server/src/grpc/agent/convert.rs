@@ -4,8 +4,8 @@
 use lore_proto::v1 as proto;
 
 use lore_domain::briefing::{
-    BriefRequest, BriefTask, Briefing, DEFAULT_ITEMS, Lesson, MAX_BUDGET_CHARS, MAX_ITEMS, MAX_MISSING_FILES,
-    MIN_BUDGET_CHARS,
+    BriefRequest, BriefTask, Briefing, DEFAULT_ITEMS, Lesson, MAX_AT_CALL, MAX_AT_CALL_CHARS, MAX_BUDGET_CHARS,
+    MAX_ITEMS, MAX_MISSING_FILES, MIN_BUDGET_CHARS,
 };
 use lore_domain::ledger::Surface;
 use uuid::Uuid;
@@ -89,6 +89,7 @@ pub fn brief_request(request: &proto::BriefRequest) -> FieldResult<BriefRequest>
             }
         },
         missing_files: validate::list("missing_files", &request.missing_files, MAX_MISSING_FILES, MAX_PATH_CHARS)?,
+        at_call: validate::list("at_call", &request.at_call, MAX_AT_CALL, MAX_AT_CALL_CHARS)?,
     })
 }
 
@@ -124,6 +125,7 @@ pub fn briefing_to_proto(briefing: &Briefing) -> proto::BriefResponse {
         omitted_as_given: briefing.omitted_as_given as u32,
         omitted_as_stale: briefing.omitted_as_stale as u32,
         omitted_for_session_budget: briefing.omitted_for_session_budget as u32,
+        omitted_for_call: briefing.omitted_for_call as u32,
         session_chars_before: briefing.session_chars_before as u64,
         degraded: briefing.degraded.is_some(),
         degraded_reason: briefing.degraded.clone().unwrap_or_default(),

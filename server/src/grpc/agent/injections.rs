@@ -85,6 +85,7 @@ fn withheld_to_proto(withheld: Option<Withheld>) -> proto::Withheld {
         Some(Withheld::AlreadyGiven) => proto::Withheld::AlreadyGiven,
         Some(Withheld::SessionBudget) => proto::Withheld::SessionBudget,
         Some(Withheld::HeldOut) => proto::Withheld::HeldOut,
+        Some(Withheld::AtCall) => proto::Withheld::AtCall,
     }
 }
 
