@@ -18,7 +18,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::time::Instant;
 
-use lore_calls::{Call, CallMemory, Guard, Outcome, Shape};
+use std::collections::BTreeMap;
+
+use lore_calls::{Call, CallMemory, CallWarning, Guard, KnownFix, Outcome, Shape, Strength};
 use lore_grouping::template::Template;
 use lore_proto::v1 as proto;
 use serde::{Deserialize, Serialize};
@@ -51,6 +53,10 @@ pub struct CallIndex {
     /// The project's guards while they are on; none while they are off.
     #[serde(default)]
     pub guards: Vec<Guard>,
+    /// Trusted fixes of the project's QA patterns, by template: a warning
+    /// of a failure of that template says how to avoid it.
+    #[serde(default)]
+    pub fixes: BTreeMap<String, KnownFix>,
 }
 
 impl CallIndex {
@@ -59,6 +65,14 @@ impl CallIndex {
     /// exec` does), or it is older than [`STALE_AFTER`].
     pub fn needs_refresh(&self, session: Uuid) -> bool {
         self.refreshed_for != session || now().saturating_sub(self.refreshed_at) >= STALE_AFTER.as_secs()
+    }
+
+    /// The warning for a call of `command`, with the trusted fix of its
+    /// failure when the project has one.
+    pub fn warning(&self, command: &str) -> Option<CallWarning> {
+        let mut warning = self.memory.warning(command, Strength::default())?;
+        warning.fix = self.fixes.get(&warning.failure).cloned();
+        Some(warning)
     }
 
     /// The guard that refuses a call of `command`, if one does.
@@ -215,7 +229,11 @@ pub async fn refresh(
     running: Uuid,
     deadline: Instant,
 ) -> Result<CallIndex, AgentError> {
-    let (actions, guards) = tokio::join!(latest_actions(connection, project, deadline), guards(connection, project));
+    let (actions, guards, fixes) = tokio::join!(
+        latest_actions(connection, project, deadline),
+        guards(connection, project),
+        trusted_fixes(connection, project)
+    );
     let mut sessions: std::collections::BTreeMap<String, Vec<proto::Action>> = Default::default();
     for action in actions? {
         if action.session_id != running.to_string() {
@@ -235,7 +253,32 @@ pub async fn refresh(
         refreshed_for: running,
         memory: memory.pruned(),
         guards: guards?,
+        fixes: fixes?,
     })
+}
+
+/// The fixes a person reviewed or a passing task verified, of the
+/// project's most frequent patterns (one page), by template. An agent's
+/// unverified fix is never said as advice.
+async fn trusted_fixes(connection: &Connection, project: &str) -> Result<BTreeMap<String, KnownFix>, AgentError> {
+    let request = proto::ListPatternsRequest {
+        project: project.to_owned(),
+        page: Some(proto::PageRequest { page_size: PAGE_SIZE, cursor: String::new() }),
+        ..Default::default()
+    };
+    let patterns = connection.qa().list_patterns(request).await?.into_inner().patterns;
+    Ok(patterns
+        .into_iter()
+        .filter(|pattern| !pattern.recommended_fix.trim().is_empty())
+        .filter_map(|pattern| {
+            let trust = match proto::Trust::try_from(pattern.fix_trust) {
+                Ok(proto::Trust::Reviewed) => "reviewed",
+                Ok(proto::Trust::Verified) => "verified",
+                _ => return None,
+            };
+            Some((pattern.template, KnownFix { trust: trust.to_owned(), text: pattern.recommended_fix }))
+        })
+        .collect())
 }
 
 /// The project's latest actions, newest first, read until `deadline`.
@@ -323,6 +366,7 @@ mod tests {
             refreshed_for: Uuid::nil(),
             memory: CallMemory::new(),
             guards: Vec::new(),
+            fixes: Default::default(),
         };
         save(&path(dir.path(), "other"), &CallIndex { project: "other".into(), ..index.clone() }).expect("saved");
         assert!(!claim_background_refresh(dir.path(), "other"), "a fresh index is not refreshed");
@@ -341,6 +385,7 @@ mod tests {
             refreshed_for: session,
             memory,
             guards: Vec::new(),
+            fixes: Default::default(),
         };
         save(&file, &index).expect("saved");
         assert!(load(&file, "acme").is_some_and(|index| !index.needs_refresh(session)));

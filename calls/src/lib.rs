@@ -19,5 +19,5 @@ pub mod policy;
 pub mod shape;
 
 pub use guard::Guard;
-pub use memory::{Call, CallMemory, CallWarning, Outcome, Strength};
+pub use memory::{Call, CallMemory, CallWarning, KnownFix, Outcome, Strength};
 pub use shape::{Kind, Shape};

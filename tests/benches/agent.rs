@@ -116,6 +116,7 @@ fn call_index(state: &std::path::Path) -> u32 {
                 alternative: "gh workflow run release".to_owned(),
             })
             .collect(),
+        fixes: Default::default(),
     };
     lore_agent::call_index::save(&lore_agent::call_index::path(state, PROJECT), &index).unwrap();
     SESSIONS as u32

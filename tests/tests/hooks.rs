@@ -687,4 +687,15 @@ async fn a_briefing_leaves_to_the_call_the_warning_the_call_index_gives() {
     assert_eq!(warning(&first), Some(proto::Withheld::Unspecified as i32), "shown the first time: {first:?}; {log}");
     assert_eq!(warning(&second), Some(proto::Withheld::AtCall as i32), "left to the call: {second:?}; {log}");
     assert!(second.chars < first.chars, "{} < {}", second.chars, first.chars);
+
+    // A person writes the pattern's fix: the warning at the call says it.
+    let pattern_id =
+        first.items.iter().find(|item| item.kind == proto::InjectedKind::Warning as i32).unwrap().item_id.clone();
+    let fix = "Add a \"test\" script to package.json that runs vitest.";
+    let edit = proto::UpdatePatternRequest { pattern_id, recommended_fix: fix.into(), ..Default::default() };
+    lore_proto::client::qa(rig.server.channel().await).update_pattern(edit).await.unwrap();
+    let third = prompt(&Uuid::now_v7().to_string());
+    let call = json!({"tool_name": "Bash", "tool_input": {"command": "npm test"}});
+    let warned = rig.run("pre-tool-use", rig.event(&third, "PreToolUse", call));
+    assert!(warned.contains(&format!("How to avoid it (reviewed fix): {}", fix.replace('"', "\\\""))), "{warned}");
 }

@@ -672,7 +672,12 @@ impl Hook<'_> {
         // A quarter of what is left stays for answering the agent.
         let deadline = Instant::now() + self.deadline.saturating_duration_since(Instant::now()) * 3 / 4;
         let message = match crate::call_index::refresh(connection, project, self.session_id, deadline).await {
-            Ok(index) => match tokio::task::spawn_blocking(move || crate::call_index::save(&path, &index)).await {
+            Ok(index) => match tokio::task::spawn_blocking(move || {
+                pre_tool_use::prune_given(&crate::home::state_dir());
+                crate::call_index::save(&path, &index)
+            })
+            .await
+            {
                 Ok(Ok(())) => return,
                 Ok(Err(error)) => format!("cannot write the call index: {error}"),
                 Err(error) => format!("writing the call index stopped: {error}"),

@@ -23,7 +23,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use lore_calls::{CallWarning, Shape, Strength};
+use lore_calls::{CallWarning, Shape};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -47,7 +47,7 @@ pub fn answer(agent: AgentKind, project: &str, session: Uuid, input: &HookInput,
         keep_given(state_dir, project, session, Some(guard.guard_id.clone()), &guard.shape, &guard.reason, &text);
         return Some(refusal(agent, &text));
     }
-    let warning = index.memory.warning(command, Strength::default())?;
+    let warning = index.warning(command)?;
     if !mark_given(&given_path(state_dir, session), &warning) {
         return None;
     }
@@ -78,6 +78,26 @@ fn keep_given(
         given_at: chrono::Utc::now(),
     };
     let _ = call_ledger::keep(state_dir, &given);
+}
+
+/// Sessions' records of given warnings are kept this long: a session
+/// resumed after a week may hear a warning again.
+const GIVEN_KEPT: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
+/// Deletes the records of given warnings of sessions untouched for
+/// [`GIVEN_KEPT`]; the index refresh calls it, so the state directory does
+/// not grow with every session.
+pub fn prune_given(state_dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(state_dir.join("calls")) else { return };
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|metadata| metadata.modified())
+            .is_ok_and(|modified| modified.elapsed().unwrap_or_default() >= GIVEN_KEPT);
+        if old && entry.file_name().to_str().is_some_and(|name| name.starts_with("given-")) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Where a session's given warnings are kept, one fingerprint a line.
@@ -151,6 +171,7 @@ mod tests {
             refreshed_for: Uuid::nil(),
             memory,
             guards: Vec::new(),
+            fixes: Default::default(),
         };
         call_index::save(&call_index::path(state_dir, "acme"), &index).expect("saved");
     }
@@ -168,6 +189,23 @@ mod tests {
         assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "PreToolUse");
         assert_eq!(super::answer(AgentKind::ClaudeCode, "acme", session, &call, dir.path()), None, "given once");
         assert!(super::answer(AgentKind::ClaudeCode, "acme", Uuid::now_v7(), &call, dir.path()).is_some());
+    }
+
+    #[test]
+    fn a_trusted_fix_of_the_failure_says_how_to_avoid_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        indexed(dir.path());
+        let path = call_index::path(dir.path(), "acme");
+        let mut index = call_index::load(&path, "acme").expect("indexed");
+        let fix = |text: &str| lore_calls::KnownFix { trust: "verified".into(), text: text.into() };
+        index.fixes.insert("No module named <*>".into(), fix("Run the suite with tests/runtests.py, not pytest."));
+        call_index::save(&path, &index).expect("saved");
+        let answer = answer(AgentKind::ClaudeCode, "acme", Uuid::now_v7(), &input("Bash", "pytest x"), dir.path());
+        let answer = answer.expect("a warning");
+        assert!(
+            answer.contains("How to avoid it (verified fix): Run the suite with tests/runtests.py, not pytest."),
+            "{answer}"
+        );
     }
 
     #[test]
@@ -219,6 +257,25 @@ mod tests {
             .collect();
         let (guard, warning) = (proto::InjectedKind::Guard as i32, proto::InjectedKind::CallWarning as i32);
         assert_eq!(kinds, vec![guard, guard, guard, warning]);
+    }
+
+    #[test]
+    fn records_of_given_warnings_are_pruned_once_a_week_old() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        indexed(dir.path());
+        let (old, new) = (Uuid::now_v7(), Uuid::now_v7());
+        for session in [old, new] {
+            assert!(answer(AgentKind::ClaudeCode, "acme", session, &input("Bash", "pytest x"), dir.path()).is_some());
+        }
+        let week_ago = std::time::SystemTime::now() - GIVEN_KEPT - std::time::Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(given_path(dir.path(), old))
+            .and_then(|file| file.set_modified(week_ago))
+            .expect("aged");
+        prune_given(dir.path());
+        assert!(!given_path(dir.path(), old).exists() && given_path(dir.path(), new).exists());
+        assert!(call_index::path(dir.path(), "acme").exists(), "the index stays");
     }
 
     #[test]
