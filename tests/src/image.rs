@@ -12,11 +12,16 @@ use anyhow::{Context as _, bail};
 use serde_json::Value;
 use tokio::process::Command;
 
-/// `target/images/<name>.tar`, written by `make image`.
+/// `target/images/<name>.tar`, written by `make image` (release binaries) or
+/// `make test-image` (the test build's).
 pub fn image_archive(name: &str) -> PathBuf {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace");
     let path = workspace.join("target/images").join(format!("{name}.tar"));
-    assert!(path.is_file(), "{} is missing: run `make image` first (make test does)", path.display());
+    assert!(
+        path.is_file(),
+        "{} is missing: run `make test-image` (or `make image`) first (make test does)",
+        path.display()
+    );
     path
 }
 
