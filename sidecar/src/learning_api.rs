@@ -255,6 +255,14 @@ impl AgentService for LearningApi {
         let client = crate::api::client_of(&request);
         let mut given = request.into_inner();
         required("project", &given.project)?;
+        required("shape", &given.shape)?;
+        let kinds = [proto::InjectedKind::CallWarning as i32, proto::InjectedKind::Guard as i32];
+        if !kinds.contains(&given.kind) {
+            return Err(Status::invalid_argument(format!(
+                "kind: {} is not INJECTED_KIND_CALL_WARNING or INJECTED_KIND_GUARD",
+                given.kind
+            )));
+        }
         for (field, id) in [("injection_id", &given.injection_id), ("session_id", &given.session_id)] {
             Uuid::parse_str(id).map_err(|_| Status::invalid_argument(format!("{field}: {id:?} is not a UUID")))?;
         }

@@ -675,9 +675,13 @@ async fn failures_fixes_and_lessons_recorded_during_an_outage_arrive_once_in_ord
     for _ in 0..2 {
         hooks.record_call_injection(given.clone()).await.unwrap();
     }
-    let bad = proto::RecordCallInjectionRequest { session_id: "nope".into(), ..given.clone() };
-    let status = hooks.record_call_injection(bad).await.unwrap_err();
-    assert!(status.message().starts_with("session_id"), "{status:?}");
+    for (bad, field) in [
+        (proto::RecordCallInjectionRequest { session_id: "nope".into(), ..given.clone() }, "session_id"),
+        (proto::RecordCallInjectionRequest { kind: 0, ..given.clone() }, "kind"),
+    ] {
+        let status = hooks.record_call_injection(bad).await.unwrap_err();
+        assert!(status.message().starts_with(field), "{status:?}");
+    }
     lessons
         .record_application(proto::RecordApplicationRequest {
             entry_id: entry_id.clone(),

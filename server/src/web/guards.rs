@@ -14,7 +14,7 @@ use super::layout::{self, Section};
 use super::viewer::Submitted;
 use super::{Console, PageError, ProjectView};
 use crate::Error;
-use lore_model::qa::guards::Guard;
+use lore_model::qa::guards::{self, Guard};
 
 const PUT: &str = "/lore.v1.QaLearningService/PutGuard";
 const REMOVE: &str = "/lore.v1.QaLearningService/RemoveGuard";
@@ -30,9 +30,15 @@ pub fn path(project: &str) -> String {
 fn prefilled(project: &str, shape: &str, failure: &str) -> String {
     let query = form_urlencoded::Serializer::new(String::new())
         .append_pair("command", shape)
-        .append_pair("reason", &format!("Earlier sessions failed with: {failure}"))
+        .append_pair("reason", &reason_of(failure))
         .finish();
     format!("{}?{query}#add", path(project))
+}
+
+/// A guard's reason from the failure a warning named, within the bound a
+/// reason has.
+fn reason_of(failure: &str) -> String {
+    format!("Earlier sessions failed with: {failure}").chars().take(guards::limits::MAX_REASON_CHARS).collect()
 }
 
 pub async fn page(
@@ -89,13 +95,16 @@ pub async fn page(
                 (layout::csrf_field(&viewer))
                 div.actions-row {
                     label for="guard_command" { "Command" }
-                    input #guard_command type="text" name="command" size="30" required maxlength="500"
+                    input #guard_command type="text" name="command" size="30" required
+                        maxlength=(guards::limits::MAX_COMMAND_CHARS)
                         placeholder="pytest <arg>" value=(params.text("command").unwrap_or_default());
                     label for="guard_reason" { "Reason" }
-                    input #guard_reason type="text" name="reason" size="40" required maxlength="300"
+                    input #guard_reason type="text" name="reason" size="40" required
+                        maxlength=(guards::limits::MAX_REASON_CHARS)
                         value=(params.text("reason").unwrap_or_default());
                     label for="guard_alternative" { "Run instead" }
-                    input #guard_alternative type="text" name="alternative" size="30" maxlength="500"
+                    input #guard_alternative type="text" name="alternative" size="30"
+                        maxlength=(guards::limits::MAX_ALTERNATIVE_CHARS)
                         value=(params.text("alternative").unwrap_or_default());
                     button type="submit" { "Save the guard" }
                 }
