@@ -1,6 +1,6 @@
 //! ActionService handlers: validate and convert the request, call the action
-//! log, convert the answer. RPCs not built yet answer UNIMPLEMENTED (the
-//! generated default).
+//! log, convert the answer. Every RPC is served (`tests/api/auth.rs` calls
+//! each and refuses an UNIMPLEMENTED).
 
 use chrono::Utc;
 use tokio_stream::StreamExt as _;
