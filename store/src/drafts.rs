@@ -64,9 +64,7 @@ pub async fn insert(
     scope: &ProjectScope,
     draft: &Draft,
 ) -> Result<(Draft, bool), Error> {
-    if !scope.allows(&draft.project) {
-        return Err(Error::PermissionDenied(format!("project {} is outside your scope", draft.project)));
-    }
+    scope.require(&draft.project)?;
     let (epic_id, session_id) = source_columns(&draft.source);
     let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO knowledge_drafts (draft_id, project, epic_id, session_id, title, category, body, tags, status,

@@ -150,9 +150,7 @@ pub async fn upsert_in(
     content_hash: &[u8],
     embedding_model: Option<&str>,
 ) -> Result<(Entry, bool), Error> {
-    if !scope.allows(&entry.project) {
-        return Err(Error::PermissionDenied(format!("project {} is outside your scope", entry.project)));
-    }
+    scope.require(&entry.project)?;
     sqlx::query("INSERT INTO projects (name) VALUES ($1) ON CONFLICT DO NOTHING")
         .bind(&entry.project)
         .execute(&mut *transaction)

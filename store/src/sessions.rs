@@ -46,9 +46,7 @@ pub(crate) fn session_from_row(row: &PgRow) -> Result<Session, sqlx::Error> {
 /// id already used in a project outside `scope`, or in another project, is
 /// refused rather than revealed.
 pub async fn start(pool: &PgPool, scope: &ProjectScope, session: &NewSession) -> Result<(Session, bool), Error> {
-    if !scope.allows(&session.project) {
-        return Err(Error::PermissionDenied(format!("project {} is outside your scope", session.project)));
-    }
+    scope.require(&session.project)?;
     let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
         "WITH project AS (INSERT INTO projects (name) VALUES ($2) ON CONFLICT DO NOTHING)
          INSERT INTO sessions (session_id, project, agent_id, supervisor_type, kind, metadata,

@@ -251,16 +251,12 @@ impl Briefer {
     /// The files the project's lessons and warnings cite, for a hook to
     /// check against its checkout (most recently written first).
     pub async fn cited_files(&self, scope: &ProjectScope, project: &str) -> Result<Vec<String>, Error> {
-        if !scope.allows(project) {
-            return Err(Error::PermissionDenied(format!("project {project} is outside your scope")));
-        }
+        scope.require(project)?;
         lore_store::cited_files::list(self.actions.pool(), scope, project, MAX_MISSING_FILES as i64).await
     }
 
     pub async fn brief(&self, scope: &ProjectScope, request: &BriefRequest) -> Result<Briefing, Error> {
-        if !scope.allows(&request.project) {
-            return Err(Error::PermissionDenied(format!("project {} is outside your scope", request.project)));
-        }
+        scope.require(&request.project)?;
         let task_id = request.task.task_id.clone().unwrap_or_else(|| default_task_id(request));
         // Room for what the session's record and its checkout may leave out.
         let filtering = request.omit_given || !request.missing_files.is_empty() || !request.at_call.is_empty();

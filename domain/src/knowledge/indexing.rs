@@ -63,9 +63,7 @@ impl KnowledgeBase {
         source: &DocumentSource,
         parsed: Document,
     ) -> Result<(Entry, bool), Error> {
-        if !scope.allows(&source.project) {
-            return Err(Error::PermissionDenied(format!("project {} is outside your scope", source.project)));
-        }
+        scope.require(&source.project)?;
         store::lock_documents(&mut *transaction, &source.project).await?;
         let stored =
             store::find_document(&mut *transaction, scope, &source.project, parsed.key.as_deref(), &source.path)

@@ -327,9 +327,7 @@ impl KnowledgeBase {
     /// How far `project` is indexed: its entries and those still waiting
     /// for a vector of the current model.
     pub async fn index_status(&self, scope: &ProjectScope, project: &str) -> Result<IndexStatus, Error> {
-        if !scope.allows(project) {
-            return Err(Error::PermissionDenied(format!("project {project} is outside your scope")));
-        }
+        scope.require(project)?;
         let model = self.embedder.as_ref().map(|embedder| embedder.model().to_owned()).unwrap_or_default();
         let embeddings = embeddings::project_status(&self.pool, scope, project, &model).await?;
         let keyword_index = self.keyword_index().map(|index| index.project_len(project)).transpose()?;

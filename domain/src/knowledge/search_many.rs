@@ -65,9 +65,7 @@ impl KnowledgeBase {
         queries: Vec<Result<SearchQuery, Error>>,
         caps: Caps,
     ) -> Result<ManyOutcome, Error> {
-        if !scope.allows(project) {
-            return Err(Error::PermissionDenied(format!("project {project} is outside your scope")));
-        }
+        scope.require(project)?;
         // One call to the model for every query to search.
         let fresh: Vec<String> = queries
             .iter()

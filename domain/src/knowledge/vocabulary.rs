@@ -11,9 +11,7 @@ use lore_store::vocabulary as store;
 
 fn allowed(scope: &ProjectScope, project: Option<&str>) -> Result<(), Error> {
     match project {
-        Some(project) if !scope.allows(project) => {
-            Err(Error::PermissionDenied(format!("project {project} is outside your scope")))
-        }
+        Some(project) => scope.require(project),
         None if !matches!(scope, ProjectScope::All) => Err(Error::PermissionDenied(
             "a synonym of every project needs a token for every project; give a project".into(),
         )),

@@ -93,19 +93,19 @@ impl Ledger {
         limit: i64,
         after: Option<Position>,
     ) -> Result<Vec<Injection>, Error> {
-        allowed(scope, &filter.project)?;
+        scope.require(&filter.project)?;
         store::list(&self.pool, scope, filter, limit, after).await
     }
 
     pub async fn totals(&self, scope: &ProjectScope, filter: &InjectionFilter) -> Result<Totals, Error> {
-        allowed(scope, &filter.project)?;
+        scope.require(&filter.project)?;
         store::totals(&self.pool, scope, filter).await
     }
 
     /// Tokens injected per day over the last `days` days, oldest first,
     /// days without any included as zero.
     pub async fn per_day(&self, scope: &ProjectScope, project: &str, days: u32) -> Result<Vec<Day>, Error> {
-        allowed(scope, project)?;
+        scope.require(project)?;
         let today = Utc::now().date_naive();
         let first = today - chrono::Days::new(u64::from(days.max(1) - 1));
         let stored = store::per_day(&self.pool, scope, project, first).await?;
@@ -116,13 +116,5 @@ impl Ledger {
                 stored.iter().find(|stored| stored.day == day).copied().unwrap_or(Day { day, tokens: 0, injections: 0 })
             })
             .collect())
-    }
-}
-
-fn allowed(scope: &ProjectScope, project: &str) -> Result<(), Error> {
-    if scope.allows(project) {
-        Ok(())
-    } else {
-        Err(Error::PermissionDenied(format!("project {project} is outside your scope")))
     }
 }

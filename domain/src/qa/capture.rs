@@ -51,9 +51,7 @@ impl QaLearning {
     /// Captures a failure. A replay of a stored `failure_id` answers with
     /// what the first capture decided and stores nothing.
     pub async fn capture(&self, scope: &ProjectScope, failure: NewFailure) -> Result<CaptureOutcome, Error> {
-        if !scope.allows(&failure.project) {
-            return Err(Error::PermissionDenied(format!("project {} is outside your scope", failure.project)));
-        }
+        scope.require(&failure.project)?;
         let failure = self.sanitized(failure);
         let messages = failure.grouped_messages();
 
@@ -322,9 +320,7 @@ impl QaLearning {
         scope: &ProjectScope,
         project: &str,
     ) -> Result<Vec<lore_model::qa::CategoryRule>, Error> {
-        if !scope.allows(project) {
-            return Err(Error::PermissionDenied(format!("project {project} is outside your scope")));
-        }
+        scope.require(project)?;
         let mut connection = self.pool.acquire().await?;
         Ok(category::in_force(store::category_rules(&mut connection, project).await?))
     }

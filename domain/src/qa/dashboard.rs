@@ -13,9 +13,7 @@ use lore_store::qa_dashboard as store;
 
 impl QaLearning {
     pub async fn dashboard(&self, scope: &ProjectScope, query: &DashboardQuery) -> Result<Dashboard, Error> {
-        if !scope.allows(&query.project) {
-            return Err(Error::PermissionDenied(format!("project {} is outside your scope", query.project)));
-        }
+        scope.require(&query.project)?;
         self.check_category(scope, &query.project, query.category.as_deref()).await?;
         // A dashboard may be as old as a replica is allowed to lag.
         let figures = store::dashboard(&self.reads.bounded(), scope, query).await?;

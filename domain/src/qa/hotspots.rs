@@ -40,9 +40,7 @@ pub struct HotSpotCache(Mutex<HashMap<String, (Instant, Arc<HotSpots>)>>);
 
 impl QaLearning {
     pub async fn hot_spots(&self, scope: &ProjectScope, query: &HotSpotQuery) -> Result<HotSpots, Error> {
-        if !scope.allows(&query.project) {
-            return Err(Error::PermissionDenied(format!("project {} is outside your scope", query.project)));
-        }
+        scope.require(&query.project)?;
         let pool = self.reads.bounded();
         if !store::project_exists(&pool, scope, &query.project).await? {
             return Err(Error::NotFound(format!("project {}", query.project)));

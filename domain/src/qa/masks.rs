@@ -80,7 +80,7 @@ impl QaLearning {
     }
 
     pub async fn grouping_masks(&self, scope: &ProjectScope, project: &str) -> Result<Vec<GroupingMask>, Error> {
-        allowed(scope, project)?;
+        scope.require(project)?;
         let mut connection = self.pool.acquire().await?;
         store::masks(&mut connection, project).await
     }
@@ -92,7 +92,7 @@ impl QaLearning {
         scope: &ProjectScope,
         mask: &GroupingMask,
     ) -> Result<(GroupingMask, bool, Remined), Error> {
-        allowed(scope, &mask.project)?;
+        scope.require(&mask.project)?;
         spec(mask).compile()?;
         let all_compile = |after: &[GroupingMask]| {
             Masks::compile(&after.iter().map(spec).collect::<Vec<_>>()).map(drop).map_err(Error::from)
@@ -110,18 +110,10 @@ impl QaLearning {
         project: &str,
         name: &str,
     ) -> Result<(bool, Remined), Error> {
-        allowed(scope, project)?;
+        scope.require(project)?;
         if !store::delete_mask(&self.pool, project, name).await? {
             return Ok((false, Remined::default()));
         }
         Ok((true, self.remine(scope, project, self.config.remine_window).await?))
-    }
-}
-
-fn allowed(scope: &ProjectScope, project: &str) -> Result<(), Error> {
-    if scope.allows(project) {
-        Ok(())
-    } else {
-        Err(Error::PermissionDenied(format!("project {project} is outside your scope")))
     }
 }

@@ -39,9 +39,7 @@ impl QaLearning {
     /// Re-mines the newest `window` occurrences of `project`.
     pub async fn remine(&self, scope: &ProjectScope, project: &str, window: i64) -> Result<Remined, Error> {
         self.learning_on()?;
-        if !scope.allows(project) {
-            return Err(Error::PermissionDenied(format!("project {project} is outside your scope")));
-        }
+        scope.require(project)?;
         let recent = store::recent_occurrences(&self.pool, project, window).await?;
         let pinned = store::corrected_by_people(&self.pool, project, REASON_PREFIX).await?;
         let masks = {

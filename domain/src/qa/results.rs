@@ -32,9 +32,7 @@ impl QaLearning {
         scope: &ProjectScope,
         mut result: NewTaskResult,
     ) -> Result<TaskResultRecorded, Error> {
-        if !scope.allows(&result.project) {
-            return Err(Error::PermissionDenied(format!("project {} is outside your scope", result.project)));
-        }
+        scope.require(&result.project)?;
         if let Some(stored) = self.replayed_result(scope, &result).await? {
             return Ok(stored);
         }

@@ -45,9 +45,7 @@ impl QaLearning {
     /// The task's warnings, best first, and whether the task is held out;
     /// nothing is recorded yet (a briefing records only what it shows).
     pub async fn choose_warnings(&self, scope: &ProjectScope, request: &WarningRequest) -> Result<Warnings, Error> {
-        if !scope.allows(&request.project) {
-            return Err(Error::PermissionDenied(format!("project {} is outside your scope", request.project)));
-        }
+        scope.require(&request.project)?;
         if !self.switches.warnings() {
             return Ok(Warnings { warnings: Vec::new(), held_out: false });
         }

@@ -338,9 +338,7 @@ pub struct ProjectWindow {
 /// `None`: tokens of every project only).
 fn readable(scope: &ProjectScope, project: Option<&str>) -> Result<(), Error> {
     match project {
-        Some(project) if !scope.allows(project) => {
-            Err(Error::PermissionDenied(format!("project {project} is outside your scope")))
-        }
+        Some(project) => scope.require(project),
         None if !matches!(scope, ProjectScope::All) => {
             Err(Error::PermissionDenied("the fleet report is for tokens of every project (admin)".into()))
         }

@@ -41,9 +41,7 @@ impl Quarantine {
         limit: i64,
         after: Option<Position>,
     ) -> Result<Vec<Quarantined>, Error> {
-        if !scope.allows(&filter.project) {
-            return Err(Error::PermissionDenied(format!("project {} is outside your scope", filter.project)));
-        }
+        scope.require(&filter.project)?;
         store::list(&self.pool, scope, filter, limit, after).await
     }
 
