@@ -95,10 +95,19 @@ soak: tools
 
 # A clone must stand alone: no tracked file may point outside the repository,
 # and every third-party file is what its pinned package holds.
-lint:
+# cargo-machete (crates.io, pinned) fails on a dependency a crate's manifest
+# names and its code never uses; it is built once into the cache.
+MACHETE := $(LORE_CACHE_DIR)/tools/bin/cargo-machete
+MACHETE_VERSION := 0.9.1
+
+$(MACHETE):
+	$(CARGO) install cargo-machete --version $(MACHETE_VERSION) --locked --root $(LORE_CACHE_DIR)/tools
+
+lint: $(MACHETE)
 	python3 scripts/check-self-contained.py
 	python3 scripts/third_party.py check
 	$(CARGO) fmt --all -- --check
+	$(MACHETE)
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 clean-cache:
