@@ -67,21 +67,17 @@ impl CallIndex {
         self.refreshed_for != session || now().saturating_sub(self.refreshed_at) >= STALE_AFTER.as_secs()
     }
 
-    /// The warning for a call of `command`, with the trusted fix of its
-    /// failure when the project has one.
-    pub fn warning(&self, command: &str) -> Option<CallWarning> {
-        let mut warning = self.memory.warning(command, Strength::default())?;
+    /// The warning for a call of `command` (of `shape`), with the trusted
+    /// fix of its failure when the project has one.
+    pub fn warning(&self, command: &str, shape: &Shape) -> Option<CallWarning> {
+        let mut warning = self.memory.warning_of(command, shape, Strength::default())?;
         warning.fix = self.fixes.get(&warning.failure).cloned();
         Some(warning)
     }
 
-    /// The guard that refuses a call of `command`, if one does.
-    pub fn guard(&self, command: &str) -> Option<&Guard> {
-        if self.guards.is_empty() {
-            return None;
-        }
-        let call = Shape::of(command);
-        self.guards.iter().find(|guard| guard.holds_shape(&call))
+    /// The guard that refuses a call of this shape, if one does.
+    pub fn guard(&self, call: &Shape) -> Option<&Guard> {
+        self.guards.iter().find(|guard| guard.holds(call))
     }
 }
 
@@ -119,7 +115,7 @@ pub fn at_call(state_dir: &Path, project: &str, agent: &str) -> Vec<String> {
     let Some(index) = load(&path(state_dir, project), project) else { return Vec::new() };
     index
         .memory
-        .warned_failures(lore_calls::Strength::default())
+        .warned_failures(Strength::default())
         .into_iter()
         .filter(|failure| failure.chars().count() <= MAX_CHARS)
         .take(MAX)
@@ -234,7 +230,7 @@ pub async fn refresh(
         guards(connection, project),
         trusted_fixes(connection, project)
     );
-    let mut sessions: std::collections::BTreeMap<String, Vec<proto::Action>> = Default::default();
+    let mut sessions: BTreeMap<String, Vec<proto::Action>> = BTreeMap::new();
     for action in actions? {
         if action.session_id != running.to_string() {
             sessions.entry(action.session_id.clone()).or_default().push(action);

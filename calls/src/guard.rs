@@ -18,32 +18,22 @@ pub struct Guard {
 }
 
 impl Guard {
-    /// Whether a call of `command` is refused: its shape holds the guarded
-    /// one.
-    pub fn holds(&self, command: &str) -> bool {
-        self.holds_shape(&Shape::of(command))
-    }
-
-    /// [`Self::holds`] for a call whose shape was read already (one read
-    /// for every guard of the index).
-    pub fn holds_shape(&self, call: &Shape) -> bool {
+    /// Whether a call of this shape is refused: it holds the guarded one
+    /// (the call's shape is read once for every guard of the index).
+    pub fn holds(&self, call: &Shape) -> bool {
         call.contains(&Shape::of(&self.shape))
     }
 
+    /// What an agent reads when the guard refuses its call. The reason and
+    /// the alternative are a person's words; backticks are turned to quotes
+    /// so the alternative stays one code span.
     pub fn text(&self) -> String {
-        refusal_text(&self.reason, &self.alternative)
+        let mut text = format!("Lore guard (set by a person for this project): this call is refused. {}", self.reason);
+        if !self.alternative.is_empty() {
+            text.push_str(&format!(" Run instead: `{}`.", self.alternative.replace('`', "'")));
+        }
+        text
     }
-}
-
-/// What an agent reads when a guard refuses its call. The reason and the
-/// alternative are a person's words; backticks are turned to quotes so the
-/// alternative stays one code span.
-pub fn refusal_text(reason: &str, alternative: &str) -> String {
-    let mut text = format!("Lore guard (set by a person for this project): this call is refused. {reason}");
-    if !alternative.is_empty() {
-        text.push_str(&format!(" Run instead: `{}`.", alternative.replace('`', "'")));
-    }
-    text
 }
 
 #[cfg(test)]
@@ -62,12 +52,13 @@ mod tests {
     #[test]
     fn a_guard_holds_its_shape_wherever_it_runs_in_the_line() {
         let guard = guard("pytest <arg>");
-        assert!(guard.holds("pytest tests/test_forms.py"));
-        assert!(guard.holds("cd /repo && pytest tests"));
-        assert!(guard.holds("pytest tests; make lint"));
-        assert!(!guard.holds("pytest -x tests"), "another shape: flags count");
-        assert!(!guard.holds("./runtests.sh forms"));
-        assert!(!super::Guard { shape: String::new(), ..guard }.holds("ls"), "an empty shape holds nothing");
+        let holds = |guard: &Guard, command: &str| guard.holds(&Shape::of(command));
+        assert!(holds(&guard, "pytest tests/test_forms.py"));
+        assert!(holds(&guard, "cd /repo && pytest tests"));
+        assert!(holds(&guard, "pytest tests; make lint"));
+        assert!(!holds(&guard, "pytest -x tests"), "another shape: flags count");
+        assert!(!holds(&guard, "./runtests.sh forms"));
+        assert!(!holds(&super::Guard { shape: String::new(), ..guard }, "ls"), "an empty shape holds nothing");
     }
 
     #[test]

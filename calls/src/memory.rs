@@ -184,8 +184,12 @@ impl CallMemory {
     /// The warning for `command`, when the evidence is strong enough: the
     /// word-for-word key first, then the shape.
     pub fn warning(&self, command: &str, strength: Strength) -> Option<CallWarning> {
-        let shape = Shape::of(command);
-        keys(command, &shape)?.iter().find_map(|key| {
+        self.warning_of(command, &Shape::of(command), strength)
+    }
+
+    /// [`Self::warning`] for a command whose shape was read already.
+    pub fn warning_of(&self, command: &str, shape: &Shape, strength: Strength) -> Option<CallWarning> {
+        keys(command, shape)?.iter().find_map(|key| {
             let stats = self.keys.get(key)?;
             let (failure, failed) = stats.warned(strength)?;
             let recovery = failed

@@ -42,18 +42,19 @@ pub fn answer(agent: AgentKind, project: &str, session: Uuid, input: &HookInput,
     }
     let command = input.command()?;
     let index = call_index::load(&call_index::path(state_dir, project), project)?;
-    if let Some(guard) = index.guard(command) {
+    let shape = Shape::of(command);
+    if let Some(guard) = index.guard(&shape) {
         let text = guard.text();
         keep_given(state_dir, project, session, Some(guard.guard_id.clone()), &guard.shape, &guard.reason, &text);
-        return Some(refusal(agent, &text));
+        return Some(agent_answer(agent, Said::Refusal, &text));
     }
-    let warning = index.warning(command)?;
+    let warning = index.warning(command, &shape)?;
     if !mark_given(&given_path(state_dir, session), &warning) {
         return None;
     }
     let text = warning.text();
-    keep_given(state_dir, project, session, None, &Shape::of(command).text(), &warning.failure, &text);
-    Some(agent_answer(agent, &text))
+    keep_given(state_dir, project, session, None, &shape.text(), &warning.failure, &text);
+    Some(agent_answer(agent, Said::Warning, &text))
 }
 
 /// Keeps what was given for the ledger; a record that cannot be kept is
@@ -120,22 +121,27 @@ fn mark_given(path: &Path, warning: &CallWarning) -> bool {
     appended.is_ok()
 }
 
-/// A guard's answer: the call does not run, and the reason is what the
-/// model reads instead of its output.
-fn refusal(agent: AgentKind, text: &str) -> String {
-    let answer = match agent {
-        AgentKind::Gemini => json!({ "decision": "deny", "reason": text }),
-        _ => json!({ "hookSpecificOutput": {
-            "hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": text
-        } }),
-    };
-    answer.to_string()
+/// What Lore says with a call.
+#[derive(Clone, Copy)]
+enum Said {
+    /// A warning: the call still runs (except on Gemini, see the module).
+    Warning,
+    /// A guard's refusal: the call does not run, and the reason is what
+    /// the model reads instead of its output.
+    Refusal,
 }
 
-fn agent_answer(agent: AgentKind, text: &str) -> String {
-    let answer = match agent {
-        AgentKind::Gemini => json!({ "decision": "deny", "reason": text }),
-        _ => json!({ "hookSpecificOutput": { "hookEventName": "PreToolUse", "additionalContext": text } }),
+/// `text` in the agent's answer format. Gemini's BeforeTool has only a
+/// deny to speak with, for both.
+fn agent_answer(agent: AgentKind, said: Said, text: &str) -> String {
+    let answer = match (agent, said) {
+        (AgentKind::Gemini, _) => json!({ "decision": "deny", "reason": text }),
+        (_, Said::Warning) => {
+            json!({ "hookSpecificOutput": { "hookEventName": "PreToolUse", "additionalContext": text } })
+        }
+        (_, Said::Refusal) => json!({ "hookSpecificOutput": {
+            "hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": text
+        } }),
     };
     answer.to_string()
 }

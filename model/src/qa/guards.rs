@@ -82,11 +82,6 @@ impl Guard {
             created_at: Utc::now(),
         })
     }
-
-    /// What the agent reads when its call is refused.
-    pub fn refusal_text(&self) -> String {
-        lore_calls::guard::refusal_text(&self.reason, &self.alternative)
-    }
 }
 
 #[cfg(test)]
@@ -107,10 +102,6 @@ mod tests {
         assert_eq!(guard.shape, "pytest <arg> -x");
         let again = Guard::submitted("guard", "acme", &guard.shape, "r", "", "ann").expect("a shape is a command");
         assert_eq!(again.shape, guard.shape, "a person may guard the shape Lore showed");
-        assert_eq!(
-            guard.refusal_text(),
-            "Lore guard (set by a person for this project): this call is refused. No module named django Run instead: `./runtests.sh`."
-        );
     }
 
     #[test]
