@@ -20,6 +20,7 @@ use tokio::time::Instant;
 
 use std::collections::BTreeMap;
 
+use lore_calls::memory::FrequentFailure;
 use lore_calls::{Call, CallMemory, CallWarning, Guard, KnownFix, Outcome, Shape, Strength};
 use lore_grouping::template::Template;
 use lore_proto::v1 as proto;
@@ -38,6 +39,11 @@ const REFRESH_EVERY: Duration = Duration::from_secs(60);
 /// Actions read per refresh, newest first: enough for dozens of sessions,
 /// few enough to read within a hook's budget.
 const MAX_ACTIONS: usize = 2_000;
+/// Failures a session-start briefing names at most: a briefing of the
+/// three most frequent failures is the baseline of issue 41.
+const FREQUENT_AT_START: usize = 3;
+/// A failure one session hit may be that session's own accident.
+const FREQUENT_MIN_SESSIONS: u32 = 2;
 const PAGE_SIZE: u32 = 500;
 
 /// The index file's content.
@@ -70,9 +76,27 @@ impl CallIndex {
     /// The warning for a call of `command` (of `shape`), with the trusted
     /// fix of its failure when the project has one.
     pub fn warning(&self, command: &str, shape: &Shape) -> Option<CallWarning> {
-        let mut warning = self.memory.warning_of(command, shape, Strength::default())?;
+        self.warning_at(command, shape, Strength::default())
+    }
+
+    /// The same under another [`Strength`] (`lore eval replay` weighs them).
+    pub fn warning_at(&self, command: &str, shape: &Shape, strength: Strength) -> Option<CallWarning> {
+        let mut warning = self.memory.warning_of(command, shape, strength)?;
         warning.fix = self.fixes.get(&warning.failure).cloned();
         Some(warning)
+    }
+
+    /// The failures the session-start briefing names: those the most
+    /// earlier sessions hit, except what a call's shape is warned of (that
+    /// is said with the call, not before).
+    pub fn frequent_failures(&self) -> Vec<FrequentFailure> {
+        let at_call = self.memory.warned_by_shape(Strength::default());
+        self.memory.frequent_failures(FREQUENT_AT_START, FREQUENT_MIN_SESSIONS, &at_call)
+    }
+
+    /// Their section of the session-start briefing (empty when none).
+    pub fn frequent_text(&self) -> String {
+        lore_calls::memory::frequent_text(&self.frequent_failures(), self.memory.sessions())
     }
 
     /// The guard that refuses a call of this shape, if one does.

@@ -149,8 +149,8 @@ enum EvalCommand {
     Screening(commands::screening::Args),
     /// Whether Lore would have warned real agent runs before a failure
     /// earlier runs of the same repository hit: runs replayed in time
-    /// order, the setting chosen with each repository left out (needs no
-    /// server).
+    /// order into the server through the hooks (or `--in-process`, with
+    /// no server), the setting chosen with each repository left out.
     Replay(commands::replay::Args),
 }
 
@@ -168,7 +168,7 @@ fn main() -> ExitCode {
         Command::Hook(args) => lore_agent::hooks::run(args, address),
         Command::Init(args) => report(commands::init::run(args)),
         Command::Eval(EvalCommand::Screening(args)) => report(commands::screening::run(args)),
-        Command::Eval(EvalCommand::Replay(args)) => report(commands::replay::run(args)),
+        Command::Eval(EvalCommand::Replay(args)) if args.in_process => report(commands::replay::run_in_process(args)),
         Command::Eval(EvalCommand::Grouping(args)) if args.leave_one_out => {
             report(commands::grouping::leave_one_out(args))
         }
@@ -228,10 +228,13 @@ async fn run(cli: Cli, address: lore_agent::connection::LoreAddress) -> ExitCode
             Command::Eval(EvalCommand::Redaction(args)) => commands::eval::run(channel, args).await,
             Command::Eval(EvalCommand::Retrieval(args)) => commands::retrieval::run(channel, args).await,
             Command::Eval(EvalCommand::Grouping(args)) => commands::grouping::run(channel, args).await,
+            Command::Eval(EvalCommand::Replay(args)) => {
+                commands::replay::run(channel, &cli.server, cli.token.as_deref(), args).await
+            }
             Command::Qa(command) => commands::qa::run(channel, command).await,
             Command::Quarantine(command) => commands::quarantine::run(channel, command).await,
             Command::Injections(args) => commands::injections::run(channel, args).await,
-            Command::Eval(EvalCommand::Screening(_) | EvalCommand::Replay(_))
+            Command::Eval(EvalCommand::Screening(_))
             | Command::Sidecar(_)
             | Command::Mcp(_)
             | Command::Hook(_)

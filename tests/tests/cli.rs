@@ -439,6 +439,76 @@ async fn lore_eval_grouping_through_the_server_reaches_what_mining_reaches_on_th
     }
 }
 
+/// `lore eval replay` through the server: runs go in as their hooks would
+/// send them (the real `lore hook` processes). A run that starts after
+/// others finished is warned at the call of the test runner they saw fail,
+/// with what worked after it, and told at its start of the failure their
+/// own scripts hit, which no command predicts. Runs that overlap learn
+/// nothing from each other.
+#[tokio::test]
+async fn lore_eval_replay_through_the_server_warns_at_the_start_and_at_the_call_of_what_finished_runs_hit() {
+    let (_database, server) = server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let no_pytest = "ModuleNotFoundError: No module named 'pytest'";
+    let no_settings = "NameError: name 'settings' is not defined";
+    let step = |run: &str, step: i64, command: &str, failure: Option<&str>| {
+        let output = match failure {
+            Some(failure) => format!("Traceback (most recent call last):\n  File \"x\"\n{failure}"),
+            None => "ok".into(),
+        };
+        json!({"traj_id": run, "step": step, "command": command, "output": output,
+               "exit_code_or_status": i64::from(failure.is_some()), "is_failure": failure.is_some(),
+               "error_sig": failure, "sig_in_task_text": false})
+    };
+    let mut steps = Vec::new();
+    let mut runs = Vec::new();
+    let mut run = |id: &str, start: i64, end: i64| {
+        runs.push(json!({"traj_id": id, "repo": "acme/app", "task_id": format!("acme-{id}"), "start_ts": start,
+                         "end_ts": end, "resolved": id != "b", "task_text": "The parser drops the last field."}));
+    };
+    // Six early runs whose scripts all ran: `python <arg>` fails too
+    // rarely to warn at.
+    for index in 0..6 {
+        let id = format!("p{index}");
+        run(&id, index, 8);
+        steps.push(step(&id, 1, &format!("python check_{index}.py"), None));
+    }
+    // a and b overlap; d starts once a finished, c once both had.
+    for (id, start, end) in [("a", 0, 10), ("b", 5, 20), ("c", 30, 40), ("d", 15, 50)] {
+        run(id, start, end);
+        steps.push(step(id, 1, &format!("cd /repo && pytest tests/{id}.py"), Some(no_pytest)));
+        steps.push(step(id, 2, &format!("./tests/runtests.py {id}"), None));
+        if id != "d" {
+            steps.push(step(id, 3, &format!("python repro_{id}.py"), Some(no_settings)));
+        }
+    }
+    let write = |name: &str, lines: &[serde_json::Value]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, lines.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")).unwrap();
+        path.display().to_string()
+    };
+    let (runs, steps) = (write("runs.jsonl", &runs), write("steps.jsonl", &steps));
+    let chart = dir.path().join("coverage.svg").display().to_string();
+    let briefings = dir.path().join("briefings");
+    let briefings_arg = briefings.display().to_string();
+    let args = ["eval", "replay", "--runs", &runs, "--steps", &steps, "--chart", &chart];
+    let shipped = ["--min-sessions", "1", "--min-rate", "0.15", "--briefings", &briefings_arg];
+    let (ok, stdout, stderr) = lore(&server, &[&args[..], &shipped[..]].concat()).await;
+    assert!(ok, "{stderr}");
+    // d's and c's test runner failures, warned at the call; c's script
+    // failure, named at its start.
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(last.starts_with("replay runs=10 recurring=3 coverage=1.000 precision=1.000 "), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("the hooks logged"), "every hook's write arrived: {stderr}");
+    assert!(std::fs::read_to_string(&chart).unwrap().starts_with("<svg"));
+    let told_c = std::fs::read_to_string(briefings.join("c.md")).unwrap();
+    assert!(told_c.contains("## Failures many earlier sessions of this project hit"), "{told_c}");
+    assert!(told_c.contains("- 2: `NameError: name <*> is not defined`"), "{told_c}");
+    assert!(!told_c.contains("pytest"), "what the call warns of is left to the call: {told_c}");
+    let told_d = std::fs::read_to_string(briefings.join("d.md")).unwrap();
+    assert!(!told_d.contains("NameError"), "one session's failure is not named: {told_d}");
+}
+
 /// `lore eval grouping --leave-one-out` mines every development set in the
 /// process and scores each under the threshold the others chose.
 #[test]

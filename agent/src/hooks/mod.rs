@@ -565,7 +565,16 @@ impl Hook<'_> {
             self.sync_instructions(connection),
             self.refresh_calls(connection, true)
         );
-        Ok(context_answer(self.args.agent, HookEvent::SessionStart, &briefing?.into_inner().markdown))
+        let mut markdown = briefing?.into_inner().markdown;
+        // What no call warns of but many sessions hit, from the index just
+        // refreshed.
+        let project = &self.identity.project;
+        if let Some(index) =
+            crate::call_index::load(&crate::call_index::path(&crate::home::state_dir(), project), project)
+        {
+            markdown.push_str(&index.frequent_text());
+        }
+        Ok(context_answer(self.args.agent, HookEvent::SessionStart, &markdown))
     }
 
     /// Brings the repository's instructions file to the project's standing

@@ -13,8 +13,16 @@ use super::input::HookInput;
 const MAX_STRING_CHARS: usize = 2000;
 /// Other string fields of an unknown tool's input.
 const MAX_FIELD_CHARS: usize = 200;
-/// The error kept on a failed action.
-const MAX_ERROR_CHARS: usize = 2000;
+/// The error kept on a failed action: within the 1,000 characters a
+/// server keeps of an action's string by default (`actions.max_string_chars`),
+/// which it cuts at the end.
+const MAX_ERROR_CHARS: usize = 1000;
+/// How much of a long error's start is kept; the rest of the room goes to
+/// its end, which is what names most failures (a traceback's exception, a
+/// test runner's summary, a shell's last complaint).
+const ERROR_HEAD_CHARS: usize = 250;
+/// Marks where a long error was cut.
+const CUT_MARKER: &str = "\n[…]\n";
 
 /// The tools that run shell commands, by agent.
 pub fn is_shell(tool: &str) -> bool {
@@ -93,9 +101,20 @@ pub fn response_summary(input: &HookInput) -> Value {
     Value::Object(summary)
 }
 
-/// The error of a failed tool call, cut.
+/// The error of a failed tool call: a long one keeps its start and its end.
 pub fn error_text(input: &HookInput) -> String {
-    cut(&input.tool_output(), MAX_ERROR_CHARS)
+    start_and_end(&input.tool_output(), MAX_ERROR_CHARS)
+}
+
+fn start_and_end(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_owned();
+    }
+    let end = max - ERROR_HEAD_CHARS - CUT_MARKER.chars().count();
+    let start: String = text.chars().take(ERROR_HEAD_CHARS).collect();
+    let ending: String = text.chars().skip(count - end).collect();
+    format!("{start}{CUT_MARKER}{ending}")
 }
 
 /// The files a tool call edited, relative to the session's directory when
@@ -173,6 +192,21 @@ mod tests {
             json!({"cwd": "/r", "tool_name": "apply_patch", "tool_input": {"input": "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Add File: src/b.rs\n*** End Patch"}}),
         );
         assert_eq!(edited_files(&patch), vec!["src/a.rs", "src/b.rs"]);
+    }
+
+    #[test]
+    fn a_long_error_keeps_its_start_and_the_line_that_names_it() {
+        let traceback = format!(
+            "Traceback (most recent call last):\n{}ModuleNotFoundError: No module named 'reproduce_app'",
+            "  File \"/testbed/django/apps/registry.py\", line 91, in populate\n".repeat(40)
+        );
+        let failed = input(json!({"tool_name": "Bash", "tool_response": {"stderr": traceback, "exit_code": 1}}));
+        let kept = error_text(&failed);
+        assert_eq!(kept.chars().count(), MAX_ERROR_CHARS);
+        assert!(kept.starts_with("Traceback (most recent call last):"), "{kept}");
+        assert!(kept.ends_with("No module named 'reproduce_app'"), "{kept}");
+        assert!(kept.contains(CUT_MARKER));
+        assert_eq!(start_and_end("short", MAX_ERROR_CHARS), "short");
     }
 
     #[test]

@@ -142,3 +142,40 @@ fn the_failures_warned_of_at_the_call_are_those_some_call_would_name() {
     );
     assert_eq!(memory.warned_failures(ANY).len(), 2);
 }
+
+#[test]
+fn the_failures_most_sessions_hit_are_counted_once_a_session_and_what_the_call_warns_of_is_left_to_it() {
+    let app = "ModuleNotFoundError: No module named 'reproduce_app'";
+    let mut memory = memory_of(3);
+    for index in 0..4 {
+        // The agent's own script fails with a name no command predicts:
+        // every session's script is another file.
+        memory.learn(&[
+            failed(&format!("python repro_{index}.py"), app),
+            failed(&format!("python again_{index}.py"), app),
+        ]);
+    }
+    memory.learn(&[failed("make docs", "make: *** No rule to make target 'docs'")]);
+    // Most scripts run fine: `python <arg>` is too weak a sign to warn at.
+    for index in 0..20 {
+        memory.learn(&[passed(&format!("python check_{index}.py"))]);
+    }
+    let names = |failures: Vec<FrequentFailure>| -> Vec<(String, u32)> {
+        failures.into_iter().map(|failure| (failure.failure, failure.sessions)).collect()
+    };
+    let everything = names(memory.frequent_failures(3, 2, &BTreeSet::new()));
+    assert_eq!(everything, vec![(app.to_owned(), 4), (NO_PYTEST.to_owned(), 3)], "one session's failure is left out");
+    let at_call = memory.warned_by_shape(Strength::default());
+    assert!(at_call.contains(NO_PYTEST));
+    assert_eq!(names(memory.frequent_failures(3, 2, &at_call)), vec![(app.to_owned(), 4)]);
+    // Kept through pruning, and read back from an index written before
+    // the counts existed.
+    assert_eq!(names(memory.clone().pruned().frequent_failures(3, 2, &BTreeSet::new())), everything);
+    let mut old: serde_json::Value = serde_json::to_value(&memory).unwrap();
+    old.as_object_mut().unwrap().remove("failures");
+    let read: CallMemory = serde_json::from_value(old).unwrap();
+    assert!(read.frequent_failures(3, 1, &BTreeSet::new()).is_empty());
+    let text = frequent_text(&memory.frequent_failures(3, 2, &at_call), memory.sessions());
+    assert!(text.contains("of 28 recent sessions") && text.contains("- 4: `ModuleNotFoundError"), "{text}");
+    assert!(frequent_text(&[], 28).is_empty());
+}

@@ -9,12 +9,17 @@
 //! reports on. The naive baseline briefs each run, at its start, on the
 //! three failures most earlier runs hit.
 //!
-//! This replays through Lore's call memory (`lore-calls`), in this process;
-//! the hooks and the server that will hold the memory are not in the loop.
+//! By default it replays into the real server at `--server`, through the
+//! hooks' own code ([`through_server`]): the briefings at the start count,
+//! and the call warnings come from the call index the session-start hook
+//! wrote. `--in-process` replays through the call memory (`lore-calls`) in
+//! this process, with no server and no briefing: quicker, for the calls
+//! alone.
 
 mod chart;
 mod runs;
 mod simulate;
+mod through_server;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -24,7 +29,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use lore_calls::Strength;
 
 use super::leave_one_out::{self, Counts as _};
-use simulate::{Figures, RunPoint};
+use simulate::{Figures, RunPoint, Source};
+
+use super::Channel;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -44,6 +51,14 @@ pub struct Args {
     min_sessions: Option<u32>,
     #[arg(long, requires = "min_sessions")]
     min_rate: Option<f64>,
+    /// Replay in this process through the call memory alone: no server, no
+    /// hooks, no briefing.
+    #[arg(long)]
+    pub in_process: bool,
+    /// Write what each run was told at its start (its briefings) into this
+    /// directory, one Markdown file a run.
+    #[arg(long, conflicts_with = "in_process")]
+    briefings: Option<PathBuf>,
 }
 
 /// The settings tried, the most cautious first (a tie goes to it).
@@ -61,20 +76,51 @@ fn describe(strength: &Strength) -> String {
     format!("≥{} sessions, rate ≥{:.2}", strength.min_sessions, strength.min_rate)
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
+/// `--in-process`: the call memory alone, in this process.
+pub fn run_in_process(args: Args) -> anyhow::Result<()> {
+    let all = read(&args)?;
+    evaluate(&args, &all, Source::InProcess)
+}
+
+/// Through the real server at `server` and the hooks (which are given
+/// `token` too).
+pub async fn run(channel: Channel, server: &str, token: Option<&str>, args: Args) -> anyhow::Result<()> {
+    let all = read(&args)?;
+    let repos = by_repository(&all);
+    let bar = ProgressBar::new(all.len() as u64).with_style(
+        ProgressStyle::with_template("replaying {bar:40} {pos}/{len} runs into {msg}, {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let known = through_server::learn(channel, (server, token), &repos, args.briefings.as_deref(), &bar).await?;
+    bar.finish_and_clear();
+    evaluate(&args, &all, Source::Server(&known))
+}
+
+fn read(args: &Args) -> anyhow::Result<Vec<runs::Run>> {
     if let Some(min_rate) = args.min_rate
         && !(0.0..=1.0).contains(&min_rate)
     {
         anyhow::bail!("--min-rate must be between 0 and 1; {min_rate} is not");
     }
     let all = runs::read(&args.runs, &args.steps)?;
-    let mut repos: BTreeMap<&str, Vec<&runs::Run>> = BTreeMap::new();
-    for run in &all {
-        repos.entry(run.repo.as_str()).or_default().push(run);
-    }
-    if repos.is_empty() {
+    if all.is_empty() {
         anyhow::bail!("{} holds no runs", args.runs.display());
     }
+    Ok(all)
+}
+
+fn by_repository(all: &[runs::Run]) -> BTreeMap<&str, Vec<&runs::Run>> {
+    let mut repos: BTreeMap<&str, Vec<&runs::Run>> = BTreeMap::new();
+    for run in all {
+        repos.entry(run.repo.as_str()).or_default().push(run);
+    }
+    repos
+}
+
+/// Scores every setting on every repository, and each repository under
+/// the setting the others prefer.
+fn evaluate(args: &Args, all: &[runs::Run], source: Source) -> anyhow::Result<()> {
+    let repos = by_repository(all);
     let calls: HashMap<&str, Vec<Option<lore_calls::Call>>> =
         all.iter().map(|run| (run.id.as_str(), simulate::calls_of(run))).collect();
     let settings = match (args.min_sessions, args.min_rate) {
@@ -82,7 +128,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         _ => settings(),
     };
     let bar = ProgressBar::new((settings.len() * repos.len()) as u64).with_style(
-        ProgressStyle::with_template("replaying {bar:40} {pos}/{len} repository × setting, {elapsed}")
+        ProgressStyle::with_template("scoring {bar:40} {pos}/{len} repository × setting, {elapsed}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     // figures[repository][setting], and each one's run points.
@@ -93,7 +139,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .iter()
             .map(|strength| {
                 bar.inc(1);
-                simulate::replay(runs, &calls, *strength)
+                simulate::replay(runs, &calls, *strength, source)
             })
             .unzip();
         figures.push(row);
@@ -108,7 +154,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let folds = leave_one_out::folds(&sources, &figures, Figures::f1);
     println!("\nEach repository under the setting chosen on the others (F1 of coverage and precision):");
     println!(
-        "{:<22} {:<26} {:>5} {:>9} {:>8} {:>9} {:>8} {:>7} | {:>13} {:>9} {:>7}",
+        "{:<22} {:<26} {:>5} {:>9} {:>8} {:>9} {:>8} {:>7} {:>7} | {:>13} {:>9} {:>7}",
         "repository",
         "setting",
         "runs",
@@ -116,6 +162,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "coverage",
         "precision",
         "recovery",
+        "briefed",
         "tokens",
         "naive cover",
         "precision",
@@ -173,7 +220,7 @@ fn print_trade_off(settings: &[Strength], figures: &[Vec<Figures>]) {
 
 fn print_row(name: &str, setting: &str, figures: &Figures) {
     println!(
-        "{:<22} {:<26} {:>5} {:>9} {:>8.3} {:>9.3} {:>8.3} {:>7.1} | {:>13.3} {:>9.3} {:>7.1}",
+        "{:<22} {:<26} {:>5} {:>9} {:>8.3} {:>9.3} {:>8.3} {:>7} {:>7.1} | {:>13.3} {:>9.3} {:>7.1}",
         name,
         setting,
         figures.runs,
@@ -181,6 +228,7 @@ fn print_row(name: &str, setting: &str, figures: &Figures) {
         figures.coverage(),
         figures.precision(),
         figures.recovery_rate(),
+        figures.briefed,
         figures.tokens_per_run(),
         figures.naive_coverage(),
         figures.naive_precision(),

@@ -2,8 +2,9 @@
 //! the format of the trajectory data set (a run's `traj_id`, `repo`,
 //! `start_ts`, `end_ts`; a step's `traj_id`, `step`, `command`,
 //! `output`, `exit_code_or_status`, `is_failure`, `error_sig`,
-//! `sig_in_task_text`). A line that does not hold them is an error naming
-//! the file, the line and the field.
+//! `sig_in_task_text`; optional: a run's `task_id`, `task_text` and
+//! `resolved`). A line that does not hold them is an error naming the
+//! file, the line and the field.
 
 use std::collections::HashMap;
 use std::io::BufRead as _;
@@ -19,6 +20,11 @@ pub struct Run {
     pub repo: String,
     pub start: i64,
     pub end: i64,
+    /// The task, as the agent was given it (the run's first prompt).
+    pub task_id: String,
+    pub task_text: String,
+    /// The task's verdict, when known.
+    pub resolved: Option<bool>,
     pub steps: Vec<Step>,
 }
 
@@ -68,11 +74,15 @@ pub fn read(runs_path: &Path, steps_path: &Path) -> anyhow::Result<Vec<Run>> {
     let mut index: HashMap<String, usize> = HashMap::new();
     for_each_object(runs_path, |line, object| {
         let field = Fields { path: runs_path, line, object };
+        let id = field.string("traj_id")?;
         let run = Run {
-            id: field.string("traj_id")?,
             repo: field.string("repo")?,
             start: field.integer("start_ts")?,
             end: field.integer("end_ts")?,
+            task_id: field.optional_string("task_id")?.unwrap_or_else(|| id.clone()),
+            task_text: field.optional_string("task_text")?.unwrap_or_default(),
+            resolved: field.optional_boolean("resolved")?,
+            id,
             steps: Vec::new(),
         };
         if run.end < run.start {

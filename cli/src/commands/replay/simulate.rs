@@ -1,20 +1,27 @@
 //! One repository's runs replayed in time order under one [`Strength`].
 //!
-//! Lore learns a run when it has finished before the next one starts, from
-//! what a hook sees and as the hook's call index learns it
-//! (`lore_agent::call_index::call_of`): each command, whether it exited
-//! non-zero (exit 1 of a query found nothing), the template of its
-//! output's last error line, and nothing the injection screen holds. At every command of a run it
-//! is asked what it would say with that call. The data set's labels judge
-//! what it said and never feed it: a warning stands for the failure label
-//! most often behind its template among the runs Lore learned, so grouping
-//! more coarsely cannot raise the figures.
+//! What Lore knows at a run's start comes from one of two places:
+//! - **the server** ([`Source::Server`]): what the real hooks learned into a
+//!   real server from the runs that had finished, the briefings they were
+//!   given at session start and with the task, and the call index the
+//!   session-start hook wrote (see [`super::through_server`]);
+//! - **this process** ([`Source::InProcess`]): the call memory learns each
+//!   finished run as the hook's call index learns it
+//!   (`lore_agent::call_index::call_of`), with no briefing.
+//!
+//! At every command of a run Lore is asked what it would say with that
+//! call. The data set's labels judge what it said and never feed it: a
+//! warning stands for the failure label most often behind its template
+//! among the runs Lore learned, so grouping more coarsely cannot raise the
+//! figures.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use lore_agent::call_index;
+use lore_agent::call_index::{self, CallIndex};
+use lore_agent::checks;
 use lore_calls::memory::tokens;
-use lore_calls::{Call, CallMemory, Outcome, Strength};
+use lore_calls::{Call, CallMemory, Outcome, Shape, Strength};
+use lore_grouping::template::Template;
 
 use super::runs::{Ended, Run};
 use crate::commands::leave_one_out::Counts;
@@ -37,7 +44,12 @@ pub struct Figures {
     pub warnings: u64,
     /// Warnings followed by that very failure at that call.
     pub followed: u64,
+    /// Tokens of the call warnings.
     pub tokens: u64,
+    /// QA warnings the briefings at the start gave, and every token the
+    /// briefings injected (lessons and the rest included).
+    pub briefed: u64,
+    pub briefing_tokens: u64,
     pub naive_covered: u64,
     pub naive_briefed: u64,
     /// Failures the naive briefing named that the run then hit.
@@ -54,6 +66,8 @@ impl Counts for Figures {
         self.warnings += other.warnings;
         self.followed += other.followed;
         self.tokens += other.tokens;
+        self.briefed += other.briefed;
+        self.briefing_tokens += other.briefing_tokens;
         self.naive_covered += other.naive_covered;
         self.naive_briefed += other.naive_briefed;
         self.naive_followed += other.naive_followed;
@@ -75,8 +89,9 @@ impl Figures {
     pub fn recovery_rate(&self) -> f64 {
         rate(self.recovery_named, self.covered)
     }
+    /// Everything Lore injected, at the start and at the calls.
     pub fn tokens_per_run(&self) -> f64 {
-        rate(self.tokens, self.runs)
+        rate(self.tokens + self.briefing_tokens, self.runs)
     }
     pub fn naive_coverage(&self) -> f64 {
         rate(self.naive_covered, self.recurring)
@@ -104,19 +119,45 @@ pub struct RunPoint {
     pub naive_covered: u64,
 }
 
-/// What Lore learns from a finished run, and which labels stand behind
-/// each failure name (for judging only).
+/// What Lore knew at one run's start, read from the server through the
+/// hooks: the call index the session-start hook wrote (whose most frequent
+/// failures that hook named), and the QA warnings (their patterns'
+/// templates) the server's briefings at the start gave.
+pub struct Known {
+    pub index: CallIndex,
+    pub briefed: Vec<String>,
+    /// Tokens of everything the briefings injected.
+    pub briefing_tokens: u64,
+}
+
+/// Where what Lore knows at a run's start comes from.
+#[derive(Clone, Copy)]
+pub enum Source<'a> {
+    /// The call memory, learned in this process; no briefing.
+    InProcess,
+    /// What the real hooks and server knew, by run id.
+    Server(&'a HashMap<String, Known>),
+}
+
+/// What the replay learns from a finished run: the in-process call memory,
+/// and, for judging only, which labels stand behind each failure name and
+/// each error line.
 struct Learner {
     memory: CallMemory,
     labels: HashMap<String, BTreeMap<String, u32>>,
     /// Earlier finished runs that hit each labelled failure.
     runs_hit: BTreeMap<String, u32>,
+    /// Each labelled failure's error lines, normalized, with its label:
+    /// what a briefing's pattern template is judged against.
+    failed_lines: Vec<(Vec<Template>, String)>,
 }
 
 impl Learner {
-    fn learn(&mut self, run: &Run, calls: &[Option<Call>]) {
-        let learned: Vec<Call> = calls.iter().flatten().cloned().collect();
-        self.memory.learn(&learned);
+    fn learn(&mut self, run: &Run, calls: &[Option<Call>], source: Source) {
+        if matches!(source, Source::InProcess) {
+            let learned: Vec<Call> = calls.iter().flatten().cloned().collect();
+            self.memory.learn(&learned);
+        }
         let mut hit = HashSet::new();
         for (step, call) in run.steps.iter().zip(calls) {
             if let (Some(Call { outcome: Outcome::Failed(name), .. }), Some(label)) = (call, step.label.failure()) {
@@ -124,6 +165,10 @@ impl Learner {
             }
             if let Some(label) = step.label.failure() {
                 hit.insert(label);
+                if matches!(source, Source::Server(_)) {
+                    let lines = checks::error_lines(&step.output).iter().map(|line| Template::of(line)).collect();
+                    self.failed_lines.push((lines, label.to_owned()));
+                }
             }
         }
         for label in hit {
@@ -133,8 +178,20 @@ impl Learner {
 
     /// The label a failure name stands for: the most frequent behind it.
     fn label_of(&self, name: &str) -> Option<&str> {
-        let labels = self.labels.get(name)?;
-        labels.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(label, _)| label.as_str())
+        most_frequent(self.labels.get(name)?)
+    }
+
+    /// The label a QA pattern's template stands for: the most frequent
+    /// among the learned failures with an error line it fits.
+    fn label_of_template(&self, template: &str) -> Option<String> {
+        let template = Template::from_tokens(template.split(' ').map(str::to_owned).collect());
+        let mut labels: BTreeMap<String, u32> = BTreeMap::new();
+        for (lines, label) in &self.failed_lines {
+            if lines.iter().any(|line| template.similarity(line) == 1.0) {
+                *labels.entry(label.clone()).or_default() += 1;
+            }
+        }
+        most_frequent(&labels).map(str::to_owned)
     }
 
     /// The naive briefing: the failures most runs hit so far.
@@ -143,6 +200,11 @@ impl Learner {
         ranked.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         ranked.into_iter().take(NAIVE_BRIEFING).map(|(label, _)| label.as_str()).collect()
     }
+}
+
+/// The most frequent label, the first by name on a tie.
+fn most_frequent(labels: &BTreeMap<String, u32>) -> Option<&str> {
+    labels.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(label, _)| label.as_str())
 }
 
 /// Each step as the hook's call index learns it (`None`: no command, or
@@ -163,20 +225,34 @@ pub fn calls_of(run: &Run) -> Vec<Option<Call>> {
 }
 
 /// Replays one repository's runs (any order) under `strength`.
-pub fn replay(runs: &[&Run], calls: &HashMap<&str, Vec<Option<Call>>>, strength: Strength) -> (Figures, Vec<RunPoint>) {
+pub fn replay(
+    runs: &[&Run],
+    calls: &HashMap<&str, Vec<Option<Call>>>,
+    strength: Strength,
+    source: Source,
+) -> (Figures, Vec<RunPoint>) {
     let mut by_start: Vec<&Run> = runs.to_vec();
     by_start.sort_by(|a, b| (a.start, &a.id).cmp(&(b.start, &b.id)));
     let mut by_end = by_start.clone();
     by_end.sort_by(|a, b| (a.end, &a.id).cmp(&(b.end, &b.id)));
     let mut finished = by_end.into_iter().peekable();
-    let mut learner = Learner { memory: CallMemory::new(), labels: HashMap::new(), runs_hit: BTreeMap::new() };
+    let mut learner = Learner {
+        memory: CallMemory::new(),
+        labels: HashMap::new(),
+        runs_hit: BTreeMap::new(),
+        failed_lines: Vec::new(),
+    };
     let mut figures = Figures::default();
     let mut points = Vec::with_capacity(by_start.len());
     for run in by_start {
         // Only runs that finished before this one started may teach it.
         while let Some(done) = finished.next_if(|done| done.end < run.start) {
-            learner.learn(done, &calls[done.id.as_str()]);
+            learner.learn(done, &calls[done.id.as_str()], source);
         }
+        let known = match source {
+            Source::Server(known) => known.get(&run.id),
+            Source::InProcess => None,
+        };
         let before = figures.clone();
         figures.runs += 1;
         let naive = learner.most_frequent();
@@ -184,11 +260,34 @@ pub fn replay(runs: &[&Run], calls: &HashMap<&str, Vec<Option<Call>>>, strength:
         figures.naive_tokens +=
             naive.iter().map(|label| tokens(&format!("- Earlier runs failed with: {label}\n"))).sum::<usize>() as u64;
         let mut given: HashSet<(String, String)> = HashSet::new();
+        // Labels warned of, and whether the warning named what worked.
         let mut warned: HashMap<String, bool> = HashMap::new();
+        if let Some(known) = known {
+            figures.briefed += known.briefed.len() as u64;
+            figures.briefing_tokens += known.briefing_tokens;
+            for template in &known.briefed {
+                if let Some(label) = learner.label_of_template(template) {
+                    warned.entry(label).or_default();
+                }
+            }
+            // The frequent failures the session-start hook named from the
+            // call index, by Lore's failure names.
+            let frequent = known.index.frequent_failures();
+            figures.briefed += frequent.len() as u64;
+            for failure in &frequent {
+                if let Some(label) = learner.label_of(&failure.failure) {
+                    warned.entry(label.to_owned()).or_default();
+                }
+            }
+        }
         let mut seen: HashSet<&str> = HashSet::new();
         let mut hit: HashSet<&str> = HashSet::new();
         for step in run.steps.iter().filter(|step| step.ended != Ended::NoCommand) {
-            if let Some(warning) = learner.memory.warning(&step.command, strength)
+            let warning = match known {
+                Some(known) => known.index.warning_at(&step.command, &Shape::of(&step.command), strength),
+                None => learner.memory.warning(&step.command, strength),
+            };
+            if let Some(warning) = warning
                 && given.insert((warning.command.clone(), warning.failure.clone()))
             {
                 figures.warnings += 1;
@@ -198,7 +297,7 @@ pub fn replay(runs: &[&Run], calls: &HashMap<&str, Vec<Option<Call>>>, strength:
                         figures.followed += 1;
                     }
                     let named = warned.entry(label.to_owned()).or_default();
-                    *named |= warning.recovery.is_some();
+                    *named |= warning.recovery.is_some() || warning.fix.is_some();
                 }
             }
             let Some(label) = step.label.failure() else { continue };

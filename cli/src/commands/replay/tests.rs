@@ -50,7 +50,7 @@ fn replay(runs: &[Run], strength: Strength) -> Figures {
     let calls: HashMap<&str, Vec<Option<lore_calls::Call>>> =
         runs.iter().map(|run| (run.id.as_str(), simulate::calls_of(run))).collect();
     let refs: Vec<&Run> = runs.iter().collect();
-    simulate::replay(&refs, &calls, strength).0
+    simulate::replay(&refs, &calls, strength, simulate::Source::InProcess).0
 }
 
 #[test]
