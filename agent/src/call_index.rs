@@ -87,16 +87,16 @@ impl CallIndex {
     }
 
     /// The failures the session-start briefing names: those the most
-    /// earlier sessions hit, except what a call's shape is warned of (that
-    /// is said with the call, not before).
-    pub fn frequent_failures(&self) -> Vec<FrequentFailure> {
-        let at_call = self.memory.warned_by_shape(Strength::default());
-        self.memory.frequent_failures(FREQUENT_AT_START, FREQUENT_MIN_SESSIONS, &at_call)
-    }
-
-    /// Their section of the session-start briefing (empty when none).
-    pub fn frequent_text(&self) -> String {
-        lore_calls::memory::frequent_text(&self.frequent_failures(), self.memory.sessions())
+    /// earlier sessions hit, except, when the agent's pre-tool-use hook
+    /// runs (`calls_warned`), what a call's shape is warned of: that is
+    /// said with the call, not before.
+    pub fn frequent_failures(&self, calls_warned: bool) -> Vec<FrequentFailure> {
+        let at_call = if calls_warned { self.memory.warned_by_shape(Strength::default()) } else { Default::default() };
+        self.memory
+            .frequent_failures(FREQUENT_AT_START, FREQUENT_MIN_SESSIONS, &at_call)
+            .into_iter()
+            .filter(|frequent| fits_a_request(&frequent.failure))
+            .collect()
     }
 
     /// The guard that refuses a call of this shape, if one does.
@@ -132,7 +132,6 @@ pub fn mark_wired(state_dir: &Path, agent: &str) {
 pub fn at_call(state_dir: &Path, project: &str, agent: &str) -> Vec<String> {
     /// What the server takes (BriefRequest.at_call).
     const MAX: usize = 200;
-    const MAX_CHARS: usize = 500;
     if !wired_marker(state_dir, agent).exists() {
         return Vec::new();
     }
@@ -141,9 +140,27 @@ pub fn at_call(state_dir: &Path, project: &str, agent: &str) -> Vec<String> {
         .memory
         .warned_failures(Strength::default())
         .into_iter()
-        .filter(|failure| failure.chars().count() <= MAX_CHARS)
+        .filter(|failure| fits_a_request(failure))
         .take(MAX)
         .collect()
+}
+
+/// What a session-start briefing of `agent` names at the start
+/// (BriefRequest.frequent_failures); see [`CallIndex::frequent_failures`].
+pub fn frequent_failures(state_dir: &Path, project: &str, agent: &str) -> Vec<proto::FrequentFailure> {
+    let Some(index) = load(&path(state_dir, project), project) else { return Vec::new() };
+    let of_sessions = index.memory.sessions();
+    index
+        .frequent_failures(wired_marker(state_dir, agent).exists())
+        .into_iter()
+        .map(|failure| proto::FrequentFailure { failure: failure.failure, sessions: failure.sessions, of_sessions })
+        .collect()
+}
+
+/// A failure a briefing request may carry: one line of at most 500
+/// characters, as the server takes it.
+fn fits_a_request(failure: &str) -> bool {
+    failure.chars().count() <= 500 && !failure.chars().any(char::is_control)
 }
 
 /// Where a project's index lives in the state directory.

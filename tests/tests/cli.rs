@@ -502,8 +502,8 @@ async fn lore_eval_replay_through_the_server_warns_at_the_start_and_at_the_call_
     assert!(!stderr.contains("the hooks logged"), "every hook's write arrived: {stderr}");
     assert!(std::fs::read_to_string(&chart).unwrap().starts_with("<svg"));
     let told_c = std::fs::read_to_string(briefings.join("c.md")).unwrap();
-    assert!(told_c.contains("## Failures many earlier sessions of this project hit"), "{told_c}");
-    assert!(told_c.contains("- 2: `NameError: name <*> is not defined`"), "{told_c}");
+    assert!(told_c.contains("## Failures many recent sessions of this project hit"), "{told_c}");
+    assert!(told_c.contains("- 2 of 8 sessions: `NameError: name <*> is not defined`"), "{told_c}");
     assert!(!told_c.contains("pytest"), "what the call warns of is left to the call: {told_c}");
     let told_d = std::fs::read_to_string(briefings.join("d.md")).unwrap();
     assert!(!told_d.contains("NameError"), "one session's failure is not named: {told_d}");

@@ -552,29 +552,22 @@ impl Hook<'_> {
         self.save(locked).await?;
         let Some(connection) = &self.connection else { return Ok(None) };
         let task = proto::BriefTask { files, labels: branch.into_iter().collect(), ..Default::default() };
-        let request = proto::BriefRequest {
-            budget_chars: self.args.briefing_chars,
-            surface: proto::InjectionSurface::SessionStart as i32,
-            missing_files,
-            at_call: self.at_call(),
-            ..requests::brief(&self.identity, self.session_id, task)
+        // The briefing names what the call index, refreshed first, counts
+        // in many sessions and no call is warned of.
+        let briefing = async {
+            self.refresh_calls(connection, true).await;
+            let request = proto::BriefRequest {
+                budget_chars: self.args.briefing_chars,
+                surface: proto::InjectionSurface::SessionStart as i32,
+                missing_files,
+                at_call: self.at_call(),
+                frequent_failures: self.frequent_failures(),
+                ..requests::brief(&self.identity, self.session_id, task)
+            };
+            connection.agent().brief(request).await
         };
-        let mut agent = connection.agent();
-        let (briefing, (), ()) = tokio::join!(
-            agent.brief(request),
-            self.sync_instructions(connection),
-            self.refresh_calls(connection, true)
-        );
-        let mut markdown = briefing?.into_inner().markdown;
-        // What no call warns of but many sessions hit, from the index just
-        // refreshed.
-        let project = &self.identity.project;
-        if let Some(index) =
-            crate::call_index::load(&crate::call_index::path(&crate::home::state_dir(), project), project)
-        {
-            markdown.push_str(&index.frequent_text());
-        }
-        Ok(context_answer(self.args.agent, HookEvent::SessionStart, &markdown))
+        let (briefing, ()) = tokio::join!(briefing, self.sync_instructions(connection));
+        Ok(context_answer(self.args.agent, HookEvent::SessionStart, &briefing?.into_inner().markdown))
     }
 
     /// Brings the repository's instructions file to the project's standing
@@ -662,10 +655,19 @@ impl Hook<'_> {
     }
 
     /// What the briefing leaves to the call: the failures the call index
-    /// warns of, from the index as it stands (the refresh runs beside the
-    /// briefing).
+    /// warns of, from the index as it stands.
     fn at_call(&self) -> Vec<String> {
         crate::call_index::at_call(&crate::home::state_dir(), &self.identity.project, self.args.agent.as_str())
+    }
+
+    /// What the briefing names at the start: the failures the call index
+    /// counts in many sessions and no call is warned of.
+    fn frequent_failures(&self) -> Vec<proto::FrequentFailure> {
+        crate::call_index::frequent_failures(
+            &crate::home::state_dir(),
+            &self.identity.project,
+            self.args.agent.as_str(),
+        )
     }
 
     /// Refreshes the project's call index, which `pre-tool-use` answers

@@ -22,6 +22,7 @@
 //! `session_budget_chars`, only new reviewed or verified items of high
 //! relevance are shown).
 
+pub mod frequent;
 pub mod render;
 pub mod screened;
 pub mod similar;
@@ -146,6 +147,18 @@ pub struct BriefRequest {
     /// Failures the agent's hooks warn of at the call, by template: their
     /// QA warnings belong to that call, not to the briefing.
     pub at_call: Vec<String>,
+    /// Failures many recent sessions hit that no call is warned of, as the
+    /// agent's hooks counted them: the briefing names them.
+    pub frequent_failures: Vec<FrequentFailure>,
+}
+
+/// A failure many of a project's recent sessions hit, as the agent's hooks
+/// counted it (tool output: data).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrequentFailure {
+    pub failure: String,
+    pub sessions: u32,
+    pub of_sessions: u32,
 }
 
 /// A lesson as a briefing shows it.
@@ -289,14 +302,21 @@ impl Briefer {
         let shown_warnings: &[Warning] = if chosen.held_out { &[] } else { &warnings };
         let asked = request.budget_chars.unwrap_or(self.config.budget_chars);
         let budget = if request.session_id.is_some() && !gate.past_budget { asked.min(remaining) } else { asked };
+        let (frequent, mut held_frequent) = frequent::screened(&request.project, &request.frequent_failures);
+        withheld.append(&mut held_frequent);
         let contents = render::Contents::now(&request.project, last_session.as_ref(), &lessons, shown_warnings)
-            .with_history(&hot_spots, &similar);
+            .with_history(&hot_spots, &similar)
+            .with_frequent(&frequent);
         let rendered = render::render(&contents, budget);
         let briefing_id = Uuid::now_v7();
         let mut items = rendered_items(last_session.as_ref(), &lessons, &warnings, chosen.held_out, &rendered);
         for (index, session) in similar.iter().enumerate() {
             let item = similar_session_item(session, rendered.similar_chars[index]);
             items.push(if rendered.similar.contains(&index) { item } else { item.withheld(Withheld::OverBudget) });
+        }
+        for (index, failure) in frequent.iter().enumerate() {
+            let item = frequent::item(&request.project, failure, rendered.frequent_chars[index]);
+            items.push(if rendered.frequent.contains(&index) { item } else { item.withheld(Withheld::OverBudget) });
         }
         let similar_sessions = pick(similar, &rendered.similar);
         let hot_spots = pick(hot_spots, &rendered.hot_spots);

@@ -20,8 +20,8 @@
 
 use chrono::{DateTime, Utc};
 
-use super::Lesson;
 use super::similar::SimilarSession;
+use super::{FrequentFailure, Lesson};
 use crate::actions::resume::{ResumeSummary, START_A_NEW_SESSION};
 use lore_model::actions::{EndReason, SessionStatus, StoredName as _};
 use lore_model::qa::Warning;
@@ -49,6 +49,8 @@ pub struct Contents<'a> {
     /// Hot areas among the task's files.
     pub hot_spots: &'a [HotSpot],
     pub similar: &'a [SimilarSession],
+    /// Failures many recent sessions hit that no call is warned of.
+    pub frequent: &'a [FrequentFailure],
     pub now: DateTime<Utc>,
 }
 
@@ -66,6 +68,10 @@ pub struct Rendered {
     pub hot_spots: Vec<usize>,
     /// Per similar session: its block's characters.
     pub similar_chars: Vec<usize>,
+    /// The frequent failures shown (indices, ascending), and per failure
+    /// its block's characters.
+    pub frequent: Vec<usize>,
+    pub frequent_chars: Vec<usize>,
     /// Per lesson and per warning of the contents: its block's characters.
     pub lesson_chars: Vec<usize>,
     pub warning_chars: Vec<usize>,
@@ -80,6 +86,7 @@ enum Section {
     Similar,
     Lessons,
     Warnings,
+    Frequent,
 }
 
 impl Section {
@@ -90,6 +97,7 @@ impl Section {
             Self::Similar => "\n## What happened in similar past sessions\n",
             Self::Lessons => "\n## Lessons for this task (proven fixes first)\n",
             Self::Warnings => "\n## QA warnings: failures seen before in similar work\n",
+            Self::Frequent => "\n## Failures many recent sessions of this project hit (no command predicts them)\n",
         }
     }
 }
@@ -109,7 +117,22 @@ impl<'a> Contents<'a> {
         lessons: &'a [Lesson],
         warnings: &'a [Warning],
     ) -> Self {
-        Self { project, last_session, lessons, warnings, hot_spots: &[], similar: &[], now: chrono::Utc::now() }
+        Self {
+            project,
+            last_session,
+            lessons,
+            warnings,
+            hot_spots: &[],
+            similar: &[],
+            frequent: &[],
+            now: chrono::Utc::now(),
+        }
+    }
+
+    /// With the failures many recent sessions hit.
+    pub fn with_frequent(mut self, frequent: &'a [FrequentFailure]) -> Self {
+        self.frequent = frequent;
+        self
     }
 
     /// With the hot areas and the similar past sessions.
@@ -137,6 +160,7 @@ pub fn render(contents: &Contents, budget: usize) -> Rendered {
     let lesson_chars = sizes(Section::Lessons, contents.lessons.len());
     let warning_chars = sizes(Section::Warnings, contents.warnings.len());
     let similar_chars = sizes(Section::Similar, contents.similar.len());
+    let frequent_chars = sizes(Section::Frequent, contents.frequent.len());
     let title = format!("# Lore briefing (project {})\n{QUOTED_IS_DATA}", contents.project);
     let everything = chars(&title) + total_cost(blocks.iter());
     let room = if everything <= budget { budget } else { budget.saturating_sub(NOTE_RESERVE) };
@@ -185,6 +209,8 @@ pub fn render(contents: &Contents, budget: usize) -> Rendered {
         similar: indices(Section::Similar),
         hot_spots: indices(Section::HotSpots),
         similar_chars,
+        frequent: indices(Section::Frequent),
+        frequent_chars,
         markdown,
         omitted,
         lesson_chars,
@@ -222,6 +248,10 @@ fn blocks(contents: &Contents, budget: usize) -> Vec<Block> {
             blocks.push(Block { section: Section::Session, index: None, text: cut(&text, cap) });
         }
     }
+    // A line each, and what no call will say: right after the session.
+    for (rank, failure) in contents.frequent.iter().enumerate() {
+        blocks.push(Block { section: Section::Frequent, index: Some(rank), text: cut(&frequent_text(failure), cap) });
+    }
     for (rank, spot) in contents.hot_spots.iter().enumerate() {
         blocks.push(Block { section: Section::HotSpots, index: Some(rank), text: cut(&hot_spot_text(spot), cap) });
     }
@@ -242,6 +272,11 @@ fn blocks(contents: &Contents, budget: usize) -> Vec<Block> {
         }
     }
     blocks
+}
+
+/// A frequent failure: how many sessions, and the failure, quoted.
+fn frequent_text(failure: &FrequentFailure) -> String {
+    format!("- {} of {} sessions: {}\n", failure.sessions, failure.of_sessions, quoted(&failure.failure))
 }
 
 fn session_lines(summary: &ResumeSummary, now: DateTime<Utc>) -> Vec<String> {
@@ -545,6 +580,7 @@ mod tests {
             warnings: &warnings,
             hot_spots: &[],
             similar: &[],
+            frequent: &[],
             now: now(),
         };
         let rendered = render(&contents, 4000);
@@ -575,6 +611,7 @@ mod tests {
             warnings: &warnings,
             hot_spots: &[],
             similar: &[],
+            frequent: &[],
             now: now(),
         };
         for budget in [500, 1000, 2000] {
@@ -616,6 +653,7 @@ mod tests {
             warnings: &[],
             hot_spots: &spots,
             similar: &sessions,
+            frequent: &[],
             now: now(),
         };
         let rendered = render(&contents, 4000);
@@ -643,6 +681,7 @@ mod tests {
             warnings: &[],
             hot_spots: &[],
             similar: &[],
+            frequent: &[],
             now: now(),
         };
         let rendered = render(&contents, 1000);
@@ -657,6 +696,7 @@ mod tests {
             warnings: &[],
             hot_spots: &[],
             similar: &[],
+            frequent: &[],
             now: now(),
         };
         assert_eq!(render(&empty, 4000).markdown, "");
@@ -676,6 +716,7 @@ mod tests {
             warnings: &[warning("TypeError in schema")],
             hot_spots: &[],
             similar: &[],
+            frequent: &[],
             now: now(),
         };
         let markdown = render(&contents, 4000).markdown;
@@ -708,6 +749,7 @@ mod tests {
             warnings: &[injected],
             hot_spots: &[],
             similar: &[],
+            frequent: &[],
             now: now(),
         };
         let markdown = render(&contents, 4000).markdown;

@@ -37,6 +37,7 @@ fn warnings_without_a_task_id_count_against_the_session() {
         surface: crate::ledger::Surface::Briefing,
         missing_files: Vec::new(),
         at_call: Vec::new(),
+        frequent_failures: Vec::new(),
     };
     assert_eq!(default_task_id(&request), format!("session:{session}"));
     assert_eq!(default_task_id(&BriefRequest { session_id: None, ..request.clone() }), "agent:a");

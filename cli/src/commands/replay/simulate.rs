@@ -120,12 +120,15 @@ pub struct RunPoint {
 }
 
 /// What Lore knew at one run's start, read from the server through the
-/// hooks: the call index the session-start hook wrote (whose most frequent
-/// failures that hook named), and the QA warnings (their patterns'
-/// templates) the server's briefings at the start gave.
+/// hooks: the call index the session-start hook wrote, and what the
+/// briefings at the start warned of (the ledger's QA warnings, by their
+/// patterns' templates, and the failures named from the call index).
 pub struct Known {
     pub index: CallIndex,
-    pub briefed: Vec<String>,
+    /// The QA patterns the briefings warned of, by template.
+    pub patterns: Vec<String>,
+    /// The failures they named from the call index, by Lore's names.
+    pub failures: Vec<String>,
     /// Tokens of everything the briefings injected.
     pub briefing_tokens: u64,
 }
@@ -263,21 +266,15 @@ pub fn replay(
         // Labels warned of, and whether the warning named what worked.
         let mut warned: HashMap<String, bool> = HashMap::new();
         if let Some(known) = known {
-            figures.briefed += known.briefed.len() as u64;
+            figures.briefed += (known.patterns.len() + known.failures.len()) as u64;
             figures.briefing_tokens += known.briefing_tokens;
-            for template in &known.briefed {
-                if let Some(label) = learner.label_of_template(template) {
-                    warned.entry(label).or_default();
-                }
-            }
-            // The frequent failures the session-start hook named from the
-            // call index, by Lore's failure names.
-            let frequent = known.index.frequent_failures();
-            figures.briefed += frequent.len() as u64;
-            for failure in &frequent {
-                if let Some(label) = learner.label_of(&failure.failure) {
-                    warned.entry(label.to_owned()).or_default();
-                }
+            let labels = known
+                .patterns
+                .iter()
+                .filter_map(|template| learner.label_of_template(template))
+                .chain(known.failures.iter().filter_map(|failure| learner.label_of(failure).map(str::to_owned)));
+            for label in labels {
+                warned.entry(label).or_default();
             }
         }
         let mut seen: HashSet<&str> = HashSet::new();

@@ -57,13 +57,17 @@ struct Hooks {
 
 impl Hooks {
     fn new((server, token): (&str, Option<&str>)) -> anyhow::Result<Self> {
+        let state = tempfile::tempdir().context("cannot make the hooks' state directory")?;
+        // The replay gives the call warnings the pre-tool-use hook would:
+        // the briefings leave those to the call.
+        call_index::mark_wired(state.path(), AgentKind::Gemini.as_str());
         Ok(Self {
             exe: std::env::current_exe().context("cannot find the lore binary to run the hooks")?,
             server: server.to_owned(),
             // The hooks of a dev-mode server's replay speak with its token,
             // as this command does.
             token: lore_proto::auth::token_for(server, token),
-            state: tempfile::tempdir().context("cannot make the hooks' state directory")?,
+            state,
             cwd: tempfile::tempdir().context("cannot make the agents' working directory")?,
         })
     }
@@ -113,6 +117,13 @@ fn context_of(answer: &str) -> String {
         .ok()
         .and_then(|answer| answer["hookSpecificOutput"]["additionalContext"].as_str().map(str::to_owned))
         .unwrap_or_default()
+}
+
+/// What a briefing warned of: a QA pattern (by id), or a failure the call
+/// index counted (by Lore's name for it).
+enum Warned {
+    Pattern(String),
+    Failure(String),
 }
 
 /// One repository's project on the server.
@@ -166,15 +177,18 @@ impl Project<'_> {
                 log.lines().last().unwrap_or("nothing")
             );
         };
-        let mut briefed = Vec::new();
-        for pattern in self.warned(run).await? {
-            briefed.push(self.template(&pattern).await?);
+        let mut known = Known { index, patterns: Vec::new(), failures: Vec::new(), briefing_tokens };
+        for item in self.warned(run).await? {
+            match item {
+                Warned::Pattern(pattern) => known.patterns.push(self.template(&pattern).await?),
+                Warned::Failure(failure) => known.failures.push(failure),
+            }
         }
-        Ok(Known { index, briefed, briefing_tokens })
+        Ok(known)
     }
 
-    /// The patterns the run's briefings showed as QA warnings.
-    async fn warned(&self, run: &Run) -> anyhow::Result<Vec<String>> {
+    /// What the run's briefings warned of, by the injection ledger.
+    async fn warned(&self, run: &Run) -> anyhow::Result<Vec<Warned>> {
         let request = proto::ListInjectionsRequest {
             project: self.name.clone(),
             session_id: self.lore_session(run),
@@ -192,9 +206,13 @@ impl Project<'_> {
             .flat_map(|injection| &injection.items)
             .filter(|item| item.withheld == proto::Withheld::Unspecified as i32)
             .filter_map(|item| match proto::InjectedKind::try_from(item.kind) {
-                Ok(proto::InjectedKind::Warning) => Some(item.item_id.clone()),
+                Ok(proto::InjectedKind::Warning) => Some(Warned::Pattern(item.item_id.clone())),
                 // A pattern's gotcha, the lesson QA made of it.
-                Ok(proto::InjectedKind::Lesson) => item.label.strip_prefix(GOTCHA_PREFIX).map(str::to_owned),
+                Ok(proto::InjectedKind::Lesson) => {
+                    item.label.strip_prefix(GOTCHA_PREFIX).map(|pattern| Warned::Pattern(pattern.to_owned()))
+                }
+                // A failure the call index counted in many sessions.
+                Ok(proto::InjectedKind::CallWarning) => Some(Warned::Failure(item.label.clone())),
                 _ => None,
             })
             .collect())

@@ -3,9 +3,10 @@
 
 use lore_proto::v1 as proto;
 
+use lore_domain::briefing::frequent::MAX_FREQUENT_FAILURES;
 use lore_domain::briefing::{
-    BriefRequest, BriefTask, Briefing, DEFAULT_ITEMS, Lesson, MAX_AT_CALL, MAX_AT_CALL_CHARS, MAX_BUDGET_CHARS,
-    MAX_ITEMS, MAX_MISSING_FILES, MIN_BUDGET_CHARS,
+    BriefRequest, BriefTask, Briefing, DEFAULT_ITEMS, FrequentFailure, Lesson, MAX_AT_CALL, MAX_AT_CALL_CHARS,
+    MAX_BUDGET_CHARS, MAX_ITEMS, MAX_MISSING_FILES, MIN_BUDGET_CHARS,
 };
 use lore_domain::ledger::Surface;
 use uuid::Uuid;
@@ -90,7 +91,34 @@ pub fn brief_request(request: &proto::BriefRequest) -> FieldResult<BriefRequest>
         },
         missing_files: validate::list("missing_files", &request.missing_files, MAX_MISSING_FILES, MAX_PATH_CHARS)?,
         at_call: validate::list("at_call", &request.at_call, MAX_AT_CALL, MAX_AT_CALL_CHARS)?,
+        frequent_failures: frequent_failures(&request.frequent_failures)?,
     })
+}
+
+/// A hook's count of failures many recent sessions hit: one line each,
+/// within bounds, and counts that add up.
+fn frequent_failures(failures: &[proto::FrequentFailure]) -> FieldResult<Vec<FrequentFailure>> {
+    if failures.len() > MAX_FREQUENT_FAILURES {
+        return Err(FieldError::new(
+            "frequent_failures",
+            format!("{} items, over the limit of {MAX_FREQUENT_FAILURES}", failures.len()),
+        ));
+    }
+    failures
+        .iter()
+        .enumerate()
+        .map(|(index, failure)| {
+            let field = format!("frequent_failures[{index}]");
+            let text = validate::name(&format!("{field}.failure"), &failure.failure, MAX_AT_CALL_CHARS, true)?;
+            if failure.sessions == 0 || failure.sessions > failure.of_sessions {
+                return Err(FieldError::new(
+                    format!("{field}.sessions"),
+                    format!("{} is not between 1 and of_sessions ({})", failure.sessions, failure.of_sessions),
+                ));
+            }
+            Ok(FrequentFailure { failure: text, sessions: failure.sessions, of_sessions: failure.of_sessions })
+        })
+        .collect()
 }
 
 fn lesson_to_proto(lesson: &Lesson) -> proto::BriefLesson {
