@@ -99,6 +99,19 @@ impl CallIndex {
             .collect()
     }
 
+    /// The failures some call is warned of, as a briefing request carries
+    /// them (BriefRequest.at_call).
+    fn at_call(&self) -> Vec<String> {
+        /// What the server takes.
+        const MAX: usize = 200;
+        self.memory
+            .warned_failures(Strength::default())
+            .into_iter()
+            .filter(|failure| fits_a_request(failure))
+            .take(MAX)
+            .collect()
+    }
+
     /// The guard that refuses a call of this shape, if one does.
     pub fn guard(&self, call: &Shape) -> Option<&Guard> {
         self.guards.iter().find(|guard| guard.holds(call))
@@ -130,31 +143,27 @@ pub fn mark_wired(state_dir: &Path, agent: &str) {
 /// `agent`'s pre-tool-use hook runs on this machine; none otherwise, so a
 /// warning never falls between the two.
 pub fn at_call(state_dir: &Path, project: &str, agent: &str) -> Vec<String> {
-    /// What the server takes (BriefRequest.at_call).
-    const MAX: usize = 200;
     if !wired_marker(state_dir, agent).exists() {
         return Vec::new();
     }
-    let Some(index) = load(&path(state_dir, project), project) else { return Vec::new() };
-    index
-        .memory
-        .warned_failures(Strength::default())
-        .into_iter()
-        .filter(|failure| fits_a_request(failure))
-        .take(MAX)
-        .collect()
+    load(&path(state_dir, project), project).map(|index| index.at_call()).unwrap_or_default()
 }
 
-/// What a session-start briefing of `agent` names at the start
-/// (BriefRequest.frequent_failures); see [`CallIndex::frequent_failures`].
-pub fn frequent_failures(state_dir: &Path, project: &str, agent: &str) -> Vec<proto::FrequentFailure> {
-    let Some(index) = load(&path(state_dir, project), project) else { return Vec::new() };
+/// What a session-start briefing of `agent` gets from the index, read
+/// once: the failures it leaves to the call (as [`at_call`]) and those it
+/// names at the start (BriefRequest.frequent_failures; see
+/// [`CallIndex::frequent_failures`]).
+pub fn session_start_hints(state_dir: &Path, project: &str, agent: &str) -> (Vec<String>, Vec<proto::FrequentFailure>) {
+    let Some(index) = load(&path(state_dir, project), project) else { return Default::default() };
+    let wired = wired_marker(state_dir, agent).exists();
+    let at_call = if wired { index.at_call() } else { Vec::new() };
     let of_sessions = index.memory.sessions();
-    index
-        .frequent_failures(wired_marker(state_dir, agent).exists())
+    let frequent = index
+        .frequent_failures(wired)
         .into_iter()
         .map(|failure| proto::FrequentFailure { failure: failure.failure, sessions: failure.sessions, of_sessions })
-        .collect()
+        .collect();
+    (at_call, frequent)
 }
 
 /// A failure a briefing request may carry: one line of at most 500

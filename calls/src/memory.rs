@@ -136,9 +136,14 @@ pub struct FrequentFailure {
     pub sessions: u32,
 }
 
+/// How a command's word-for-word key and its shape's key begin.
+const EXACT_KEY: &str = "= ";
+const SHAPE_KEY: &str = "~ ";
+
 /// The two keys of a command: word for word, then its shape.
 fn keys(command: &str, shape: &Shape) -> Option<[String; 2]> {
-    (!shape.is_empty()).then(|| [format!("= {}", shape::exact(command)), format!("~ {}", shape.text())])
+    (!shape.is_empty())
+        .then(|| [format!("{EXACT_KEY}{}", shape::exact(command)), format!("{SHAPE_KEY}{}", shape.text())])
 }
 
 impl CallMemory {
@@ -195,7 +200,7 @@ impl CallMemory {
     /// Every failure some call would be warned of under `strength`: what a
     /// briefing may leave to the call.
     pub fn warned_failures(&self, strength: Strength) -> BTreeSet<String> {
-        self.keys.values().filter_map(|stats| stats.warned(strength)).map(|(failure, _)| failure.clone()).collect()
+        self.warned_where(strength, |_| true)
     }
 
     /// Every failure a call would be warned of by its shape under
@@ -203,9 +208,14 @@ impl CallMemory {
     /// word-for-word warning needs the very same command again, which an
     /// agent's own script of a new name never is.)
     pub fn warned_by_shape(&self, strength: Strength) -> BTreeSet<String> {
+        self.warned_where(strength, |key| key.starts_with(SHAPE_KEY))
+    }
+
+    /// The failures the calls of the keys `keep` takes are warned of.
+    fn warned_where(&self, strength: Strength, keep: impl Fn(&str) -> bool) -> BTreeSet<String> {
         self.keys
             .iter()
-            .filter(|(key, _)| key.starts_with("~ "))
+            .filter(|(key, _)| keep(key))
             .filter_map(|(_, stats)| stats.warned(strength))
             .map(|(failure, _)| failure.clone())
             .collect()

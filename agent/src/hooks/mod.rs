@@ -556,12 +556,17 @@ impl Hook<'_> {
         // in many sessions and no call is warned of.
         let briefing = async {
             self.refresh_calls(connection, true).await;
+            let (at_call, frequent_failures) = crate::call_index::session_start_hints(
+                &crate::home::state_dir(),
+                &self.identity.project,
+                self.args.agent.as_str(),
+            );
             let request = proto::BriefRequest {
                 budget_chars: self.args.briefing_chars,
                 surface: proto::InjectionSurface::SessionStart as i32,
                 missing_files,
-                at_call: self.at_call(),
-                frequent_failures: self.frequent_failures(),
+                at_call,
+                frequent_failures,
                 ..requests::brief(&self.identity, self.session_id, task)
             };
             connection.agent().brief(request).await
@@ -658,16 +663,6 @@ impl Hook<'_> {
     /// warns of, from the index as it stands.
     fn at_call(&self) -> Vec<String> {
         crate::call_index::at_call(&crate::home::state_dir(), &self.identity.project, self.args.agent.as_str())
-    }
-
-    /// What the briefing names at the start: the failures the call index
-    /// counts in many sessions and no call is warned of.
-    fn frequent_failures(&self) -> Vec<proto::FrequentFailure> {
-        crate::call_index::frequent_failures(
-            &crate::home::state_dir(),
-            &self.identity.project,
-            self.args.agent.as_str(),
-        )
     }
 
     /// Refreshes the project's call index, which `pre-tool-use` answers

@@ -248,7 +248,8 @@ fn blocks(contents: &Contents, budget: usize) -> Vec<Block> {
             blocks.push(Block { section: Section::Session, index: None, text: cut(&text, cap) });
         }
     }
-    // A line each, and what no call will say: right after the session.
+    // A line each, and what no call will say: taken right after the
+    // session's lines (laid out last, by section).
     for (rank, failure) in contents.frequent.iter().enumerate() {
         blocks.push(Block { section: Section::Frequent, index: Some(rank), text: cut(&frequent_text(failure), cap) });
     }

@@ -68,6 +68,33 @@ impl Label {
     }
 }
 
+/// A moment of a repository's history.
+pub enum Event<'a> {
+    Started(&'a Run),
+    Finished(&'a Run),
+}
+
+/// A repository's runs (any order) as time passes. A run's finish comes
+/// before every run that starts after it (`end < start`), which are the
+/// only runs it may teach; the runs still going at the last start finish
+/// after it.
+pub fn timeline<'a>(runs: &[&'a Run]) -> Vec<Event<'a>> {
+    let mut by_start: Vec<&Run> = runs.to_vec();
+    by_start.sort_by(|a, b| (a.start, &a.id).cmp(&(b.start, &b.id)));
+    let mut by_end = by_start.clone();
+    by_end.sort_by(|a, b| (a.end, &a.id).cmp(&(b.end, &b.id)));
+    let mut finished = by_end.into_iter().peekable();
+    let mut events = Vec::with_capacity(runs.len() * 2);
+    for run in by_start {
+        while let Some(done) = finished.next_if(|done| done.end < run.start) {
+            events.push(Event::Finished(done));
+        }
+        events.push(Event::Started(run));
+    }
+    events.extend(finished.map(Event::Finished));
+    events
+}
+
 /// Reads both files; every step belongs to a run of the runs file.
 pub fn read(runs_path: &Path, steps_path: &Path) -> anyhow::Result<Vec<Run>> {
     let mut runs = Vec::new();

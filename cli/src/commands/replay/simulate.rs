@@ -23,7 +23,7 @@ use lore_calls::memory::tokens;
 use lore_calls::{Call, CallMemory, Outcome, Shape, Strength};
 use lore_grouping::template::Template;
 
-use super::runs::{Ended, Run};
+use super::runs::{Ended, Event, Run, timeline};
 use crate::commands::leave_one_out::Counts;
 
 /// Briefed at the start by the naive baseline: the most frequent failures.
@@ -46,8 +46,9 @@ pub struct Figures {
     pub followed: u64,
     /// Tokens of the call warnings.
     pub tokens: u64,
-    /// QA warnings the briefings at the start gave, and every token the
-    /// briefings injected (lessons and the rest included).
+    /// Warnings the briefings at the start gave (QA patterns and failures
+    /// named from the call index), and every token the briefings injected
+    /// (lessons and the rest included).
     pub briefed: u64,
     pub briefing_tokens: u64,
     pub naive_covered: u64,
@@ -234,11 +235,6 @@ pub fn replay(
     strength: Strength,
     source: Source,
 ) -> (Figures, Vec<RunPoint>) {
-    let mut by_start: Vec<&Run> = runs.to_vec();
-    by_start.sort_by(|a, b| (a.start, &a.id).cmp(&(b.start, &b.id)));
-    let mut by_end = by_start.clone();
-    by_end.sort_by(|a, b| (a.end, &a.id).cmp(&(b.end, &b.id)));
-    let mut finished = by_end.into_iter().peekable();
     let mut learner = Learner {
         memory: CallMemory::new(),
         labels: HashMap::new(),
@@ -246,12 +242,16 @@ pub fn replay(
         failed_lines: Vec::new(),
     };
     let mut figures = Figures::default();
-    let mut points = Vec::with_capacity(by_start.len());
-    for run in by_start {
+    let mut points = Vec::with_capacity(runs.len());
+    for event in timeline(runs) {
         // Only runs that finished before this one started may teach it.
-        while let Some(done) = finished.next_if(|done| done.end < run.start) {
-            learner.learn(done, &calls[done.id.as_str()], source);
-        }
+        let run = match event {
+            Event::Finished(done) => {
+                learner.learn(done, &calls[done.id.as_str()], source);
+                continue;
+            }
+            Event::Started(run) => run,
+        };
         let known = match source {
             Source::Server(known) => known.get(&run.id),
             Source::InProcess => None,

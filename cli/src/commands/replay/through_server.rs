@@ -9,7 +9,8 @@
 //!   agent would read, and the call index the session-start hook writes,
 //!   which the `pre-tool-use` hook answers from. What the briefings gave is
 //!   read back from the injection ledger (ListInjections): the QA warnings,
-//!   by their patterns' templates.
+//!   by their patterns' templates, and the failures named from the call
+//!   index, by Lore's names for them.
 //! - **Once a run has finished**, before the first run that starts after
 //!   it, `lore hook post-tool-use` for each of its commands, with what it
 //!   printed and its exit code, then `lore hook session-end`, then the
@@ -36,7 +37,7 @@ use lore_proto::v1 as proto;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt as _;
 
-use super::runs::{Ended, Run};
+use super::runs::{Ended, Event, Run, timeline};
 use super::simulate::Known;
 use crate::commands::Channel;
 
@@ -303,21 +304,16 @@ pub async fn learn(
             briefings,
         };
         bar.set_message(project.name.clone());
-        let mut by_start: Vec<&Run> = runs.clone();
-        by_start.sort_by(|a, b| (a.start, &a.id).cmp(&(b.start, &b.id)));
-        let mut by_end = by_start.clone();
-        by_end.sort_by(|a, b| (a.end, &a.id).cmp(&(b.end, &b.id)));
-        let mut finished = by_end.into_iter().peekable();
-        for run in by_start {
-            while let Some(done) = finished.next_if(|done| done.end < run.start) {
-                project.finish(done).await?;
-                bar.inc(1);
+        for event in timeline(runs) {
+            match event {
+                Event::Started(run) => {
+                    known.insert(run.id.clone(), project.start(run).await?);
+                }
+                Event::Finished(done) => {
+                    project.finish(done).await?;
+                    bar.inc(1);
+                }
             }
-            known.insert(run.id.clone(), project.start(run).await?);
-        }
-        for done in finished {
-            project.finish(done).await?;
-            bar.inc(1);
         }
     }
     report_hook_errors(&hooks.log());
