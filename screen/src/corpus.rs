@@ -1,6 +1,8 @@
 //! The development set's files (`tests/data/injection/`): one JSON object
-//! per line, `{"text", "source", ...}`; payloads carry `obfuscation`,
-//! benign samples `kind`.
+//! per line, `{"text", "source", ...}`; payloads carry `style` and
+//! `obfuscation`, benign samples `kind`; either may carry `language`
+//! (ISO 639-1, English when absent) and `hosts` (the project's own hosts,
+//! for a text about its remotes or registries).
 
 use std::path::Path;
 
@@ -38,7 +40,16 @@ pub fn read(path: &Path, payload: bool) -> Result<Vec<Sample>, CorpusError> {
         } else {
             field("kind").unwrap_or_default()
         };
-        samples.push(Sample { text, payload, source, group });
+        // A payload's style of attack; a benign text's style is its kind,
+        // as the carrier is what varies among them.
+        let style = field("style").or_else(|| field("kind")).unwrap_or_else(|| "unlabelled".to_owned());
+        let language = field("language").unwrap_or_else(|| "en".to_owned());
+        let hosts = value
+            .get("hosts")
+            .and_then(serde_json::Value::as_array)
+            .map(|hosts| hosts.iter().filter_map(serde_json::Value::as_str).map(str::to_lowercase).collect())
+            .unwrap_or_default();
+        samples.push(Sample { text, payload, source, group, style, language, hosts });
     }
     Ok(samples)
 }

@@ -19,6 +19,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::canonical::Canonical;
+use crate::negation;
 
 /// A feature of a text, as the model weighs it. Values are 0 to 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -287,8 +288,9 @@ static ORDER_VERBS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
 });
 
 /// A negative order: "do not tell", "don't mention", "never report".
-static NEGATIVE_ORDER: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"^(?:do\s+not|don't|dont|never|under\s+no\s+circumstances)\s+\w+"));
+static NEGATIVE_ORDER: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"^(?:do\s+not|don't|dont|never|under\s+no\s+circumstances|avoid|refrain\s+from|stop|no\s+need\s+to)\s+\w+")
+});
 
 /// An obligation put on the reader or on the agent.
 static OBLIGATION: LazyLock<Regex> = LazyLock::new(|| {
@@ -314,7 +316,7 @@ static OVERRIDE: LazyLock<Regex> = LazyLock::new(|| {
 
 static PROMPT_TALK: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"\b(?:initial|original|hidden|secret|real|new|updated|revised|actual|true|previous|prior)\s+(?:instructions|prompt|directives)\b|\byour\s+(?:instructions|prompt|programming|guidelines|rules|directives|training|creators?|developers?|configuration|initial|restrictions|filters|limitations)\b|\bdeveloper\s+mode\b|\bjailbr(?:eak|oken)\w*\b|\bdan\b|\bdo\s+anything\s+now\b|\bprompt\s+injection\b|\bthe\s+user\s+(?:wants|has\s+asked|asked|said|says|approved|has\s+approved|authorized|has\s+authorized|has\s+already|requested)\b|\bpre-?(?:approved|authorized)\b|\bstay\s+in\s+character\b|\bunrestricted\b|\bunfiltered\b|\bno\s+(?:restrictions|limits|limitations|filters|censorship)\b|\binstructions\s+you\s+(?:were|have\s+been|got)\s+(?:given|told)?|\b(?:repeat|print|output|show)\s+(?:the\s+|this\s+|everything\s+)?(?:\w+\s+){0,2}(?:above|before\s+this|conversation|initialization)\b|\bi\s+was\s+(?:instructed|told|programmed)\s+to\b|\byour\s+(?:\w+\s+)?(?:instructions|prompt|directives)\b|\b(?:were\s+you|you\s+were)\s+(?:told|given|instructed|programmed)\b|\bmy\s+instructions\s+(?:are|were)\b|\bnot\s+supposed\s+to\s+(?:tell|say|reveal|share)\b|\b(?:show|reveal|print|output|repeat|tell\s+me|give\s+me|display|share|leak|dump|encode|translate)\s+(?:me\s+)?(?:\w+\s+){0,3}?(?:system\s*_?\s*(?:prompt|message|instructions?)|initial\s+(?:prompt|instructions))\b|\bsystem_?prompt\)",
+        r"\b(?:initial|original|hidden|secret|real|new|updated|revised|actual|true|previous|prior)\s+(?:instructions|prompt|directives)\b|\byour\s+(?:instructions|prompt|programming|guidelines|rules|directives|training|creators?|developers?|configuration|initial|restrictions|filters|limitations)\b|\bdeveloper\s+mode\b|\bjailbr(?:eak|oken)\w*\b|\bdan\b|\bdo\s+anything\s+now\b|\bprompt\s+injection\b|\bthe\s+user\s+(?:wants|has\s+asked|asked|said|says|approved|has\s+approved|authorized|has\s+authorized|has\s+already|requested)\s+(?:that|you|to|me|it|this|us|the\s+agent|the\s+assistant)\b|\bpre-?(?:approved|authorized)\b|\bstay\s+in\s+character\b|\bunrestricted\b|\bunfiltered\b|\bno\s+(?:restrictions|limits|limitations|filters|censorship)\b|\binstructions\s+you\s+(?:were|have\s+been|got)\s+(?:given|told)?|\b(?:repeat|print|output|show)\s+(?:the\s+|this\s+|everything\s+)?(?:\w+\s+){0,2}(?:above|before\s+this|conversation|initialization)\b|\bi\s+was\s+(?:instructed|told|programmed)\s+to\b|\byour\s+(?:\w+\s+)?(?:instructions|prompt|directives)\b|\b(?:were\s+you|you\s+were)\s+(?:told|given|instructed|programmed)\b|\bmy\s+instructions\s+(?:are|were)\b|\bnot\s+supposed\s+to\s+(?:tell|say|reveal|share)\b|\b(?:show|reveal|print|output|repeat|tell\s+me|give\s+me|display|share|leak|dump|encode|translate)\s+(?:me\s+)?(?:\w+\s+){0,3}?(?:system\s*_?\s*(?:prompt|message|instructions?)|initial\s+(?:prompt|instructions))\b|\bsystem_?prompt\)",
     )
 });
 
@@ -345,7 +347,7 @@ static SECRET_ADVERB: LazyLock<Regex> =
     LazyLock::new(|| regex(r"\b(?:secretly|silently|quietly|covertly|stealthily|discreetly)\b"));
 
 /// Credentials, keys and the files that hold them.
-const CREDENTIALS: &str = r"\b(?:passwords?|passwd|passphrases?|api[\s_-]?keys?|apikeys?|credentials?|private\s+(?:signing\s+)?keys?|signing\s+keys?|deploy\s+keys?|ssh\s+keys?|secret\s+keys?|access\s+(?:keys?|tokens?)|auth\s+tokens?|bearer\s+tokens?|session\s+(?:tokens?|cookies?)|cookies|id_rsa|id_ed25519|id_ecdsa|id_dsa|kubeconfig|keychain|keystore|security\s+codes?|verification\s+codes?|2fa\s+codes?|otp|secrets?|tokens?|passport\s+numbers?|bank\s+account\s+numbers?|credit\s+card\s+numbers?|env\s+files?|dotenv|environment(?:\s+variables)?|printenv)\b|\.env\b|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b|\.aws/credentials\b|\.ssh/\S*|/etc/(?:shadow|passwd|sudoers)\b|\.\w*_?history\b|\.config/gh/\S*|secrets\.ya?ml\b|[`'\x22]env[`'\x22]|\$\{?[a-z0-9_]*(?:token|secret|password|passwd|api_key|apikey|private_key|access_key)[a-z0-9_]*\b|\b[a-z0-9]+(?:_[a-z0-9]+)*_(?:token|secret|password|api_key|key)\b";
+const CREDENTIALS: &str = r"\b(?:passwords?|passwd|passphrases?|api[\s_-]?keys?|apikeys?|credentials?|private\s+(?:signing\s+)?keys?|signing\s+keys?|deploy\s+keys?|ssh\s+keys?|secret\s+keys?|access\s+(?:keys?|tokens?)|auth\s+tokens?|bearer\s+tokens?|session\s+(?:tokens?|cookies?)|cookies|id_rsa|id_ed25519|id_ecdsa|id_dsa|kubeconfig|keychain|keystore|security\s+codes?|verification\s+codes?|2fa\s+codes?|otp|secrets?|tokens?|passport\s+numbers?|bank\s+account\s+numbers?|credit\s+card\s+numbers?|env\s+files?|dotenv|environment(?:\s+variables)?|printenv)\b|\.env\b|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b|\.aws/credentials\b|\.ssh/\S*|/etc/(?:shadow|passwd|sudoers)\b|\.\w*_?history\b|\.config/gh/\S*|\.kube/config\b|\.docker/config\.json\b|secrets\.ya?ml\b|[`'\x22]env[`'\x22]|\$\{?[a-z0-9_]*(?:token|secret|password|passwd|api_key|apikey|private_key|access_key)[a-z0-9_]*\b|\b[a-z0-9]+(?:_[a-z0-9]+)*_(?:token|secret|password|api_key|key)\b";
 
 /// Verbs that read something out or send it away.
 const REVEAL_VERBS: &str = r"read|cat|print|printenv|echo|show|output|display|dump|reveal|list|send|post|upload|share|e-?mail|mail|forward|copy|paste|include|append|attach|leak|exfiltrate|transmit|transfer|base64(?:-encode)?|encode|give|provide|submit|publish|expose|disclose|tell\s+me|put|export|run";
@@ -371,8 +373,9 @@ const TESTS: &str = r"\b(?:tests?|test\s+suite|assertions?|asserts?|validations?
 /// A match whose gap crosses a preposition that opens another phrase
 /// ("remove trailing spaces from the test fixture") has another object,
 /// and is dropped by [`is_direct_object`].
+/// A verb and its object share a line: a list's next item has its own.
 fn verb_then_object(verbs: &str, objects: &str) -> Regex {
-    regex(&format!(r"\b(?:{verbs})(?:s|es)?\b(?:\W+[\w-]+){{0,6}}?\W+(?:{objects})"))
+    regex(&format!(r"\b(?:{verbs})(?:s|es)?\b(?:[^\w\n]+[\w-]+){{0,6}}?[^\w\n]+(?:{objects})"))
 }
 
 /// Words after which a noun is no longer the verb's object.
@@ -464,27 +467,117 @@ static SOURCE_COMMAND: LazyLock<Regex> = LazyLock::new(|| {
 
 /// A markdown image or link whose address carries data back out
 /// (rendering it sends the query string to whoever owns the host).
-static MARKDOWN_EXFILTRATION: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"!?\[[^\]\n]{0,80}\]\(\s*https?://[^)\s]*[?&][\w-]+=[^)\s]*\)"));
+static MARKDOWN_EXFILTRATION: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r#"!?\[[^\]\n]{0,80}\]\(\s*https?://[^)\s]*[?&][\w-]+=[^\n]{0,300}?\)|<img\b[^>\n]{0,80}\bsrc\s*=\s*["']?https?://[^"'\s>]*[?&][\w-]+="#,
+    )
+});
+
+/// An address with a blank to fill in: a placeholder (`{…}`, `<…>`) or a
+/// command substitution (`$(…)`) where a path or a query value goes. An
+/// address asks for something to be sent when its blank is filled.
+static ADDRESS_TEMPLATE: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"https?://[^\s]*?[?&=/]\s*(?:\{[^}\n]{1,120}\}|<[^>\n]{1,120}>|\$\([^)\n]{1,120}\)|\$\{[^}\n]{1,60}\})")
+});
 
 /// Ways past the checks that need no verb: a flag, the hooks' folder, a
 /// push or merge that goes around review.
 static CHECK_BYPASS: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"--no-verify\b|\.git/hooks\b|\bhusky=0\b|\bskip=[a-z]|\[skip\s+ci\]|\[ci\s+skip\]|\b(?:force[-\s]?push\w*|push\s+(?:\S+\s+)?(?:--force|-f))\b(?:\W+\w+){0,3}?\W+(?:main|master|prod|production|release|trunk)\b|\b(?:push|commit|merge)\w*\s+(?:\w+\s+){0,3}?(?:straight|directly)\s+(?:to|into|on|onto)\s+(?:main|master|prod|production|release|trunk)\b|\bmerge\s+without\s+(?:a\s+|any\s+)?(?:review|approval|waiting)|\bapprove\s+(?:this|the|every|all|each|any)\s+(?:pull\s+requests?|prs?|merge\s+requests?|changes?|reviews?|review\s+requests?)\b|\b(?:reply|answer|respond)\s+(?:only\s+)?with\s+\W?(?:lgtm|approved?)\b",
+        r"--no-verify\b|\.git/hooks\b|\bhusky=0\b|\[skip\s+ci\]|\[ci\s+skip\]|\b(?:force[-\s]?push\w*|push\s+(?:\S+\s+)?(?:--force|-f))\b(?:\W+\w+){0,3}?\W+(?:main|master|prod|production|release|trunk)\b|\b(?:push|commit|merge)\w*\s+(?:\w+\s+){0,3}?(?:straight|directly)\s+(?:to|into|on|onto)\s+(?:main|master|prod|production|release|trunk)\b|\bmerge\s+without\s+(?:a\s+|any\s+)?(?:review|approval|waiting)|\bapprove\s+(?:this|the|every|all|each|any)\s+(?:pull\s+requests?|prs?|merge\s+requests?|changes?|reviews?|review\s+requests?)\b|\b(?:reply|answer|respond)\s+(?:only\s+)?with\s+\W?(?:lgtm|approved?)\b",
     )
 });
 
 static PIPE_TO_SHELL: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r#"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n|]{0,300}\|\s*(?:sudo\s+)?(?:(?:ba|z|k|c|da|fi|tc)?sh|python[0-9.]*|perl|ruby|node|iex|powershell|pwsh)\b|\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)|\b(?:sh|bash|zsh|python[0-9.]*|eval)\s+(?:-c\s+)?["']?\$\(\s*(?:curl|wget)|\biex\s*\(?\s*\(?\s*(?:iwr|irm|new-object|invoke-)|\bdownload\b[^\n]{0,100}?\b(?:and|then)\s+(?:run|execute|source)\b|\bpipe\b[^\n]{0,100}?\binto\s+(?:a\s+)?(?:shell|bash|sh|python[0-9.]*|the\s+interpreter)\b|\brun\s+it\s+(?:with\s+\w+\s+)?without\s+(?:reading|checking|looking|reviewing)"#,
+        r#"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n|]{0,300}\|\s*(?:sudo\s+)?(?:(?:ba|z|k|c|da|fi|tc)?sh|python[0-9.]*|perl|ruby|node|iex|powershell|pwsh)\b|\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)|\b(?:sh|bash|zsh|python[0-9.]*|eval)\s+(?:-c\s+)?["']?\$\(\s*(?:curl|wget)|\biex\s*\(?\s*\(?\s*(?:iwr|irm|new-object|invoke-)|\bdownload\b(?:[^\n](?:check|verif|read|inspect|review|sha|checksum|signature|gpg)?){0,100}?\b(?:and|then)\s+(?:run|execute|source)\b|\bpipe\b[^\n]{0,100}?\binto\s+(?:a\s+)?(?:shell|bash|sh|python[0-9.]*|the\s+interpreter)\b|\brun\s+it\s+(?:with\s+\w+\s+)?without\s+(?:reading|checking|looking|reviewing)"#,
     )
 });
 
 static FORGED_STRUCTURE: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"(?:</?|\[\[/?|\{\{/?)\s*(?:system|assistant|user|human|instructions?|context|briefing|tool_?(?:output|result|results|call|use)|function_?(?:results?|calls?)|information|important|admin|untrusted|trusted|data|document|im_start|im_end|endoftext|inst|sys|prompt|message|lore)[\w-]*(?:\s[^<>\n\]}]{0,40})?\s*(?:>|\]\]|\}\})|<\|[a-z_]{2,20}\|>|\[/?inst\]|<</?sys>>|(?m:^\s*#{1,6}\s*(?:system|instructions?|response|assistant|user|human|new\s+instructions|lore\s+briefing|how\s+to\s+avoid|qa\s+warnings|lessons\s+for|where\s+your\s+last\s+session)\b)|(?m:^\s*(?:human|assistant|system|developer)\s*:)|\bend\s+of\s+(?:the\s+)?(?:tool\s+output|briefing|context|instructions|system\s+prompt|session|conversation|untrusted)\b|\bbegin(?:ning)?\s+(?:of\s+)?(?:system|new|admin|hidden|real)\b|\b(?:system|admin|administrator|developer|root)\s+(?:override|message|note|request|instructions?|notice|command)s?\b|#{2,}\s*\(?\s*system|\[/?(?:system|assistant|user|human|ai|model)\]|\(#(?:context|assistant|system)\)|\bnew\s+policy\b|\bupdated\s+policy\b",
+        r#"(?:</?|\[\[/?|\{\{/?)\s*(?:system|assistant|user|human|instructions?|context|briefing|tool_?(?:output|result|results|call|use)|function_?(?:results?|calls?)|information|important|admin|untrusted|trusted|data|document|im_start|im_end|endoftext|inst|sys|prompt|message|lore)[\w-]*(?:\s[^<>\n\]}]{0,40})?\s*(?:>|\]\]|\}\})|<\|[a-z_]{2,20}\|>|\[/?inst\]|<</?sys>>|(?m:^\s*#{1,6}\s*(?:system|instructions?|response|assistant|user|human|new\s+instructions|lore\s+briefing|how\s+to\s+avoid|qa\s+warnings|lessons\s+for|where\s+your\s+last\s+session)\b)|(?m:^\s*(?:human|assistant|system|developer)\s*:)|\bend\s+of\s+(?:the\s+)?(?:tool\s+output|briefing|context|instructions|system\s+prompt|session|conversation|untrusted)\b|\bbegin(?:ning)?\s+(?:of\s+)?(?:system|new|admin|hidden|real)\b|\b(?:system|admin|administrator|developer|root)\s+(?:override|message|note|request|instructions?|notice|command)s?\b|#{2,}\s*\(?\s*system|\[/?(?:system|assistant|user|human|ai|model)\]|\(#(?:context|assistant|system)\)|\bnew\s+policy\b|\bupdated\s+policy\b|"(?:tool_calls?|function_call|tool_use|recipient_name|tool_name)"\s*:|"type"\s*:\s*"(?:function|tool_use|tool_call)"|"(?:name|tool|function)"\s*:\s*"[^"\n]{1,40}"\s*,\s*"(?:arguments|input|parameters|args)"\s*:|</?(?:invoke|function_calls|tool_call|antml:\w+)\b|\[[^\]\n]{0,60}\b(?:reviewed|verified|approved|trusted)\b[^\]\n]{0,60}\]|\b(?:reviewed|verified|approved)\s+by\s+(?:lore|a\s+person|the\s+(?:security|platform)\s+team|@[\w-]+)\b|\blore\b[^\n]{0,40}\((?:reviewed|verified|approved|trusted)\)|\btrust(?:ed)?(?:\s+level)?\s*:\s*(?:high|reviewed|verified|trusted)\b|\bstatus\s*:\s*(?:reviewed|verified|approved)\b|(?m:^\s*#{1,6}[^\n]{0,60}\((?:approved|reviewed|verified)\))"#,
     )
+});
+
+/// The same asks in the other languages agents and their users write in:
+/// the fields of overriding, secrecy, sending and bypassing review, in
+/// German, French, Spanish, Portuguese, Italian, Russian, Chinese,
+/// Japanese and Korean. Scripts without spaces take no word boundaries.
+static FOREIGN_OVERRIDE: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"忽略(?:之前|以前|上面|先前|前面|所有|一切)|无视(?:之前|以前|所有)|(?:これまで|以前|上記|前)の(?:すべての)?指示(?:は|を)?(?:すべて)?無視|指示を無視|이전\s*(?:의\s*)?지시(?:는|를|사항)?\s*(?:모두\s*)?무시|지시를\s*무시",
+    )
+});
+
+static FOREIGN_SECRECY: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"\bno\s+(?:se\s+lo\s+|se\s+la\s+|le\s+|lo\s+)?(?:menciones|digas|cuentes|informes|avises)\b|\bnão\s+(?:conte|diga|mencione|avise|informe)\b|\bsem\s+(?:avisar|contar|dizer|informar)\b|\bne\s+(?:dis|dites|mentionne|mentionnez)\s+rien\b|\bsans\s+(?:le\s+dire|prévenir|en\s+parler|rien\s+dire)\b|\bsage?\s+(?:\w+\s+){0,3}?nichts\b|\bohne\s+(?:es\s+)?(?:\w+\s+){0,2}?zu\s+(?:sagen|erwähnen|melden)\b|\bnon\s+dire\s+(?:nulla|niente)\b|\bsenza\s+(?:dirlo|avvisare|dire)\b|не\s+говори|ничего\s+не\s+говори|не\s+сообщай|不要告诉|别告诉|不要让(?:用户|任何人)知道|(?:伝え|言わ|知らせ)ない(?:で|こと)|알리지\s*마|말하지\s*마",
+    )
+});
+
+static FOREIGN_BYPASS: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"\bsem\s+(?:pedir\s+)?revis[ãa]o\b|\bsin\s+(?:pedir\s+)?revisi[óo]n\b|\bsans\s+(?:relecture|revue)\b|\bohne\s+(?:code-?)?review\b|\bsenza\s+revisione\b|без\s+(?:ревью|проверки|review)|无需审查|不经(?:过)?审查|跳过审查|レビュー(?:なし|せず)|리뷰\s*없이|\bpush\s+(?:direto|directo|directement|direkt|diretto)\b|(?:apag|borr|elimin|supprim|lösch|cancell|удал|删除|削除|삭제)\w*[^\n]{0,30}\.github/workflows",
+    )
+});
+
+/// Verbs that send or show something, in those languages, as they are
+/// written in an order (the imperative, or the plain form in Chinese).
+static FOREIGN_REVEAL: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"\b(?:envía|envia|manda|muestra|imprime|envie|mostre|imprima|envoie|envoyez|affiche|affichez|schicke?|sende|gib|zeige?|invia|mostra|stampa|отправь|выведи|покажи|пришли|перешли)\b|发送|发到|输出|打印|显示|上传|出力|送信|送って|表示|アップロード|출력|전송|보내|보여|업로드",
+    )
+});
+
+/// Telling the user what is not so: "answer that it is fixed".
+static DECEPTION: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"\b(?:answer|reply|respond|say|claim|report|confirm)\s+(?:to\s+(?:them|the\s+user)\s+)?that\s+(?:it|this|the\s+\w+|everything|all(?:\s+\w+)?)\s+(?:is|are|was|were|has\s+been|have\s+been)\s+(?:already\s+)?(?:fixed|fine|resolved|passing|green|safe|done|ok|okay|approved)\b",
+    )
+});
+
+/// A norm stated rather than ordered: "per the release policy", "team
+/// convention", "it has been decided", "is to be". In such a text a
+/// practice in the passive voice ("the hook is removed") asks for it as an
+/// imperative would.
+static NORM: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"\b(?:per|as\s+per|according\s+to|under)\s+(?:the\s+|our\s+)?(?:[\w-]+\s+)?(?:policy|policies|convention|guidelines?|practice|process|standard|rules?)\b|\b(?:standard|accepted|agreed|approved|usual|established|official)\s+(?:practice|workaround|procedure|process|convention|approach|fix)\b|\bteam\s+(?:convention|policy|practice|rule|decision)\b|\bhas\s+been\s+(?:decided|agreed|approved|mandated)\b|\b(?:is|are)\s+to\s+be\s+\w+|\bcompliance\s+(?:note|requirement|rule)\b|\bas\s+of\s+(?:this|the|today|now)\b|\b(?:was|were|has\s+been)\s+agreed\b|\bby\s+convention\b|\bstandard\s+practice\b",
+    )
+});
+
+static PASSIVE_REVEAL: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"\b(?:is|are|be|been|being|gets?|got|were|was)\s+(?:\w+ly\s+|also\s+|then\s+|to\s+be\s+)?(?:posted|sent|uploaded|mirrored|shared|included|published|forwarded|copied|pasted|printed|e-?mailed|exported|transmitted|attached|appended|logged|dumped|synced|submitted)\b",
+    )
+});
+
+static PASSIVE_DISABLE: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"\b(?:is|are|be|been|being|gets?|got|were|was)\s+(?:\w+ly\s+|also\s+|then\s+|to\s+be\s+)?(?:removed|disabled|deleted|skipped|bypassed|waived|turned\s+off|switched\s+off|uninstalled|dropped|commented\s+out|force-?pushed|considered\s+(?:advisory|optional)|not\s+(?:needed|required|enforced))\b|\b(?:requirement|review|protection|check)s?\s+(?:\w+\s+){0,2}?(?:waived|lifted|suspended)\b",
+    )
+});
+
+static TEST_OBJECT: LazyLock<Regex> = LazyLock::new(|| regex(r"\b(?:tests?|assertions?|specs?|test\s+cases?)\b"));
+
+/// Installs routed through another host: "installs go through the cache
+/// at pkgs.example.net".
+static SOURCE_ROUTED: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"\b(?:installs?|dependenc(?:y|ies)|packages?|downloads?|pip|npm|wheels?)\b[^\n]{0,40}?\bgo(?:es)?\s+(?:only\s+)?through\b|\b(?:default|public|official)\s+(?:index|registry)\s+is\s+no\s+longer\s+used\b",
+    )
+});
+
+/// A bare host name (`pkgs.example-cdn.net`): a destination in a norm
+/// ("transcripts are mirrored to audit.example.com").
+static BARE_HOST: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|dev|app|cloud|xyz|co|cn|ru|site|online|tech|sh)\b")
+});
+
+/// A download that is checked before it runs.
+static CHECKED: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"\b(?:check|checks|checked|verify|verified|read|inspect|review|sha-?\d*|checksum|signature|gpg)\b")
 });
 
 static URGENCY: LazyLock<Regex> = LazyLock::new(|| {
@@ -528,9 +621,28 @@ struct Clause {
     secret_adverb: bool,
 }
 
+/// A fetch's source just before: `curl -fsSL `, `wget -q `, `git clone `,
+/// with no option that uploads (`-d @file` has a value that is no option).
+static FETCHED_FROM: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"\b(?:curl|wget|git\s+clone|pip\s+install|npm\s+install|fetch|iwr|invoke-webrequest)\s+(?:-[\w-]+\s+)*$")
+});
+
+/// The match at `start..end` is part of a longer identifier: a version, a
+/// package path, a file name.
+fn in_identifier(text: &str, start: usize, end: usize) -> bool {
+    let joined = |separator: Option<char>, neighbour: Option<char>| {
+        separator.is_some_and(|character| matches!(character, '-' | '_' | '.' | '/'))
+            && neighbour.is_some_and(char::is_alphanumeric)
+    };
+    let mut after = text[end..].chars();
+    let mut before = text[..start].chars().rev();
+    joined(after.next(), after.next()) || joined(before.next(), before.next())
+}
+
 /// The features of a canonical text.
 pub fn features(canonical: &Canonical) -> Features {
-    let text = canonical.text.as_str();
+    let joined = join_fragments(&canonical.text);
+    let text = joined.as_str();
     let mut clauses = clauses(text);
     // Marks the clause each match of `pattern` starts in; returns the
     // number of matches.
@@ -539,8 +651,19 @@ pub fn features(canonical: &Canonical) -> Features {
         let verb_object = [&*REVEALS_CREDENTIAL, &*CHANGES_SOURCE, &*DISABLES_CHECK, &*DISABLES_TEST]
             .iter()
             .any(|pair| std::ptr::eq(*pair, pattern));
+        let addressee = std::ptr::eq(pattern, &*STRONG_ADDRESSEE);
+        let destination = std::ptr::eq(pattern, &*DESTINATION);
         for found in pattern.find_iter(text) {
             if verb_object && !is_direct_object(found.as_str()) {
+                continue;
+            }
+            // "gpt-4o", "claude-3-opus", "apps.assistant/": a model or a
+            // package named in an identifier is not spoken to.
+            if addressee && in_identifier(text, found.start(), found.end()) {
+                continue;
+            }
+            // What `curl URL` fetches comes from the URL: no destination.
+            if destination && FETCHED_FROM.is_match(&text[..found.start()]) {
                 continue;
             }
             let index = clauses.partition_point(|clause| clause.start <= found.start()).saturating_sub(1);
@@ -569,12 +692,35 @@ pub fn features(canonical: &Canonical) -> Features {
     mark(&DISABLES_CHECK, |clause| clause.disables_check = true);
     mark(&DISABLES_TEST, |clause| clause.disables_test = true);
 
+    if NORM.is_match(text) {
+        let ends: Vec<usize> = clauses.iter().skip(1).map(|clause| clause.start).chain([text.len()]).collect();
+        for (clause, end) in clauses.iter_mut().zip(ends) {
+            let part = &text[clause.start..end];
+            if PASSIVE_REVEAL.is_match(part) {
+                clause.directive = true;
+                clause.reveal = true;
+                clause.destination |= BARE_HOST.is_match(part);
+                clause.reveals_credential |= clause.credential;
+            }
+            if PASSIVE_DISABLE.is_match(part) {
+                clause.directive = true;
+                clause.disables_check |= clause.names_check;
+                clause.disables_test |= TEST_OBJECT.is_match(part);
+            }
+            if SOURCE_ROUTED.is_match(part) {
+                clause.directive = true;
+                clause.changes_source = true;
+            }
+        }
+    }
     let mut feature = [0.0; Feature::COUNT];
     let mut set = |which: Feature, value: f64| {
         let slot: &mut f64 = &mut feature[which.index()];
         *slot = slot.max(value.clamp(0.0, 1.0));
     };
-    let addressed = addressees > 0 || clauses.iter().any(|clause| clause.vocative);
+    // A call on "model" or "bot" alone addresses only its own clause:
+    // code says `for model, fields in …` and `model,` on a line.
+    let addressed = addressees > 0 || clauses.iter().any(|clause| clause.vocative && clause.addressee);
     // A clause that only calls on the assistant ("Claude:") hands its
     // order to the next one.
     let mut called = false;
@@ -628,7 +774,8 @@ pub fn features(canonical: &Canonical) -> Features {
         if ordered && clause.secret_adverb {
             set(Feature::Secrecy, 1.0);
         }
-        called = clause.vocative && !clause.directive;
+        // "MegaRAID Model: LD 0": a call only when it names an assistant.
+        called = clause.vocative && clause.addressee && !clause.directive;
         named_credential = [named_credential[1], clause.credential];
         named_check = [named_check[1], clause.names_check];
     }
@@ -636,21 +783,64 @@ pub fn features(canonical: &Canonical) -> Features {
         set(Feature::AddressesAssistant, 1.0);
     }
     set(Feature::SecondPerson, second_person as f64 / 3.0);
-    if MARKDOWN_EXFILTRATION.is_match(text) && (addressees > 0 || credentials > 0) {
+    if (MARKDOWN_EXFILTRATION.is_match(text) || ADDRESS_TEMPLATE.is_match(text)) && (addressees > 0 || credentials > 0)
+    {
         set(Feature::SendOut, 1.0);
     }
-    if CHECK_BYPASS.is_match(text) {
+    if CHECK_BYPASS.find_iter(text).any(|found| !negation::refused(text, found.start(), found.end())) {
         set(Feature::DisableChecks, 1.0);
         set(Feature::ChecksDisabled, 1.0);
     }
     let count = |pattern: &Regex| pattern.find_iter(text).count() as f64;
-    set(Feature::Override, count(&OVERRIDE));
+    let foreign_bypass =
+        FOREIGN_BYPASS.find_iter(text).any(|found| !negation::refused(text, found.start(), found.end()));
+    if foreign_bypass {
+        set(Feature::DisableChecks, 1.0);
+        set(Feature::ChecksDisabled, 1.0);
+    }
+    // A sending verb of another language with a credential or an address
+    // on its line: word order differs, so the line is the scope.
+    let mut offset = 0;
+    for line in text.split('\n') {
+        let line_start = offset;
+        offset += line.len() + 1;
+        let asked = FOREIGN_REVEAL
+            .find_iter(line)
+            .any(|found| !negation::refused(text, line_start + found.start(), line_start + found.end()));
+        if !asked {
+            continue;
+        }
+        if CREDENTIAL.is_match(line) {
+            set(Feature::AskCredentials, 1.0);
+        }
+        if DESTINATION.is_match(line) {
+            set(Feature::SendOut, 1.0);
+        }
+    }
+    set(Feature::Override, count(&OVERRIDE) + count(&FOREIGN_OVERRIDE));
     set(Feature::PromptTalk, count(&PROMPT_TALK));
     set(Feature::PromptTopic, count(&PROMPT_TOPIC));
     set(Feature::RoleChange, count(&ROLE_CHANGE) / 2.0);
-    set(Feature::Secrecy, count(&SECRECY));
-    set(Feature::PipeToShell, count(&PIPE_TO_SHELL));
-    set(Feature::ForgedStructure, count(&FORGED_STRUCTURE));
+    set(Feature::Secrecy, count(&SECRECY) + count(&FOREIGN_SECRECY) + count(&DECEPTION));
+    // A lesson that names a pipe into a shell to forbid it asks for none,
+    // and "download it, check its checksum, then run it" is the safe way.
+    let unchecked = PIPE_TO_SHELL
+        .find_iter(text)
+        .filter(|found| !negation::refused(text, found.start(), found.end()) && !CHECKED.is_match(found.as_str()))
+        .count();
+    set(Feature::PipeToShell, unchecked as f64);
+    // `values[model]`, `row[user]`: an index into code, not a turn marker.
+    let forged = FORGED_STRUCTURE
+        .find_iter(text)
+        .filter(|found| {
+            !(found.as_str().starts_with('[')
+                && text[..found.start()]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ')'))
+        })
+        .count();
+    set(Feature::ForgedStructure, forged as f64);
     set(Feature::Urgency, count(&URGENCY) / 2.0);
     let hidden = &canonical.hidden;
     set(Feature::InvisibleCharacters, (hidden.invisible + hidden.bidi + hidden.tags) as f64 / 2.0);
@@ -658,6 +848,42 @@ pub fn features(canonical: &Canonical) -> Features {
     set(Feature::Credential, credentials as f64);
     set(Feature::Destination, destinations as f64);
     feature
+}
+
+/// A list marker: "1.", "2)", "a.", "-", "*", "•".
+static LIST_MARKER: LazyLock<Regex> = LazyLock::new(|| regex(r"^\s*(?:\d{1,2}[.)]|[a-z][.)]|[-*•])\s+"));
+
+/// An item this short is a fragment of a sentence, not a sentence.
+const FRAGMENT_WORDS: usize = 3;
+
+/// A list whose items are fragments ("1. send\n2. the token\n3. to …")
+/// read as the one sentence they spell: an order split over lines is
+/// still an order.
+fn join_fragments(text: &str) -> String {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let fragment = |line: &str| {
+        LIST_MARKER.find(line).is_some_and(|marker| line[marker.end()..].split_whitespace().count() <= FRAGMENT_WORDS)
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut index = 0;
+    while index < lines.len() {
+        let run = lines[index..].iter().take_while(|line| fragment(line)).count();
+        if run >= 3 {
+            let words: Vec<&str> = lines[index..index + run]
+                .iter()
+                .map(|line| line[LIST_MARKER.find(line).map_or(0, |m| m.end())..].trim())
+                .collect();
+            out.push_str(&words.join(" "));
+            index += run;
+        } else {
+            out.push_str(lines[index]);
+            index += 1;
+        }
+        if index < lines.len() {
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// The text cut into clauses, each with what its opening says: whether it
@@ -695,10 +921,20 @@ fn clauses(text: &str) -> Vec<Clause> {
             }
             skip(&mut opening, &SUBORDINATE);
         }
-        let first = opening.split(|character: char| !(character.is_alphanumeric() || character == '-')).next();
+        // An identifier is no verb: `record_applied()`, `include=include`.
+        let first = opening
+            .split(|character: char| !(character.is_alphanumeric() || character == '-' || character == '_'))
+            .next()
+            .filter(|word| {
+                let rest = &opening[word.len()..];
+                !(rest.starts_with(['.', '[']) || rest.trim_start_matches(' ').starts_with(['=', '(']))
+            });
         // "Don't tell anyone and delete the scan": the negation is the
         // secrecy, and the rest of the clause is still an order.
-        clause.negative = NEGATIVE_ORDER.is_match(opening) && !SECRECY.is_match(opening);
+        // A negation before the clause reaches it too: "never print it in
+        // the logs or paste it into an issue" forbids both.
+        clause.negative =
+            (NEGATIVE_ORDER.is_match(opening) || negation::negated_before(text, start)) && !SECRECY.is_match(opening);
         clause.directive = first.is_some_and(|word| ORDER_VERBS.contains(word)) || clause.negative;
         // "Make the change quietly": an adverb right after the order's
         // verb and its object.

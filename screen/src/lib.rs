@@ -23,6 +23,11 @@
 //!    the weights and the threshold are fitted on the development set
 //!    (`tests/data/injection`) by [`training`], and every figure is
 //!    reported with its source left out of the fit.
+//! 4. [`policy`]: the shell commands in the text, parsed, and what each
+//!    would do. A text that asks for a security downgrade (a download run
+//!    in a shell, TLS switched off, a registry changed, a hook bypassed)
+//!    is held whatever the model's score: politeness does not make it
+//!    safe. No weight is fitted here, so no style of writing escapes it.
 //!
 //! A verdict names the features that weighed most, in sentences a reviewer
 //! reads. Screening is pure and allocation-light: it runs inline on every
@@ -32,13 +37,19 @@
 //! - [`canonical`]: undoing hidden writing.
 //! - [`cues`]: the clause reader and its lexicons; [`cues::Feature`].
 //! - [`model`]: the weights (`model.json`, shipped in the binary).
+//! - [`policy`]: the command policy.
+//! - [`negation`]: whether a text forbids what it names, for the policy
+//!   and the cues alike.
 //! - [`training`]: fitting, thresholds, leave-one-source-out.
 //! - [`corpus`]: reading the development set.
 
 pub mod canonical;
 pub mod corpus;
 pub mod cues;
+pub mod decoded;
 pub mod model;
+pub mod negation;
+pub mod policy;
 pub mod training;
 
 use std::sync::LazyLock;
@@ -71,15 +82,63 @@ pub struct Verdict {
     pub held: bool,
     /// The features that weighed most, largest first.
     pub findings: Vec<Feature>,
+    /// The risky commands the text asks for (the command policy): any one
+    /// holds it.
+    pub commands: Vec<policy::Finding>,
 }
 
 impl Verdict {
+    fn passes() -> Self {
+        Verdict { score: 0.0, held: false, findings: Vec::new(), commands: Vec::new() }
+    }
+
+    /// Why, one clause each ("its command `chmod -R 777 /` widens
+    /// permissions or makes something public", "gives the assistant
+    /// orders").
+    pub fn reasons(&self) -> Vec<String> {
+        let commands = self.commands.iter().map(|finding| {
+            let command: String = finding.command.chars().take(COMMAND_CHARS).collect();
+            format!("its command `{}` {}", command.replace('`', "'"), finding.risk.reason())
+        });
+        commands.chain(self.findings.iter().map(|feature| feature.reason().to_owned())).collect()
+    }
+
     /// Why, in one sentence of the review queue ("gives the assistant
     /// orders; asks to hide something from the user").
     pub fn reason(&self) -> String {
-        let reasons: Vec<&str> = self.findings.iter().map(|feature| feature.reason()).collect();
+        let reasons = self.reasons();
         if reasons.is_empty() { "nothing".to_owned() } else { reasons.join("; ") }
     }
+}
+
+/// A command is named in a reason up to this many characters.
+const COMMAND_CHARS: usize = 80;
+
+/// What the screen reads of a text: its canonical form, its features and
+/// the risky commands it asks for, with what its encoded blobs say taken
+/// in (a feature at its strongest in either, every command of both).
+#[derive(Debug, Clone)]
+pub struct Reading {
+    pub canonical: canonical::Canonical,
+    pub features: cues::Features,
+    pub commands: Vec<policy::Finding>,
+}
+
+/// Reads a text for a project whose own hosts are `own_hosts`.
+pub fn read(text: &str, own_hosts: &[String]) -> Reading {
+    let mut canonical = canonical::canonical(text);
+    let mut commands = policy::asked(&canonical.text, own_hosts);
+    canonical.mask_hosts(own_hosts);
+    let mut features = cues::features(&canonical);
+    for hidden in decoded::decoded(text) {
+        let mut inner = canonical::canonical(&hidden);
+        commands.extend(policy::asked(&inner.text, own_hosts));
+        inner.mask_hosts(own_hosts);
+        for (value, hidden_value) in features.iter_mut().zip(cues::features(&inner)) {
+            *value = value.max(hidden_value);
+        }
+    }
+    Reading { canonical, features, commands }
 }
 
 /// At most this many findings are named.
@@ -103,10 +162,17 @@ impl Screen {
     }
 
     pub fn check(&self, text: &str) -> Verdict {
+        self.check_for(text, &[])
+    }
+
+    /// The verdict for a project whose own hosts (its git remotes', its
+    /// registries', lowercase) are `own_hosts`: an address there is no
+    /// outside address, a source changed to it no change of source.
+    pub fn check_for(&self, text: &str, own_hosts: &[String]) -> Verdict {
         if text.trim().is_empty() {
-            return Verdict { score: 0.0, held: false, findings: Vec::new() };
+            return Verdict::passes();
         }
-        let features = cues::features(&canonical::canonical(text));
+        let Reading { features, commands, .. } = read(text, own_hosts);
         let score = self.model.score(&features);
         let contributions = self.model.contributions(&features);
         let total: f64 = contributions.iter().map(|(_, part)| part).sum();
@@ -116,25 +182,25 @@ impl Screen {
             .take(FINDINGS)
             .map(|(feature, _)| feature)
             .collect();
-        Verdict { score, held: score >= self.model.threshold, findings }
+        let held = score >= self.model.threshold || !commands.is_empty();
+        Verdict { score, held, findings, commands }
     }
 
     /// Everything behind a verdict: the canonical text and every feature
     /// with its weight, for `lore eval screening --explain`.
     pub fn explain(&self, text: &str) -> (canonical::Canonical, cues::Features, Verdict) {
-        let canonical = canonical::canonical(text);
-        let features = cues::features(&canonical);
+        let Reading { canonical, features, .. } = read(text, &[]);
         (canonical, features, self.check(text))
     }
 
     /// Checks several texts as one item: held when any is, with the
     /// findings of the highest score.
     pub fn check_all<'a>(&self, texts: impl IntoIterator<Item = &'a str>) -> Verdict {
-        texts.into_iter().map(|text| self.check(text)).max_by(|a, b| a.score.total_cmp(&b.score)).unwrap_or(Verdict {
-            score: 0.0,
-            held: false,
-            findings: Vec::new(),
-        })
+        texts
+            .into_iter()
+            .map(|text| self.check(text))
+            .max_by(|a, b| a.held.cmp(&b.held).then(a.score.total_cmp(&b.score)))
+            .unwrap_or_else(Verdict::passes)
     }
 }
 

@@ -21,8 +21,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::canonical::canonical;
-use crate::cues::{Feature, Features, features};
+use crate::cues::{Feature, Features};
 use crate::model::{Model, sigmoid};
 
 /// Precision of the prior (1 / variance), against a likelihood summed over
@@ -49,6 +48,15 @@ pub struct Sample {
     /// What a figure is broken down by besides the source: a payload's
     /// obfuscation, a benign sample's kind.
     pub group: String,
+    /// How it is written: a payload's style of attack ("policy voice",
+    /// "encoded"), a benign sample's carrier; what a style left out
+    /// leaves out.
+    pub style: String,
+    /// Its language (ISO 639-1, "en" when not said).
+    pub language: String,
+    /// The hosts of the project it was written in (its remotes and
+    /// registries), when the sample says.
+    pub hosts: Vec<String>,
 }
 
 /// A sample with its features computed once.
@@ -56,14 +64,23 @@ pub struct Sample {
 pub struct Prepared {
     pub sample: Sample,
     pub features: Features,
+    /// The command policy holds it, whatever the model says.
+    pub policy: bool,
+}
+
+impl Prepared {
+    /// The screen's verdict with this model: the model or the policy.
+    pub fn held_by(&self, model: &Model) -> bool {
+        self.policy || model.score(&self.features) >= model.threshold
+    }
 }
 
 pub fn prepare(samples: Vec<Sample>) -> Vec<Prepared> {
     samples
         .into_iter()
         .map(|sample| {
-            let features = features(&canonical(&sample.text));
-            Prepared { sample, features }
+            let reading = crate::read(&sample.text, &sample.hosts);
+            Prepared { policy: !reading.commands.is_empty(), features: reading.features, sample }
         })
         .collect()
 }
@@ -270,42 +287,57 @@ impl Tally {
     }
 }
 
-/// One source's figure with that source left out of the fit.
+/// One part's figure with that part left out of the fit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeftOut {
+    /// The source, style or language left out.
     pub source: String,
-    /// Whether the source holds payloads (its figure is recall) or benign
-    /// text (false quarantine).
+    /// Whether the part holds only payloads (its figure is recall), only
+    /// benign text (false quarantine), or both (a language: both).
     pub payload: bool,
     pub tally: Tally,
-    /// The same source broken down by group.
+    /// The same part broken down by group.
     pub groups: BTreeMap<String, Tally>,
 }
 
 /// For each source: fit on every other source, score the one left out.
 pub fn leave_one_source_out(samples: &[Prepared]) -> Vec<LeftOut> {
-    let mut sources: Vec<(bool, String)> =
-        samples.iter().map(|prepared| (prepared.sample.payload, prepared.sample.source.clone())).collect();
-    sources.sort();
-    sources.dedup();
-    sources
+    leave_one_out(samples, |sample| Some((sample.payload, sample.source.clone())))
+}
+
+/// For each style of payload: fit on every sample but the payloads of that
+/// style, score them. The figure for an attacker who writes in a way no
+/// development payload does.
+pub fn leave_one_style_out(samples: &[Prepared]) -> Vec<LeftOut> {
+    leave_one_out(samples, |sample| sample.payload.then(|| (true, sample.style.clone())))
+}
+
+/// For each language: fit on every sample in other languages, score the
+/// payloads and the benign texts of the one left out.
+pub fn leave_one_language_out(samples: &[Prepared]) -> Vec<LeftOut> {
+    leave_one_out(samples, |sample| Some((false, sample.language.clone())))
+}
+
+/// Leaves out each part `part` names in turn (samples it names `None`
+/// stay in every fit); a part's `bool` says whether it is payloads only.
+fn leave_one_out(samples: &[Prepared], part: impl Fn(&Sample) -> Option<(bool, String)>) -> Vec<LeftOut> {
+    let mut parts: Vec<(bool, String)> = samples.iter().filter_map(|prepared| part(&prepared.sample)).collect();
+    parts.sort();
+    parts.dedup();
+    parts
         .into_iter()
-        .map(|(payload, source)| {
-            let training: Vec<&Prepared> = samples
-                .iter()
-                .filter(|prepared| !(prepared.sample.payload == payload && prepared.sample.source == source))
-                .collect();
+        .map(|(payload, name)| {
+            let left_out = |prepared: &&Prepared| part(&prepared.sample).as_ref() == Some(&(payload, name.clone()));
+            let training: Vec<&Prepared> = samples.iter().filter(|prepared| !left_out(prepared)).collect();
             let model = fit(&training);
             let mut tally = Tally::default();
             let mut groups: BTreeMap<String, Tally> = BTreeMap::new();
-            for prepared in
-                samples.iter().filter(|prepared| prepared.sample.payload == payload && prepared.sample.source == source)
-            {
-                let held = model.score(&prepared.features) >= model.threshold;
-                tally.add(payload, held);
-                groups.entry(prepared.sample.group.clone()).or_default().add(payload, held);
+            for prepared in samples.iter().filter(left_out) {
+                let held = prepared.held_by(&model);
+                tally.add(prepared.sample.payload, held);
+                groups.entry(prepared.sample.group.clone()).or_default().add(prepared.sample.payload, held);
             }
-            LeftOut { source, payload, tally, groups }
+            LeftOut { source: name, payload, tally, groups }
         })
         .collect()
 }
@@ -314,7 +346,7 @@ pub fn leave_one_source_out(samples: &[Prepared]) -> Vec<LeftOut> {
 pub fn seen(model: &Model, samples: &[Prepared]) -> BTreeMap<(bool, String), Tally> {
     let mut tallies: BTreeMap<(bool, String), Tally> = BTreeMap::new();
     for prepared in samples {
-        let held = model.score(&prepared.features) >= model.threshold;
+        let held = prepared.held_by(model);
         tallies
             .entry((prepared.sample.payload, prepared.sample.source.clone()))
             .or_default()
@@ -328,7 +360,15 @@ mod tests {
     use super::*;
 
     fn sample(text: &str, payload: bool, source: &str) -> Sample {
-        Sample { text: text.into(), payload, source: source.into(), group: String::new() }
+        Sample {
+            text: text.into(),
+            payload,
+            source: source.into(),
+            group: String::new(),
+            style: String::new(),
+            language: "en".into(),
+            hosts: Vec::new(),
+        }
     }
 
     #[test]

@@ -87,7 +87,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         if args.verbose {
             for sample in &prepared {
-                let verdict = screen.check(&sample.sample.text);
+                let verdict = screen.check_for(&sample.sample.text, &sample.sample.hosts);
                 if verdict.held != sample.sample.payload {
                     let what = if sample.sample.payload { "missed" } else { "held" };
                     let text: String = sample.sample.text.chars().take(300).collect();
@@ -100,6 +100,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
     let report = training::leave_one_source_out(&prepared);
     print_left_out(&report);
+    println!();
+    print_by_style(&training::leave_one_style_out(&prepared));
+    println!();
+    print_by_language(&training::leave_one_language_out(&prepared));
 
     let all: Vec<&Prepared> = prepared.iter().collect();
     let model = training::fit(&all);
@@ -192,6 +196,45 @@ fn print_left_out(report: &[LeftOut]) {
     );
 }
 
+/// Recall on each style of payload with that style left out of the fit:
+/// the figure for an attacker who writes as no development payload does.
+fn print_by_style(report: &[LeftOut]) {
+    println!("Leave one style out: fitted on every sample but the payloads of the style named, scored on them.");
+    println!("{:<28} {:>20}  {:<20}", "style left out", "recall", "");
+    let mut recalls = Vec::new();
+    for left_out in report {
+        let recall = left_out.tally.recall().unwrap_or(0.0);
+        recalls.push(recall);
+        let figure = ratio(left_out.tally.caught, left_out.tally.payloads);
+        println!("{:<28} {figure:>20}  {}", left_out.source, bar(recall, 20));
+    }
+    let mean = recalls.iter().sum::<f64>() / recalls.len().max(1) as f64;
+    let worst = recalls.iter().copied().fold(f64::INFINITY, f64::min);
+    println!("left-out mean over styles: recall {mean:.3}, lowest {worst:.3}");
+    println!("screening_style_recall={mean:.3} screening_style_lowest={worst:.3}");
+}
+
+/// Each language's payloads and benign texts with every text in it left
+/// out of the fit.
+fn print_by_language(report: &[LeftOut]) {
+    println!("Leave one language out: fitted on every text in the other languages, scored on the one named.");
+    println!("{:<10} {:>20} {:>20}", "language", "payload recall", "benign held");
+    let (mut recalls, mut held) = (Vec::new(), Vec::new());
+    for left_out in report {
+        let tally = &left_out.tally;
+        recalls.extend(tally.recall());
+        held.extend(tally.false_quarantine());
+        println!(
+            "{:<10} {:>20} {:>20}",
+            left_out.source,
+            ratio(tally.caught, tally.payloads),
+            ratio(tally.held, tally.benign)
+        );
+    }
+    let mean = |values: &[f64]| values.iter().sum::<f64>() / values.len().max(1) as f64;
+    println!("left-out mean over languages: recall {:.3}, false quarantine {:.4}", mean(&recalls), mean(&held));
+}
+
 /// What each left-out fit got wrong, by source.
 fn print_mistakes(prepared: &[Prepared]) {
     let mut sources: Vec<(bool, String)> =
@@ -208,7 +251,7 @@ fn print_mistakes(prepared: &[Prepared]) {
         for sample in
             prepared.iter().filter(|sample| sample.sample.payload == payload && sample.sample.source == source)
         {
-            let verdict = screen.check(&sample.sample.text);
+            let verdict = screen.check_for(&sample.sample.text, &sample.sample.hosts);
             if verdict.held != payload {
                 let what = if payload { "missed" } else { "held" };
                 let text: String = sample.sample.text.chars().take(300).collect();

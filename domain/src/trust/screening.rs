@@ -14,14 +14,17 @@ pub fn screen<'a>(parts: impl IntoIterator<Item = (String, &'a str)>) -> Option<
     let mut worst: Option<(String, &str, lore_screen::Verdict)> = None;
     for (part, text) in parts {
         let verdict = screen.check(text);
-        if verdict.held && worst.as_ref().is_none_or(|(_, _, held)| verdict.score > held.score) {
+        // The command policy holds whatever the score: such a part is the
+        // worst whatever it scored.
+        let weight = |verdict: &lore_screen::Verdict| (!verdict.commands.is_empty(), verdict.score);
+        if verdict.held && worst.as_ref().is_none_or(|(_, _, held)| weight(&verdict) > weight(held)) {
             worst = Some((part, text, verdict));
         }
     }
     worst.map(|(part, text, verdict)| Held {
         part,
         excerpt: text.chars().take(EXCERPT_CHARS).collect(),
-        reasons: verdict.findings.iter().map(|feature| feature.reason().to_owned()).collect(),
+        reasons: verdict.reasons(),
         score: verdict.score,
     })
 }

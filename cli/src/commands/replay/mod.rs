@@ -183,6 +183,10 @@ fn evaluate(args: &Args, all: &[runs::Run], source: Source) -> anyhow::Result<()
     let svg = chart::svg(&held_points, "Recurring failures warned of before they happened (each repository held out)");
     std::fs::write(&args.chart, svg).with_context(|| format!("cannot write the chart to {}", args.chart.display()))?;
     println!("chart: {}", args.chart.display());
+    if let Source::Server(known) = source {
+        let withheld: u64 = known.values().map(|known| known.withheld).sum();
+        println!("briefing items the injection screen withheld for review (shown to no run): {withheld}");
+    }
     println!(
         "replay runs={} recurring={} coverage={:.3} precision={:.3} tokens_per_run={:.1}",
         pooled.runs,

@@ -132,6 +132,10 @@ pub struct Known {
     pub failures: Vec<String>,
     /// Tokens of everything the briefings injected.
     pub briefing_tokens: u64,
+    /// Items the injection screen withheld from the briefings (held for a
+    /// person's review): shown to no one, so they warn of nothing, and
+    /// counted so that a screen that holds too much shows.
+    pub withheld: u64,
 }
 
 /// Where what Lore knows at a run's start comes from.

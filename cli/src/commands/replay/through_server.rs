@@ -178,8 +178,9 @@ impl Project<'_> {
                 log.lines().last().unwrap_or("nothing")
             );
         };
-        let mut known = Known { index, patterns: Vec::new(), failures: Vec::new(), briefing_tokens };
-        for item in self.warned(run).await? {
+        let (warned, withheld) = self.warned(run).await?;
+        let mut known = Known { index, patterns: Vec::new(), failures: Vec::new(), briefing_tokens, withheld };
+        for item in warned {
             match item {
                 Warned::Pattern(pattern) => known.patterns.push(self.template(&pattern).await?),
                 Warned::Failure(failure) => known.failures.push(failure),
@@ -188,8 +189,9 @@ impl Project<'_> {
         Ok(known)
     }
 
-    /// What the run's briefings warned of, by the injection ledger.
-    async fn warned(&self, run: &Run) -> anyhow::Result<Vec<Warned>> {
+    /// What the run's briefings warned of, by the injection ledger, and
+    /// how many items the screen withheld from them.
+    async fn warned(&self, run: &Run) -> anyhow::Result<(Vec<Warned>, u64)> {
         let request = proto::ListInjectionsRequest {
             project: self.name.clone(),
             session_id: self.lore_session(run),
@@ -201,10 +203,9 @@ impl Project<'_> {
             .await
             .context("ListInjections")?
             .into_inner();
-        Ok(listed
-            .injections
-            .iter()
-            .flat_map(|injection| &injection.items)
+        let items = || listed.injections.iter().flat_map(|injection| &injection.items);
+        let withheld = items().filter(|item| item.withheld == proto::Withheld::Quarantined as i32).count() as u64;
+        let warned = items()
             .filter(|item| item.withheld == proto::Withheld::Unspecified as i32)
             .filter_map(|item| match proto::InjectedKind::try_from(item.kind) {
                 Ok(proto::InjectedKind::Warning) => Some(Warned::Pattern(item.item_id.clone())),
@@ -216,7 +217,8 @@ impl Project<'_> {
                 Ok(proto::InjectedKind::CallWarning) => Some(Warned::Failure(item.label.clone())),
                 _ => None,
             })
-            .collect())
+            .collect();
+        Ok((warned, withheld))
     }
 
     async fn template(&mut self, pattern: &str) -> anyhow::Result<String> {
