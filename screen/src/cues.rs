@@ -239,7 +239,7 @@ static CLAUSE_END: LazyLock<Regex> = LazyLock::new(|| {
 /// [build]", "npm ERR!") before a clause's first word.
 static LEAD: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r#"^(?:\[[^\]\n]{0,30}\]\s*|[\s\-*>#`'"(\[{|•<!]+|(?:step\s*)?\d+[.):]\s*|(?:npm\s+)?(?:error|err!?|warn(?:ing)?|info|debug|fatal|critical|note|hint|notice|todo|fixme|solution|fix)\b[\s:!\]]*)*"#,
+        r#"^(?:\[[^\]\n]{0,30}\]\s*|[\s\-*>#`'"(\[{|•<!\p{Extended_Pictographic}\u{FE0F}\u{200D}]+|(?:step\s*)?\d+[.):]\s*|(?:npm\s+)?(?:error|err!?|warn(?:ing)?|info|debug|fatal|critical|note|hint|notice|todo|fixme|solution|fix)\b[\s:!\]]*)*"#,
     )
 });
 
@@ -295,7 +295,7 @@ static NEGATIVE_ORDER: LazyLock<Regex> = LazyLock::new(|| {
 /// An obligation put on the reader or on the agent.
 static OBLIGATION: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"\b(?:you|u)\s+(?:must|should|shall|need\s+to|have\s+to|are\s+(?:to|required\s+to|expected\s+to|going\s+to|instructed\s+to|now)|will\s+(?:now\s+)?(?:need\s+to|have\s+to)?)\b|\byou'll\b|\bi\s+(?:need|want|require)\s+you\s+to\b|\bmake\s+sure\s+(?:to|that\s+you|you)\b|\bit\s+is\s+(?:very\s+|extremely\s+|absolutely\s+)?(?:important|imperative|critical|essential|mandatory|vital|necessary|required)\s+(?:that|to|for\s+you)\b|\b(?:be\s+sure|remember|don't\s+forget|do\s+not\s+forget)\s+to\b|\byour\s+(?:new\s+|next\s+|only\s+)?(?:task|job|goal|mission|instructions?|purpose)\s+(?:is|are|will\s+be)\b|\b(?:the\s+)?(?:agent|assistant|model|ai|llm)s?\s+(?:must|should|shall|needs?\s+to|has\s+to|have\s+to|is\s+to|are\s+to|will)\b|\b(?:could|can|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?\w+|\b(?:the\s+)?(?:next|first|only|final|last)\s+step\s+is\s+to\b|\bwhoever\s+(?:runs|reads|sees)\s+this\b|\bi\s+(?:authorize|allow|permit|order|instruct|command)\s+you\s+to\b|\b(?:ask|asked|asks|request|requested|requests|require|required|requires|want|wants|wanted|expect|expects|prefer|prefers|would\s+like)\s+(?:that\s+)?you\s+(?:to\s+)?\w+|\b(?:agent|assistant|model|ai|llm|bot)s?\s+(?:could|can|would|might|may)\s+(?:please\s+)?\w+|\byou\b(?:\s*,[^,\n]{1,60},)?\s+(?:are|have\s+been)\s+(?:hereby\s+|now\s+)?(?:authorized|allowed|permitted|cleared|instructed|ordered|required|asked)\s+to\b",
+        r"\b(?:you|u)\s+(?:must|should|shall|need\s+to|have\s+to|are\s+(?:to|required\s+to|expected\s+to|going\s+to|instructed\s+to|now)|will\s+(?:now\s+)?(?:need\s+to|have\s+to)?)\b|\byou'll\b|\bi\s+(?:need|want|require)\s+you\s+to\b|\bmake\s+sure\s+(?:to|that\s+you|you)\b|\bit\s+is\s+(?:very\s+|extremely\s+|absolutely\s+)?(?:important|imperative|critical|essential|mandatory|vital|necessary|required)\s+(?:that|to|for\s+you)\b|\b(?:be\s+sure|remember|don't\s+forget|do\s+not\s+forget)\s+to\b|\byour\s+(?:new\s+|next\s+|only\s+)?(?:task|job|goal|mission|instructions?|purpose)\s+(?:is|are|will\s+be)\b|\b(?:the\s+)?(?:agent|assistant|model|ai|llm)s?\s+(?:must|should|shall|needs?\s+to|has\s+to|have\s+to|is\s+to|are\s+to|will)\b|\b(?:could|can|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?\w+|\b(?:the\s+)?(?:next|first|only|final|last)\s+step\s+is\s+to\b|\bwhoever\s+(?:runs|reads|sees)\s+this\b|\bi\s+(?:authorize|allow|permit|order|instruct|command)\s+you\s+to\b|\b(?:ask|asked|asks|request|requested|requests|require|required|requires|want|wants|wanted|expect|expects|prefer|prefers|would\s+like)\s+(?:that\s+)?you\s+(?:to\s+)?\w+|\b(?:agent|assistant|model|ai|llm|bot)s?\s+(?:could|can|would|might|may)\s+(?:please\s+|\w+ly\s+)?\w+|\byou\b(?:\s*,[^,\n]{1,60},)?\s+(?:are|have\s+been)\s+(?:hereby\s+|now\s+)?(?:authorized|allowed|permitted|cleared|instructed|ordered|required|asked)\s+to\b",
     )
 });
 
@@ -337,7 +337,7 @@ static ROLE_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
 /// keep something out of what the user reads.
 static SECRECY: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"\b(?:do\s+not|don't|dont|never|without|avoid|must\s+not|shouldn't|should\s+not)\s+(?:\w+\s+){0,3}?(?:tell|telling|mention|mentioning|inform|informing|reveal|report|notify|disclose|alert|let|show|say|saying|asking|include|log|record)\b[^.\n]{0,60}?\b(?:user|users|human|anyone|anybody|operator|developer|reviewers?|maintainers?|owner|team|them|him|her|summary|answer|reply|response|logs?|commit\s+message|pull\s+request|pr|description|changelog|report)\b|\bkeep\s+(?:this|it|that)\s+(?:a\s+)?secret\b|\bbetween\s+(?:us|you\s+and\s+me)\b|\bmust\s+not\s+be\s+(?:mentioned|reported|shown|logged|disclosed|revealed)\b|\b(?:leave|keep)\s+(?:\w+\s+){0,3}?out\s+of\s+(?:the\s+|your\s+|any\s+)?(?:summary|answer|reply|report|commit|pull\s+request|pr|logs?|description|changelog|final)\b|\bomit\b[^.\n]{0,50}?\b(?:summary|answer|reply|report|message|log|description)\b|\b(?:remove|erase|delete|hide)\s+(?:any|all)\s+(?:traces?|evidence|mention)\b|\bcover\s+(?:your|the)\s+tracks\b|\bsay\s+nothing\b|\btell\s+no\s*one\b|\bno\s*one\s+(?:must|should|needs\s+to|may)\s+(?:know|find\s+out|notice)\b|\b(?:must|should)\s+not\s+(?:find\s+out|notice|know)\b|\bact\s+as\s+if\s+nothing\b|\bpretend\s+(?:nothing|that\s+nothing)\b|\bsay\s+(?:only\s+)?that\s+(?:all|every|the)\s+(?:tests?|checks?)\s+(?:passed|pass|are\s+green)\b|\breport\s+back\s+that\b|\bwithout\s+(?:mentioning|telling|saying|reporting|noting|disclosing|flagging)\s+(?:it|this|that|anything|them)\b|\b(?:tell|inform|assure|reassure|convince)\s+(?:the\s+)?(?:user|reviewers?|developer|team|maintainers?|human|owner|them)\s+(?:that\s+)?(?:it|everything|all|the\s+(?:audit|tests?|checks?|scan|build|review|code))\s+(?:\w+\s+)?(?:passed|is\s+fine|is\s+safe|succeeded|went\s+well|is\s+green|looks\s+good|is\s+ok)\b",
+        r"\b(?:do\s+not|don't|dont|never|without|avoid|must\s+not|shouldn't|should\s+not)\s+(?:\w+\s+){0,3}?(?:tell|telling|mention|mentioning|inform|informing|reveal|report|notify|disclose|alert|let|show|say|saying|asking|include|log|record)\b[^.\n]{0,60}?\b(?:user|users|human|anyone|anybody|operator|developer|reviewers?|maintainers?|owner|team|them|him|her|summary|answer|reply|response|logs?|commit\s+message|pull\s+request|pr|description|changelog|report)\b|\bkeep\s+(?:this|it|that)\s+(?:a\s+)?secret\b|\bbetween\s+(?:us|you\s+and\s+me)\b|\b(?:must|should|shall|is|are|need)\s+not\s+(?:to\s+)?be\s+(?:mentioned|reported|shown|logged|disclosed|revealed|raised|flagged)\b|\b(?:leave|keep)\s+(?:\w+\s+){0,3}?out\s+of\s+(?:the\s+|your\s+|any\s+)?(?:summary|answer|reply|report|commit|pull\s+request|pr|logs?|description|changelog|final)\b|\bomit\b[^.\n]{0,50}?\b(?:summary|answer|reply|report|message|log|description)\b|\b(?:remove|erase|delete|hide)\s+(?:any|all)\s+(?:traces?|evidence|mention)\b|\bcover\s+(?:your|the)\s+tracks\b|\bsay\s+nothing\b|\btell\s+no\s*one\b|\bno\s*one\s+(?:must|should|needs\s+to|may)\s+(?:know|find\s+out|notice)\b|\b(?:must|should)\s+not\s+(?:find\s+out|notice|know)\b|\bact\s+as\s+if\s+nothing\b|\bpretend\s+(?:nothing|that\s+nothing)\b|\bsay\s+(?:only\s+)?that\s+(?:all|every|the)\s+(?:tests?|checks?)\s+(?:passed|pass|are\s+green)\b|\breport\s+back\s+that\b|\bwithout\s+(?:mentioning|telling|saying|reporting|noting|disclosing|flagging)\s+(?:it|this|that|anything|them)\b|\b(?:tell|inform|assure|reassure|convince)\s+(?:the\s+)?(?:user|reviewers?|developer|team|maintainers?|human|owner|them)\s+(?:that\s+)?(?:it|everything|all|the\s+(?:audit|tests?|checks?|scan|build|review|code))\s+(?:\w+\s+)?(?:passed|is\s+fine|is\s+safe|succeeded|went\s+well|is\s+green|looks\s+good|is\s+ok)\b",
     )
 });
 
@@ -484,7 +484,7 @@ static ADDRESS_TEMPLATE: LazyLock<Regex> = LazyLock::new(|| {
 /// push or merge that goes around review.
 static CHECK_BYPASS: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"--no-verify\b|\.git/hooks\b|\bhusky=0\b|\[skip\s+ci\]|\[ci\s+skip\]|\b(?:force[-\s]?push\w*|push\s+(?:\S+\s+)?(?:--force|-f))\b(?:\W+\w+){0,3}?\W+(?:main|master|prod|production|release|trunk)\b|\b(?:push|commit|merge)\w*\s+(?:\w+\s+){0,3}?(?:straight|directly)\s+(?:to|into|on|onto)\s+(?:main|master|prod|production|release|trunk)\b|\bmerge\s+without\s+(?:a\s+|any\s+)?(?:review|approval|waiting)|\bapprove\s+(?:this|the|every|all|each|any)\s+(?:pull\s+requests?|prs?|merge\s+requests?|changes?|reviews?|review\s+requests?)\b|\b(?:reply|answer|respond)\s+(?:only\s+)?with\s+\W?(?:lgtm|approved?)\b",
+        r"--no-verify\b|--dangerously-skip-permissions\b|--dangerously-bypass-approvals-and-sandbox\b|--yolo\b|\.git/hooks\b|\bhusky=0\b|\[skip\s+ci\]|\[ci\s+skip\]|\b(?:force[-\s]?push\w*|push\s+(?:\S+\s+)?(?:--force|-f))\b(?:\W+\w+){0,3}?\W+(?:main|master|prod|production|release|trunk)\b|\b(?:push|commit|merge)\w*\s+(?:\w+\s+){0,3}?(?:straight|directly)\s+(?:to|into|on|onto)\s+(?:main|master|prod|production|release|trunk)\b|\bmerge\s+without\s+(?:a\s+|any\s+)?(?:review|approval|waiting)|\bapprove\s+(?:this|the|every|all|each|any)\s+(?:pull\s+requests?|prs?|merge\s+requests?|changes?|reviews?|review\s+requests?)\b|\b(?:reply|answer|respond)\s+(?:only\s+)?with\s+\W?(?:lgtm|approved?)\b",
     )
 });
 
@@ -496,7 +496,7 @@ static PIPE_TO_SHELL: LazyLock<Regex> = LazyLock::new(|| {
 
 static FORGED_STRUCTURE: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r#"(?:</?|\[\[/?|\{\{/?)\s*(?:system|assistant|user|human|instructions?|context|briefing|tool_?(?:output|result|results|call|use)|function_?(?:results?|calls?)|information|important|admin|untrusted|trusted|data|document|im_start|im_end|endoftext|inst|sys|prompt|message|lore)[\w-]*(?:\s[^<>\n\]}]{0,40})?\s*(?:>|\]\]|\}\})|<\|[a-z_]{2,20}\|>|\[/?inst\]|<</?sys>>|(?m:^\s*#{1,6}\s*(?:system|instructions?|response|assistant|user|human|new\s+instructions|lore\s+briefing|how\s+to\s+avoid|qa\s+warnings|lessons\s+for|where\s+your\s+last\s+session)\b)|(?m:^\s*(?:human|assistant|system|developer)\s*:)|\bend\s+of\s+(?:the\s+)?(?:tool\s+output|briefing|context|instructions|system\s+prompt|session|conversation|untrusted)\b|\bbegin(?:ning)?\s+(?:of\s+)?(?:system|new|admin|hidden|real)\b|\b(?:system|admin|administrator|developer|root)\s+(?:override|message|note|request|instructions?|notice|command)s?\b|#{2,}\s*\(?\s*system|\[/?(?:system|assistant|user|human|ai|model)\]|\(#(?:context|assistant|system)\)|\bnew\s+policy\b|\bupdated\s+policy\b|"(?:tool_calls?|function_call|tool_use|recipient_name|tool_name)"\s*:|"type"\s*:\s*"(?:function|tool_use|tool_call)"|"(?:name|tool|function)"\s*:\s*"[^"\n]{1,40}"\s*,\s*"(?:arguments|input|parameters|args)"\s*:|</?(?:invoke|function_calls|tool_call|antml:\w+)\b|\[[^\]\n]{0,60}\b(?:reviewed|verified|approved|trusted)\b[^\]\n]{0,60}\]|\b(?:reviewed|verified|approved)\s+by\s+(?:lore|a\s+person|the\s+(?:security|platform)\s+team|@[\w-]+)\b|\blore\b[^\n]{0,40}\((?:reviewed|verified|approved|trusted)\)|\btrust(?:ed)?(?:\s+level)?\s*:\s*(?:high|reviewed|verified|trusted)\b|\bstatus\s*:\s*(?:reviewed|verified|approved)\b|(?m:^\s*#{1,6}[^\n]{0,60}\((?:approved|reviewed|verified)\))"#,
+        r#"(?:</?|\[\[/?|\{\{/?)\s*(?:system|assistant|user|human|instructions?|context|briefing|tool_?(?:output|result|results|call|use)|function_?(?:results?|calls?)|information|important|admin|untrusted|trusted|data|document|im_start|im_end|endoftext|inst|sys|prompt|message|lore)[\w-]*(?:\s[^<>\n\]}]{0,40})?\s*(?:>|\]\]|\}\})|<\|[a-z_]{2,20}\|>|\[/?inst\]|<</?sys>>|(?m:^\s*#{1,6}\s*(?:system|instructions?|response|assistant|user|human|new\s+instructions|lore\s+briefing|how\s+to\s+avoid|qa\s+warnings|lessons\s+for|where\s+your\s+last\s+session)\b)|(?m:^\s*(?:human|assistant|system|developer)\s*:)|\bend\s+of\s+(?:the\s+)?(?:tool\s+output|briefing|context|instructions|system\s+prompt|session|conversation|untrusted)\b|\bbegin(?:ning)?\s+(?:of\s+)?(?:system|new|admin|hidden|real)\b|\b(?:system|admin|administrator|developer|root)\s+(?:override|message|note|request|instructions?|notice|command)s?\b|#{2,}\s*\(?\s*system|\[/?(?:system|assistant|user|human|ai|model)\]|\(#(?:context|assistant|system)\)|\bnew\s+policy\b|\bupdated\s+policy\b|"(?:tool_calls?|function_call|tool_use|recipient_name|tool_name)"\s*:|"type"\s*:\s*"(?:function|tool_use|tool_call)"|"(?:name|tool|function)"\s*:\s*"[^"\n]{1,40}"\s*,\s*"(?:arguments|input|parameters|args)"\s*:|</?(?:invoke|function_calls|tool_call|antml:\w+)\b|\[[^\]\n]{0,60}\b(?:reviewed|verified|approved|trusted)\b[^\]\n]{0,60}\]|\b(?:reviewed|verified|approved)\s+by\s+(?:lore|a\s+person|the\s+(?:security|platform)\s+team|@[\w-]+)\b|\blore\b[^\n]{0,40}\((?:reviewed|verified|approved|trusted)\)|\btrust(?:ed)?(?:\s+level)?\s*[:=]\s*(?:high|reviewed|verified|trusted)\b|\b(?:status|reviewed|verified|approved)\s*[:=]\s*(?:reviewed|verified|approved|true|yes)\b|\blore\s*[:\-–—]\s*(?:reviewed|verified|approved|trusted)\b|(?m:^\s*#{1,6}[^\n]{0,60}\((?:approved|reviewed|verified)\))"#,
     )
 });
 
@@ -506,19 +506,19 @@ static FORGED_STRUCTURE: LazyLock<Regex> = LazyLock::new(|| {
 /// Japanese and Korean. Scripts without spaces take no word boundaries.
 static FOREIGN_OVERRIDE: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"忽略(?:之前|以前|上面|先前|前面|所有|一切)|无视(?:之前|以前|所有)|(?:これまで|以前|上記|前)の(?:すべての)?指示(?:は|を)?(?:すべて)?無視|指示を無視|이전\s*(?:의\s*)?지시(?:는|를|사항)?\s*(?:모두\s*)?무시|지시를\s*무시",
+        r"\b(?:önceki\s+talimatları\s+yok\s+say|bỏ\s+qua\s+mọi\s+hướng\s+dẫn|abaikan\s+semua\s+instruksi)|पिछले\s+सभी\s+निर्देशों\s+को\s+अनदेखा|تجاهل\s+(?:جميع\s+)?التعليمات|忽略(?:之前|以前|上面|先前|前面|所有|一切)|无视(?:之前|以前|所有)|(?:これまで|以前|上記|前)の(?:すべての)?指示(?:は|を)?(?:すべて)?無視|指示を無視|이전\s*(?:의\s*)?지시(?:는|를|사항)?\s*(?:모두\s*)?무시|지시를\s*무시",
     )
 });
 
 static FOREIGN_SECRECY: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"\bno\s+(?:se\s+lo\s+|se\s+la\s+|le\s+|lo\s+)?(?:menciones|digas|cuentes|informes|avises)\b|\bnão\s+(?:conte|diga|mencione|avise|informe)\b|\bsem\s+(?:avisar|contar|dizer|informar)\b|\bne\s+(?:dis|dites|mentionne|mentionnez)\s+rien\b|\bsans\s+(?:le\s+dire|prévenir|en\s+parler|rien\s+dire)\b|\bsage?\s+(?:\w+\s+){0,3}?nichts\b|\bohne\s+(?:es\s+)?(?:\w+\s+){0,2}?zu\s+(?:sagen|erwähnen|melden)\b|\bnon\s+dire\s+(?:nulla|niente)\b|\bsenza\s+(?:dirlo|avvisare|dire)\b|не\s+говори|ничего\s+не\s+говори|не\s+сообщай|不要告诉|别告诉|不要让(?:用户|任何人)知道|(?:伝え|言わ|知らせ)ない(?:で|こと)|알리지\s*마|말하지\s*마",
+        r"\bno\s+(?:se\s+lo\s+|se\s+la\s+|le\s+|lo\s+)?(?:menciones|digas|cuentes|informes|avises)\b|\bnão\s+(?:conte|diga|mencione|avise|informe)\b|\bsem\s+(?:avisar|contar|dizer|informar)\b|\bne\s+(?:dis|dites|mentionne|mentionnez)\s+rien\b|\bsans\s+(?:le\s+dire|prévenir|en\s+parler|rien\s+dire)\b|\bsage?\s+(?:\w+\s+){0,3}?nichts\b|\bohne\s+(?:es\s+)?(?:\w+\s+){0,2}?zu\s+(?:sagen|erwähnen|melden)\b|\bnon\s+dire\s+(?:nulla|niente)\b|\bsenza\s+(?:dirlo|avvisare|dire)\b|не\s+говори|ничего\s+не\s+говори|не\s+сообщай|\berwähne\s+(?:es\s+|das\s+)?nicht\b|\bnicht\s+erwähnen\b|\bđừng\s+nói\b|\bjangan\s+(?:beri\s+tahu|bilang)\b|\bsöyleme\b|ولا\s+تخبر|मत\s+बताएं|不要告诉|别告诉|不要让(?:用户|任何人)知道|(?:伝え|言わ|知らせ)ない(?:で|こと)|알리지\s*마|말하지\s*마",
     )
 });
 
 static FOREIGN_BYPASS: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"\bsem\s+(?:pedir\s+)?revis[ãa]o\b|\bsin\s+(?:pedir\s+)?revisi[óo]n\b|\bsans\s+(?:relecture|revue)\b|\bohne\s+(?:code-?)?review\b|\bsenza\s+revisione\b|без\s+(?:ревью|проверки|review)|无需审查|不经(?:过)?审查|跳过审查|レビュー(?:なし|せず)|리뷰\s*없이|\bpush\s+(?:direto|directo|directement|direkt|diretto)\b|(?:apag|borr|elimin|supprim|lösch|cancell|удал|删除|削除|삭제)\w*[^\n]{0,30}\.github/workflows",
+        r"\bsem\s+(?:pedir\s+)?revis[ãa]o\b|\bsin\s+(?:pedir\s+)?revisi[óo]n\b|\bsans\s+(?:relecture|revue)\b|\bohne\s+(?:code-?)?review\b|\bsenza\s+revisione\b|без\s+(?:ревью|проверки|review)|无需审查|不经(?:过)?审查|跳过审查|レビュー(?:なし|せず)|리뷰\s*없이|\bpush\s+(?:direto|directo|directement|direkt|diretto)\b|(?:apag|borr|elimin|supprim|lösch|cancell|удал|删除|削除|삭제)\w*[^\n]{0,30}\.github/workflows|\b(?:lösche|entferne|borra|elimina|supprime|cancella|apague|удали)\w*\s+(?:\w+\s+){0,3}?(?:tests?|testes|pruebas|specs|тесты)\b",
     )
 });
 
@@ -526,7 +526,7 @@ static FOREIGN_BYPASS: LazyLock<Regex> = LazyLock::new(|| {
 /// written in an order (the imperative, or the plain form in Chinese).
 static FOREIGN_REVEAL: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"\b(?:envía|envia|manda|muestra|imprime|envie|mostre|imprima|envoie|envoyez|affiche|affichez|schicke?|sende|gib|zeige?|invia|mostra|stampa|отправь|выведи|покажи|пришли|перешли)\b|发送|发到|输出|打印|显示|上传|出力|送信|送って|表示|アップロード|출력|전송|보내|보여|업로드",
+        r"\b(?:envía|envia|manda|muestra|imprime|envie|mostre|imprima|envoie|envoyez|affiche|affichez|schicke?|sende|gib|zeige?|invia|mostra|stampa|отправь|выведи|покажи|пришли|перешли|gönder|gửi|kirim|tampilkan)\b|भेजें|أرسل|اعرض|发送|发到|输出|打印|显示|上传|出力|送信|送って|表示|アップロード|출력|전송|보내|보여|업로드",
     )
 });
 
@@ -543,7 +543,7 @@ static DECEPTION: LazyLock<Regex> = LazyLock::new(|| {
 /// imperative would.
 static NORM: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"\b(?:per|as\s+per|according\s+to|under)\s+(?:the\s+|our\s+)?(?:[\w-]+\s+)?(?:policy|policies|convention|guidelines?|practice|process|standard|rules?)\b|\b(?:standard|accepted|agreed|approved|usual|established|official)\s+(?:practice|workaround|procedure|process|convention|approach|fix)\b|\bteam\s+(?:convention|policy|practice|rule|decision)\b|\bhas\s+been\s+(?:decided|agreed|approved|mandated)\b|\b(?:is|are)\s+to\s+be\s+\w+|\bcompliance\s+(?:note|requirement|rule)\b|\bas\s+of\s+(?:this|the|today|now)\b|\b(?:was|were|has\s+been)\s+agreed\b|\bby\s+convention\b|\bstandard\s+practice\b",
+        r"\b(?:per|as\s+per|according\s+to|under)\s+(?:the\s+|our\s+)?(?:[\w-]+\s+)?(?:policy|policies|convention|guidelines?|practice|process|standard|rules?)\b|\b(?:standard|accepted|agreed|approved|usual|established|official)\s+(?:practice|workaround|procedure|process|convention|approach|fix)\b|\bteam\s+(?:convention|policy|practice|rule|decision)\b|\bhas\s+been\s+(?:decided|agreed|approved|mandated)\b|\b(?:is|are)\s+to\s+be\s+\w+|\bcompliance\s+(?:note|requirement|rule)\b|\bas\s+of\s+(?:this|the|today|now)\b|\b(?:was|were|has\s+been)\s+agreed\b|\bby\s+convention\b|\bstandard\s+practice\b|\b(?:per|as\s+per)\s+(?:the\s+|our\s+)?(?:[\w-]+\s+)?(?:agreement|decision|handbook|runbook|playbook)\b|\b(?:handbook|runbook|playbook)\s*§|\b(?:team|management|lead|leads|committee)\s+(?:decided|agreed|mandated|ruled)\b|\bresolution\s+recorded\b|\bgoing\s+forward\b|\bhenceforth\b",
     )
 });
 
@@ -555,7 +555,7 @@ static PASSIVE_REVEAL: LazyLock<Regex> = LazyLock::new(|| {
 
 static PASSIVE_DISABLE: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"\b(?:is|are|be|been|being|gets?|got|were|was)\s+(?:\w+ly\s+|also\s+|then\s+|to\s+be\s+)?(?:removed|disabled|deleted|skipped|bypassed|waived|turned\s+off|switched\s+off|uninstalled|dropped|commented\s+out|force-?pushed|considered\s+(?:advisory|optional)|not\s+(?:needed|required|enforced))\b|\b(?:requirement|review|protection|check)s?\s+(?:\w+\s+){0,2}?(?:waived|lifted|suspended)\b",
+        r"\b(?:is|are|be|been|being|gets?|got|were|was)\s+(?:\w+ly\s+|also\s+|then\s+|to\s+be\s+)?(?:removed|disabled|deleted|skipped|bypassed|waived|turned\s+off|switched\s+off|uninstalled|dropped|commented\s+out|force-?pushed|weakened|tagged\s+:?skip|marked\s+(?:as\s+)?:?skip(?:ped)?|considered\s+(?:advisory|optional)|not\s+(?:needed|required|enforced))\b|\b(?:requirement|review|protection|check)s?\s+(?:\w+\s+){0,2}?(?:waived|lifted|suspended)\b|\b(?:removing|disabling|deleting|skipping|dropping|bypassing)\s+(?:the\s+)?[\w-]+\s+(?:job|step|check|hook|stage|suite|scan|tests?)\b",
     )
 });
 
@@ -565,7 +565,7 @@ static TEST_OBJECT: LazyLock<Regex> = LazyLock::new(|| regex(r"\b(?:tests?|asser
 /// at pkgs.example.net".
 static SOURCE_ROUTED: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"\b(?:installs?|dependenc(?:y|ies)|packages?|downloads?|pip|npm|wheels?)\b[^\n]{0,40}?\bgo(?:es)?\s+(?:only\s+)?through\b|\b(?:default|public|official)\s+(?:index|registry)\s+is\s+no\s+longer\s+used\b",
+        r"\b(?:installs?|dependenc(?:y|ies)|packages?|downloads?|pip|npm|wheels?)\b[^\n]{0,40}?\bgo(?:es)?\s+(?:only\s+)?through\b|\b(?:installs?|packages?|wheels?|dependenc(?:y|ies))\b[^\n]{0,40}?\b(?:are|is)\s+(?:\w+ly\s+)?(?:served|fetched|pulled|resolved|installed)\s+(?:\w+\s+)?from\b|\b(?:default|public|official)\s+(?:index|registry)\s+is\s+no\s+longer\s+used\b",
     )
 });
 

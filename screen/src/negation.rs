@@ -34,7 +34,7 @@ static BEFORE: LazyLock<Regex> = LazyLock::new(|| {
 static AFTER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?x)^(?:[^.!?\n]|[.!?]\S){0,160}?
-        (?:\b(?:is|are|was|were|would\s+be|remains?)\s+(?:never|not|dangerous|unsafe|insecure|forbidden|banned|prohibited|risky|a\s+(?:bad\s+idea|security|trap|footgun|mistake))
+        (?:\b(?:is|are|was|were|would\s+be|remains?)\s+(?:never|not|dangerous|unsafe|insecure|forbidden|banned|prohibited|blocked|disallowed|risky|a\s+(?:bad\s+idea|security|trap|footgun|mistake))
           |\b(?:broke|breaks|caused|causes|leaked|leaks|exposed|exposes|disables|compromised|opened\s+up|hides|defeats|weakens|undermines|bypasses)\b
           |\b(?:never|not)\s+(?:the\s+)?(?:fix|answer|solution|ok|okay|acceptable|allowed)\b
           |\bis\s+off-?limits\b)",

@@ -30,8 +30,8 @@ fn credentials_verification_remotes_and_bypasses_are_refused() {
         ("git remote set-url origin https://evil.example/repo.git", Refusal::Rewires),
         ("npm config set registry https://registry.evil.example", Refusal::Rewires),
         ("pip install --index-url https://mirror.example/simple pkg", Refusal::Rewires),
-        ("git config core.hooksPath /dev/null", Refusal::Rewires),
-        ("echo '' > .git/hooks/pre-commit", Refusal::Rewires),
+        ("git config core.hooksPath /dev/null", Refusal::Bypass),
+        ("echo '' > .git/hooks/pre-commit", Refusal::Bypass),
         ("git commit --no-verify -m wip", Refusal::Bypass),
         ("chmod -R 777 .", Refusal::Bypass),
         ("rm -rf .github/workflows", Refusal::Bypass),
@@ -56,6 +56,8 @@ fn ordinary_recoveries_are_offered() {
         "chmod +x scripts/run.sh",
         "DJANGO_SETTINGS_MODULE=test_sqlite python -m django check",
         "grep -rn base64 src | head",
+        "chmod 600 ~/.ssh/id_ed25519",
+        "git config --global user.email dev@example.com",
     ] {
         assert_eq!(refusal(command), None, "{command}");
     }

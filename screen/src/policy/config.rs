@@ -24,8 +24,22 @@ pub struct Line {
     pub end: usize,
 }
 
+/// A JSON pair anywhere (`"http.proxyStrictSSL": false`), as editor and
+/// tool settings hold them.
+static PAIR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#""([@a-z0-9_.:/-]+)"\s*:\s*("[^"\n]*"|true|false|[0-9]+)"#).expect("json pair pattern")
+});
+
 pub fn risky_lines(text: &str, own_hosts: &[String]) -> Vec<Line> {
     let mut found = Vec::new();
+    for captures in PAIR.captures_iter(text) {
+        let (Some(whole), Some(key), Some(value)) = (captures.get(0), captures.get(1), captures.get(2)) else {
+            continue;
+        };
+        if let Some(risk) = risk_of(key.as_str(), value.as_str().trim_matches('"'), own_hosts) {
+            found.push(Line { risk, start: whole.start(), end: whole.end() });
+        }
+    }
     for captures in LINE.captures_iter(text) {
         let (Some(whole), Some(key), Some(value)) = (captures.get(0), captures.get(1), captures.get(2)) else {
             continue;
@@ -59,7 +73,9 @@ fn risk_of(key: &str, value: &str, own_hosts: &[String]) -> Option<Risk> {
         _ if key.ends_with(":registry") => source(value),
         "insteadof" | "pushinsteadof" | "replace-with" => Some(Risk::ChangesSource),
         "strict-ssl" | "strict_ssl" | "sslverify" | "ssl_verify" | "enablestrictssl" | "verify_ssl"
-        | "check-revoke" => is_off(value).then_some(Risk::DisablesVerification),
+        | "check-revoke" | "proxystrictssl" | "rejectunauthorized" | "strictssl" => {
+            is_off(value).then_some(Risk::DisablesVerification)
+        }
         "trusted-host" | "trusted_host" | "pip_trusted_host" => {
             (!value.is_empty()).then_some(Risk::DisablesVerification)
         }
@@ -67,6 +83,9 @@ fn risk_of(key: &str, value: &str, own_hosts: &[String]) -> Option<Risk> {
         "git_ssl_no_verify" => (!is_off(value)).then_some(Risk::DisablesVerification),
         "stricthostkeychecking" => (value == "no").then_some(Risk::DisablesVerification),
         "hookspath" => Some(Risk::BypassesChecks),
+        "insecureskipverify" | "insecure-skip-tls-verify" | "insecure_skip_tls_verify" | "tlsinsecureskipverify" => {
+            matches!(value, "true" | "yes" | "1").then_some(Risk::DisablesVerification)
+        }
         _ => None,
     }
 }

@@ -144,7 +144,8 @@ pub fn is_program(word: &str) -> bool {
     if is_assignment(word) {
         return true;
     }
-    let word = word.rsplit('/').next().unwrap_or(word);
+    // `/usr/bin/curl` is curl; `.git/hooks/pre-commit` is a file.
+    let word = if word.starts_with('/') { word.rsplit('/').next().unwrap_or(word) } else { word };
     rules::PROGRAMS.contains(&word) || is_interpreter(word)
 }
 

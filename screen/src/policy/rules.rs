@@ -32,6 +32,12 @@ pub const PROGRAMS: &[&str] = &[
     "go",
     "chmod",
     "chown",
+    "security",
+    "gcloud",
+    "tee",
+    "ln",
+    "setenforce",
+    "add-apt-repository",
     "setfacl",
     "icacls",
     "rm",
@@ -236,6 +242,31 @@ fn is_sender(command: &Command) -> bool {
 fn reads_credentials(pipeline: &Pipeline) -> bool {
     let sends = pipeline.iter().any(is_sender);
     pipeline.iter().any(|command| {
+        let args: Vec<&str> = command.args().collect();
+        // The commands that print a stored credential, by their manuals.
+        let prints_stored = match command.program() {
+            "gh" => args.starts_with(&["auth", "token"]),
+            "git" => args.starts_with(&["credential", "fill"]),
+            "security" => args.first().is_some_and(|verb| verb.starts_with("find-") && verb.ends_with("-password")),
+            "gcloud" => args.windows(2).any(|pair| pair == ["auth", "print-access-token"]),
+            "aws" => args.starts_with(&["configure", "get"]) || args.starts_with(&["sts", "get-session-token"]),
+            _ => false,
+        };
+        // A credential written into the command line, where shell history
+        // and process lists keep it.
+        let literal_secret = command.words.iter().any(|word| {
+            word.text.split_once('=').is_some_and(|(name, value)| {
+                super::is_assignment(&word.text)
+                    && ["token", "secret", "password", "passwd", "api_key", "apikey"]
+                        .iter()
+                        .any(|part| name.contains(part))
+                    && !value.is_empty()
+                    && !value.starts_with('$')
+            })
+        });
+        if prints_stored || literal_secret {
+            return true;
+        }
         let readers =
             ["cat", "less", "more", "head", "tail", "type", "get-content", "base64", "xxd", "cp", "tar", "zip"];
         // What `cp` and `scp` write to is their last argument.
@@ -305,6 +336,8 @@ fn disables_verification(command: &Command) -> bool {
             .any(|arg| arg.contains("stricthostkeychecking=no") || arg.contains("userknownhostsfile=/dev/null")),
         "apt" | "apt-get" => args.iter().any(|arg| matches!(*arg, "--allow-unauthenticated" | "--no-check-gpg")),
         "yum" | "dnf" | "rpm" => args.iter().any(|arg| matches!(*arg, "--nogpgcheck" | "--nosignature" | "--nodigest")),
+        "setenforce" => args.first().is_some_and(|mode| matches!(*mode, "0" | "permissive")),
+        program if is_interpreter(program) => args.iter().any(|arg| arg.replace(' ', "").contains("verify=false")),
         _ => false,
     }
 }
@@ -423,6 +456,8 @@ fn changes_source(command: &Command, own_hosts: &[String]) -> bool {
                 && args.iter().any(|arg| matches!(*arg, "--add" | "--prepend"))
         }
         "cargo" => args.iter().any(|arg| arg.contains("source.crates-io") || arg.contains("replace-with")),
+        "add-apt-repository" => true,
+        "tee" | "echo" | "printf" | "cp" | "mv" => args.iter().any(|arg| arg.contains("/etc/apt/sources.list")),
         _ => false,
     }
 }
@@ -498,11 +533,24 @@ fn bypasses_checks(command: &Command) -> bool {
             let hooks_off = verb == "config"
                 && args.iter().any(|arg| arg.starts_with("core.hookspath"))
                 && args.iter().any(|arg| arg.contains("/dev/null") || *arg == "''" || arg.ends_with("=/dev/null"));
-            no_verify || hooks_off || (verb == "-c" && args.iter().any(|arg| arg.starts_with("core.hookspath=")))
+            // A forced push to a shared branch rewrites what was reviewed.
+            let forced = verb == "push"
+                && args.iter().any(|arg| matches!(*arg, "-f" | "--force") || arg.starts_with('+'))
+                && args.iter().any(|arg| {
+                    let branch = arg.trim_start_matches('+');
+                    let branch = branch.rsplit(':').next().unwrap_or(branch);
+                    PROTECTED_BRANCHES.contains(&branch)
+                });
+            no_verify
+                || hooks_off
+                || forced
+                || (verb == "-c" && args.iter().any(|arg| arg.starts_with("core.hookspath=")))
         }
         "rm" | "del" | "remove-item" | "rmdir" => {
             args.iter().any(|arg| arg.trim_end_matches('/').ends_with(".git/hooks") || arg.contains(".husky"))
         }
+        // A hook written by a command runs on every later commit.
+        "cp" | "mv" | "ln" | "tee" | "echo" | "printf" | "cat" => args.iter().any(|arg| arg.contains(".git/hooks/")),
         "pre-commit" => args.first() == Some(&"uninstall"),
         "gh" => {
             (args.starts_with(&["pr", "merge"]) && args.contains(&"--admin"))
@@ -530,6 +578,9 @@ fn bypasses_checks(command: &Command) -> bool {
     }
 }
 
+/// The branches a forced push to rewrites what others rely on.
+const PROTECTED_BRANCHES: [&str; 6] = ["main", "master", "trunk", "develop", "release", "production"];
+
 /// A mode that lets everyone write: the others' digit has the write bit.
 fn octal_lets_others_write(mode: &str) -> bool {
     mode.len() >= 3
@@ -552,6 +603,7 @@ fn widens_permissions(command: &Command) -> bool {
                         || what.starts_with('+') && what.contains('s')
                 })
         }),
+        "chown" => args.contains(&"-r") && args.last() == Some(&"/"),
         "setfacl" => args.iter().any(|arg| (arg.starts_with("o::") || arg.starts_with("other::")) && arg.contains('w')),
         "icacls" => args.iter().any(|arg| arg.starts_with("everyone:") && arg.contains(['f', 'm', 'w'])),
         "gh" => {

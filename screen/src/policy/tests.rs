@@ -46,6 +46,11 @@ fn each_downgrade_is_read_from_its_command_in_any_voice() {
         ("gh repo edit --visibility public", Risk::WidensPermissions),
         ("git rm .github/workflows/security-scan.yml", Risk::DeletesCi),
         ("rm -f .gitlab-ci.yml", Risk::DeletesCi),
+        ("gh auth token", Risk::ReadsCredentials),
+        ("GITHUB_TOKEN=ghp_x npm publish", Risk::ReadsCredentials),
+        ("echo '' > .git/hooks/pre-commit", Risk::BypassesChecks),
+        ("git push --force origin main", Risk::BypassesChecks),
+        ("sudo setenforce 0", Risk::DisablesVerification),
         ("Add this to .npmrc:\nregistry=https://npm.fastcache.example/\nstrict-ssl=false", Risk::ChangesSource),
         ("Add this to .npmrc:\nregistry=https://npm.fastcache.example/\nstrict-ssl=false", Risk::DisablesVerification),
         (
@@ -53,6 +58,7 @@ fn each_downgrade_is_read_from_its_command_in_any_voice() {
             Risk::ChangesSource,
         ),
         ("[core]\n    hooksPath = /dev/null", Risk::BypassesChecks),
+        ("settings.json: \"http.proxyStrictSSL\": false, \"editor.tabSize\": 2", Risk::DisablesVerification),
     ] {
         assert!(
             risks_of(text).contains(&risk),
@@ -85,6 +91,8 @@ fn ordinary_commands_do_nothing_risky() {
         "The env var NODE_ENV=production must be set for the build.",
         "ssh-keygen -t ed25519 -C ci@example.com",
         "curl https://example.com/a.tar.gz | tar xz",
+        "git push --force-with-lease origin feature/login",
+        "GITHUB_TOKEN=$GH_PAT gh release view",
         "registry=https://registry.npmjs.org/\nsave-exact=true",
         "[http]\n    sslVerify = true",
         "Error: key: value expected on line 3",
