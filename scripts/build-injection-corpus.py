@@ -822,21 +822,24 @@ def tool_runs(rng):
     return out
 
 
+def read_written(folder):
+    """The rows of a folder of texts written by hand: its payloads.jsonl
+    and its benign.jsonl."""
+    out = []
+    for name in ["payloads.jsonl", "benign.jsonl"]:
+        with open(os.path.join(OUT, folder, name), encoding="utf-8") as file:
+            out.append([json.loads(line) for line in file])
+    return out[0], out[1]
+
+
 def review():
     """The texts written in the review rounds (tests/data/injection/review):
     each round was scored by the shipped screen before anything was
     changed, then its misses widened the lexicons, so they are development
     data from then on."""
-    folder = os.path.join(OUT, "review")
-    payloads, benign = [], []
-    for name, rows in [("payloads.jsonl", payloads), ("benign.jsonl", benign)]:
-        with open(os.path.join(folder, name), encoding="utf-8") as file:
-            for line in file:
-                row = json.loads(line)
-                if name == "payloads.jsonl":
-                    rows.append({"text": row["text"], "source": "review", "style": f"review round {row['round']}"})
-                else:
-                    rows.append({"text": row["text"], "source": "review", "kind": row["kind"]})
+    payloads, benign = read_written("review")
+    payloads = [{"text": row["text"], "source": "review", "style": f"review round {row['round']}"} for row in payloads]
+    benign = [{"text": row["text"], "source": "review", "kind": row["kind"]} for row in benign]
     return payloads, benign
 
 
@@ -847,16 +850,11 @@ def styles():
     texts (lessons that forbid a dangerous command, log lines that name
     models and agents, a project's own hosts). Added after the obfuscated
     variants are drawn, so the rest of the set does not change with them."""
-    folder = os.path.join(OUT, "styles")
-    payloads, benign = [], []
-    for name, rows in [("payloads.jsonl", payloads), ("benign.jsonl", benign)]:
-        with open(os.path.join(folder, name), encoding="utf-8") as file:
-            for line in file:
-                row = json.loads(line)
-                row["source"] = "styles"
-                if name == "payloads.jsonl":
-                    row["obfuscation"] = ""
-                rows.append(row)
+    payloads, benign = read_written("styles")
+    for row in payloads:
+        row["obfuscation"] = ""
+    for row in payloads + benign:
+        row["source"] = "styles"
     return payloads, benign
 
 

@@ -54,16 +54,7 @@ impl Canonical {
             if index > 0 {
                 masked.push(' ');
             }
-            let host = piece
-                .split_once("://")
-                .map(|(_, rest)| rest)
-                .or_else(|| piece.split_once('@').map(|(_, rest)| rest))
-                .and_then(|rest| rest.split(['/', ':', '?', '\n']).next());
-            let own = host.is_some_and(|host| {
-                own_hosts
-                    .iter()
-                    .any(|own| host == own || host.strip_suffix(own.as_str()).is_some_and(|sub| sub.ends_with('.')))
-            });
+            let own = crate::hosts::host_of(piece).is_some_and(|host| crate::hosts::is_own(host, own_hosts));
             masked.push_str(if own { "(own host)" } else { piece });
         }
         self.text = masked;

@@ -787,29 +787,20 @@ pub fn features(canonical: &Canonical) -> Features {
     {
         set(Feature::SendOut, 1.0);
     }
-    if CHECK_BYPASS.find_iter(text).any(|found| !negation::refused(text, found.start(), found.end())) {
+    // The matches of a pattern the text asks for rather than forbids.
+    let asked =
+        |pattern: &'static Regex| pattern.find_iter(text).filter(|found| !negation::refused(text, found.start()));
+    if asked(&CHECK_BYPASS).next().is_some() || asked(&FOREIGN_BYPASS).next().is_some() {
         set(Feature::DisableChecks, 1.0);
         set(Feature::ChecksDisabled, 1.0);
     }
     let count = |pattern: &Regex| pattern.find_iter(text).count() as f64;
-    let foreign_bypass =
-        FOREIGN_BYPASS.find_iter(text).any(|found| !negation::refused(text, found.start(), found.end()));
-    if foreign_bypass {
-        set(Feature::DisableChecks, 1.0);
-        set(Feature::ChecksDisabled, 1.0);
-    }
     // A sending verb of another language with a credential or an address
     // on its line: word order differs, so the line is the scope.
-    let mut offset = 0;
-    for line in text.split('\n') {
-        let line_start = offset;
-        offset += line.len() + 1;
-        let asked = FOREIGN_REVEAL
-            .find_iter(line)
-            .any(|found| !negation::refused(text, line_start + found.start(), line_start + found.end()));
-        if !asked {
-            continue;
-        }
+    for found in asked(&FOREIGN_REVEAL) {
+        let line_start = text[..found.start()].rfind('\n').map_or(0, |newline| newline + 1);
+        let line_end = text[found.end()..].find('\n').map_or(text.len(), |newline| found.end() + newline);
+        let line = &text[line_start..line_end];
         if CREDENTIAL.is_match(line) {
             set(Feature::AskCredentials, 1.0);
         }
@@ -824,10 +815,7 @@ pub fn features(canonical: &Canonical) -> Features {
     set(Feature::Secrecy, count(&SECRECY) + count(&FOREIGN_SECRECY) + count(&DECEPTION));
     // A lesson that names a pipe into a shell to forbid it asks for none,
     // and "download it, check its checksum, then run it" is the safe way.
-    let unchecked = PIPE_TO_SHELL
-        .find_iter(text)
-        .filter(|found| !negation::refused(text, found.start(), found.end()) && !CHECKED.is_match(found.as_str()))
-        .count();
+    let unchecked = asked(&PIPE_TO_SHELL).filter(|found| !CHECKED.is_match(found.as_str())).count();
     set(Feature::PipeToShell, unchecked as f64);
     // `values[model]`, `row[user]`: an index into code, not a turn marker.
     let forged = FORGED_STRUCTURE

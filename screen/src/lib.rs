@@ -38,6 +38,7 @@
 //! - [`cues`]: the clause reader and its lexicons; [`cues::Feature`].
 //! - [`model`]: the weights (`model.json`, shipped in the binary).
 //! - [`policy`]: the command policy.
+//! - [`hosts`]: hosts in addresses, and the project's own.
 //! - [`negation`]: whether a text forbids what it names, for the policy
 //!   and the cues alike.
 //! - [`training`]: fitting, thresholds, leave-one-source-out.
@@ -47,6 +48,7 @@ pub mod canonical;
 pub mod corpus;
 pub mod cues;
 pub mod decoded;
+pub mod hosts;
 pub mod model;
 pub mod negation;
 pub mod policy;

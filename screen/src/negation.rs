@@ -48,11 +48,11 @@ static AFTER: LazyLock<Regex> = LazyLock::new(|| {
 static BREAK: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[,:]\s|;|\s(?:but|instead|then|so|and)\b").expect("break pattern"));
 
-/// The text forbids or warns against what stands at `start` (a command, an
+/// The text forbids or warns against what stands at `at` (a command, an
 /// ask). The verdict is looked for from there on, as the prose that
 /// carries it often runs on as the command's last words.
-pub fn refused(text: &str, start: usize, _end: usize) -> bool {
-    negated_before(text, start) || AFTER.is_match(text.get(start..).unwrap_or_default())
+pub fn refused(text: &str, at: usize) -> bool {
+    negated_before(text, at) || AFTER.is_match(text.get(at..).unwrap_or_default())
 }
 
 /// A negation governs `at` from before it, in its sentence, with no new

@@ -108,26 +108,26 @@ pub type Pipeline = Vec<Command>;
 /// Every risky command of a canonical text, refused or not; `own_hosts`
 /// (lowercase) are the project's own remotes' and registries' hosts.
 pub fn review(text: &str, own_hosts: &[String]) -> Vec<Finding> {
-    let mut findings = Vec::new();
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut add = |risks: Vec<Risk>, start: usize, end: usize| {
+        if risks.is_empty() {
+            return;
+        }
+        let command = text.get(start..end).unwrap_or_default();
+        let refused = crate::negation::refused(text, start);
+        for risk in risks {
+            if !findings.iter().any(|found| found.risk == risk && found.command == command) {
+                findings.push(Finding { risk, refused, command: command.to_owned() });
+            }
+        }
+    };
     for pipeline in pipelines(text) {
         let Some(start) = pipeline.first().map(Command::start) else { continue };
         let end = pipeline.last().map_or(start, Command::end).min(text.len()).max(start);
-        for risk in rules::risks(&pipeline, own_hosts) {
-            let command = text.get(start..end).unwrap_or_default().to_owned();
-            if !findings.iter().any(|found: &Finding| found.risk == risk && found.command == command) {
-                findings.push(Finding { risk, refused: crate::negation::refused(text, start, end), command });
-            }
-        }
+        add(rules::risks(&pipeline, own_hosts), start, end);
     }
     for line in config::risky_lines(text, own_hosts) {
-        let command = text[line.start..line.end].to_owned();
-        if !findings.iter().any(|found: &Finding| found.risk == line.risk && found.command == command) {
-            findings.push(Finding {
-                risk: line.risk,
-                refused: crate::negation::refused(text, line.start, line.end),
-                command,
-            });
-        }
+        add(vec![line.risk], line.start, line.end);
     }
     findings
 }
@@ -266,18 +266,15 @@ fn continues(command: Option<&Command>, word: &str) -> bool {
 /// A command with its wrappers removed; leading assignments stay, as the
 /// rules read `GIT_SSL_NO_VERIFY=1 git clone` whole.
 fn unwrap(mut command: Command) -> Command {
-    let index = 0;
-    while index < command.words.len() {
-        let word = command.words[index].text.as_str();
-        if WRAPPERS.contains(&word) {
-            command.words.remove(index);
-            // `sudo -u www`, `env -i`: a wrapper's options go with it.
-            while index < command.words.len() && command.words[index].text.starts_with('-') {
-                command.words.remove(index);
-            }
-        } else {
-            break;
+    let words = &command.words;
+    let mut wrapped = 0;
+    while words.get(wrapped).is_some_and(|word| WRAPPERS.contains(&word.text.as_str())) {
+        wrapped += 1;
+        // `sudo -u www`, `env -i`: a wrapper's options go with it.
+        while words.get(wrapped).is_some_and(|word| word.text.starts_with('-')) {
+            wrapped += 1;
         }
     }
+    command.words.drain(..wrapped);
     command
 }

@@ -360,26 +360,16 @@ const PUBLIC_SOURCES: [&str; 12] = [
     "gitlab.com",
 ];
 
-fn host_of(url: &str) -> Option<&str> {
-    let rest = url.split_once("://").map(|(_, rest)| rest).or_else(|| url.split_once('@').map(|(_, rest)| rest))?;
-    let host = rest.split(['/', ':', '?']).next()?;
-    (!host.is_empty()).then_some(host)
-}
-
 /// A public source, or one of the project's own hosts (or a host under
 /// one).
 pub fn is_known_source(url: &str, own_hosts: &[String]) -> bool {
-    host_of(url.trim_matches(['"', '\''])).is_some_and(|host| {
-        PUBLIC_SOURCES.contains(&host)
-            || own_hosts
-                .iter()
-                .any(|own| host == own || host.strip_suffix(own.as_str()).is_some_and(|sub| sub.ends_with('.')))
-    })
+    crate::hosts::host_of(url.trim_matches(['"', '\'']))
+        .is_some_and(|host| PUBLIC_SOURCES.contains(&host) || crate::hosts::is_own(host, own_hosts))
 }
 
 /// A registry, an index or a git remote pointed somewhere new.
 fn changes_source(command: &Command, own_hosts: &[String]) -> bool {
-    let is_public = |url: &str| is_known_source(url, own_hosts);
+    let is_known = |url: &str| is_known_source(url, own_hosts);
     let args: Vec<&str> = command.args().collect();
     let url_after = |index: usize| {
         args.get(index..)
@@ -401,14 +391,14 @@ fn changes_source(command: &Command, own_hosts: &[String]) -> bool {
     ) {
         // `setx NAME value` reads its value from the next word: a URL, or
         // prose that only names the variable.
-        return value.contains("://") && !is_public(value);
+        return value.contains("://") && !is_known(value);
     }
     match command.program() {
         "git" => {
             let remote = args.first() == Some(&"remote") && matches!(args.get(1), Some(&"add") | Some(&"set-url"));
             let rewrite = args.first() == Some(&"config")
                 && args.iter().any(|arg| arg.starts_with("url.") && arg.contains("insteadof"));
-            (remote && url_after(2).is_none_or(|url| !is_public(url))) || rewrite
+            (remote && url_after(2).is_none_or(|url| !is_known(url))) || rewrite
         }
         "npm" | "yarn" | "pnpm" => {
             let position = args
@@ -416,7 +406,7 @@ fn changes_source(command: &Command, own_hosts: &[String]) -> bool {
                 .position(|arg| *arg == "registry" || arg.starts_with("--registry") || arg.ends_with(":registry"));
             position.is_some_and(|at| {
                 let inline = args[at].split_once('=').map(|(_, value)| value);
-                inline.or_else(|| url_after(at + 1).copied()).is_none_or(|url| !is_public(url))
+                inline.or_else(|| url_after(at + 1).copied()).is_none_or(|url| !is_known(url))
             }) && (args
                 .first()
                 .is_some_and(|first| matches!(*first, "config" | "set" | "install" | "i" | "add" | "publish")))
@@ -436,7 +426,7 @@ fn changes_source(command: &Command, own_hosts: &[String]) -> bool {
             });
             position.is_some_and(|at| {
                 let inline = args[at].split_once('=').map(|(_, value)| value);
-                inline.or_else(|| url_after(at + 1).copied()).is_none_or(|url| !is_public(url))
+                inline.or_else(|| url_after(at + 1).copied()).is_none_or(|url| !is_known(url))
             })
         }
         "go" => {
