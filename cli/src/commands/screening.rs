@@ -46,6 +46,11 @@ fn bar(share: f64, width: usize) -> String {
     format!("{}{}", "█".repeat(full), "·".repeat(width - full))
 }
 
+/// The mean of the left-out figures (0 when there are none).
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len().max(1) as f64
+}
+
 fn ratio(part: usize, whole: usize) -> String {
     if whole == 0 { "-".into() } else { format!("{:.3} ({part}/{whole})", part as f64 / whole as f64) }
 }
@@ -178,7 +183,6 @@ fn print_left_out(report: &[LeftOut]) {
     for (group, tally) in &by_obfuscation {
         println!("  {group:<16} recall {}", ratio(tally.caught, tally.payloads));
     }
-    let mean = |values: &[f64]| values.iter().sum::<f64>() / values.len().max(1) as f64;
     println!(
         "left-out mean over sources: recall {:.3}, false quarantine {:.4}",
         mean(&recalls),
@@ -208,7 +212,7 @@ fn print_by_style(report: &[LeftOut]) {
         let figure = ratio(left_out.tally.caught, left_out.tally.payloads);
         println!("{:<28} {figure:>20}  {}", left_out.source, bar(recall, 20));
     }
-    let mean = recalls.iter().sum::<f64>() / recalls.len().max(1) as f64;
+    let mean = mean(&recalls);
     let worst = recalls.iter().copied().fold(f64::INFINITY, f64::min);
     println!("left-out mean over styles: recall {mean:.3}, lowest {worst:.3}");
     println!("screening_style_recall={mean:.3} screening_style_lowest={worst:.3}");
@@ -231,7 +235,6 @@ fn print_by_language(report: &[LeftOut]) {
             ratio(tally.held, tally.benign)
         );
     }
-    let mean = |values: &[f64]| values.iter().sum::<f64>() / values.len().max(1) as f64;
     println!("left-out mean over languages: recall {:.3}, false quarantine {:.4}", mean(&recalls), mean(&held));
 }
 
