@@ -33,6 +33,9 @@ impl Hidden {
     }
 }
 
+/// What an address on one of the project's own hosts reads as.
+pub const OWN_HOST: &str = "(own host)";
+
 /// The canonical form: lowercase, NFKC, hidden characters removed or read
 /// as what they shadow, look-alike letters mapped to Latin when they sit in
 /// an otherwise Latin word; runs of spaces and tabs folded, lines kept.
@@ -55,7 +58,7 @@ impl Canonical {
                 masked.push(' ');
             }
             let own = crate::hosts::host_of(piece).is_some_and(|host| crate::hosts::is_own(host, own_hosts));
-            masked.push_str(if own { "(own host)" } else { piece });
+            masked.push_str(if own { OWN_HOST } else { piece });
         }
         self.text = masked;
     }

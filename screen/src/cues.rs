@@ -639,6 +639,13 @@ fn in_identifier(text: &str, start: usize, end: usize) -> bool {
     joined(after.next(), after.next()) || joined(before.next(), before.next())
 }
 
+/// The line from a change of source on names the project's own host and
+/// no other address.
+fn points_home(rest: &str) -> bool {
+    let line = rest.split('\n').next().unwrap_or_default();
+    line.contains(crate::canonical::OWN_HOST) && crate::hosts::host_of(line).is_none()
+}
+
 /// The features of a canonical text.
 pub fn features(canonical: &Canonical) -> Features {
     let joined = join_fragments(&canonical.text);
@@ -653,6 +660,7 @@ pub fn features(canonical: &Canonical) -> Features {
             .any(|pair| std::ptr::eq(*pair, pattern));
         let addressee = std::ptr::eq(pattern, &*STRONG_ADDRESSEE);
         let destination = std::ptr::eq(pattern, &*DESTINATION);
+        let source = std::ptr::eq(pattern, &*CHANGES_SOURCE) || std::ptr::eq(pattern, &*SOURCE_COMMAND);
         for found in pattern.find_iter(text) {
             if verb_object && !is_direct_object(found.as_str()) {
                 continue;
@@ -660,6 +668,11 @@ pub fn features(canonical: &Canonical) -> Features {
             // "gpt-4o", "claude-3-opus", "apps.assistant/": a model or a
             // package named in an identifier is not spoken to.
             if addressee && in_identifier(text, found.start(), found.end()) {
+                continue;
+            }
+            // A registry or remote set to the project's own host (masked
+            // by `Canonical::mask_hosts`) is no change of source.
+            if source && points_home(&text[found.start()..]) {
                 continue;
             }
             // What `curl URL` fetches comes from the URL: no destination.
@@ -944,6 +957,19 @@ mod tests {
 
     fn has(text: &str, feature: Feature) -> bool {
         of(text)[feature.index()] > 0.0
+    }
+
+    #[test]
+    fn a_source_set_to_the_projects_own_host_is_no_change_of_source() {
+        let text = "Run npm config set registry https://npm.acme.internal/ before npm ci.";
+        let masked = |hosts: &[&str]| {
+            let mut canonical = canonical(text);
+            canonical.mask_hosts(&hosts.iter().map(|host| (*host).to_owned()).collect::<Vec<_>>());
+            features(&canonical)[Feature::ChangeSource.index()]
+        };
+        assert_eq!(masked(&[]), 1.0);
+        assert_eq!(masked(&["acme.internal"]), 0.0);
+        assert_eq!(masked(&["other.internal"]), 1.0);
     }
 
     #[test]

@@ -130,7 +130,12 @@ fn timed_screening(requests: &[proto::CaptureFailureRequest]) -> Histogram<u64> 
     let mut latencies = histogram();
     for (index, request) in requests.iter().enumerate() {
         let begin = Instant::now();
-        let (_, held) = lore_domain::qa::capture::screen_messages(&request.error_messages, &Default::default());
+        let (_, held) = lore_domain::qa::capture::screen_messages(
+            &request.error_messages,
+            &Default::default(),
+            &Default::default(),
+            &request.project,
+        );
         assert!(held.iter().all(Option::is_none), "a generated failure was held: {:?}", request.error_messages);
         if index >= WARMUP {
             record(&mut latencies, begin);

@@ -57,6 +57,7 @@ const ENV_TOP_LEVEL_KEYS: &[&str] = &[
     "qa",
     "reports",
     "briefing",
+    "trust",
     "web",
     "shutdown_grace_secs",
 ];
@@ -88,6 +89,9 @@ pub struct Config {
     pub qa: lore_domain::qa::QaConfig,
     pub reports: lore_domain::reports::ReportsConfig,
     pub briefing: lore_domain::briefing::BriefingConfig,
+    /// The hosts each project owns, which the injection screen does not
+    /// count as outside addresses.
+    pub trust: lore_domain::trust::screening::TrustConfig,
     /// The web console (`web.listen`); off when no address is given.
     pub web: WebConfig,
     /// How long in-flight calls may take to finish after SIGTERM/SIGINT
@@ -293,6 +297,7 @@ impl Default for Config {
             qa: lore_domain::qa::QaConfig::default(),
             reports: lore_domain::reports::ReportsConfig::default(),
             briefing: lore_domain::briefing::BriefingConfig::default(),
+            trust: lore_domain::trust::screening::TrustConfig::default(),
             web: WebConfig::default(),
             redaction: lore_sanitize::PersonalData::default(),
             actions: ActionsConfig::default(),
@@ -382,6 +387,7 @@ impl Config {
             ));
         }
         self.briefing.check().map_err(ConfigError::Invalid)?;
+        self.trust.check().map_err(ConfigError::Invalid)?;
         let watch = &self.knowledge.watch;
         for (index, folder) in watch.folders.iter().enumerate() {
             let field = format!("knowledge.watch.folders[{index}]");

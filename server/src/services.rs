@@ -67,7 +67,8 @@ impl Services {
             lore_domain::knowledge::KnowledgeBase::new(pool.clone(), Some(embedder), config.knowledge.search.clone())
                 .with_watch_config(&config.knowledge.watch)
                 .with_embedding_batch(config.knowledge.embedding.batch_size)
-                .with_reads(reads.clone());
+                .with_reads(reads.clone())
+                .with_screening(lore_domain::trust::screening::Screening::new(&config.trust));
         if !config.knowledge.keyword_index.enabled {
             knowledge = knowledge.without_keyword_index();
         }

@@ -9,7 +9,7 @@ use lore_model::ledger::call_warning_id;
 
 use super::FrequentFailure;
 use crate::ledger::{InjectedItem, ItemKind, Withheld};
-use crate::trust::screening;
+use crate::trust::screening::Screening;
 
 /// Failures a hook may send.
 pub const MAX_FREQUENT_FAILURES: usize = 10;
@@ -17,11 +17,15 @@ pub const MAX_FREQUENT_FAILURES: usize = 10;
 const ID_PREFIX: &str = "frequent\u{0}";
 
 /// Those the screen passes, and a withheld ledger item for each it holds.
-pub fn screened(project: &str, failures: &[FrequentFailure]) -> (Vec<FrequentFailure>, Vec<InjectedItem>) {
+pub fn screened(
+    screening: &Screening,
+    project: &str,
+    failures: &[FrequentFailure],
+) -> (Vec<FrequentFailure>, Vec<InjectedItem>) {
     let mut passed = Vec::new();
     let mut held = Vec::new();
     for failure in failures {
-        if screening::screen_text("frequent_failures", &failure.failure).is_some() {
+        if screening.screen_text(project, "frequent_failures", &failure.failure).is_some() {
             held.push(item(project, failure, 0).withheld(Withheld::Quarantined));
         } else {
             passed.push(failure.clone());
@@ -64,7 +68,7 @@ mod tests {
                 of_sessions: 20,
             },
         ];
-        let (passed, held) = screened("acme", &failures);
+        let (passed, held) = screened(&Screening::default(), "acme", &failures);
         assert_eq!(passed, failures[..1]);
         assert_eq!(held.len(), 1);
         assert_eq!(held[0].withheld, Some(Withheld::Quarantined));

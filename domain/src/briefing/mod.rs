@@ -302,7 +302,8 @@ impl Briefer {
         let shown_warnings: &[Warning] = if chosen.held_out { &[] } else { &warnings };
         let asked = request.budget_chars.unwrap_or(self.config.budget_chars);
         let budget = if request.session_id.is_some() && !gate.past_budget { asked.min(remaining) } else { asked };
-        let (frequent, mut held_frequent) = frequent::screened(&request.project, &request.frequent_failures);
+        let (frequent, mut held_frequent) =
+            frequent::screened(self.knowledge.screening(), &request.project, &request.frequent_failures);
         withheld.append(&mut held_frequent);
         let contents = render::Contents::now(&request.project, last_session.as_ref(), &lessons, shown_warnings)
             .with_history(&hot_spots, &similar)
@@ -421,8 +422,16 @@ impl Briefer {
                 return Ok(Vec::new());
             }
             let text = format!("{} {}", request.task.title, request.task.description);
-            similar::find(self.actions.pool(), scope, &request.project, request.session_id, &text, &request.task.files)
-                .await
+            similar::find(
+                self.actions.pool(),
+                self.knowledge.screening(),
+                scope,
+                &request.project,
+                request.session_id,
+                &text,
+                &request.task.files,
+            )
+            .await
         };
         let (session_and_lessons, chosen, given, hot_spots, similar) = tokio::join!(
             session_and_lessons,
@@ -451,7 +460,7 @@ impl Briefer {
         gate: &Gate<'_>,
         withheld: &mut Vec<InjectedItem>,
     ) -> Result<Option<ResumeSummary>, Error> {
-        let (summary, held) = screened::summary(self.actions.pool(), summary).await?;
+        let (summary, held) = screened::summary(self.actions.pool(), self.knowledge.screening(), summary).await?;
         for part in held {
             withheld.push(last_session_item(&summary, &part, 0).withheld(Withheld::Quarantined));
         }
@@ -475,6 +484,7 @@ impl Briefer {
         let briefer = self.clone();
         let events = self.actions.resume(scope.clone(), session, agent_filter, recent, follow);
         let pool = self.actions.pool().clone();
+        let screening = self.knowledge.screening().clone();
         async_stream::try_stream! {
             futures_util::pin_mut!(events);
             let mut summary = None;
@@ -482,9 +492,9 @@ impl Briefer {
                 // What the agents wrote reaches the resuming agent screened.
                 let event = match event? {
                     ResumeEvent::Summary(opening) => {
-                        ResumeEvent::Summary(Box::new(screened::summary(&pool, *opening).await?.0))
+                        ResumeEvent::Summary(Box::new(screened::summary(&pool, &screening, *opening).await?.0))
                     }
-                    ResumeEvent::Action(action) => ResumeEvent::Action(Box::new(screened::action(&pool, *action).await?)),
+                    ResumeEvent::Action(action) => ResumeEvent::Action(Box::new(screened::action(&pool, &screening, *action).await?)),
                     other => other,
                 };
                 match &event {

@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use crate::Error;
 use crate::actions::resume::ResumeSummary;
-use crate::trust::screening;
+use crate::trust::screening::Screening;
 use lore_model::actions::Action;
 use lore_model::trust::Held;
 use lore_model::trust::quarantine::ItemKind;
@@ -33,24 +33,32 @@ struct Hold {
 /// The summary with every text the screen holds (and no person released)
 /// replaced, and the parts replaced; next steps built on such a text are
 /// dropped.
-pub async fn summary(pool: &PgPool, mut summary: ResumeSummary) -> Result<(ResumeSummary, Vec<String>), Error> {
+pub async fn summary(
+    pool: &PgPool,
+    screening: &Screening,
+    mut summary: ResumeSummary,
+) -> Result<(ResumeSummary, Vec<String>), Error> {
     let session = &summary.session;
+    let project = session.project.as_str();
     let mut holds = Vec::new();
-    if let Some(held) = screening::screen_text("summary", &session.summary) {
+    if let Some(held) = screening.screen_text(project, "summary", &session.summary) {
         holds.push(Hold { kind: ItemKind::Session, item_id: session.session_id, held });
     }
     if let Some(epic) = &summary.active_epic_id
-        && let Some(held) = screening::screen_text("epic", epic)
+        && let Some(held) = screening.screen_text(project, "epic", epic)
     {
         holds.push(Hold { kind: ItemKind::Session, item_id: session.session_id, held });
     }
     for item in &summary.work_in_progress {
-        if let Some(held) = screening::screen_text("resume", &item.description) {
+        if let Some(held) = screening.screen_text(project, "resume", &item.description) {
             holds.push(Hold { kind: ItemKind::Action, item_id: item.action.action.action_id, held });
         }
     }
-    let held_steps: Vec<bool> =
-        summary.suggested_next_steps.iter().map(|step| screening::screen_text("step", step).is_some()).collect();
+    let held_steps: Vec<bool> = summary
+        .suggested_next_steps
+        .iter()
+        .map(|step| screening.screen_text(project, "step", step).is_some())
+        .collect();
     if holds.is_empty() && !held_steps.contains(&true) {
         return Ok((summary, Vec::new()));
     }
@@ -90,10 +98,13 @@ pub async fn summary(pool: &PgPool, mut summary: ResumeSummary) -> Result<(Resum
 
 /// An action of a Resume stream with its error and context replaced when
 /// the screen holds them.
-pub async fn action(pool: &PgPool, mut action: Action) -> Result<Action, Error> {
+pub async fn action(pool: &PgPool, screening: &Screening, mut action: Action) -> Result<Action, Error> {
     let record_of = &action.action;
     let context = record_of.context.to_string();
-    let held = screening::screen([("error".to_owned(), record_of.error.as_str()), ("context".to_owned(), &*context)]);
+    let held = screening.screen(
+        &record_of.project,
+        [("error".to_owned(), record_of.error.as_str()), ("context".to_owned(), &*context)],
+    );
     let Some(held) = held else { return Ok(action) };
     let origin = Origin { author: Author::Agent, ..Origin::default() }
         .in_session(Some(&record_of.agent_id), record_of.session_id);

@@ -23,7 +23,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::Error;
-use crate::trust::screening;
+use crate::trust::screening::Screening;
 use lore_model::qa::hotspots::areas_of;
 use lore_model::scope::ProjectScope;
 use lore_model::trust;
@@ -52,6 +52,7 @@ pub struct SimilarSession {
 /// The [`SHOWN`] past sessions most like a task, most similar first.
 pub async fn find(
     pool: &sqlx::PgPool,
+    screening: &Screening,
     scope: &ProjectScope,
     project: &str,
     except: Option<Uuid>,
@@ -79,7 +80,7 @@ pub async fn find(
         })
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.started_at.cmp(&a.1.started_at)));
-    Ok(scored.into_iter().take(SHOWN).map(|(score, session)| told(session, score)).collect())
+    Ok(scored.into_iter().take(SHOWN).map(|(score, session)| told(session, score, screening, project)).collect())
 }
 
 fn areas(files: &[String]) -> BTreeSet<String> {
@@ -91,7 +92,7 @@ fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
     if union == 0 { 0.0 } else { a.intersection(b).count() as f64 / union as f64 }
 }
 
-fn told(session: PastSession, score: f64) -> SimilarSession {
+fn told(session: PastSession, score: f64, screening: &Screening, project: &str) -> SimilarSession {
     let qa = match (session.failed_qa, session.passed_qa) {
         (true, true) => "failed QA, then passed",
         (false, true) => "passed QA",
@@ -108,7 +109,7 @@ fn told(session: PastSession, score: f64) -> SimilarSession {
     let what_happened = if session.summary.trim().is_empty() {
         format!("{} actions, no summary", session.action_count)
     } else {
-        match screening::screen_text("summary", &session.summary) {
+        match screening.screen_text(project, "summary", &session.summary) {
             None => trust::quoted(&session.summary),
             Some(_) => "(its summary is held for review)".to_owned(),
         }
@@ -157,7 +158,7 @@ mod tests {
     #[test]
     fn a_session_is_told_in_one_quoted_line_with_its_outcome() {
         let session = past("Fixed the migration order.\nThen ran the tests.", &[], 0.4, (true, true));
-        let told = told(session, 0.4);
+        let told = told(session, 0.4, &Screening::default(), "demo");
         assert_eq!(told.outcome, "failed QA, then passed");
         assert_eq!(told.what_happened, "`Fixed the migration order.`");
         let silent = told_of(past("", &[], 0.4, (false, false)));
@@ -175,6 +176,6 @@ mod tests {
     }
 
     fn told_of(session: PastSession) -> SimilarSession {
-        told(session, 0.5)
+        told(session, 0.5, &Screening::default(), "demo")
     }
 }

@@ -118,7 +118,7 @@ impl KnowledgeBase {
             origin,
         };
         let parts = [("title".to_owned(), draft.title.as_str()), ("body".to_owned(), draft.body.as_str())];
-        let held = screening::screen(parts.into_iter().chain(screening::listed("tags", &draft.tags)));
+        let held = self.screening.screen(project, parts.into_iter().chain(screening::listed("tags", &draft.tags)));
         if held.is_some() {
             draft.status = DraftStatus::Quarantined;
         }

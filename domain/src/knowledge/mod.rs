@@ -33,6 +33,7 @@ pub mod vectors;
 pub mod vocabulary;
 pub mod watch;
 
+use crate::trust::screening::Screening;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -130,6 +131,9 @@ pub struct KnowledgeBase {
     /// Where searches read (a replica that holds what the keyword index
     /// holds, when there is one).
     reads: ReadPools,
+    /// The injection screen with each project's own hosts; the QA and
+    /// briefing services screen with the same one.
+    screening: Screening,
 }
 
 impl KnowledgeBase {
@@ -163,7 +167,20 @@ impl KnowledgeBase {
             own_writes: Arc::default(),
             query_vectors: Arc::default(),
             background: Arc::default(),
+            screening: Screening::default(),
         }
+    }
+
+    /// Screens with each project's own hosts (`[trust]`).
+    pub fn with_screening(mut self, screening: Screening) -> Self {
+        self.screening = screening;
+        self
+    }
+
+    /// The injection screen every service of this knowledge base screens
+    /// with.
+    pub fn screening(&self) -> &Screening {
+        &self.screening
     }
 
     /// Searches read through `reads` (`database.read_urls`).
@@ -281,7 +298,7 @@ impl KnowledgeBase {
         entry: &NewEntry,
     ) -> Result<(Entry, bool), Error> {
         let model = self.embedder.as_ref().map(|embedder| embedder.model().to_owned());
-        let held = crate::trust::screening::screen(screened_parts(entry));
+        let held = self.screening.screen(&entry.project, screened_parts(entry));
         let Some(held) = held else {
             let stored = store::upsert_in(transaction, scope, entry, &content_hash(entry), model.as_deref()).await?;
             self.supersede_in(transaction, scope, &stored.0, &entry.supersedes, entry.document.is_some()).await?;

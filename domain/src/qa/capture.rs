@@ -17,7 +17,7 @@ use super::grouping::{Match, best_match};
 use super::routes::CheckedOutRoute;
 use super::template::{Template, WILDCARD};
 use crate::Error;
-use crate::trust::screening;
+use crate::trust::screening::Screening;
 use lore_model::qa::{CaptureOutcome, NewFailure, PatternLink};
 use lore_model::scope::ProjectScope;
 use lore_model::trust::Held;
@@ -32,7 +32,12 @@ const NAME_CHARS: usize = 120;
 /// Each message's template, and what the screen holds of it: the message as
 /// printed, and its template as a briefing shows it (a held part is named
 /// by the message's index).
-pub fn screen_messages(messages: &[String], masks: &Masks) -> (Vec<Template>, Vec<Option<Held>>) {
+pub fn screen_messages(
+    messages: &[String],
+    masks: &Masks,
+    screening: &Screening,
+    project: &str,
+) -> (Vec<Template>, Vec<Option<Held>>) {
     let templates: Vec<Template> = messages.iter().map(|message| Template::of_masked(message, masks)).collect();
     let held = messages
         .iter()
@@ -40,7 +45,8 @@ pub fn screen_messages(messages: &[String], masks: &Masks) -> (Vec<Template>, Ve
         .enumerate()
         .map(|(index, (message, template))| {
             let template = template.text();
-            screening::screen([("message".to_owned(), message.as_str()), ("template".to_owned(), &*template)])
+            screening
+                .screen(project, [("message".to_owned(), message.as_str()), ("template".to_owned(), &*template)])
                 .map(|held| Held { part: index.to_string(), ..held })
         })
         .collect();
@@ -57,7 +63,7 @@ impl QaLearning {
 
         let mut transaction = self.pool.begin().await?;
         let masks = self.ensure_project_with_masks(&mut transaction, &failure.project).await?;
-        let (templates, held) = screen_messages(&messages, &masks);
+        let (templates, held) = screen_messages(&messages, &masks, self.screening(), &failure.project);
         let rules = category::in_force(store::category_rules(&mut transaction, &failure.project).await?);
         let (category, rule) = self.rules.categorize(&rules, &failure.failed_checks, &messages);
         let rule_id = rule.map(|rule| rule.rule_id.clone());

@@ -19,7 +19,6 @@ use uuid::Uuid;
 
 use super::QaLearning;
 use crate::Error;
-use crate::trust::screening;
 use lore_model::knowledge::{Entry, EntryKind, EntryStatus, GotchaDetails, NewEntry};
 use lore_model::qa::{FixAttempt, FixOutcome, FixRecorded, Pattern};
 use lore_model::scope::ProjectScope;
@@ -58,10 +57,10 @@ impl QaLearning {
                 held: (!held.is_empty()).then(|| format!("held by the injection screen ({})", held.join(", "))),
             });
         }
-        let held = screening::screen([
-            ("approach".to_owned(), attempt.approach.as_str()),
-            ("summary".to_owned(), attempt.summary.as_str()),
-        ]);
+        let held = self.screening().screen(
+            &project,
+            [("approach".to_owned(), attempt.approach.as_str()), ("summary".to_owned(), attempt.summary.as_str())],
+        );
         store::insert_attempt(&mut transaction, &project, attempt).await?;
         if let Some(held) = &held {
             let kind = ItemKind::FixAttempt;

@@ -193,6 +193,11 @@ pub struct QaLearning {
 }
 
 impl QaLearning {
+    /// The injection screen, the knowledge base's.
+    pub fn screening(&self) -> &crate::trust::screening::Screening {
+        self.knowledge.screening()
+    }
+
     pub fn new(pool: PgPool, knowledge: KnowledgeBase, sanitizer: lore_sanitize::Sanitizer, config: QaConfig) -> Self {
         Self {
             reads: ReadPools::primary_only(pool.clone()),

@@ -7,7 +7,6 @@ use uuid::Uuid;
 use super::QaLearning;
 use super::template::Template;
 use crate::Error;
-use crate::trust::screening;
 use lore_model::qa::{Pattern, PatternEdits, PatternFilter, PatternReport, PatternStatus, Split};
 use lore_model::scope::ProjectScope;
 use lore_model::trust::Origin;
@@ -58,7 +57,10 @@ impl QaLearning {
             ("common_cause", &edits.common_cause),
             ("recommended_fix", &edits.recommended_fix),
         ];
-        let held = screening::screen(
+        // A pattern never changes project; its own hosts are the screen's.
+        let project = store::pattern(&self.pool, scope, pattern_id).await?.project;
+        let held = self.screening().screen(
+            &project,
             parts.iter().filter_map(|(part, text)| text.as_deref().map(|text| ((*part).to_owned(), text))),
         );
         store::update_pattern(&self.pool, scope, pattern_id, edits, held.as_ref(), origin).await

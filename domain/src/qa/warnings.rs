@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use super::QaLearning;
 use crate::Error;
-use crate::trust::screening;
+use crate::trust::screening::Screening;
 use lore_model::actions::StoredName as _;
 use lore_model::qa::files;
 use lore_model::qa::{Pattern, PatternStanding, Warning, WarningOutcome, WarningRequest};
@@ -63,7 +63,8 @@ impl QaLearning {
             weights: &WEIGHTS,
         };
         let candidates = store::warning_candidates(&self.pool, scope, &signals, request.limit as i64).await?;
-        let mut ranked: Vec<Warning> = candidates.iter().map(warning).collect();
+        let mut ranked: Vec<Warning> =
+            candidates.iter().map(|candidate| warning(candidate, self.screening(), &request.project)).collect();
         ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.pattern_id.cmp(&b.pattern_id)));
         let held_out = held_out(&request.project, &task.task_id, self.config.holdout_fraction);
         Ok(Warnings { warnings: ranked, held_out })
@@ -130,7 +131,7 @@ impl QaLearning {
     }
 }
 
-fn warning(candidate: &WarningCandidate) -> Warning {
+fn warning(candidate: &WarningCandidate, screening: &Screening, project: &str) -> Warning {
     let pattern = &candidate.pattern;
     let relevance = candidate.relevance.clamp(0.0, 1.0);
     let frequency = normalized_frequency(pattern.occurrence_count, candidate.most_frequent);
@@ -142,7 +143,7 @@ fn warning(candidate: &WarningCandidate) -> Warning {
         // A task's title is what an agent wrote: quoted, and left out when
         // the screen would hold it.
         let percent = candidate.task_similarity * 100.0;
-        match screening::screen_text("task title", title) {
+        match screening.screen_text(project, "task title", title) {
             None => reasons.push(format!("similar past task {} ({percent:.0}% of the words)", trust::quoted(title))),
             Some(_) => reasons.push(format!("a similar past task ({percent:.0}% of the words)")),
         }

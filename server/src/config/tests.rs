@@ -160,6 +160,35 @@ fn watched_folders_come_from_the_file_or_the_environment_and_are_checked() {
 }
 
 #[test]
+fn own_hosts_come_from_the_file_or_the_environment_and_are_checked() {
+    figment::Jail::expect_with(|jail| {
+        jail.create_file(
+            "lore.toml",
+            r#"
+            [trust]
+            own_hosts = ["git.acme.internal"]
+            [trust.project_hosts]
+            payments = ["npm.payments.acme.example"]
+            "#,
+        )?;
+        let config = Config::load(Some(Path::new("lore.toml"))).expect("config loads");
+        assert_eq!(config.trust.own_hosts, ["git.acme.internal"]);
+        assert_eq!(config.trust.project_hosts["payments"], ["npm.payments.acme.example"]);
+
+        jail.set_env("LORE_TRUST__OWN_HOSTS", r#"["registry.acme.example"]"#);
+        jail.set_env("LORE_TRUST__PROJECT_HOSTS", r#"{web=["cdn.web.example"]}"#);
+        let config = Config::load(None).expect("config loads");
+        assert_eq!(config.trust.own_hosts, ["registry.acme.example"]);
+        assert_eq!(config.trust.project_hosts["web"], ["cdn.web.example"]);
+
+        jail.set_env("LORE_TRUST__OWN_HOSTS", r#"["https://registry.acme.example/"]"#);
+        let error = Config::load(None).unwrap_err().to_string();
+        assert!(error.contains("trust.own_hosts[0]: `https://registry.acme.example/` is not a host name"), "{error}");
+        Ok(())
+    });
+}
+
+#[test]
 fn read_replicas_come_from_the_file_or_the_environment_and_bad_urls_are_refused() {
     figment::Jail::expect_with(|jail| {
         jail.set_env(

@@ -479,3 +479,44 @@ async fn hostile_bytes_are_screened_stored_or_refused_naming_the_field() {
     assert!(reasons.iter().any(|reason| reason.contains("zero-width, bidirectional or tag")), "{reasons:?}");
     assert!(agent.agent.brief(brief_request("claude-7")).await.is_ok());
 }
+
+/// A fix that points npm at the project's own mirror is the project's
+/// practice where a person named the host in `[trust]`, and a change of
+/// source everywhere else: the same approach is stored as written for one
+/// project and held for the other, over real gRPC.
+#[tokio::test]
+async fn a_projects_own_hosts_are_no_outside_address_for_it_alone() {
+    let mut config = lore_server::testing::TestServer::config();
+    config.trust.project_hosts = [(PROJECT.to_owned(), vec!["npm.trust.example".to_owned()])].into();
+    let server = lore_server::testing::TestServer::start_with(config).await;
+    let mut qa = QaLearningServiceClient::new(server.channel().await);
+    let approach = "Pointed npm at our mirror: npm config set registry https://npm.trust.example/ then npm ci.";
+    for (project, held) in [(PROJECT, false), ("elsewhere", true)] {
+        let captured = qa
+            .capture_failure(proto::CaptureFailureRequest {
+                project: project.into(),
+                ..failure("T-hosts", &["npm ERR! 404 Not Found - GET https://registry.npmjs.org/@trust%2fui"])
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let fixed = qa
+            .record_fix_attempt(proto::RecordFixAttemptRequest {
+                attempt_id: Uuid::now_v7().to_string(),
+                failure_id: captured.ack.unwrap().id,
+                attempt_number: 1,
+                approach: approach.into(),
+                summary: "npm ci passes".into(),
+                outcome: proto::FixOutcome::Success as i32,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(fixed.quarantined, held, "{project}: {fixed:?}");
+        if held {
+            assert!(fixed.quarantine_reason.contains("registry"), "{fixed:?}");
+        }
+    }
+    server.stop().await;
+}
