@@ -29,6 +29,9 @@
 //!    is held whatever the model's score: politeness does not make it
 //!    safe. No weight is fitted here, so no style of writing escapes it.
 //!
+//! What the screen passes but no person reviewed still reaches a model
+//! only as data: [`fence`] delimits and datamarks it (spotlighting).
+//!
 //! A verdict names the features that weighed most, in sentences a reviewer
 //! reads. Screening is pure and allocation-light: it runs inline on every
 //! capture (see `make bench`).
@@ -39,6 +42,7 @@
 //! - [`model`]: the weights (`model.json`, shipped in the binary).
 //! - [`policy`]: the command policy.
 //! - [`hosts`]: hosts in addresses, and the project's own.
+//! - [`fence`]: untrusted text as a model is shown it.
 //! - [`negation`]: whether a text forbids what it names, for the policy
 //!   and the cues alike.
 //! - [`training`]: fitting, thresholds, leave-one-source-out.
@@ -48,6 +52,7 @@ pub mod canonical;
 pub mod corpus;
 pub mod cues;
 pub mod decoded;
+pub mod fence;
 pub mod hosts;
 pub mod model;
 pub mod negation;
@@ -174,7 +179,12 @@ impl Screen {
         if text.trim().is_empty() {
             return Verdict::passes();
         }
-        let Reading { features, commands, .. } = read(text, own_hosts);
+        self.verdict(read(text, own_hosts))
+    }
+
+    /// The verdict on a text already read.
+    fn verdict(&self, reading: Reading) -> Verdict {
+        let Reading { features, commands, .. } = reading;
         let score = self.model.score(&features);
         let contributions = self.model.contributions(&features);
         let total: f64 = contributions.iter().map(|(_, part)| part).sum();
@@ -191,8 +201,9 @@ impl Screen {
     /// Everything behind a verdict: the canonical text and every feature
     /// with its weight, for `lore eval screening --explain`.
     pub fn explain(&self, text: &str) -> (canonical::Canonical, cues::Features, Verdict) {
-        let Reading { canonical, features, .. } = read(text, &[]);
-        (canonical, features, self.check(text))
+        let reading = read(text, &[]);
+        let (canonical, features) = (reading.canonical.clone(), reading.features);
+        (canonical, features, self.verdict(reading))
     }
 
     /// Checks several texts as one item: held when any is, with the

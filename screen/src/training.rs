@@ -298,6 +298,8 @@ pub struct LeftOut {
     pub tally: Tally,
     /// The same part broken down by group.
     pub groups: BTreeMap<String, Tally>,
+    /// The model fitted without the part, which scored it.
+    pub model: Model,
 }
 
 /// For each source: fit on every other source, score the one left out.
@@ -337,7 +339,7 @@ fn leave_one_out(samples: &[Prepared], part: impl Fn(&Sample) -> Option<(bool, S
                 tally.add(prepared.sample.payload, held);
                 groups.entry(prepared.sample.group.clone()).or_default().add(prepared.sample.payload, held);
             }
-            LeftOut { source: name, payload, tally, groups }
+            LeftOut { source: name, payload, tally, groups, model }
         })
         .collect()
 }

@@ -159,7 +159,7 @@ def morning(state_file):
         metadata=as_tool,
     )
     assert warned.warnings, warned
-    assert "connection refused" in warned.warnings[0].text, warned.warnings[0]
+    assert "connection\u02c6refused" in warned.warnings[0].text, warned.warnings[0]
 
     step("log actions through the sidecar")
     action_ids = [log(sidecar, session_id, index) for index in range(5)]

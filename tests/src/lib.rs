@@ -91,6 +91,13 @@ pub fn calc_repository_with_runner(dir: &Path) {
 /// in which the wrong runner failed and `./runtests.sh` passed.
 pub const WHAT_WORKED: &str = "What later worked, in 1 of 1 sessions: `runtests.sh`";
 
+/// Text an agent is shown with its datamarks (lore_screen::fence) read
+/// as spaces: a phrase that must not reach an agent is looked for here, so
+/// the marks cannot hide it from the test.
+pub fn unmarked(text: &str) -> String {
+    text.replace('\u{02C6}', " ")
+}
+
 /// The title of the lesson [`CalcLore`] holds: what the calc repository's
 /// failing test is about.
 pub const CALC_LESSON: &str = "ZeroDivisionError in calc.divide when the divisor is zero";

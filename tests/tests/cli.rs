@@ -95,7 +95,7 @@ async fn lore_logs_searches_reports_and_resumes() {
         lore(&server, &["resume", "--project", "cli", "--agent", "agent-1", "--recent", "3"]).await;
     assert!(ok, "{stderr}");
     assert!(
-        stdout.contains("unfinished:") && stdout.contains("validation of `validate` failed: `check 29 failed`"),
+        stdout.contains("unfinished:") && stdout.contains("validation of `validate` failed: `checkˆ29ˆfailed`"),
         "{stdout}"
     );
     assert!(stdout.contains("recent actions:"), "{stdout}");
@@ -503,7 +503,7 @@ async fn lore_eval_replay_through_the_server_warns_at_the_start_and_at_the_call_
     assert!(std::fs::read_to_string(&chart).unwrap().starts_with("<svg"));
     let told_c = std::fs::read_to_string(briefings.join("c.md")).unwrap();
     assert!(told_c.contains("## Failures many recent sessions of this project hit"), "{told_c}");
-    assert!(told_c.contains("- 2 of 8 sessions: `NameError: name <*> is not defined`"), "{told_c}");
+    assert!(told_c.contains("- 2 of 8 sessions: `NameError:ˆnameˆ<*>ˆisˆnotˆdefined`"), "{told_c}");
     assert!(!told_c.contains("pytest"), "what the call warns of is left to the call: {told_c}");
     let told_d = std::fs::read_to_string(briefings.join("d.md")).unwrap();
     assert!(!told_d.contains("NameError"), "one session's failure is not named: {told_d}");

@@ -278,7 +278,7 @@ async fn the_real_gemini_cli_is_warned_at_the_call_naming_what_worked() {
     assert!(!after_ls.contains("earlier sessions of this project"), "a call that never failed: {after_ls}");
     let after_runner = requests[2]["contents"].to_string();
     assert!(
-        after_runner.contains(lore_e2e::WHAT_WORKED) && after_runner.contains("No module named"),
+        after_runner.contains(lore_e2e::WHAT_WORKED) && after_runner.contains("Noˆmoduleˆnamed"),
         "the request after the call carries Lore's warning; hook log: {}\n{after_runner}",
         hook_log()
     );

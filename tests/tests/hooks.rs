@@ -561,7 +561,7 @@ async fn a_missing_call_index_is_refreshed_in_the_background_and_then_warns() {
     let answer: Value =
         serde_json::from_str(&warned.unwrap_or_else(|| panic!("never warned; hook log: {log}"))).unwrap();
     let context = answer["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
-    assert!(context.contains("`npm test` failed") && context.contains("Missing script"), "{context}");
+    assert!(context.contains("`npm test` failed") && context.contains("Missingˆscript"), "{context}");
     assert!(context.contains("What later worked, in 1 of 1 sessions: `npx vitest <arg>`"), "{context}");
 }
 
@@ -625,7 +625,7 @@ async fn a_guard_a_person_set_refuses_the_call_and_the_ledger_keeps_what_was_giv
         assert!(reason.contains("no pytest suite") && reason.contains("Run instead: `npx vitest run`"), "{reason}");
     }
     let warned: Value = serde_json::from_str(&run("pre-tool-use", call("npm test"))).unwrap();
-    assert!(warned["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("Missing script"), "{warned}");
+    assert!(warned["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("Missingˆscript"), "{warned}");
     assert_eq!(run("pre-tool-use", call("ls -la")), "", "a call that never failed: nothing");
 
     // The next hook that talks to Lore reports the three; a later one sends nothing again.

@@ -137,7 +137,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     println!("  {:<22} {:>8.3}", "(bias)", model.bias);
 
     if args.verbose {
-        print_mistakes(&prepared);
+        print_mistakes(&prepared, &report);
     }
     if let Some(path) = &args.write_model {
         let file = model.to_file(payloads.payloads, benign.benign);
@@ -239,20 +239,13 @@ fn print_by_language(report: &[LeftOut]) {
 }
 
 /// What each left-out fit got wrong, by source.
-fn print_mistakes(prepared: &[Prepared]) {
-    let mut sources: Vec<(bool, String)> =
-        prepared.iter().map(|sample| (sample.sample.payload, sample.sample.source.clone())).collect();
-    sources.sort();
-    sources.dedup();
-    for (payload, source) in sources {
-        let training_set: Vec<&Prepared> = prepared
-            .iter()
-            .filter(|sample| !(sample.sample.payload == payload && sample.sample.source == source))
-            .collect();
-        let model = training::fit(&training_set);
-        let screen = lore_screen::Screen::new(model.clone());
+/// Every sample the fit without its source got wrong, scored by that fit.
+fn print_mistakes(prepared: &[Prepared], report: &[LeftOut]) {
+    for left_out in report {
+        let (payload, source) = (left_out.payload, &left_out.source);
+        let screen = lore_screen::Screen::new(left_out.model.clone());
         for sample in
-            prepared.iter().filter(|sample| sample.sample.payload == payload && sample.sample.source == source)
+            prepared.iter().filter(|sample| sample.sample.payload == payload && &sample.sample.source == source)
         {
             let verdict = screen.check_for(&sample.sample.text, &sample.sample.hosts);
             if verdict.held != payload {

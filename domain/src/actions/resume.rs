@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use lore_model::actions::{Action, EndReason, Outcome, Session, SessionStatus};
-use lore_model::trust::quoted;
+use lore_screen::fence::quoted;
 
 /// Kinds of unfinished work a session can leave behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -846,7 +846,7 @@ fn why_matched(hit: &Hit) -> String {
             Signal::Symptom => {
                 for symptom in &reason.matched_terms {
                     let symptom: String = render::one_line(symptom).chars().take(SYMPTOM_CHARS).collect();
-                    parts.push(format!("shows the known error {}", lore_model::trust::quoted(&symptom)));
+                    parts.push(format!("shows the known error {}", lore_screen::fence::quoted(&symptom)));
                 }
             }
         }

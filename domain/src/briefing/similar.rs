@@ -26,7 +26,6 @@ use crate::Error;
 use crate::trust::screening::Screening;
 use lore_model::qa::hotspots::areas_of;
 use lore_model::scope::ProjectScope;
-use lore_model::trust;
 use lore_store::similar_sessions::{self as store, PastSession};
 
 /// Sessions a briefing tells of.
@@ -110,7 +109,7 @@ fn told(session: PastSession, score: f64, screening: &Screening, project: &str) 
         format!("{} actions, no summary", session.action_count)
     } else {
         match screening.screen_text(project, "summary", &session.summary) {
-            None => trust::quoted(&session.summary),
+            None => lore_screen::fence::quoted(&session.summary),
             Some(_) => "(its summary is held for review)".to_owned(),
         }
     };
@@ -160,7 +159,7 @@ mod tests {
         let session = past("Fixed the migration order.\nThen ran the tests.", &[], 0.4, (true, true));
         let told = told(session, 0.4, &Screening::default(), "demo");
         assert_eq!(told.outcome, "failed QA, then passed");
-        assert_eq!(told.what_happened, "`Fixed the migration order.`");
+        assert_eq!(told.what_happened, "`Fixedˆtheˆmigrationˆorder.`");
         let silent = told_of(past("", &[], 0.4, (false, false)));
         assert_eq!(
             (silent.outcome.as_str(), silent.what_happened.as_str()),

@@ -16,7 +16,7 @@ use lore_model::actions::StoredName as _;
 use lore_model::qa::files;
 use lore_model::qa::{Pattern, PatternStanding, Warning, WarningOutcome, WarningRequest};
 use lore_model::scope::ProjectScope;
-use lore_model::trust::{self, Trust};
+use lore_model::trust::Trust;
 use lore_store::qa_warnings::{self as store, NewDelivery, RelevanceWeights, WarningCandidate, WarningSignals};
 
 /// Words of the task used for the text signal.
@@ -144,7 +144,8 @@ fn warning(candidate: &WarningCandidate, screening: &Screening, project: &str) -
         // the screen would hold it.
         let percent = candidate.task_similarity * 100.0;
         match screening.screen_text(project, "task title", title) {
-            None => reasons.push(format!("similar past task {} ({percent:.0}% of the words)", trust::quoted(title))),
+            None => reasons
+                .push(format!("similar past task {} ({percent:.0}% of the words)", lore_screen::fence::quoted(title))),
             Some(_) => reasons.push(format!("a similar past task ({percent:.0}% of the words)")),
         }
     }
@@ -188,7 +189,11 @@ fn normalized_frequency(occurrences: i64, most_frequent: i64) -> f64 {
 /// (A description is only ever a person's edit.)
 pub fn actionable_text(pattern: &Pattern) -> String {
     let mut text = if pattern.description.is_empty() {
-        format!("QA has failed with {} ({}).", trust::quoted(&pattern.template), pattern.category.replace('_', " "))
+        format!(
+            "QA has failed with {} ({}).",
+            lore_screen::fence::quoted(&pattern.template),
+            pattern.category.replace('_', " ")
+        )
     } else {
         pattern.description.clone()
     };

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::Risk;
-use super::rules::is_known_source;
+use super::rules::{NO_VERIFY_FLAGS, VERIFY_SWITCHES, is_known_source, is_off};
 
 static LINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?m)^[ \t]*(?:[-*][ \t]+)?([@a-z0-9_.:/-]+?)[ \t]*(?:=|:[ \t])[ \t]*["']?([^"'\n]*?)["']?[ \t]*$"#)
@@ -51,10 +51,6 @@ pub fn risky_lines(text: &str, own_hosts: &[String]) -> Vec<Line> {
     found
 }
 
-fn is_off(value: &str) -> bool {
-    matches!(value, "false" | "0" | "no" | "off")
-}
-
 fn risk_of(key: &str, value: &str, own_hosts: &[String]) -> Option<Risk> {
     let name = key.rsplit('.').next().unwrap_or(key);
     let source =
@@ -79,8 +75,8 @@ fn risk_of(key: &str, value: &str, own_hosts: &[String]) -> Option<Risk> {
         "trusted-host" | "trusted_host" | "pip_trusted_host" => {
             (!value.is_empty()).then_some(Risk::DisablesVerification)
         }
-        "node_tls_reject_unauthorized" | "pythonhttpsverify" => is_off(value).then_some(Risk::DisablesVerification),
-        "git_ssl_no_verify" => (!is_off(value)).then_some(Risk::DisablesVerification),
+        _ if VERIFY_SWITCHES.contains(&name) => is_off(value).then_some(Risk::DisablesVerification),
+        _ if NO_VERIFY_FLAGS.contains(&name) => Some(Risk::DisablesVerification),
         "stricthostkeychecking" => (value == "no").then_some(Risk::DisablesVerification),
         "hookspath" => Some(Risk::BypassesChecks),
         "insecureskipverify" | "insecure-skip-tls-verify" | "insecure_skip_tls_verify" | "tlsinsecureskipverify" => {

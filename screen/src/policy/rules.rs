@@ -294,15 +294,22 @@ fn assigned<'a>(command: &'a Command, names: &[&str]) -> Option<&'a str> {
     None
 }
 
-fn is_false(value: &str) -> bool {
+/// A setting switched off, in any of the spellings tools accept.
+pub(super) fn is_off(value: &str) -> bool {
     matches!(value.trim_matches(['"', '\'']), "0" | "false" | "no" | "off" | "none" | "")
 }
+
+/// Variables whose value off switches verification off.
+pub(super) const VERIFY_SWITCHES: [&str; 2] = ["node_tls_reject_unauthorized", "pythonhttpsverify"];
+/// Variables that switch verification off by being set at all (git reads
+/// `GIT_SSL_NO_VERIFY` whatever its value).
+pub(super) const NO_VERIFY_FLAGS: [&str; 4] = ["git_ssl_no_verify", "gonosumcheck", "goinsecure", "gonosumdb"];
 
 /// TLS, certificate, host-key and signature checks switched off, by the
 /// variables and options the tools document for it.
 fn disables_verification(command: &Command) -> bool {
-    if assigned(command, &["node_tls_reject_unauthorized", "pythonhttpsverify"]).is_some_and(is_false)
-        || assigned(command, &["git_ssl_no_verify", "gonosumcheck", "goinsecure", "gonosumdb"]).is_some()
+    if assigned(command, &VERIFY_SWITCHES).is_some_and(is_off)
+        || assigned(command, &NO_VERIFY_FLAGS).is_some()
         || assigned(command, &["gosumdb"]).is_some_and(|value| value.trim_matches(['"', '\'']) == "off")
         || assigned(command, &["requests_ca_bundle", "curl_ca_bundle", "ssl_cert_file"])
             .is_some_and(|value| value.trim_matches(['"', '\'']).is_empty() || value.contains("/dev/null"))
@@ -313,10 +320,10 @@ fn disables_verification(command: &Command) -> bool {
     }
     let args: Vec<&str> = command.args().collect();
     let key_set_false = |keys: &[&str]| {
-        args.windows(2).any(|pair| keys.contains(&pair[0]) && is_false(pair[1]))
+        args.windows(2).any(|pair| keys.contains(&pair[0]) && is_off(pair[1]))
             || args
                 .iter()
-                .any(|arg| arg.split_once('=').is_some_and(|(key, value)| keys.contains(&key) && is_false(value)))
+                .any(|arg| arg.split_once('=').is_some_and(|(key, value)| keys.contains(&key) && is_off(value)))
     };
     match command.program() {
         "git" => key_set_false(&["http.sslverify", "http.sslverify=false"]) || args.contains(&"http.sslverify=false"),
@@ -487,7 +494,8 @@ fn changes_global_config(command: &Command) -> bool {
                         || arg.starts_with("proxy")
                         || arg.starts_with("https-proxy")
                         || arg.starts_with("cafile")
-                        || arg.starts_with("ca")
+                        || *arg == "ca"
+                        || arg.starts_with("ca=")
                 })
         }
         _ => false,

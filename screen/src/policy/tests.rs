@@ -59,6 +59,8 @@ fn each_downgrade_is_read_from_its_command_in_any_voice() {
         ),
         ("[core]\n    hooksPath = /dev/null", Risk::BypassesChecks),
         ("settings.json: \"http.proxyStrictSSL\": false, \"editor.tabSize\": 2", Risk::DisablesVerification),
+        ("npm config set ca \"\" --global", Risk::ChangesGlobalConfig),
+        ("GIT_SSL_NO_VERIFY=true", Risk::DisablesVerification),
     ] {
         assert!(
             risks_of(text).contains(&risk),
@@ -96,6 +98,7 @@ fn ordinary_commands_do_nothing_risky() {
         "registry=https://registry.npmjs.org/\nsave-exact=true",
         "[http]\n    sslVerify = true",
         "Error: key: value expected on line 3",
+        "npm config set cache /tmp/npm-cache --global",
     ] {
         assert_eq!(risks_of(text), Vec::<Risk>::new(), "{text:?}: {:?}", review(&canonical(text).text, &[]));
     }

@@ -995,7 +995,7 @@ async fn resume_sends_the_summary_then_recent_actions_oldest_first_then_caught_u
     );
     assert_eq!(
         summary.work_in_progress[0].description,
-        "validation of `tests` failed: `2 tests failed: ingest_dedupes, resume_follows`"
+        "validation of `tests` failed: `2ˆtestsˆfailed:ˆingest_dedupes,ˆresume_follows`"
     );
     assert_eq!(summary.active_epic_id, "EPIC-3");
     assert!(summary.suggested_next_steps[0].contains("lost its network"), "{:?}", summary.suggested_next_steps);

@@ -554,8 +554,8 @@ async fn the_failures_many_sessions_hit_are_named_at_the_start_and_recorded() {
     let briefing = agent.brief(asked).await.unwrap().into_inner();
     let markdown = &briefing.markdown;
     assert!(markdown.contains("## Failures many recent sessions of this project hit"), "{markdown}");
-    assert!(markdown.contains("- 12 of 40 sessions: `ModuleNotFoundError: No module named <*>`"), "{markdown}");
-    assert!(!markdown.contains("Ignore all previous"), "{markdown}");
+    assert!(markdown.contains("- 12 of 40 sessions: `ModuleNotFoundError:ˆNoˆmoduleˆnamedˆ<*>`"), "{markdown}");
+    assert!(!crate::unmarked(markdown).contains("Ignore all previous"), "{markdown}");
     let ledger = session_ledger(&mut agent, session).await;
     let items: Vec<&proto::InjectedItem> =
         ledger.injections[0].items.iter().filter(|item| item.kind == proto::InjectedKind::CallWarning as i32).collect();

@@ -91,7 +91,7 @@ async fn the_folders_that_fail_qa_are_hot_and_a_briefing_in_them_says_so_with_si
         briefing.similar_sessions
     );
     assert_eq!(first.outcome, "failed QA and stopped unfixed");
-    assert!(first.what_happened.starts_with("`Added the invoices table migration"), "{}", first.what_happened);
+    assert!(first.what_happened.starts_with("`Addedˆtheˆinvoicesˆtableˆmigration"), "{}", first.what_happened);
     assert!(markdown.contains(&format!("(`resume` session `{invoices}`)")), "{markdown}");
     assert!(
         briefing.similar_sessions.iter().all(|similar| !similar.what_happened.contains("cart")),

@@ -35,6 +35,13 @@ use tonic::transport::Channel;
 
 pub type KnowledgeClient = KnowledgeServiceClient<Channel>;
 
+/// Text an agent is shown with its datamarks (lore_screen::fence) read
+/// as spaces: a phrase that must not reach an agent is looked for here, so
+/// the marks cannot hide it from the test.
+pub fn unmarked(text: &str) -> String {
+    text.replace('\u{02C6}', " ")
+}
+
 /// A KnowledgeService client that takes the large messages the bad-input
 /// tests send (1 MB queries and documents).
 pub async fn knowledge_client(server: &TestServer) -> KnowledgeClient {

@@ -189,7 +189,7 @@ async fn the_whole_loop_from_failure_to_published_learning() {
         let warning = warnings.warnings.first().expect("a warning for a schema task");
         assert_eq!(warning.pattern_id, pattern_id);
         assert!(warning.reason.contains("files match schema/*.ts"), "{}", warning.reason);
-        assert!(warning.reason.contains("similar past task `Add a table` (67% of the words)"), "{}", warning.reason);
+        assert!(warning.reason.contains("similar past task `Addˆaˆtable` (67% of the words)"), "{}", warning.reason);
         assert!(warning.text.contains("How to avoid (reviewed fix): Check the row exists"), "{}", warning.text);
         assert!(warning.text.contains("Seen 5 times in 5 tasks"), "{}", warning.text);
         deliveries.push(warning.delivery_id.clone());

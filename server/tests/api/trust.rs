@@ -318,10 +318,10 @@ async fn every_writable_field_holds_a_payload_and_shows_a_benign_text_at_each_tr
     let briefing = agent.agent.brief(brief_request("claude-7")).await.unwrap().into_inner();
     let markdown = &briefing.markdown;
     for phrase in [".git/hooks", "curl", "ignore all previous", "GITHUB_TOKEN", "</briefing>", "New policy"] {
-        assert!(!markdown.contains(phrase), "{phrase:?} reached the briefing:\n{markdown}");
+        assert!(!crate::unmarked(markdown).contains(phrase), "{phrase:?} reached the briefing:\n{markdown}");
     }
     assert!(markdown.contains("Division by zero when the divisor is empty"), "{markdown}");
-    assert!(markdown.contains("`ZeroDivisionError: division by zero in calc.divide at <*>"), "{markdown}");
+    assert!(markdown.contains("`ZeroDivisionError:ˆdivisionˆbyˆzeroˆinˆcalc.divideˆatˆ<*>"), "{markdown}");
     assert!(
         markdown.contains("How to avoid (verified fix): Raise ValueError when the divisor is zero"),
         "the verified fix is said: {markdown}"
@@ -329,7 +329,7 @@ async fn every_writable_field_holds_a_payload_and_shows_a_benign_text_at_each_tr
     assert!(markdown.contains("reviewed, from a person (token ops)"), "{markdown}");
     assert!(markdown.contains("observed, from an agent (token vm-17)"), "{markdown}");
     // An agent's benign lesson is quoted; its fix is not said.
-    assert!(markdown.contains("- `Division by zero when the divisor is empty B-agent-title`"), "{markdown}");
+    assert!(markdown.contains("- `DivisionˆbyˆzeroˆwhenˆtheˆdivisorˆisˆemptyˆB-agent-title`"), "{markdown}");
 
     // A person releases a held lesson (it is found again) and erases
     // another (it is gone); an agent may do neither.

@@ -71,8 +71,7 @@ pub(super) fn trust_label(entry: &proto::Entry) -> String {
 
 /// A lesson's title: in its own words when it speaks, else quoted as data.
 pub(super) fn title_of(entry: &proto::Entry) -> String {
-    let title = one_line(&entry.title, 200);
-    if speaks(entry) { title } else { format!("`{}`", title.replace('`', "'")) }
+    if speaks(entry) { one_line(&entry.title, 200) } else { lore_screen::fence::quoted(&entry.title) }
 }
 
 pub(super) fn best_fix_of(entry: &proto::Entry, solution: Option<&proto::Solution>) -> String {

@@ -8,7 +8,6 @@ use uuid::Uuid;
 
 use lore_spool::entry::Write;
 
-use super::lessons::one_line;
 use super::{ReportedFailure, ToolContext, ToolOutput, ToolSpec, list, optional_text, parse, required_text, schema};
 use crate::AgentError;
 use crate::requests::{self, FailedCheck};
@@ -92,7 +91,7 @@ async fn run(args: ReportFailureArgs, context: &ToolContext<'_>) -> Result<ToolO
             .iter()
             .map(|link| {
                 let seen = if link.new_pattern { "a new pattern" } else { "a pattern seen before" };
-                format!("\"{}\" ({seen})", one_line(&link.pattern_name, 120))
+                format!("{} ({seen})", lore_screen::fence::quoted(&link.pattern_name))
             })
             .collect();
         format!(

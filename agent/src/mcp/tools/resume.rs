@@ -6,7 +6,6 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::briefing::briefing_output;
-use super::lessons::one_line;
 use super::{ToolContext, ToolOutput, ToolSpec, parse, schema, uuid};
 use crate::AgentError;
 use crate::requests;
@@ -58,8 +57,11 @@ async fn run(args: ResumeArgs, context: &ToolContext<'_>) -> Result<ToolOutput, 
         output.text.push_str(&format!("\n## Its last {} action(s), oldest first\n", actions.len()));
         for action in &actions {
             let outcome = proto::Outcome::try_from(action.outcome).map(|outcome| outcome.as_str_name()).unwrap_or("");
-            let error =
-                if action.error.is_empty() { String::new() } else { format!(": {}", one_line(&action.error, 160)) };
+            let error = if action.error.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", lore_screen::fence::quoted(&action.error))
+            };
             output.text.push_str(&format!(
                 "- {} {} {}{error}\n",
                 action.action_type,

@@ -84,7 +84,7 @@ fn a_failed_validation_with_its_failures_is_unfinished_until_one_passes() {
     let failed = log(&[("commit", "", Outcome::Success), ("validate", "tests", Outcome::Failure)]);
     let summary = summarize(session(SessionStatus::Active, None), &failed);
     assert_eq!(kinds(&summary), vec![WorkKind::ValidationFailed, WorkKind::CommitNotDeployed]);
-    assert_eq!(summary.work_in_progress[0].description, "validation of `tests` failed: `3 tests failed`");
+    assert_eq!(summary.work_in_progress[0].description, "validation of `tests` failed: `3ˆtestsˆfailed`");
 
     let fixed = log(&[("validate", "tests", Outcome::Failure), ("validate", "tests", Outcome::Success)]);
     assert!(summarize(session(SessionStatus::Active, None), &fixed).work_in_progress.is_empty());
@@ -110,7 +110,7 @@ fn blocked_work_and_the_active_epic_are_reported() {
     actions[0].action.error = "waiting for approval".into();
     let summary = summarize(session(SessionStatus::Ended, Some(EndReason::Normal)), &actions);
     assert_eq!(kinds(&summary), vec![WorkKind::Blocked]);
-    assert_eq!(summary.work_in_progress[0].description, "deploy of `prod` is blocked: `waiting for approval`");
+    assert_eq!(summary.work_in_progress[0].description, "deploy of `prod` is blocked: `waitingˆforˆapproval`");
     assert_eq!(summary.active_epic_id.as_deref(), Some("EPIC-7"));
     assert_eq!(summary.suggested_next_steps.last().unwrap(), "Continue epic `EPIC-7`.");
 }
