@@ -10,12 +10,15 @@
 //!   messages (Brain);
 //! - `remine`: where Brain and the online assignment disagree, the merges
 //!   and splits that make the patterns agree, keeping their ids;
+//! - `criterion`: whether a change makes the groups better, by the minimum
+//!   description length of the project's own messages;
 //! - `accuracy`: group accuracy, the figure both are judged by.
 
 #![forbid(unsafe_code)]
 
 pub mod accuracy;
 pub mod brain;
+pub mod criterion;
 pub mod masks;
 pub mod matching;
 pub mod remine;

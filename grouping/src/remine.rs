@@ -11,10 +11,16 @@
 //! out and joins them in the same plan, so that after the plan every mined
 //! group is one pattern. What a person merged or split stays as they left
 //! it: a pattern marked `pinned` is never merged or split by re-mining.
+//!
+//! Brain only proposes: [`judge`] keeps a change only when it shortens the
+//! description of the project's groups ([`crate::criterion`]), so
+//! re-mining never trades a grouping for one its own messages code worse.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::Hash;
 
 use crate::brain::{BrainSettings, mine};
+use crate::criterion::Code;
 use crate::template::Template;
 
 /// One recent occurrence, as the store holds it.
@@ -105,6 +111,232 @@ where
         changes.push(Change::Merge { into, sources: targets.collect(), template: groups[group].template.clone() });
     }
     changes
+}
+
+/// What the criterion made of a plan: the changes it keeps, in order (an
+/// `SplitOf` names its index in these), how many it turned down, and the
+/// description length of the groups before and after, in bits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judged<P, O> {
+    pub changes: Vec<Change<P, O>>,
+    pub rejected: usize,
+    pub bits_before: f64,
+    pub bits_after: f64,
+}
+
+/// Keeps the changes of `changes` (a [`plan`] of `occurrences`) that
+/// shorten the description of the groups ([`crate::criterion`]). A split
+/// whose part the plan merges into another pattern is judged with that
+/// merge, as one move of the part (alone, a part of a few messages would
+/// rarely pay for its own group); a merge turned down is tried again
+/// without the parts split for it. Each move is judged on the groups the
+/// moves kept before it made. Brain proposes, the project's own messages
+/// decide.
+pub fn judge<P, O>(occurrences: &[Occurrence<P, O>], changes: Vec<Change<P, O>>) -> Judged<P, O>
+where
+    P: Clone + Ord,
+    O: Clone + Eq + Hash,
+{
+    let index_of: HashMap<&O, usize> =
+        occurrences.iter().enumerate().map(|(index, occurrence)| (&occurrence.id, index)).collect();
+    let indices = |ids: &[O]| -> Vec<usize> { ids.iter().filter_map(|id| index_of.get(id).copied()).collect() };
+    let mut first_of: BTreeMap<&P, usize> = BTreeMap::new();
+    for (index, occurrence) in occurrences.iter().enumerate() {
+        first_of.entry(&occurrence.pattern).or_insert(index);
+    }
+    let mut groups = Groups::of(occurrences);
+    let bits_before = groups.total();
+    let proposed = changes.len();
+    let taken_by_merges: BTreeSet<usize> = changes
+        .iter()
+        .flat_map(|change| match change {
+            Change::Merge { into, sources, .. } => std::iter::once(into).chain(sources).collect(),
+            Change::Split { .. } => Vec::new(),
+        })
+        .filter_map(|target| match target {
+            Target::SplitOf(split) => Some(*split),
+            Target::Pattern(_) => None,
+        })
+        .collect();
+    let mut slots: Vec<Option<Change<P, O>>> = changes.into_iter().map(Some).collect();
+    let mut kept: Vec<Change<P, O>> = Vec::new();
+    // A split no merge takes from: its part becomes a pattern of its own.
+    for (index, slot) in slots.iter_mut().enumerate() {
+        if taken_by_merges.contains(&index) || !matches!(slot, Some(Change::Split { .. })) {
+            continue;
+        }
+        let Some(split) = slot.take() else { continue };
+        let Change::Split { occurrences: moved, .. } = &split else { continue };
+        let mut trial = groups.clone();
+        trial.split_off(&indices(moved));
+        if trial.total() < groups.total() - BITS_SLACK {
+            groups = trial;
+            kept.push(split);
+        }
+    }
+    // Each merge, with the parts split for it.
+    for index in 0..slots.len() {
+        if !matches!(slots[index], Some(Change::Merge { .. })) {
+            continue;
+        }
+        let Some(Change::Merge { into, sources, template }) = slots[index].take() else { continue };
+        let mut splits = Vec::new();
+        let mut patterns = Vec::new();
+        for target in std::iter::once(into).chain(sources) {
+            match target {
+                Target::SplitOf(split) => splits.extend(slots.get_mut(split).and_then(Option::take)),
+                Target::Pattern(pattern) => patterns.push(pattern),
+            }
+        }
+        for with_parts in [true, false] {
+            if !with_parts && (splits.is_empty() || patterns.len() < 2) {
+                break;
+            }
+            let mut trial = groups.clone();
+            let mut holders: Vec<usize> = patterns.iter().map(|pattern| trial.group_of[first_of[pattern]]).collect();
+            if with_parts {
+                for split in &splits {
+                    if let Change::Split { occurrences: moved, .. } = split {
+                        holders.push(trial.split_off(&indices(moved)));
+                    }
+                }
+            }
+            holders.sort_unstable();
+            holders.dedup();
+            if holders.len() < 2 {
+                break;
+            }
+            trial.merge(&holders);
+            if trial.total() >= groups.total() - BITS_SLACK {
+                continue;
+            }
+            groups = trial;
+            let mut targets: Vec<Target<P>> = patterns.iter().cloned().map(Target::Pattern).collect();
+            if with_parts {
+                for split in splits.drain(..) {
+                    targets.push(Target::SplitOf(kept.len()));
+                    kept.push(split);
+                }
+            }
+            let mut targets = targets.into_iter();
+            let into = targets.next().expect("two holders or more");
+            kept.push(Change::Merge { into, sources: targets.collect(), template: template.clone() });
+            break;
+        }
+    }
+    let bits_after = groups.total();
+    Judged { rejected: proposed.saturating_sub(kept.len()), changes: kept, bits_before, bits_after }
+}
+
+/// Bits a change must save to be kept: rounding is no improvement.
+const BITS_SLACK: f64 = 1e-6;
+
+/// The groups a plan is judged on, each with its description length.
+#[derive(Clone)]
+struct Groups<'a> {
+    code: Code,
+    templates: Vec<&'a Template>,
+    group_of: Vec<usize>,
+    members: Vec<Vec<usize>>,
+    bits: Vec<f64>,
+}
+
+impl<'a> Groups<'a> {
+    /// The occurrences' patterns as they are.
+    fn of<P: Ord, O>(occurrences: &'a [Occurrence<P, O>]) -> Self {
+        let templates: Vec<&Template> = occurrences.iter().map(|occurrence| &occurrence.template).collect();
+        let mut numbers: BTreeMap<&P, usize> = BTreeMap::new();
+        let mut members: Vec<Vec<usize>> = Vec::new();
+        let mut group_of = Vec::with_capacity(occurrences.len());
+        for (index, occurrence) in occurrences.iter().enumerate() {
+            let group = *numbers.entry(&occurrence.pattern).or_insert_with(|| {
+                members.push(Vec::new());
+                members.len() - 1
+            });
+            members[group].push(index);
+            group_of.push(group);
+        }
+        let mut groups =
+            Self { code: Code::of(templates.iter().copied()), templates, group_of, members, bits: Vec::new() };
+        groups.bits = (0..groups.members.len()).map(|group| groups.bits_of(group)).collect();
+        groups
+    }
+
+    fn bits_of(&self, group: usize) -> f64 {
+        let templates: Vec<&Template> = self.members[group].iter().map(|index| self.templates[*index]).collect();
+        self.code.group(&templates)
+    }
+
+    fn total(&self) -> f64 {
+        self.bits.iter().sum()
+    }
+
+    /// Moves `part` into a new group; its number.
+    fn split_off(&mut self, part: &[usize]) -> usize {
+        let new = self.members.len();
+        let moving: std::collections::HashSet<usize> = part.iter().copied().collect();
+        let from: BTreeSet<usize> = part.iter().map(|index| self.group_of[*index]).collect();
+        for group in &from {
+            self.members[*group].retain(|index| !moving.contains(index));
+        }
+        self.members.push(part.to_vec());
+        self.bits.push(0.0);
+        for index in part {
+            self.group_of[*index] = new;
+        }
+        for group in from.into_iter().chain([new]) {
+            self.bits[group] = self.bits_of(group);
+        }
+        new
+    }
+
+    /// Puts every member of `groups` into the first.
+    fn merge(&mut self, groups: &[usize]) {
+        let (into, sources) = groups.split_first().expect("a group to merge into");
+        for source in sources {
+            let moved = std::mem::take(&mut self.members[*source]);
+            for index in &moved {
+                self.group_of[*index] = *into;
+            }
+            self.members[*into].extend(moved);
+            self.bits[*source] = 0.0;
+        }
+        self.bits[*into] = self.bits_of(*into);
+    }
+}
+
+/// Carries out a plan in memory, patterns numbered: the pattern of every
+/// occurrence after it (what the evaluations score; the server carries a
+/// plan out in the store).
+pub fn carried_out(occurrences: &[Occurrence<usize, usize>], changes: &[Change<usize, usize>]) -> Vec<usize> {
+    let mut pattern_of: Vec<usize> = occurrences.iter().map(|occurrence| occurrence.pattern).collect();
+    let mut next = pattern_of.iter().max().copied().unwrap_or(0) + 1;
+    let mut created: HashMap<usize, usize> = HashMap::new();
+    let resolve = |target: &Target<usize>, created: &HashMap<usize, usize>| match target {
+        Target::Pattern(pattern) => *pattern,
+        Target::SplitOf(change) => created[change],
+    };
+    for (index, change) in changes.iter().enumerate() {
+        match change {
+            Change::Split { occurrences: moved, .. } => {
+                created.insert(index, next);
+                for occurrence in moved {
+                    pattern_of[*occurrence] = next;
+                }
+                next += 1;
+            }
+            Change::Merge { into, sources, .. } => {
+                let into = resolve(into, &created);
+                let sources: Vec<usize> = sources.iter().map(|source| resolve(source, &created)).collect();
+                for pattern in &mut pattern_of {
+                    if sources.contains(pattern) {
+                        *pattern = into;
+                    }
+                }
+            }
+        }
+    }
+    pattern_of
 }
 
 /// The template of a part: positions where its members differ are

@@ -4,7 +4,8 @@
 //! on the same database: a bare INSERT of the failure row for capture (and
 //! the injection screen of the same messages alone, as a share of it), a
 //! bare top-5 query over the file-glob index for warnings, and a bare
-//! per-day count for the dashboard.
+//! per-day count for the dashboard; RemineProject over the largest window
+//! of that project, against reading the same occurrences in SQL.
 //!
 //! The failures are generated (see `common::failures`). The patterns are
 //! created through the real
@@ -340,6 +341,58 @@ fn main() {
         grow_failures(server.pool()).await;
         bench_warnings(&server, &vocabulary, &format!("{FAILURES}")).await;
         bench_dashboard(&server).await;
+        bench_remining(&server).await;
         server.stop().await;
     });
+}
+
+/// Re-mining reads at most this many occurrences (`RemineProject`'s cap).
+const REMINE_WINDOW: u32 = 50_000;
+const REMINE_CALLS: usize = 3;
+
+async fn bench_remining(server: &TestServer) {
+    let mut qa = client(server).await;
+    let occurrences: i64 = sqlx::query_scalar("SELECT count(*) FROM qa_pattern_occurrences WHERE project = $1")
+        .bind(PROJECT)
+        .fetch_one(server.pool())
+        .await
+        .unwrap();
+    println!(
+        "\n## RemineProject over gRPC, the newest {REMINE_WINDOW} of {occurrences} occurrences, {REMINE_CALLS} calls\n"
+    );
+    println!("| measure | p50 | p99 |\n|---|---:|---:|");
+    let request = proto::RemineProjectRequest { project: PROJECT.into(), window: REMINE_WINDOW };
+    let mut latencies = histogram();
+    // The first call makes the changes; the later ones find none left.
+    let mut first = None;
+    for _ in 0..REMINE_CALLS {
+        let begin = Instant::now();
+        let done = qa.remine_project(request.clone()).await.unwrap().into_inner();
+        record(&mut latencies, begin);
+        first.get_or_insert(done);
+    }
+    let done = first.expect("a call");
+    let mut baseline = histogram();
+    for _ in 0..REMINE_CALLS {
+        let begin = Instant::now();
+        sqlx::query(
+            "SELECT o.occurrence_id, o.pattern_id, p.category, o.message, o.template
+             FROM qa_pattern_occurrences o JOIN qa_patterns p USING (pattern_id)
+             WHERE o.project = $1 ORDER BY o.occurred_at DESC, o.occurrence_id DESC LIMIT $2",
+        )
+        .bind(PROJECT)
+        .bind(i64::from(REMINE_WINDOW))
+        .fetch_all(server.pool())
+        .await
+        .unwrap();
+        record(&mut baseline, begin);
+    }
+    latency_row(
+        &format!(
+            "RemineProject (first call: {} merges, {} splits, {} turned down)",
+            done.merges, done.splits, done.rejected
+        ),
+        &latencies,
+    );
+    latency_row("baseline: reading the same occurrences (SQL)", &baseline);
 }

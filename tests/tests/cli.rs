@@ -418,11 +418,13 @@ async fn lore_indexes_a_folder_searches_shows_an_entry_and_reviews_a_draft() {
 /// directory` reads as asking for credentials), which joins no pattern and
 /// so costs its whole group of 60 lines: 0.963 - 60/1620.
 #[tokio::test]
-async fn lore_eval_grouping_through_the_server_reaches_what_mining_reaches_on_the_own_sets() {
+async fn lore_eval_grouping_through_the_server_is_never_worse_than_as_captured_on_the_own_sets() {
     let (_database, server) = server().await;
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+    // Floors: what re-mining as judged reaches through the RPCs (Brain's
+    // whole plan reached 0.891 on failures, below the 0.932 as captured).
     for (set, mined, held) in [
-        ("failures/failures_2k.log_structured.csv", 0.891, 0),
+        ("failures/failures_2k.log_structured.csv", 0.947, 0),
         ("tool-failures/tool_failures.log_structured.csv", 0.926, 1),
     ] {
         let file = data.join(set);
@@ -434,6 +436,13 @@ async fn lore_eval_grouping_through_the_server_reaches_what_mining_reaches_on_th
             .and_then(|value| value.parse().ok())
             .unwrap_or_else(|| panic!("{set}: last line {last:?}"));
         assert!(accuracy >= mined - 0.01, "{set}: group accuracy {accuracy} < {mined}\n{stdout}");
+        let captured: f64 = stdout
+            .split("as captured: group_accuracy=")
+            .nth(1)
+            .and_then(|rest| rest.get(..5))
+            .and_then(|figure| figure.parse().ok())
+            .unwrap_or_else(|| panic!("{set}: no figure as captured\n{stdout}"));
+        assert!(accuracy >= captured - 0.01, "{set}: re-mining made it worse, {captured} to {accuracy}\n{stdout}");
         let said = stdout.contains(&format!("{held} lines held by the injection screen"));
         assert_eq!(said, held > 0, "{set}: {held} held lines expected\n{stdout}");
     }

@@ -105,7 +105,10 @@ async fn run_file(
             .await
             .context("re-mining the project")?
             .into_inner();
-        println!("as captured: group_accuracy={captured:.3}; re-mined: {} merges, {} splits", done.merges, done.splits);
+        println!(
+            "as captured: group_accuracy={captured:.3}; re-mined: {} merges, {} splits ({} proposed and turned down)",
+            done.merges, done.splits, done.rejected
+        );
         if done.merges + done.splits > 0 {
             predicted = after_remining(&mut qa, &project, &failures, &predicted).await?;
         }

@@ -73,8 +73,12 @@ pub fn print_remined(project: &str, done: proto::RemineProjectResponse) {
         0 => String::new(),
         moves => format!(", {moves} patterns moved to the template their messages share now"),
     };
+    let rejected = match done.rejected {
+        0 => String::new(),
+        rejected => format!(" ({rejected} more proposed, turned down: they would have grouped the messages worse)"),
+    };
     println!(
-        "re-mined {} occurrences of {project}: {} merges, {} splits{moved}",
+        "re-mined {} occurrences of {project}: {} merges, {} splits{rejected}{moved}",
         done.occurrences, done.merges, done.splits
     );
 }

@@ -4,13 +4,16 @@
 //! message at a time (`lore_grouping::remine`). Patterns keep their ids,
 //! fixes and warning history; both kinds of change are remembered as
 //! corrections, so later captures follow them; a pattern a person merged
-//! or split is left as they left it. An occurrence re-mining moved says so
+//! or split is left as they left it. Brain only proposes: a change is
+//! carried out when it shortens the description of the project's own
+//! messages (`lore_grouping::remine::judge`), so re-mining never trades
+//! a project's groups for ones its messages code worse. An occurrence re-mining moved says so
 //! as the reason it joined its pattern.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use lore_grouping::brain::BrainSettings;
-use lore_grouping::remine::{Change, Occurrence, Target, plan};
+use lore_grouping::remine::{Change, Occurrence, Target, judge, plan};
 use uuid::Uuid;
 
 use super::QaLearning;
@@ -30,6 +33,8 @@ pub struct Remined {
     pub occurrences: usize,
     pub merges: usize,
     pub splits: usize,
+    /// Changes Brain proposed that the criterion turned down.
+    pub rejected: usize,
     /// Patterns that took the template their occurrences share under the
     /// project's masks now.
     pub moves: usize,
@@ -66,15 +71,17 @@ impl QaLearning {
         let settings = BrainSettings::default();
         let retemplated: HashSet<Uuid> = retemplated.into_iter().map(|(occurrence, _)| occurrence).collect();
         for occurrences in by_category.values() {
-            let changes = plan(occurrences, &pinned, &settings);
-            let pattern_of = self.carry_out(scope, occurrences, &changes, &mut done).await?;
+            let judged = judge(occurrences, plan(occurrences, &pinned, &settings));
+            done.rejected += judged.rejected;
+            let pattern_of = self.carry_out(scope, occurrences, &judged.changes, &mut done).await?;
             self.follow_templates(occurrences, &pattern_of, &retemplated, &mut done).await?;
         }
-        if done.merges + done.splits + done.moves > 0 {
+        if done.merges + done.splits + done.moves + done.rejected > 0 {
             tracing::info!(
                 project,
                 merges = done.merges,
                 splits = done.splits,
+                rejected = done.rejected,
                 moves = done.moves,
                 "re-mined the project's patterns"
             );

@@ -1,4 +1,4 @@
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::*;
@@ -6,39 +6,9 @@ use crate::accuracy::group_accuracy;
 use crate::matching::OnlineGrouper;
 use crate::matching::tests::structured;
 
-/// Carries out a plan in memory: the pattern of every occurrence after it.
-fn apply(occurrences: &[Occurrence<usize, usize>], changes: &[Change<usize, usize>]) -> Vec<usize> {
-    let mut pattern_of: Vec<usize> = occurrences.iter().map(|occurrence| occurrence.pattern).collect();
-    let mut next = pattern_of.iter().max().copied().unwrap_or(0) + 1;
-    let mut created: HashMap<usize, usize> = HashMap::new();
-    let resolve = |target: &Target<usize>, created: &HashMap<usize, usize>| match target {
-        Target::Pattern(pattern) => *pattern,
-        Target::SplitOf(change) => created[change],
-    };
-    for (index, change) in changes.iter().enumerate() {
-        match change {
-            Change::Split { occurrences: moved, .. } => {
-                created.insert(index, next);
-                for occurrence in moved {
-                    pattern_of[*occurrence] = next;
-                }
-                next += 1;
-            }
-            Change::Merge { into, sources, .. } => {
-                let into = resolve(into, &created);
-                let sources: Vec<usize> = sources.iter().map(|source| resolve(source, &created)).collect();
-                for pattern in &mut pattern_of {
-                    if sources.contains(pattern) {
-                        *pattern = into;
-                    }
-                }
-            }
-        }
-    }
-    pattern_of
-}
-
-fn online_then_remined(messages: &[String]) -> (Vec<usize>, Vec<usize>) {
+/// Each set's messages grouped as captures group them (online), then with
+/// Brain's whole plan carried out, then with what the criterion keeps of it.
+fn online_remined_judged(messages: &[String]) -> [Vec<usize>; 3] {
     let mut grouper = OnlineGrouper::default();
     let occurrences: Vec<Occurrence<usize, usize>> = messages
         .iter()
@@ -50,22 +20,30 @@ fn online_then_remined(messages: &[String]) -> (Vec<usize>, Vec<usize>) {
         .collect();
     let online = occurrences.iter().map(|occurrence| occurrence.pattern).collect();
     let changes = plan(&occurrences, &BTreeSet::new(), &BrainSettings::default());
-    (online, apply(&occurrences, &changes))
+    let remined = carried_out(&occurrences, &changes);
+    let judged = judge(&occurrences, changes);
+    assert!(judged.bits_after <= judged.bits_before, "{} > {}", judged.bits_after, judged.bits_before);
+    [online, remined, carried_out(&occurrences, &judged.changes)]
 }
 
-/// Re-mining the online assignment's patterns ends where Brain alone
-/// does: every set at least as well as mined (0.01 slack), whatever the
-/// online assignment did.
+/// Brain's whole plan ends where Brain alone does; what the criterion keeps
+/// of it is never below the better of the online patterns and Brain's by
+/// more than 0.01 on any development set, and holds its figure (0.01
+/// slack). Nothing here is fitted: the sets are checks, not training.
 #[test]
-fn re_mining_the_online_patterns_reaches_what_brain_alone_reaches() {
+fn re_mining_never_leaves_a_set_worse_than_the_better_of_captured_and_mined() {
+    const JUDGED: [f64; 2] = [0.947, 0.963];
     let mut below = Vec::new();
-    for (file, mined) in crate::brain::tests::MINED_FLOORS {
+    for ((file, mined), floor) in crate::brain::tests::MINED_FLOORS.iter().zip(JUDGED) {
         let (messages, truth) = structured(Path::new(file));
-        let (online, remined) = online_then_remined(&messages);
-        let (online, remined) = (group_accuracy(&online, &truth), group_accuracy(&remined, &truth));
-        eprintln!("{file}: online {online:.3}, re-mined {remined:.3} (Brain alone {mined})");
+        let [online, remined, judged] =
+            online_remined_judged(&messages).map(|grouping| group_accuracy(&grouping, &truth));
+        eprintln!("{file}: online {online:.3}, re-mined {remined:.3} (Brain alone {mined}), judged {judged:.3}");
         if remined < mined - 0.01 {
-            below.push(format!("{file}: {remined:.3} < {mined}"));
+            below.push(format!("{file}: re-mined {remined:.3} < {mined}"));
+        }
+        if judged < online.max(remined) - 0.01 || judged < floor - 0.01 {
+            below.push(format!("{file}: judged {judged:.3}, online {online:.3}, re-mined {remined:.3}"));
         }
     }
     assert!(below.is_empty(), "{below:?}");
@@ -102,16 +80,50 @@ fn a_pattern_that_holds_two_kinds_splits_and_the_part_joins_its_kind() {
         occurrence(5, 2, "job failed ok"),
     ];
     let changes = plan(&occurrences, &BTreeSet::new(), &BrainSettings::default());
-    let after = apply(&occurrences, &changes);
+    let after = carried_out(&occurrences, &changes);
     assert_eq!(after, [1, 1, 1, 2, 2, 2], "{changes:?}");
     // A person's pattern stays as they left it.
     let pinned = BTreeSet::from([1]);
     let changes = plan(&occurrences, &pinned, &BrainSettings::default());
-    assert_eq!(apply(&occurrences, &changes), [1, 1, 1, 1, 2, 2], "{changes:?}");
+    assert_eq!(carried_out(&occurrences, &changes), [1, 1, 1, 1, 2, 2], "{changes:?}");
 }
 
 #[test]
 fn patterns_that_already_agree_with_brain_change_nothing() {
     let occurrences = vec![occurrence(0, 1, "a b c"), occurrence(1, 2, "x y z")];
     assert!(plan(&occurrences, &BTreeSet::new(), &BrainSettings::default()).is_empty());
+}
+
+#[test]
+fn the_criterion_keeps_a_move_of_a_part_to_its_kind_as_one_change() {
+    let occurrences = vec![
+        occurrence(0, 1, "job started ok"),
+        occurrence(1, 1, "job started ok"),
+        occurrence(2, 1, "job started ok"),
+        occurrence(3, 1, "job failed ok"),
+        occurrence(4, 2, "job failed ok"),
+        occurrence(5, 2, "job failed ok"),
+    ];
+    let judged = judge(&occurrences, plan(&occurrences, &BTreeSet::new(), &BrainSettings::default()));
+    assert_eq!(judged.rejected, 0, "{judged:?}");
+    assert!(judged.bits_after < judged.bits_before, "{judged:?}");
+    assert_eq!(carried_out(&occurrences, &judged.changes), [1, 1, 1, 2, 2, 2], "{judged:?}");
+}
+
+#[test]
+fn the_criterion_turns_down_a_split_that_only_scatters_one_kind() {
+    // One kind whose last token is a variable Brain reads as constant when
+    // one value is frequent: splitting the rare value out codes worse.
+    let mut occurrences: Vec<Occurrence<usize, usize>> =
+        (0..12).map(|id| occurrence(id, 1, "worker pool saturated on shard main")).collect();
+    occurrences.push(occurrence(12, 1, "worker pool saturated on shard east"));
+    let split =
+        Change::Split { from: 1, occurrences: vec![12], template: Template::of("worker pool saturated on shard east") };
+    let judged = judge(&occurrences, vec![split]);
+    assert_eq!((judged.changes.len(), judged.rejected), (0, 1), "{judged:?}");
+    assert_eq!(judged.bits_after, judged.bits_before);
+    // A merge whose targets are gone (a split turned down) is dropped too.
+    let merge =
+        Change::Merge { into: Target::Pattern(1), sources: vec![Target::SplitOf(7)], template: Template::of("x") };
+    assert_eq!(judge(&occurrences, vec![merge]).changes, Vec::new());
 }

@@ -672,6 +672,7 @@ pub fn remined_to_proto(done: &Remined) -> proto::RemineProjectResponse {
         merges: done.merges as u32,
         splits: done.splits as u32,
         moves: done.moves as u32,
+        rejected: done.rejected as u32,
     }
 }
 
