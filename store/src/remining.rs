@@ -7,6 +7,8 @@ use sqlx::{PgPool, Row as _};
 use uuid::Uuid;
 
 use lore_model::Error;
+use lore_model::qa::remining::{RemineRun, Remined};
+use lore_model::scope::ProjectScope;
 
 /// One recent occurrence: its id, its live pattern, the pattern's
 /// category, the message as stored and its normalized template.
@@ -154,4 +156,55 @@ pub async fn move_pattern(pool: &PgPool, was: &PatternTemplate, tokens: &[String
     .await?
     .rows_affected();
     Ok(moved == 1)
+}
+
+/// Keeps `remined` as `project`'s last re-mining.
+pub async fn record_run(pool: &PgPool, project: &str, remined: &Remined) -> Result<(), Error> {
+    let count = |value: usize| i32::try_from(value).unwrap_or(i32::MAX);
+    sqlx::query(
+        "INSERT INTO qa_remining_runs
+             (project, occurrences, merges, splits, rejected, moves, bits_before, bits_after)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (project) DO UPDATE SET remined_at = now(), occurrences = EXCLUDED.occurrences,
+             merges = EXCLUDED.merges, splits = EXCLUDED.splits, rejected = EXCLUDED.rejected,
+             moves = EXCLUDED.moves, bits_before = EXCLUDED.bits_before, bits_after = EXCLUDED.bits_after",
+    )
+    .bind(project)
+    .bind(count(remined.occurrences))
+    .bind(count(remined.merges))
+    .bind(count(remined.splits))
+    .bind(count(remined.rejected))
+    .bind(count(remined.moves))
+    .bind(remined.bits_before)
+    .bind(remined.bits_after)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// `project`'s last re-mining, if it was ever re-mined.
+pub async fn last_run(pool: &PgPool, scope: &ProjectScope, project: &str) -> Result<Option<RemineRun>, Error> {
+    let row = sqlx::query(
+        "SELECT project, remined_at, occurrences, merges, splits, rejected, moves, bits_before, bits_after
+         FROM qa_remining_runs WHERE project = $1 AND ($2::text[] IS NULL OR project = ANY($2))",
+    )
+    .bind(project)
+    .bind(scope.sql_filter())
+    .fetch_optional(pool)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let count = |column: &str| -> Result<usize, Error> { Ok(row.try_get::<i32, _>(column)?.max(0) as usize) };
+    Ok(Some(RemineRun {
+        project: row.try_get("project")?,
+        remined_at: row.try_get("remined_at")?,
+        remined: Remined {
+            occurrences: count("occurrences")?,
+            merges: count("merges")?,
+            splits: count("splits")?,
+            rejected: count("rejected")?,
+            moves: count("moves")?,
+            bits_before: row.try_get("bits_before")?,
+            bits_after: row.try_get("bits_after")?,
+        },
+    }))
 }

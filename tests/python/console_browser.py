@@ -145,6 +145,11 @@ def grouping_masks(page):
     page.wait_for_selector("p.notice")
     added = page.locator("p.notice").inner_text()
     check(added.startswith("Added the mask service; re-mining read"), f"adding a mask said: {added}")
+    page.goto(URL + "/projects/shop/qa")
+    remining = page.locator("#remining").inner_text()
+    check("Last re-mined" in remining and "bits" in remining and "turned down" in remining,
+          f"the QA page does not show the last re-mining's verdict: {remining}")
+    page.get_by_role("link", name="Grouping masks").click()
     check("svc-[a-z]+" in page.locator("table").inner_text(), "the new mask is not listed")
     page.fill("#mask_name", "broken")
     page.fill("#mask_pattern", "svc-(")

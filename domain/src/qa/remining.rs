@@ -27,18 +27,7 @@ use lore_store::remining as store;
 /// from people's.
 pub const REASON_PREFIX: &str = "re-mined";
 
-/// What one re-mining of a project changed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Remined {
-    pub occurrences: usize,
-    pub merges: usize,
-    pub splits: usize,
-    /// Changes Brain proposed that the criterion turned down.
-    pub rejected: usize,
-    /// Patterns that took the template their occurrences share under the
-    /// project's masks now.
-    pub moves: usize,
-}
+pub use lore_model::qa::remining::{RemineRun, Remined};
 
 impl QaLearning {
     /// Re-mines the newest `window` occurrences of `project`.
@@ -73,6 +62,8 @@ impl QaLearning {
         for occurrences in by_category.values() {
             let judged = judge(occurrences, plan(occurrences, &pinned, &settings));
             done.rejected += judged.rejected;
+            done.bits_before += judged.bits_before;
+            done.bits_after += judged.bits_after;
             let pattern_of = self.carry_out(scope, occurrences, &judged.changes, &mut done).await?;
             self.follow_templates(occurrences, &pattern_of, &retemplated, &mut done).await?;
         }
@@ -86,7 +77,20 @@ impl QaLearning {
                 "re-mined the project's patterns"
             );
         }
+        // The verdict the QA page shows; re-mining is done either way. A
+        // project with nothing to read has no verdict (and maybe no row).
+        if done.occurrences > 0
+            && let Err(error) = store::record_run(&self.pool, project, &done).await
+        {
+            tracing::warn!(%error, project, "cannot record the re-mining's verdict");
+        }
         Ok(done)
+    }
+
+    /// `project`'s last re-mining and the criterion's verdict on it.
+    pub async fn last_remining(&self, scope: &ProjectScope, project: &str) -> Result<Option<RemineRun>, Error> {
+        scope.require(project)?;
+        store::last_run(&self.reads.bounded(), scope, project).await
     }
 
     /// A pattern whose occurrences a mask change normalized anew takes the

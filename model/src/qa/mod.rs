@@ -3,6 +3,7 @@
 pub mod files;
 pub mod guards;
 pub mod hotspots;
+pub mod remining;
 pub mod significance;
 
 use base64::Engine as _;

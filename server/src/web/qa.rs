@@ -21,6 +21,7 @@ use lore_model::actions::StoredName as _;
 use lore_model::qa::PatternReport;
 use lore_model::qa::hotspots::{HotSpot, HotSpots};
 use lore_model::qa::limits::MAX_IDS;
+use lore_model::qa::remining::RemineRun;
 use lore_model::qa::significance::{Comparison, GroupRate};
 use lore_model::qa::{
     DashboardQuery, Pattern, PatternFilter, Promotion, PromotionDecision, PromotionReview, PromotionStatus, Split,
@@ -72,10 +73,11 @@ pub async fn dashboard(
         min_count: HOT_SPOT_MIN,
         limit: HOT_SPOTS_SHOWN,
     };
-    let (dashboard, patterns, spots) = tokio::try_join!(
+    let (dashboard, patterns, spots, remining) = tokio::try_join!(
         console.qa.dashboard(&scope, &query),
         console.qa.list_patterns(&scope, &filter, page_size, after),
         hot_spots(&console.qa, &scope, &hot_query),
+        console.qa.last_remining(&scope, &project),
     )?;
     let tasks = dashboard.tasks;
     let comparison = dashboard.comparison;
@@ -131,6 +133,8 @@ pub async fn dashboard(
             (hot_spot_list("file areas (sessions)", &spots.areas))
             (hot_spot_list("action kinds (actions)", &spots.action_kinds))
         }
+        h2 { "Re-mining: what Brain proposed and what the project's messages kept" }
+        (remining_card(remining.as_ref()))
         h2 { "Top patterns in the window" }
         (pattern_table(&dashboard.top_patterns))
         h2 { "All patterns" }
@@ -140,6 +144,33 @@ pub async fn dashboard(
         }
     };
     Ok(layout::page(&viewer, &format!("{project}: QA"), Some(&project), Section::Qa, body))
+}
+
+/// The last re-mining and the criterion's verdict: a change is made only
+/// when it shortens the description of the project's recent messages.
+fn remining_card(run: Option<&RemineRun>) -> Markup {
+    html! {
+        div.card #remining {
+            @match run {
+                None => p.muted { "Not re-mined yet. The leader re-mines each project with new failures on a timer; "
+                    code { "lore qa remine" } " does it now." },
+                Some(run) => {
+                    @let done = &run.remined;
+                    p { "Last re-mined " (layout::time(run.remined_at)) " over " (done.occurrences) " recent occurrences: "
+                        (done.merges) " merges and " (done.splits) " splits made, " (done.rejected)
+                        " more proposed by Brain and turned down, " (done.moves) " patterns moved to a new template." }
+                    p.muted { "The criterion is the minimum description length of those occurrences in their groups: "
+                        "a change is made only when it shortens it. Before: " (format!("{:.0}", done.bits_before))
+                        " bits; after: " (format!("{:.0}", done.bits_after)) " bits ("
+                        (format!("{:.1}", done.shorter_by() * 100.0)) " % shorter)." }
+                    (charts::horizontal_bars("Description length of the recent occurrences, in bits", &[
+                        ("before re-mining".to_owned(), done.bits_before, None),
+                        ("after re-mining".to_owned(), done.bits_after, None),
+                    ], "bar-tasks"))
+                }
+            }
+        }
+    }
 }
 
 /// Areas and action kinds listed on the QA page, each.
