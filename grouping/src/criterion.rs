@@ -77,11 +77,6 @@ impl Code {
         }
         bits
     }
-
-    /// Bits to code several groups.
-    pub fn groups<'a>(&self, groups: impl IntoIterator<Item = &'a [&'a Template]>) -> f64 {
-        groups.into_iter().map(|members| self.group(members)).sum()
-    }
 }
 
 /// What `times` messages out of `of` cost when each names its share:
@@ -100,8 +95,7 @@ mod tests {
     }
 
     fn cost(code: &Code, groups: &[&[Template]]) -> f64 {
-        let groups: Vec<Vec<&Template>> = groups.iter().map(|group| group.iter().collect()).collect();
-        code.groups(groups.iter().map(Vec::as_slice))
+        groups.iter().map(|group| code.group(&group.iter().collect::<Vec<_>>())).sum()
     }
 
     #[test]

@@ -305,10 +305,42 @@ impl<'a> Groups<'a> {
     }
 }
 
+/// Re-mining rehearsed in memory on patterns numbered by `patterns` (the
+/// online assignment, say): each message's pattern after Brain's whole
+/// plan, and after what the criterion keeps of it. What the evaluations
+/// score; the server carries a plan out in the store.
+pub fn rehearse(templates: &[Template], patterns: &[usize], settings: &BrainSettings) -> Rehearsal {
+    let occurrences: Vec<Occurrence<usize, usize>> = templates
+        .iter()
+        .zip(patterns)
+        .enumerate()
+        .map(|(id, (template, pattern))| Occurrence { id, pattern: *pattern, template: template.clone() })
+        .collect();
+    let changes = plan(&occurrences, &BTreeSet::new(), settings);
+    let whole = carried_out(&occurrences, &changes);
+    let judged = judge(&occurrences, changes);
+    Rehearsal {
+        whole,
+        judged: carried_out(&occurrences, &judged.changes),
+        bits_before: judged.bits_before,
+        bits_after: judged.bits_after,
+    }
+}
+
+/// What [`rehearse`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rehearsal {
+    /// Each message's pattern after Brain's whole plan.
+    pub whole: Vec<usize>,
+    /// After the changes the criterion kept.
+    pub judged: Vec<usize>,
+    pub bits_before: f64,
+    pub bits_after: f64,
+}
+
 /// Carries out a plan in memory, patterns numbered: the pattern of every
-/// occurrence after it (what the evaluations score; the server carries a
-/// plan out in the store).
-pub fn carried_out(occurrences: &[Occurrence<usize, usize>], changes: &[Change<usize, usize>]) -> Vec<usize> {
+/// occurrence after it.
+fn carried_out(occurrences: &[Occurrence<usize, usize>], changes: &[Change<usize, usize>]) -> Vec<usize> {
     let mut pattern_of: Vec<usize> = occurrences.iter().map(|occurrence| occurrence.pattern).collect();
     let mut next = pattern_of.iter().max().copied().unwrap_or(0) + 1;
     let mut created: HashMap<usize, usize> = HashMap::new();

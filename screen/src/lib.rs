@@ -179,14 +179,14 @@ impl Screen {
         if text.trim().is_empty() {
             return Verdict::passes();
         }
-        self.verdict(read(text, own_hosts))
+        let Reading { features, commands, .. } = read(text, own_hosts);
+        self.verdict(&features, commands)
     }
 
-    /// The verdict on a text already read.
-    fn verdict(&self, reading: Reading) -> Verdict {
-        let Reading { features, commands, .. } = reading;
-        let score = self.model.score(&features);
-        let contributions = self.model.contributions(&features);
+    /// The verdict on a text's features and the risky commands it asks for.
+    fn verdict(&self, features: &cues::Features, commands: Vec<policy::Finding>) -> Verdict {
+        let score = self.model.score(features);
+        let contributions = self.model.contributions(features);
         let total: f64 = contributions.iter().map(|(_, part)| part).sum();
         let findings = contributions
             .into_iter()
@@ -201,19 +201,9 @@ impl Screen {
     /// Everything behind a verdict: the canonical text and every feature
     /// with its weight, for `lore eval screening --explain`.
     pub fn explain(&self, text: &str) -> (canonical::Canonical, cues::Features, Verdict) {
-        let reading = read(text, &[]);
-        let (canonical, features) = (reading.canonical.clone(), reading.features);
-        (canonical, features, self.verdict(reading))
-    }
-
-    /// Checks several texts as one item: held when any is, with the
-    /// findings of the highest score.
-    pub fn check_all<'a>(&self, texts: impl IntoIterator<Item = &'a str>) -> Verdict {
-        texts
-            .into_iter()
-            .map(|text| self.check(text))
-            .max_by(|a, b| a.held.cmp(&b.held).then(a.score.total_cmp(&b.score)))
-            .unwrap_or_else(Verdict::passes)
+        let Reading { canonical, features, commands } = read(text, &[]);
+        let verdict = self.verdict(&features, commands);
+        (canonical, features, verdict)
     }
 }
 

@@ -6,14 +6,13 @@
 //! before any re-mining) is printed beside it, with its one setting as
 //! shipped, tuned with every set but tool-failures in view.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use lore_grouping::accuracy::group_accuracy;
 use lore_grouping::brain::{self, BrainSettings};
 use lore_grouping::matching::OnlineGrouper;
-use lore_grouping::remine::{self, Occurrence};
+use lore_grouping::remine;
 use lore_grouping::template::Template;
 
 use super::leave_one_out::{self, Counts};
@@ -76,22 +75,6 @@ fn online(templates: &[Template]) -> Vec<usize> {
     templates.iter().map(|template| grouper.add(template)).collect()
 }
 
-/// The online patterns re-mined with the shipped setting: Brain's whole
-/// plan carried out, and what the criterion keeps of it (what the server
-/// does).
-fn remined(templates: &[Template], online: &[usize]) -> (Vec<usize>, Vec<usize>) {
-    let occurrences: Vec<Occurrence<usize, usize>> = templates
-        .iter()
-        .zip(online)
-        .enumerate()
-        .map(|(id, (template, pattern))| Occurrence { id, pattern: *pattern, template: template.clone() })
-        .collect();
-    let changes = remine::plan(&occurrences, &BTreeSet::new(), &BrainSettings::default());
-    let whole = remine::carried_out(&occurrences, &changes);
-    let judged = remine::judge(&occurrences, changes);
-    (whole, remine::carried_out(&occurrences, &judged.changes))
-}
-
 pub fn run(files: &[PathBuf]) -> anyhow::Result<()> {
     let mut names = Vec::new();
     let mut sets = Vec::new();
@@ -130,7 +113,9 @@ pub fn run(files: &[PathBuf]) -> anyhow::Result<()> {
         let (templates, truth) = &sets[row];
         let seen = shipped.map_or(f64::NAN, |at| figures[row][at].mean());
         let captured = online(templates);
-        let (whole, judged) = remined(templates, &captured);
+        // Re-mined with the shipped setting: Brain's whole plan, and what
+        // the criterion keeps of it (what the server does).
+        let remine::Rehearsal { whole, judged, .. } = remine::rehearse(templates, &captured, &BrainSettings::default());
         let [as_is, whole, judged] = [&captured, &whole, &judged].map(|grouping| group_accuracy(grouping, truth));
         left_out.push(fold.figures.mean());
         println!(

@@ -115,6 +115,19 @@ fn failure(task: &str, messages: &[&str]) -> proto::CaptureFailureRequest {
     }
 }
 
+/// A successful first attempt at `failure_id`.
+fn fix(failure_id: String, approach: &str, summary: &str) -> proto::RecordFixAttemptRequest {
+    proto::RecordFixAttemptRequest {
+        attempt_id: Uuid::now_v7().to_string(),
+        failure_id,
+        attempt_number: 1,
+        approach: approach.into(),
+        summary: summary.into(),
+        outcome: proto::FixOutcome::Success as i32,
+        ..Default::default()
+    }
+}
+
 fn brief_request(agent: &str) -> proto::BriefRequest {
     proto::BriefRequest {
         project: PROJECT.into(),
@@ -206,34 +219,18 @@ async fn every_writable_field_holds_a_payload_and_shows_a_benign_text_at_each_tr
 
     // Fixes: an agent's approach that carries a payload is held; a benign
     // one is observed until the task's passing result verifies it.
-    let fixed = agent
-        .qa
-        .record_fix_attempt(proto::RecordFixAttemptRequest {
-            attempt_id: Uuid::now_v7().to_string(),
-            failure_id: failure_ids[0].clone(),
-            attempt_number: 1,
-            approach: payload(1).into(),
-            summary: "fixed it".into(),
-            outcome: proto::FixOutcome::Success as i32,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let fixed =
+        agent.qa.record_fix_attempt(fix(failure_ids[0].clone(), payload(1), "fixed it")).await.unwrap().into_inner();
     assert!(fixed.quarantined && fixed.resolved, "{fixed:?}");
     assert!(fixed.gotcha_entry_ids.is_empty(), "a held fix makes no gotcha: {fixed:?}");
     payloads_written += 1;
     let fixed = agent
         .qa
-        .record_fix_attempt(proto::RecordFixAttemptRequest {
-            attempt_id: Uuid::now_v7().to_string(),
-            failure_id: failure_ids[1].clone(),
-            attempt_number: 1,
-            approach: "Raise ValueError when the divisor is zero".into(),
-            summary: "calc.divide now checks the divisor".into(),
-            outcome: proto::FixOutcome::Success as i32,
-            ..Default::default()
-        })
+        .record_fix_attempt(fix(
+            failure_ids[1].clone(),
+            "Raise ValueError when the divisor is zero",
+            "calc.divide now checks the divisor",
+        ))
         .await
         .unwrap()
         .into_inner();
@@ -500,19 +497,8 @@ async fn a_projects_own_hosts_are_no_outside_address_for_it_alone() {
             .await
             .unwrap()
             .into_inner();
-        let fixed = qa
-            .record_fix_attempt(proto::RecordFixAttemptRequest {
-                attempt_id: Uuid::now_v7().to_string(),
-                failure_id: captured.ack.unwrap().id,
-                attempt_number: 1,
-                approach: approach.into(),
-                summary: "npm ci passes".into(),
-                outcome: proto::FixOutcome::Success as i32,
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner();
+        let fixed =
+            qa.record_fix_attempt(fix(captured.ack.unwrap().id, approach, "npm ci passes")).await.unwrap().into_inner();
         assert_eq!(fixed.quarantined, held, "{project}: {fixed:?}");
         if held {
             assert!(fixed.quarantine_reason.contains("registry"), "{fixed:?}");
