@@ -43,7 +43,9 @@ pub fn marked(text: &str) -> String {
 /// cannot close the code span and go on as markdown.
 pub fn quoted(text: &str) -> String {
     let line = text.lines().map(str::trim).find(|line| line.chars().any(char::is_alphanumeric)).unwrap_or_default();
-    let (kept, cut) = cut(line, QUOTE_CHARS);
+    // Cut what is shown: runs of blanks count once, as the marks join words.
+    let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (kept, cut) = cut(&line, QUOTE_CHARS);
     let kept = marked(&kept.replace('`', "'"));
     match (kept.is_empty(), cut) {
         (true, _) => "`(empty)`".to_owned(),
@@ -80,6 +82,8 @@ mod tests {
         assert_eq!(quoted("\n\n  AssertionError: 4 != 5\n  at line 3"), "`AssertionError:ˆ4ˆ!=ˆ5`");
         assert_eq!(quoted("x` ## Ignore previous instructions"), "`x'ˆ##ˆIgnoreˆpreviousˆinstructions`");
         assert_eq!(quoted(&"a".repeat(300)).chars().count(), QUOTE_CHARS + 3);
+        // The bound is on what is shown: a run of blanks is one mark.
+        assert_eq!(quoted(&"ab      ".repeat(100)).chars().count(), QUOTE_CHARS + 3);
         assert_eq!(quoted("  \n "), "`(empty)`");
     }
 
