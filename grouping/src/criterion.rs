@@ -6,11 +6,14 @@
 //!
 //! The code of one group of messages (templates):
 //! - which group each message is in: `-log2(n_g / N)` bits a message;
-//! - for messages of one length, each position: one bit for whether it
-//!   varies, the distinct tokens seen there spelled once (`log2 V` bits
-//!   each, V the vocabulary of all the messages), and each message's token
-//!   coded by its frequency at that position (the position's entropy);
-//! - a group whose messages differ in length says which length each has.
+//! - for messages of one length, each position: the distinct tokens seen
+//!   there spelled once (`log2 V` bits each, V the vocabulary of all the
+//!   messages) and each message's token coded by its frequency at that
+//!   position (the position's entropy), or, when that is shorter (nearly
+//!   every token differs), each message's token spelled; a bit says which;
+//! - a group whose messages differ in length says which length each has,
+//!   or, when shorter, aligns them on the tokens they all share
+//!   ([`Alignment`]) and codes what each has between those.
 //!
 //! What this rewards: a token that is constant in a group costs its
 //! spelling once, however many messages share it; a token that varies
@@ -24,9 +27,9 @@
 //! development sets group the same for spellings from 4 to 24 bits
 //! (docs/EVALUATION.md).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
-use crate::template::Template;
+use crate::template::{Template, WILDCARD};
 
 /// The description length, in bits, of the groups of one set of messages.
 #[derive(Debug, Clone, Copy)]
@@ -50,32 +53,131 @@ impl Code {
     }
 
     /// Bits to code the messages of one group, which group each is in
-    /// included.
+    /// included. A group of several lengths takes the shorter of two codes
+    /// (and a bit to say which): each length apart, position by position,
+    /// or every message aligned on the tokens they all hold ([`aligned`]).
     pub fn group(&self, members: &[&Template]) -> f64 {
         if members.is_empty() {
             return 0.0;
         }
         let size = members.len() as f64;
-        let mut bits = size * (self.messages as f64 / size).log2();
-        let mut by_length: HashMap<usize, Vec<&Template>> = HashMap::new();
+        let which = size * (self.messages as f64 / size).log2();
+        let mut by_length: BTreeMap<usize, Vec<&Template>> = BTreeMap::new();
         for member in members {
             by_length.entry(member.tokens.len()).or_default().push(member);
         }
-        if by_length.len() > 1 {
-            bits += by_length.values().map(|part| entropy_bits(part.len(), size)).sum::<f64>();
+        let mut by_position: f64 = by_length.values().map(|part| self.positions(part)).sum();
+        if by_length.len() == 1 {
+            return which + by_position;
         }
-        for part in by_length.values() {
-            let count = part.len() as f64;
-            for position in 0..part[0].tokens.len() {
+        by_position += by_length.values().map(|part| entropy_bits(part.len(), size)).sum::<f64>();
+        which + 1.0 + by_position.min(self.aligned(members))
+    }
+
+    /// Messages of one length, position by position.
+    fn positions(&self, part: &[&Template]) -> f64 {
+        (0..part[0].tokens.len())
+            .map(|position| {
                 let mut seen: HashMap<&str, usize> = HashMap::new();
                 for member in part {
                     *seen.entry(member.tokens[position].as_str()).or_default() += 1;
                 }
-                bits += 1.0 + seen.len() as f64 * self.spelling;
-                bits += seen.values().map(|times| entropy_bits(*times, count)).sum::<f64>();
+                self.tokens(&seen)
+            })
+            .sum()
+    }
+
+    /// Messages of several lengths aligned on their skeleton
+    /// ([`Alignment`]): the skeleton's tokens spelled once, then each gap:
+    /// how many tokens each message has there, and which; a gap's tokens
+    /// are coded together, whatever their place in it.
+    fn aligned(&self, members: &[&Template]) -> f64 {
+        let alignment = Alignment::of(members);
+        let size = members.len() as f64;
+        let mut bits = alignment.skeleton.len() as f64 * (1.0 + self.spelling);
+        for (lengths, tokens) in alignment.lengths.iter().zip(&alignment.tokens) {
+            // Whether the gap is empty in every message.
+            bits += 1.0;
+            if tokens.is_empty() {
+                continue;
             }
+            bits += lengths.keys().map(|length| elias_gamma(length + 1)).sum::<f64>();
+            bits += lengths.values().map(|times| entropy_bits(*times, size)).sum::<f64>();
+            bits += self.tokens(tokens);
         }
         bits
+    }
+
+    /// Bits for the tokens seen at one place, with how often each: one bit
+    /// for which of two codes, then either the distinct tokens spelled
+    /// once and each occurrence coded by its frequency, or every
+    /// occurrence spelled where it is (shorter when nearly all differ: a
+    /// dictionary of names seen once only adds their index to them).
+    fn tokens(&self, seen: &HashMap<&str, usize>) -> f64 {
+        let occurrences: usize = seen.values().sum();
+        let dictionary = seen.len() as f64 * self.spelling
+            + seen.values().map(|times| entropy_bits(*times, occurrences as f64)).sum::<f64>();
+        1.0 + dictionary.min(occurrences as f64 * self.spelling)
+    }
+}
+
+/// Messages of several lengths aligned on their skeleton: the tokens
+/// every one holds in the same order (their longest common subsequence,
+/// found one message after another). Between the skeleton's tokens are its
+/// gaps, where each message has a run of tokens of its own, maybe none.
+/// This is how a test name with spaces, or a list that may be empty, is one
+/// kind of message: its gap varies in length, the skeleton around it does
+/// not.
+pub(crate) struct Alignment<'a> {
+    skeleton: Vec<&'a str>,
+    /// Per gap: how many messages have a run of each length there.
+    lengths: Vec<BTreeMap<usize, usize>>,
+    /// Per gap: how often each token occurs in its runs.
+    tokens: Vec<HashMap<&'a str, usize>>,
+}
+
+impl<'a> Alignment<'a> {
+    pub(crate) fn of(members: &[&'a Template]) -> Self {
+        let mut distinct: BTreeMap<&[String], usize> = BTreeMap::new();
+        for member in members {
+            *distinct.entry(member.tokens.as_slice()).or_default() += 1;
+        }
+        let mut sequences: Vec<(&[String], usize)> = distinct.into_iter().collect();
+        sequences.sort_by_key(|(tokens, _)| tokens.len());
+        let mut skeleton: Vec<&str> =
+            sequences.first().map_or(Vec::new(), |(tokens, _)| tokens.iter().map(String::as_str).collect());
+        for (tokens, _) in sequences.iter().skip(1) {
+            skeleton = longest_common_subsequence(&skeleton, tokens);
+        }
+        let gaps = skeleton.len() + 1;
+        let mut alignment = Self { lengths: vec![BTreeMap::new(); gaps], tokens: vec![HashMap::new(); gaps], skeleton };
+        for (sequence, times) in sequences {
+            // The leftmost placement of the skeleton: the code says each
+            // gap's length, so any placement decodes.
+            let (mut gap, mut start) = (0, 0);
+            for (index, token) in sequence.iter().enumerate() {
+                if alignment.skeleton.get(gap) == Some(&token.as_str()) {
+                    alignment.gap(gap, &sequence[start..index], times);
+                    (gap, start) = (gap + 1, index + 1);
+                }
+            }
+            debug_assert_eq!(gap, alignment.skeleton.len(), "the skeleton is a subsequence of every message");
+            alignment.gap(gap, &sequence[start..], times);
+        }
+        alignment
+    }
+
+    fn gap(&mut self, gap: usize, run: &'a [String], times: usize) {
+        *self.lengths[gap].entry(run.len()).or_default() += times;
+        for token in run {
+            *self.tokens[gap].entry(token.as_str()).or_default() += times;
+        }
+    }
+
+    /// The skeleton's constants: its tokens that are not themselves a
+    /// masked variable.
+    pub(crate) fn constants(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.skeleton.iter().copied().filter(|token| *token != WILDCARD)
     }
 }
 
@@ -84,6 +186,41 @@ impl Code {
 fn entropy_bits(times: usize, of: f64) -> f64 {
     let times = times as f64;
     times * (of / times).log2()
+}
+
+/// Bits of Elias's gamma code for `n` (n ≥ 1), a code for integers with
+/// no bound known in advance (Elias 1975).
+fn elias_gamma(n: usize) -> f64 {
+    f64::from(2 * n.max(1).ilog2() + 1)
+}
+
+/// The longest common subsequence of `left` and `right` (the classic
+/// dynamic programme; messages are at most `MAX_TOKENS` long).
+fn longest_common_subsequence<'a>(left: &[&'a str], right: &[String]) -> Vec<&'a str> {
+    let columns = right.len() + 1;
+    let mut table = vec![0_u16; (left.len() + 1) * columns];
+    for i in (0..left.len()).rev() {
+        for j in (0..right.len()).rev() {
+            table[i * columns + j] = if left[i] == right[j] {
+                table[(i + 1) * columns + j + 1] + 1
+            } else {
+                table[(i + 1) * columns + j].max(table[i * columns + j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut common = Vec::with_capacity(usize::from(table[0]));
+    while i < left.len() && j < right.len() {
+        if left[i] == right[j] {
+            common.push(left[i]);
+            (i, j) = (i + 1, j + 1);
+        } else if table[(i + 1) * columns + j] >= table[i * columns + j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    common
 }
 
 #[cfg(test)]
@@ -114,6 +251,22 @@ mod tests {
         let code = Code::of(disk.iter().chain(&auth));
         let lumped: Vec<Template> = disk.iter().chain(&auth).cloned().collect();
         assert!(cost(&code, &[&disk, &auth]) < cost(&code, &[&lumped]));
+    }
+
+    #[test]
+    fn a_list_whose_length_varies_codes_shorter_aligned_than_by_length() {
+        let lists = templates(&[
+            "cannot delete blocks blk_1",
+            "cannot delete blocks blk_2 blk_3",
+            "cannot delete blocks blk_4 blk_5 blk_6",
+            "cannot delete blocks blk_7 blk_8 blk_9 blk_10",
+        ]);
+        let code = Code::of(&lists);
+        let members: Vec<&Template> = lists.iter().collect();
+        let by_length: f64 = members.iter().map(|member| code.positions(&[member])).sum();
+        assert!(code.aligned(&members) < by_length, "{} >= {by_length}", code.aligned(&members));
+        let alignment = Alignment::of(&members);
+        assert_eq!(alignment.constants().collect::<Vec<_>>(), ["cannot", "delete", "blocks"]);
     }
 
     #[test]

@@ -10,6 +10,8 @@
 //!   messages (Brain);
 //! - `remine`: where Brain and the online assignment disagree, the merges
 //!   and splits that make the patterns agree, keeping their ids;
+//! - `lengths`: patterns of one kind at several lengths, offered as
+//!   merges after re-mining's own changes;
 //! - `criterion`: whether a change makes the groups better, by the minimum
 //!   description length of the project's own messages;
 //! - `accuracy`: group accuracy, the figure both are judged by.
@@ -19,6 +21,7 @@
 pub mod accuracy;
 pub mod brain;
 pub mod criterion;
+pub mod lengths;
 pub mod masks;
 pub mod matching;
 pub mod remine;

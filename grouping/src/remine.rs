@@ -229,7 +229,7 @@ where
 }
 
 /// Bits a change must save to be kept: rounding is no improvement.
-const BITS_SLACK: f64 = 1e-6;
+pub(crate) const BITS_SLACK: f64 = 1e-6;
 
 /// The groups a plan is judged on, each with its description length.
 #[derive(Clone)]
@@ -307,7 +307,8 @@ impl<'a> Groups<'a> {
 
 /// Re-mining rehearsed in memory on patterns numbered by `patterns` (the
 /// online assignment, say): each message's pattern after Brain's whole
-/// plan, and after what the criterion keeps of it. What the evaluations
+/// plan, and after what the criterion keeps of it followed by the merges
+/// of one kind at several lengths (`crate::lengths`), as the server does. What the evaluations
 /// score; the server carries a plan out in the store.
 pub fn rehearse(templates: &[Template], patterns: &[usize], settings: &BrainSettings) -> Rehearsal {
     let occurrences: Vec<Occurrence<usize, usize>> = templates
@@ -319,11 +320,17 @@ pub fn rehearse(templates: &[Template], patterns: &[usize], settings: &BrainSett
     let changes = plan(&occurrences, &BTreeSet::new(), settings);
     let whole = carried_out(&occurrences, &changes);
     let judged = judge(&occurrences, changes);
+    let after: Vec<Occurrence<usize, usize>> = carried_out(&occurrences, &judged.changes)
+        .into_iter()
+        .zip(&occurrences)
+        .map(|(pattern, occurrence)| Occurrence { pattern, ..occurrence.clone() })
+        .collect();
+    let lengths = crate::lengths::merges(&after, &BTreeSet::new());
     Rehearsal {
         whole,
-        judged: carried_out(&occurrences, &judged.changes),
+        judged: carried_out(&after, &lengths.changes),
         bits_before: judged.bits_before,
-        bits_after: judged.bits_after,
+        bits_after: lengths.bits_after,
     }
 }
 

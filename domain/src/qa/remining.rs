@@ -7,7 +7,10 @@
 //! or split is left as they left it. Brain only proposes: a change is
 //! carried out when it shortens the description of the project's own
 //! messages (`lore_grouping::remine::judge`), so re-mining never trades
-//! a project's groups for ones its messages code worse. An occurrence re-mining moved says so
+//! a project's groups for ones its messages code worse. Then patterns of
+//! one kind at several lengths (a list that may be empty), which Brain
+//! compares apart, are merged where the criterion says so
+//! (`lore_grouping::lengths`). An occurrence re-mining moved says so
 //! as the reason it joined its pattern.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -28,6 +31,10 @@ use lore_store::remining as store;
 pub const REASON_PREFIX: &str = "re-mined";
 
 pub use lore_model::qa::remining::{RemineRun, Remined};
+
+/// Why a merge was made, before the template it names.
+const BRAIN: &str = "Brain groups them as";
+const LENGTHS: &str = "one kind at several lengths, like";
 
 impl QaLearning {
     /// Re-mines the newest `window` occurrences of `project`.
@@ -63,8 +70,17 @@ impl QaLearning {
             let judged = judge(occurrences, plan(occurrences, &pinned, &settings));
             done.rejected += judged.rejected;
             done.bits_before += judged.bits_before;
-            done.bits_after += judged.bits_after;
-            let pattern_of = self.carry_out(scope, occurrences, &judged.changes, &mut done).await?;
+            let pattern_of = self.carry_out(scope, occurrences, &judged.changes, BRAIN, &mut done).await?;
+            // Then the kinds Brain cannot see whole: one kind at several
+            // lengths, offered and judged on the groups as they are now.
+            let after: Vec<Occurrence<Uuid, Uuid>> = occurrences
+                .iter()
+                .map(|occurrence| Occurrence { pattern: pattern_of[&occurrence.id], ..occurrence.clone() })
+                .collect();
+            let lengths = lore_grouping::lengths::merges(&after, &pinned);
+            done.rejected += lengths.rejected;
+            done.bits_after += lengths.bits_after;
+            let pattern_of = self.carry_out(scope, &after, &lengths.changes, LENGTHS, &mut done).await?;
             self.follow_templates(occurrences, &pattern_of, &retemplated, &mut done).await?;
         }
         if done.merges + done.splits + done.moves + done.rejected > 0 {
@@ -141,6 +157,7 @@ impl QaLearning {
         scope: &ProjectScope,
         occurrences: &[Occurrence<Uuid, Uuid>],
         changes: &[Change<Uuid, Uuid>],
+        why_merged: &str,
         done: &mut Remined,
     ) -> Result<HashMap<Uuid, Uuid>, Error> {
         // Where each read occurrence is as the changes go.
@@ -182,7 +199,7 @@ impl QaLearning {
                     if sources.is_empty() {
                         continue;
                     }
-                    let reason = format!("{REASON_PREFIX}: Brain groups them as {}", template.text());
+                    let reason = format!("{REASON_PREFIX}: {why_merged} {}", template.text());
                     match self.merge_patterns(scope, into, &sources, &reason).await {
                         Ok(_) => {
                             let moved: Vec<Uuid> = pattern_of

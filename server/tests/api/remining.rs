@@ -145,3 +145,45 @@ async fn a_pattern_a_person_split_is_left_as_they_left_it() {
     assert_eq!((done.merges, done.splits), (0, 0), "Brain would group them; the person's split stands: {done:?}");
     assert_eq!(live(&mut qa).await.len(), 2);
 }
+
+/// A list of block ids whose length varies is one kind: captures keep one
+/// pattern per length, re-mining merges them, and a later capture of any
+/// length follows the merge. A message with words the others lack stays
+/// apart.
+#[tokio::test]
+async fn one_kind_at_several_lengths_ends_in_one_pattern() {
+    let server = TestServer::start().await;
+    let mut qa = QaLearningServiceClient::new(server.channel().await);
+    let mut by_length = std::collections::BTreeSet::new();
+    for length in 1..=3 {
+        for start in 0..3 {
+            let list: Vec<String> = (0..length).map(|index| format!("blk_{length}{start}{index}")).collect();
+            by_length.insert(capture(&mut qa, &format!("ask the datanode to delete {}", list.join(" "))).await);
+        }
+    }
+    let apart = capture(&mut qa, "ask the datanode to delete blk_5 from its cache").await;
+    assert_eq!(by_length.len(), 3, "captures keep each length apart: {by_length:?}");
+
+    let done = qa
+        .remine_project(proto::RemineProjectRequest { project: PROJECT.into(), window: 0 })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(done.merges, 2, "{done:?}");
+    let after = live(&mut qa).await;
+    assert_eq!(after.len(), 2, "one pattern for the lists, one for the cache: {after:#?}");
+    let kind = after.iter().find(|pattern| pattern.pattern_id != apart).unwrap();
+    assert_eq!(kind.occurrence_count, 9);
+    let survivor = qa
+        .get_pattern(proto::GetPatternRequest { pattern_id: kind.pattern_id.clone(), occurrence_limit: 50 })
+        .await
+        .unwrap()
+        .into_inner();
+    let reasons: Vec<String> =
+        survivor.occurrences.iter().map(|occurrence| occurrence.link.as_ref().unwrap().reason.clone()).collect();
+    assert!(reasons.iter().any(|reason| reason.starts_with("re-mined: one kind at several lengths")), "{reasons:?}");
+    for list in ["blk_7", "blk_7 blk_8", "blk_7 blk_8 blk_9"] {
+        let later = capture(&mut qa, &format!("ask the datanode to delete {list}")).await;
+        assert_eq!(later, kind.pattern_id, "{list}");
+    }
+}
