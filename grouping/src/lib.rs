@@ -12,6 +12,7 @@
 //!   and splits that make the patterns agree, keeping their ids;
 //! - `lengths`: patterns of one kind at several lengths, offered as
 //!   merges after re-mining's own changes;
+//! - `rehearsal`: re-mining rehearsed in memory, for evaluations;
 //! - `criterion`: whether a change makes the groups better, by the minimum
 //!   description length of the project's own messages;
 //! - `accuracy`: group accuracy, the figure both are judged by.
@@ -24,5 +25,6 @@ pub mod criterion;
 pub mod lengths;
 pub mod masks;
 pub mod matching;
+pub mod rehearsal;
 pub mod remine;
 pub mod template;

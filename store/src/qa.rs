@@ -14,7 +14,8 @@ use lore_grouping::template::Template;
 use lore_model::Error;
 use lore_model::actions::StoredName as _;
 use lore_model::qa::{
-    CategoryRule, FixAttempt, NewFailure, Occurrence, Pattern, PatternEdits, PatternFilter, PatternLink, PatternStatus,
+    CategoryRule, ChangedBy, FixAttempt, NewFailure, Occurrence, Pattern, PatternEdits, PatternFilter, PatternLink,
+    PatternStatus,
 };
 use lore_model::scope::ProjectScope;
 use lore_model::trust::Origin;
@@ -22,7 +23,7 @@ use lore_model::trust::Origin;
 pub(crate) const PATTERN_COLUMNS: &str = "p.pattern_id, p.project, p.category, p.name, p.description, \
      p.common_cause, p.recommended_fix, p.template, p.file_globs, p.status, p.merged_into, p.occurrence_count, \
      p.task_count, p.confidence, p.prevented_count, p.failed_anyway_count, p.warnings_delivered, p.first_seen_at, \
-     p.last_seen_at, p.fix_trust, p.held";
+     p.last_seen_at, p.fix_trust, p.held, p.last_change";
 
 /// What a pattern learns from the failures that join it, with how many
 /// distinct values it keeps (the first seen): the globs of their files, the
@@ -73,6 +74,7 @@ pub(crate) fn pattern_from_row(row: &PgRow) -> Result<Pattern, sqlx::Error> {
         held: row.try_get("held")?,
         status: parse("status", &status)?,
         merged_into: row.try_get("merged_into")?,
+        last_change: parse("last_change", &row.try_get::<String, _>("last_change")?)?,
         occurrence_count: row.try_get("occurrence_count")?,
         task_count: row.try_get("task_count")?,
         confidence: row.try_get("confidence")?,
@@ -462,6 +464,7 @@ pub async fn join_pattern(
          UPDATE qa_patterns SET
              template = coalesce($3, template),
              template_tokens = coalesce($4, template_tokens),
+             last_change = CASE WHEN $3 IS NULL THEN last_change ELSE 'capture' END,
              occurrence_count = occurrence_count + 1,
              task_count = task_count + CASE WHEN seen.seen THEN 0 ELSE 1 END,
              confidence = CASE WHEN seen.seen THEN confidence ELSE least($8, greatest(confidence, confidence + $5)) END,
@@ -728,7 +731,7 @@ pub async fn update_pattern(
              -- A person's fix is reviewed, and taken from no attempt.
              fix_trust = CASE WHEN $5 IS NULL THEN fix_trust WHEN $5 = '' THEN NULL ELSE 'reviewed' END,
              fix_attempt_id = CASE WHEN $5 IS NULL THEN fix_attempt_id ELSE NULL END,
-             held = held OR $7,
+             held = held OR $7, last_change = 'person',
              status = coalesce($6, status), updated_at = now()
          WHERE pattern_id = $1 RETURNING {PATTERN_COLUMNS}"
     )))
@@ -782,6 +785,7 @@ pub async fn merge_patterns(
     into: Uuid,
     sources: &[Uuid],
     reason: &str,
+    by: ChangedBy,
 ) -> Result<Pattern, Error> {
     let mut transaction = pool.begin().await?;
     // Lock in id order so two merges over the same patterns cannot deadlock.
@@ -807,7 +811,7 @@ pub async fn merge_patterns(
         "WITH moved AS (
              UPDATE qa_pattern_occurrences SET pattern_id = $1 WHERE pattern_id = ANY($2) RETURNING task_id
          ), sources AS (
-             UPDATE qa_patterns SET status = 'merged', merged_into = $1, updated_at = now()
+             UPDATE qa_patterns SET status = 'merged', merged_into = $1, last_change = $3, updated_at = now()
              WHERE pattern_id = ANY($2)
              RETURNING occurrence_count, prevented_count, failed_anyway_count, warnings_delivered, file_globs,
                        task_categories, task_titles, task_words, first_seen_at, last_seen_at
@@ -826,7 +830,7 @@ pub async fn merge_patterns(
              first_seen_at = least(p.first_seen_at, (SELECT min(first_seen_at) FROM sources)),
              last_seen_at = greatest(p.last_seen_at, (SELECT max(last_seen_at) FROM sources)),
              status = CASE WHEN p.status = 'candidate' THEN 'active' ELSE p.status END,
-             updated_at = now()
+             last_change = $3, updated_at = now()
          WHERE p.pattern_id = $1
          RETURNING {PATTERN_COLUMNS}",
         learned = learned_sql("p.", |column| format!(
@@ -835,6 +839,7 @@ pub async fn merge_patterns(
     )))
     .bind(into)
     .bind(sources)
+    .bind(by.as_str())
     .fetch_one(&mut *transaction)
     .await?;
     for source in sources {
@@ -915,6 +920,7 @@ pub struct SplitRows<'a> {
     pub occurrence_ids: &'a [Uuid],
     pub templates: &'a [String],
     pub reason: &'a str,
+    pub by: ChangedBy,
 }
 
 pub async fn split_pattern(connection: &mut PgConnection, split: &SplitRows<'_>) -> Result<(), Error> {
@@ -922,9 +928,9 @@ pub async fn split_pattern(connection: &mut PgConnection, split: &SplitRows<'_>)
     sqlx::query(
         "INSERT INTO qa_patterns (pattern_id, project, category, name, description, common_cause, recommended_fix,
              template, template_tokens, route, file_globs, task_categories, task_titles, task_words, status,
-             occurrence_count, task_count, confidence, first_seen_at, last_seen_at)
+             occurrence_count, task_count, confidence, first_seen_at, last_seen_at, last_change)
          SELECT $1, project, category, $2, '', '', '', $3, $4, $5, file_globs, task_categories, task_titles,
-                task_words, 'active', 0, 0, confidence, now(), now()
+                task_words, 'active', 0, 0, confidence, now(), now(), $7
          FROM qa_patterns WHERE pattern_id = $6",
     )
     .bind(split.split_id)
@@ -933,6 +939,7 @@ pub async fn split_pattern(connection: &mut PgConnection, split: &SplitRows<'_>)
     .bind(&split.template.tokens)
     .bind(split.template.route())
     .bind(original.pattern_id)
+    .bind(split.by.as_str())
     .execute(&mut *connection)
     .await?;
     sqlx::query(
@@ -950,7 +957,7 @@ pub async fn split_pattern(connection: &mut PgConnection, split: &SplitRows<'_>)
     // Both sides' first/last seen and distinct tasks from what they now hold.
     sqlx::query(
         "UPDATE qa_patterns p SET task_count = s.tasks, first_seen_at = coalesce(s.first, p.first_seen_at),
-             last_seen_at = coalesce(s.last, p.last_seen_at), updated_at = now(),
+             last_seen_at = coalesce(s.last, p.last_seen_at), updated_at = now(), last_change = $5,
              template = coalesce(CASE WHEN p.pattern_id = $2 THEN $3 END, p.template),
              template_tokens = coalesce(CASE WHEN p.pattern_id = $2 THEN $4::text[] END, p.template_tokens)
          FROM (SELECT pattern_id, count(DISTINCT task_id) AS tasks, min(occurred_at) AS first, max(occurred_at) AS last
@@ -961,6 +968,7 @@ pub async fn split_pattern(connection: &mut PgConnection, split: &SplitRows<'_>)
     .bind(original.pattern_id)
     .bind(split.original_template.map(Template::text))
     .bind(split.original_template.map(|template| &template.tokens))
+    .bind(split.by.as_str())
     .execute(&mut *connection)
     .await?;
     sqlx::query(

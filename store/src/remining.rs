@@ -145,7 +145,7 @@ pub async fn live_templates(pool: &PgPool, pattern_ids: &[Uuid]) -> Result<Vec<P
 pub async fn move_pattern(pool: &PgPool, was: &PatternTemplate, tokens: &[String], route: &str) -> Result<bool, Error> {
     let moved = sqlx::query(
         "UPDATE qa_patterns SET template = array_to_string($3::text[], ' '), template_tokens = $3, route = $4,
-             updated_at = now()
+             last_change = 're_mining', updated_at = now()
          WHERE pattern_id = $1 AND template_tokens = $2 AND status IN ('candidate', 'active', 'promoted')",
     )
     .bind(was.pattern_id)

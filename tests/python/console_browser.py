@@ -12,6 +12,7 @@ API; exits non-zero, naming the check, when a check fails here.
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -129,7 +130,10 @@ def merge_patterns(page):
     notice = page.locator("p.notice").inner_text()
     check(notice.startswith("Merged 1 patterns"), f"merging said: {notice}")
     page.goto(URL + f"/patterns/{absorbed}")
-    check("merged" in page.locator("dl.facts").inner_text(), "the absorbed pattern does not say it is merged")
+    facts = page.locator("dl.facts").inner_text()
+    check("merged" in facts, "the absorbed pattern does not say it is merged")
+    check(re.search(r"Last change\s+a person", facts) is not None,
+          f"the absorbed pattern does not say a person changed it last: {facts}")
     return notice
 
 

@@ -12,7 +12,7 @@ use anyhow::Context as _;
 use lore_grouping::accuracy::group_accuracy;
 use lore_grouping::brain::{self, BrainSettings};
 use lore_grouping::matching::OnlineGrouper;
-use lore_grouping::remine;
+use lore_grouping::rehearsal;
 use lore_grouping::template::Template;
 
 use super::leave_one_out::{self, Counts};
@@ -115,7 +115,8 @@ pub fn run(files: &[PathBuf]) -> anyhow::Result<()> {
         let captured = online(templates);
         // Re-mined with the shipped setting: Brain's whole plan, and what
         // the criterion keeps of it (what the server does).
-        let remine::Rehearsal { whole, judged, .. } = remine::rehearse(templates, &captured, &BrainSettings::default());
+        let rehearsal::Rehearsal { whole, judged, .. } =
+            rehearsal::rehearse(templates, &captured, &BrainSettings::default());
         let [as_is, whole, judged] = [&captured, &whole, &judged].map(|grouping| group_accuracy(grouping, truth));
         left_out.push(fold.figures.mean());
         println!(

@@ -248,17 +248,18 @@ pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {
             };
             let patterns = qa.list_patterns(request).await?.into_inner().patterns;
             println!(
-                "{:>6} {:>5} {:>5} {:>5}  {:<18} {:<36} name",
-                "seen", "tasks", "conf", "eff", "category", "pattern"
+                "{:>6} {:>5} {:>5} {:>5}  {:<18} {:<9} {:<36} name",
+                "seen", "tasks", "conf", "eff", "category", "changed", "pattern"
             );
             for pattern in &patterns {
                 println!(
-                    "{:>6} {:>5} {:>5.2} {:>5.2}  {:<18} {:<36} {}",
+                    "{:>6} {:>5} {:>5.2} {:>5.2}  {:<18} {:<9} {:<36} {}",
                     pattern.occurrence_count,
                     pattern.task_count,
                     pattern.confidence,
                     pattern.effectiveness,
                     pattern.category,
+                    pattern.last_change.replace('_', "-"),
                     pattern.pattern_id,
                     pattern.name
                 );

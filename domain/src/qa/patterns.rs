@@ -7,7 +7,7 @@ use uuid::Uuid;
 use super::QaLearning;
 use super::template::Template;
 use crate::Error;
-use lore_model::qa::{Pattern, PatternEdits, PatternFilter, PatternReport, PatternStatus, Split};
+use lore_model::qa::{ChangedBy, Pattern, PatternEdits, PatternFilter, PatternReport, PatternStatus, Split};
 use lore_model::scope::ProjectScope;
 use lore_model::trust::Origin;
 use lore_store::qa as store;
@@ -72,11 +72,12 @@ impl QaLearning {
         into: Uuid,
         sources: &[Uuid],
         reason: &str,
+        by: ChangedBy,
     ) -> Result<Pattern, Error> {
         if sources.contains(&into) {
             return Err(Error::invalid("pattern_ids", "must not contain into_pattern_id"));
         }
-        store::merge_patterns(&self.pool, scope, into, sources, reason).await
+        store::merge_patterns(&self.pool, scope, into, sources, reason, by).await
     }
 
     /// Moves occurrences into a new pattern whose id is `split_id`; a retry
@@ -121,6 +122,7 @@ impl QaLearning {
                 occurrence_ids: &split.occurrence_ids,
                 templates: &templates,
                 reason: &split.reason,
+                by: split.by,
             },
         )
         .await?;

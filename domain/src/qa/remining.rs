@@ -22,7 +22,7 @@ use uuid::Uuid;
 use super::QaLearning;
 use super::template::Template;
 use crate::Error;
-use lore_model::qa::Split;
+use lore_model::qa::{ChangedBy, Split};
 use lore_model::scope::ProjectScope;
 use lore_store::remining as store;
 
@@ -177,6 +177,7 @@ impl QaLearning {
                         occurrence_ids: occurrences.clone(),
                         new_name: None,
                         reason: format!("{REASON_PREFIX}: Brain keeps {} apart", template.text()),
+                        by: ChangedBy::ReMining,
                     };
                     match self.split_pattern(scope, &split).await {
                         Ok((_, new)) => {
@@ -200,7 +201,7 @@ impl QaLearning {
                         continue;
                     }
                     let reason = format!("{REASON_PREFIX}: {why_merged} {}", template.text());
-                    match self.merge_patterns(scope, into, &sources, &reason).await {
+                    match self.merge_patterns(scope, into, &sources, &reason, ChangedBy::ReMining).await {
                         Ok(_) => {
                             let moved: Vec<Uuid> = pattern_of
                                 .iter_mut()

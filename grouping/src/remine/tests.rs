@@ -5,6 +5,7 @@ use super::*;
 use crate::accuracy::group_accuracy;
 use crate::matching::OnlineGrouper;
 use crate::matching::tests::structured;
+use crate::rehearsal::{carried_out, rehearse};
 
 /// Each set's messages grouped as captures group them (online), then with
 /// Brain's whole plan carried out, then with what the criterion keeps of it.

@@ -120,6 +120,20 @@ pub enum PatternStatus {
 
 impl StoredName for PatternStatus {}
 
+/// Who made a pattern's last change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
+pub enum ChangedBy {
+    /// A capture started the pattern or widened its template.
+    Capture,
+    /// Re-mining merged, split or moved it.
+    ReMining,
+    /// A person merged, split or edited it.
+    Person,
+}
+
+impl StoredName for ChangedBy {}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pattern {
     pub pattern_id: Uuid,
@@ -137,6 +151,8 @@ pub struct Pattern {
     pub held: bool,
     pub status: PatternStatus,
     pub merged_into: Option<Uuid>,
+    /// Who made its last change.
+    pub last_change: ChangedBy,
     pub occurrence_count: i64,
     pub task_count: i64,
     pub confidence: f64,
@@ -237,6 +253,7 @@ pub struct Split {
     pub occurrence_ids: Vec<Uuid>,
     pub new_name: Option<String>,
     pub reason: String,
+    pub by: ChangedBy,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -560,6 +577,7 @@ impl Split {
             occurrence_ids: validate::uuids("occurrence_ids", occurrence_ids, 10_000)?,
             new_name: validate::optional_name("new_name", new_name, limits::MAX_NAME_CHARS)?,
             reason: validate::text("reason", reason, limits::MAX_TEXT_CHARS, false)?,
+            by: ChangedBy::Person,
         })
     }
 }

@@ -24,8 +24,8 @@ use lore_model::qa::limits::MAX_IDS;
 use lore_model::qa::remining::RemineRun;
 use lore_model::qa::significance::{Comparison, GroupRate};
 use lore_model::qa::{
-    DashboardQuery, Pattern, PatternFilter, Promotion, PromotionDecision, PromotionReview, PromotionStatus, Split,
-    decode_pattern_cursor, pattern_cursor,
+    ChangedBy, DashboardQuery, Pattern, PatternFilter, Promotion, PromotionDecision, PromotionReview, PromotionStatus,
+    Split, decode_pattern_cursor, pattern_cursor,
 };
 use lore_model::validate;
 
@@ -233,17 +233,27 @@ fn compared(comparison: &Comparison) -> Markup {
     }
 }
 
+/// Who made a pattern's last change, as the console says it.
+fn changed_by(by: ChangedBy) -> &'static str {
+    match by {
+        ChangedBy::Capture => "a capture",
+        ChangedBy::ReMining => "re-mining",
+        ChangedBy::Person => "a person",
+    }
+}
+
 fn pattern_table(patterns: &[Pattern]) -> Markup {
     html! {
         @if patterns.is_empty() { p.muted { "No pattern." } } @else {
             table {
-                thead { tr { th { "Severity" } th { "Pattern" } th { "Category" } th { "Status" } th.num { "Occurrences" }
-                    th.num { "Tasks" } th.num { "Effectiveness" } th { "Last seen" } } }
+                thead { tr { th { "Severity" } th { "Pattern" } th { "Category" } th { "Status" } th { "Last change" }
+                    th.num { "Occurrences" } th.num { "Tasks" } th.num { "Effectiveness" } th { "Last seen" } } }
                 tbody { @for pattern in patterns { tr {
                     td { span class={ "badge sev-" (severity(pattern)) } { (severity(pattern)) } }
                     td { a href={ "/patterns/" (pattern.pattern_id) } { (pattern.name) } }
                     td { (pattern.category) }
                     td { span class={ "badge status-" (pattern.status.as_str()) } { (pattern.status.as_str()) } }
+                    td { (changed_by(pattern.last_change)) }
                     td.num { (pattern.occurrence_count) }
                     td.num { (pattern.task_count) }
                     td.num { (layout::ratio(pattern.prevented_count, pattern.prevented_count + pattern.failed_anyway_count)) }
@@ -287,6 +297,7 @@ pub async fn pattern(
                 dt { "Severity" } dd { span class={ "badge sev-" (severity(pattern)) } { (severity(pattern)) } }
                 dt { "Status" } dd { span class={ "badge status-" (pattern.status.as_str()) } { (pattern.status.as_str()) }
                     @if let Some(into) = pattern.merged_into { " into " a href={ "/patterns/" (into) } { (into) } } }
+                dt { "Last change" } dd { (changed_by(pattern.last_change)) }
                 dt { "Category" } dd { (pattern.category) }
                 dt { "Template" } dd { code { (pattern.template) } }
                 dt { "Files" } dd { (pattern.file_globs.join(", ")) }
@@ -399,7 +410,7 @@ pub async fn merge(
     let sources = validate::uuids("source", &sources, MAX_IDS).map_err(Error::from)?;
     let reason =
         validate::text("reason", fields.get("reason").unwrap_or_default(), 10_000, false).map_err(Error::from)?;
-    let merged = console.qa.merge_patterns(&viewer.scope(), into, &sources, &reason).await?;
+    let merged = console.qa.merge_patterns(&viewer.scope(), into, &sources, &reason, ChangedBy::Person).await?;
     Ok(layout::done_at(
         &format!("/patterns/{into}"),
         &format!("Merged {} patterns into “{}”.", sources.len(), merged.name),

@@ -59,6 +59,7 @@ async fn brain_merges_what_captures_split_and_the_survivor_keeps_its_id() {
     let other = capture(&mut qa, "disk quota exceeded on the build volume").await;
     let before = live(&mut qa).await;
     assert!(before.len() > 2, "captures alone keep the kind apart: {before:#?}");
+    assert!(before.iter().all(|pattern| pattern.last_change == "capture"), "{before:#?}");
 
     let done = qa
         .remine_project(proto::RemineProjectRequest { project: PROJECT.into(), window: 0 })
@@ -72,6 +73,9 @@ async fn brain_merges_what_captures_split_and_the_survivor_keeps_its_id() {
     assert_eq!(after.len(), 2, "one pattern for the kind, one for the disk: {after:#?}");
     let kind = after.iter().find(|pattern| pattern.pattern_id != other).unwrap();
     assert!(captured.contains(&kind.pattern_id), "the survivor is one of the captured patterns");
+    assert_eq!(kind.last_change, "re_mining", "who changed it last: {kind:?}");
+    let untouched = after.iter().find(|pattern| pattern.pattern_id == other).unwrap();
+    assert_eq!(untouched.last_change, "capture");
     assert_eq!(kind.occurrence_count as usize, captured.len());
     // The merged ones say where they went, with re-mining's reason.
     let merged = qa
@@ -143,7 +147,9 @@ async fn a_pattern_a_person_split_is_left_as_they_left_it() {
         .unwrap()
         .into_inner();
     assert_eq!((done.merges, done.splits), (0, 0), "Brain would group them; the person's split stands: {done:?}");
-    assert_eq!(live(&mut qa).await.len(), 2);
+    let patterns = live(&mut qa).await;
+    assert_eq!(patterns.len(), 2);
+    assert!(patterns.iter().all(|pattern| pattern.last_change == "person"), "{patterns:#?}");
 }
 
 /// A list of block ids whose length varies is one kind: captures keep one

@@ -421,6 +421,7 @@ pub fn pattern_to_proto(pattern: &Pattern) -> proto::Pattern {
         last_seen_at: Some(to_timestamp(pattern.last_seen_at)),
         fix_trust: pattern.fix_trust.map_or(proto::Trust::Unspecified, trust_to_proto) as i32,
         held: pattern.held,
+        last_change: <&str>::from(pattern.last_change).to_owned(),
     }
 }
 

@@ -15,7 +15,7 @@ use lore_domain::ledger::{self, Ledger, Surface};
 use lore_domain::qa::QaLearning;
 use lore_domain::settings::{Settings, Switches};
 use lore_model::actions::query::Position;
-use lore_model::qa::PromotionDecision;
+use lore_model::qa::{ChangedBy, PromotionDecision};
 
 use lore_model::qa::limits::MAX_IDS;
 const DEFAULT_OCCURRENCES: u32 = 20;
@@ -212,7 +212,7 @@ impl QaLearningService for QaLearningApi {
         let into = field(super::convert::required_uuid("into_pattern_id", &message.into_pattern_id))?;
         let sources = field(convert::uuids("pattern_ids", &message.pattern_ids, MAX_IDS))?;
         let reason = field(lore_model::validate::text("reason", &message.reason, 10_000, false))?;
-        let pattern = self.qa.merge_patterns(&scope, into, &sources, &reason).await?;
+        let pattern = self.qa.merge_patterns(&scope, into, &sources, &reason, ChangedBy::Person).await?;
         Ok(Response::new(convert::pattern_to_proto(&pattern)))
     }
 

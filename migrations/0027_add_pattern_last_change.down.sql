@@ -1,0 +1,1 @@
+ALTER TABLE qa_patterns DROP COLUMN last_change;
