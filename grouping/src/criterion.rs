@@ -128,7 +128,7 @@ impl Code {
 /// This is how a test name with spaces, or a list that may be empty, is one
 /// kind of message: its gap varies in length, the skeleton around it does
 /// not.
-pub(crate) struct Alignment<'a> {
+struct Alignment<'a> {
     skeleton: Vec<&'a str>,
     /// Per gap: how many messages have a run of each length there.
     lengths: Vec<BTreeMap<usize, usize>>,
@@ -137,18 +137,9 @@ pub(crate) struct Alignment<'a> {
 }
 
 impl<'a> Alignment<'a> {
-    pub(crate) fn of(members: &[&'a Template]) -> Self {
-        let mut distinct: BTreeMap<&[String], usize> = BTreeMap::new();
-        for member in members {
-            *distinct.entry(member.tokens.as_slice()).or_default() += 1;
-        }
-        let mut sequences: Vec<(&[String], usize)> = distinct.into_iter().collect();
-        sequences.sort_by_key(|(tokens, _)| tokens.len());
-        let mut skeleton: Vec<&str> =
-            sequences.first().map_or(Vec::new(), |(tokens, _)| tokens.iter().map(String::as_str).collect());
-        for (tokens, _) in sequences.iter().skip(1) {
-            skeleton = longest_common_subsequence(&skeleton, tokens);
-        }
+    fn of(members: &[&'a Template]) -> Self {
+        let sequences = distinct_sequences(members);
+        let skeleton = skeleton(&sequences);
         let gaps = skeleton.len() + 1;
         let mut alignment = Self { lengths: vec![BTreeMap::new(); gaps], tokens: vec![HashMap::new(); gaps], skeleton };
         for (sequence, times) in sequences {
@@ -173,12 +164,37 @@ impl<'a> Alignment<'a> {
             *self.tokens[gap].entry(token.as_str()).or_default() += times;
         }
     }
+}
 
-    /// The skeleton's constants: its tokens that are not themselves a
-    /// masked variable.
-    pub(crate) fn constants(&self) -> impl Iterator<Item = &'a str> + '_ {
-        self.skeleton.iter().copied().filter(|token| *token != WILDCARD)
+/// The constants of `members`: the tokens of their skeleton ([`Alignment`])
+/// that are not themselves a masked variable.
+pub(crate) fn constants<'a>(members: &[&'a Template]) -> Vec<&'a str> {
+    let mut constants = skeleton(&distinct_sequences(members));
+    constants.retain(|token| *token != WILDCARD);
+    constants
+}
+
+/// Each distinct message of `members` with how many times it occurs, the
+/// shortest first.
+fn distinct_sequences<'a>(members: &[&'a Template]) -> Vec<(&'a [String], usize)> {
+    let mut distinct: BTreeMap<&[String], usize> = BTreeMap::new();
+    for member in members {
+        *distinct.entry(member.tokens.as_slice()).or_default() += 1;
     }
+    let mut sequences: Vec<(&[String], usize)> = distinct.into_iter().collect();
+    sequences.sort_by_key(|(tokens, _)| tokens.len());
+    sequences
+}
+
+/// The tokens every sequence holds in the same order: their longest common
+/// subsequence, taken one sequence after another from the shortest.
+fn skeleton<'a>(sequences: &[(&'a [String], usize)]) -> Vec<&'a str> {
+    let Some(((first, _), rest)) = sequences.split_first() else { return Vec::new() };
+    let mut skeleton: Vec<&str> = first.iter().map(String::as_str).collect();
+    for (tokens, _) in rest {
+        skeleton = longest_common_subsequence(&skeleton, tokens);
+    }
+    skeleton
 }
 
 /// What `times` messages out of `of` cost when each names its share:
@@ -265,8 +281,7 @@ mod tests {
         let members: Vec<&Template> = lists.iter().collect();
         let by_length: f64 = members.iter().map(|member| code.positions(&[member])).sum();
         assert!(code.aligned(&members) < by_length, "{} >= {by_length}", code.aligned(&members));
-        let alignment = Alignment::of(&members);
-        assert_eq!(alignment.constants().collect::<Vec<_>>(), ["cannot", "delete", "blocks"]);
+        assert_eq!(constants(&members), ["cannot", "delete", "blocks"]);
     }
 
     #[test]

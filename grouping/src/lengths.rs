@@ -8,7 +8,7 @@
 //! shorter.
 //!
 //! A pattern's constants are the tokens all its messages hold in order,
-//! without the masked variables (`criterion::Alignment`). Only variables
+//! without the masked variables (`criterion::constants`). Only variables
 //! may differ in length between messages of one kind: a word that one
 //! pattern always has and the other never (`user=root` at the end, `lib`
 //! in `(lib test)`, `opened` or `closed`) tells two kinds apart, as a
@@ -20,7 +20,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::criterion::{Alignment, Code};
+use crate::criterion::{Code, constants};
 use crate::remine::{BITS_SLACK, Change, Judged, Occurrence, Target};
 use crate::template::Template;
 
@@ -37,57 +37,67 @@ where
     for occurrence in occurrences {
         members.entry(&occurrence.pattern).or_default().push(&occurrence.template);
     }
-    let bits_before: f64 = members.values().map(|group| code.group(group)).sum();
-    let mut by_constants: BTreeMap<Vec<String>, Vec<(&P, Vec<&Template>)>> = BTreeMap::new();
+    let mut bits_before = 0.0;
     let mut bits_after = 0.0;
-    for (pattern, group) in members {
+    let mut by_constants: BTreeMap<Vec<String>, Vec<Pattern<'_, P>>> = BTreeMap::new();
+    for (id, group) in members {
+        let bits = code.group(&group);
+        bits_before += bits;
         let keyed: Vec<Template> = group.iter().map(|template| keyed(template)).collect();
         let constants: Vec<String> =
-            Alignment::of(&keyed.iter().collect::<Vec<_>>()).constants().map(str::to_owned).collect();
-        if pinned.contains(pattern) || constants.is_empty() {
-            bits_after += code.group(&group);
+            constants(&keyed.iter().collect::<Vec<_>>()).into_iter().map(str::to_owned).collect();
+        if pinned.contains(id) || constants.is_empty() {
+            bits_after += bits;
             continue;
         }
-        by_constants.entry(constants).or_default().push((pattern, group));
+        by_constants.entry(constants).or_default().push(Pattern { id, group, bits });
     }
     let mut changes = Vec::new();
     let mut rejected = 0;
     for mut kind in by_constants.into_values() {
         // The largest pattern is the home; the others join it one by one,
         // largest first, when they lower the bits.
-        kind.sort_by(|(left, left_group), (right, right_group)| {
-            right_group.len().cmp(&left_group.len()).then(left.cmp(right))
-        });
+        kind.sort_by(|left, right| right.group.len().cmp(&left.group.len()).then(left.id.cmp(right.id)));
         let mut kind = kind.into_iter();
-        let (home, mut joined) = kind.next().expect("a kind has a pattern");
-        let mut bits = code.group(&joined);
-        for (pattern, group) in kind {
-            let alone = code.group(&group);
-            let lengths = |templates: &[&Template]| -> BTreeSet<usize> {
-                templates.iter().map(|template| template.tokens.len()).collect()
-            };
-            if lengths(&joined) == lengths(&group) {
+        let Pattern { id: home, group: mut joined, mut bits } = kind.next().expect("a kind has a pattern");
+        let mut joined_lengths = lengths(&joined);
+        for pattern in kind {
+            let pattern_lengths = lengths(&pattern.group);
+            if pattern_lengths == joined_lengths {
                 // Same lengths: Brain's business, and it kept them apart.
-                bits_after += alone;
+                bits_after += pattern.bits;
                 continue;
             }
-            let together: Vec<&Template> = joined.iter().chain(&group).copied().collect();
+            let together: Vec<&Template> = joined.iter().chain(&pattern.group).copied().collect();
             let together_bits = code.group(&together);
-            if together_bits >= bits + alone - BITS_SLACK {
+            if together_bits >= bits + pattern.bits - BITS_SLACK {
                 rejected += 1;
-                bits_after += alone;
+                bits_after += pattern.bits;
                 continue;
             }
             changes.push(Change::Merge {
                 into: Target::Pattern(home.clone()),
-                sources: vec![Target::Pattern(pattern.clone())],
-                template: most_common(&group).clone(),
+                sources: vec![Target::Pattern(pattern.id.clone())],
+                template: most_common(&pattern.group).clone(),
             });
             (joined, bits) = (together, together_bits);
+            joined_lengths.extend(pattern_lengths);
         }
         bits_after += bits;
     }
     Judged { changes, rejected, bits_before, bits_after }
+}
+
+/// A pattern as this reads it: its recent messages and their bits alone.
+struct Pattern<'a, P> {
+    id: &'a P,
+    group: Vec<&'a Template>,
+    bits: f64,
+}
+
+/// The lengths a group's messages have.
+fn lengths(group: &[&Template]) -> BTreeSet<usize> {
+    group.iter().map(|template| template.tokens.len()).collect()
 }
 
 /// A message with each `key=value` token read as its key, `key=`: the key

@@ -12,8 +12,7 @@ use crate::template::Template;
 /// Re-mining rehearsed in memory on patterns numbered by `patterns` (the
 /// online assignment, say): each message's pattern after Brain's whole
 /// plan, and after what the criterion keeps of it followed by the merges
-/// of one kind at several lengths (`crate::lengths`), as the server does. What the evaluations
-/// score; the server carries a plan out in the store.
+/// of one kind at several lengths (`crate::lengths`), as the server does.
 pub fn rehearse(templates: &[Template], patterns: &[usize], settings: &BrainSettings) -> Rehearsal {
     let occurrences: Vec<Occurrence<usize, usize>> = templates
         .iter()

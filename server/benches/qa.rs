@@ -18,7 +18,7 @@ mod common;
 use std::time::Instant;
 
 use common::failures::{Shape, fill_patterns, vocabulary};
-use common::{histogram, latency_row, record};
+use common::{histogram, latency_row, project_rows, record};
 use hdrhistogram::Histogram;
 use lore_proto::v1 as proto;
 use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
@@ -202,11 +202,7 @@ async fn bench_warnings(server: &TestServer, vocabulary: &[String], failures: &s
 /// tables are vacuumed afterwards, as autovacuum would after such a load.
 async fn grow_failures(pool: &PgPool) {
     let started = Instant::now();
-    let captured: i64 = sqlx::query_scalar("SELECT count(*) FROM qa_failures WHERE project = $1")
-        .bind(PROJECT)
-        .fetch_one(pool)
-        .await
-        .unwrap();
+    let captured = project_rows(pool, "qa_failures", PROJECT).await;
     let copies = (FAILURES as i64 - captured).max(0) / captured + 1;
     let mut transaction = pool.begin().await.unwrap();
     sqlx::query(
@@ -277,11 +273,7 @@ fn days_ago(days: i64) -> prost_types::Timestamp {
 
 async fn bench_dashboard(server: &TestServer) {
     let mut qa = client(server).await;
-    let total: i64 = sqlx::query_scalar("SELECT count(*) FROM qa_failures WHERE project = $1")
-        .bind(PROJECT)
-        .fetch_one(server.pool())
-        .await
-        .unwrap();
+    let total = project_rows(server.pool(), "qa_failures", PROJECT).await;
     println!(
         "\n## Dashboard over gRPC, {total} failures over 90 days in the project, {DASHBOARD_CALLS} calls per row\n"
     );
@@ -352,11 +344,7 @@ const REMINE_CALLS: usize = 3;
 
 async fn bench_remining(server: &TestServer) {
     let mut qa = client(server).await;
-    let occurrences: i64 = sqlx::query_scalar("SELECT count(*) FROM qa_pattern_occurrences WHERE project = $1")
-        .bind(PROJECT)
-        .fetch_one(server.pool())
-        .await
-        .unwrap();
+    let occurrences = project_rows(server.pool(), "qa_pattern_occurrences", PROJECT).await;
     println!(
         "\n## RemineProject over gRPC, the newest {REMINE_WINDOW} of {occurrences} occurrences, {REMINE_CALLS} calls\n"
     );

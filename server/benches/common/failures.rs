@@ -159,11 +159,7 @@ pub async fn fill_patterns(server: &TestServer, project: &str, patterns: usize, 
         })
         .await
     };
-    let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM qa_patterns WHERE project = $1")
-        .bind(project)
-        .fetch_one(server.pool())
-        .await
-        .unwrap();
+    let stored = super::project_rows(server.pool(), "qa_patterns", project).await;
     eprintln!(
         "{} captures from {FILL_CLIENTS} clients in {:.1} s ({:.0}/s, p50 {:.2} ms): {stored} patterns",
         patterns * 2,

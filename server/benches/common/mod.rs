@@ -8,6 +8,15 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+/// How many rows of `table` belong to `project`.
+pub async fn project_rows(pool: &sqlx::PgPool, table: &str, project: &str) -> i64 {
+    sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM {table} WHERE project = $1")))
+        .bind(project)
+        .fetch_one(pool)
+        .await
+        .expect("count rows")
+}
+
 /// A histogram of microseconds.
 pub fn histogram() -> Histogram<u64> {
     Histogram::<u64>::new(3).expect("histogram")

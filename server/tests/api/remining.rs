@@ -48,6 +48,16 @@ async fn live(qa: &mut QaLearningServiceClient<Channel>) -> Vec<proto::Pattern> 
         .patterns
 }
 
+/// Why each of a pattern's occurrences joined it.
+async fn reasons(qa: &mut QaLearningServiceClient<Channel>, pattern_id: &str) -> Vec<String> {
+    let pattern = qa
+        .get_pattern(proto::GetPatternRequest { pattern_id: pattern_id.to_owned(), occurrence_limit: 50 })
+        .await
+        .unwrap()
+        .into_inner();
+    pattern.occurrences.iter().map(|occurrence| occurrence.link.as_ref().unwrap().reason.clone()).collect()
+}
+
 #[tokio::test]
 async fn brain_merges_what_captures_split_and_the_survivor_keeps_its_id() {
     let server = TestServer::start().await;
@@ -86,13 +96,7 @@ async fn brain_merges_what_captures_split_and_the_survivor_keeps_its_id() {
     let merged = merged.pattern.unwrap();
     assert!(merged.pattern_id == kind.pattern_id || merged.merged_into == kind.pattern_id, "{merged:?}");
     // Why grouped: the occurrences that moved say re-mining moved them.
-    let survivor = qa
-        .get_pattern(proto::GetPatternRequest { pattern_id: kind.pattern_id.clone(), occurrence_limit: 50 })
-        .await
-        .unwrap()
-        .into_inner();
-    let reasons: Vec<String> =
-        survivor.occurrences.iter().map(|occurrence| occurrence.link.as_ref().unwrap().reason.clone()).collect();
+    let reasons = reasons(&mut qa, &kind.pattern_id).await;
     assert!(reasons.iter().any(|reason| reason.starts_with("re-mined: Brain groups them as")), "{reasons:?}");
     // A later capture of the kind follows the merge.
     let later = capture(&mut qa, "user alpha could not reach host west in time").await;
@@ -180,13 +184,7 @@ async fn one_kind_at_several_lengths_ends_in_one_pattern() {
     assert_eq!(after.len(), 2, "one pattern for the lists, one for the cache: {after:#?}");
     let kind = after.iter().find(|pattern| pattern.pattern_id != apart).unwrap();
     assert_eq!(kind.occurrence_count, 9);
-    let survivor = qa
-        .get_pattern(proto::GetPatternRequest { pattern_id: kind.pattern_id.clone(), occurrence_limit: 50 })
-        .await
-        .unwrap()
-        .into_inner();
-    let reasons: Vec<String> =
-        survivor.occurrences.iter().map(|occurrence| occurrence.link.as_ref().unwrap().reason.clone()).collect();
+    let reasons = reasons(&mut qa, &kind.pattern_id).await;
     assert!(reasons.iter().any(|reason| reason.starts_with("re-mined: one kind at several lengths")), "{reasons:?}");
     for list in ["blk_7", "blk_7 blk_8", "blk_7 blk_8 blk_9"] {
         let later = capture(&mut qa, &format!("ask the datanode to delete {list}")).await;
