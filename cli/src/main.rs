@@ -172,6 +172,7 @@ fn main() -> ExitCode {
         Command::Eval(EvalCommand::Grouping(args)) if args.leave_one_out => {
             report(commands::grouping::leave_one_out(args))
         }
+        Command::Eval(EvalCommand::Grouping(args)) if args.corrections => report(commands::grouping::corrections(args)),
         Command::Eval(EvalCommand::Redaction(args)) if args.leave_one_out => {
             report(commands::eval::leave_one_out(args))
         }

@@ -4,6 +4,8 @@
 //! - `template`: a message normalized into tokens, its variables masked by
 //!   generic masks (numbers, hex, IPs, UUIDs, paths, URLs, quoted values);
 //! - `masks`: a project's own masks, applied before the generic ones;
+//! - `mask_proposals`: the mask a person's merge implies, proposed to a
+//!   person;
 //! - `matching`: online assignment, the most similar template of a
 //!   message's route (Drain's fixed-depth tree);
 //! - `brain`: which tokens are constant, decided by frequency over many
@@ -23,6 +25,7 @@ pub mod accuracy;
 pub mod brain;
 pub mod criterion;
 pub mod lengths;
+pub mod mask_proposals;
 pub mod masks;
 pub mod matching;
 pub mod rehearsal;

@@ -100,6 +100,13 @@ impl OnlineGrouper {
     }
 }
 
+impl OnlineGrouper {
+    /// Each group's template as it stands, by group number.
+    pub fn templates(&self) -> HashMap<usize, Template> {
+        self.routes.values().flatten().map(|(id, template)| (*id, template.clone())).collect()
+    }
+}
+
 impl Default for OnlineGrouper {
     fn default() -> Self {
         Self::new(DEFAULT_SIMILARITY_THRESHOLD)

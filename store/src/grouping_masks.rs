@@ -48,12 +48,24 @@ pub async fn put_mask(
     allowed: impl FnOnce(&[GroupingMask]) -> Result<(), Error>,
 ) -> Result<(GroupingMask, bool), Error> {
     let mut transaction = pool.begin().await?;
-    super::qa::ensure_project(&mut transaction, &mask.project).await?;
+    let put = put_mask_in(&mut transaction, mask, allowed).await?;
+    transaction.commit().await?;
+    Ok(put)
+}
+
+/// [`put_mask`] inside the caller's transaction, so accepting a proposal
+/// adds the mask and closes the proposal together.
+pub(crate) async fn put_mask_in(
+    transaction: &mut PgConnection,
+    mask: &GroupingMask,
+    allowed: impl FnOnce(&[GroupingMask]) -> Result<(), Error>,
+) -> Result<(GroupingMask, bool), Error> {
+    super::qa::ensure_project(&mut *transaction, &mask.project).await?;
     sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('qa_grouping_masks:' || $1, 0))")
         .bind(&mask.project)
         .execute(&mut *transaction)
         .await?;
-    let mut after = masks(&mut transaction, &mask.project).await?;
+    let mut after = masks(&mut *transaction, &mask.project).await?;
     let created = !after.iter().any(|existing| existing.name == mask.name);
     after.retain(|existing| existing.name != mask.name);
     after.push(mask.clone());
@@ -73,7 +85,6 @@ pub async fn put_mask(
     .bind(&mask.updated_by)
     .fetch_one(&mut *transaction)
     .await?;
-    transaction.commit().await?;
     Ok((mask_from_row(&row)?, created))
 }
 

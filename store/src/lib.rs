@@ -23,6 +23,7 @@ pub mod knowledge;
 pub mod knowledge_changes;
 pub mod knowledge_search;
 pub mod leader;
+pub mod mask_proposals;
 pub mod qa;
 pub mod qa_dashboard;
 pub mod qa_guards;

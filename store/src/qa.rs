@@ -14,8 +14,8 @@ use lore_grouping::template::Template;
 use lore_model::Error;
 use lore_model::actions::StoredName as _;
 use lore_model::qa::{
-    CategoryRule, ChangedBy, FixAttempt, NewFailure, Occurrence, Pattern, PatternEdits, PatternFilter, PatternLink,
-    PatternStatus,
+    CategoryRule, ChangedBy, FixAttempt, Merge, NewFailure, Occurrence, Pattern, PatternEdits, PatternFilter,
+    PatternLink, PatternStatus,
 };
 use lore_model::scope::ProjectScope;
 use lore_model::trust::Origin;
@@ -778,22 +778,21 @@ pub async fn retire(connection: &mut PgConnection, pattern_id: Uuid) -> Result<(
 
 /// Merges `sources` into `into`: occurrences move, counters add up, and the
 /// sources point at the survivor (as do patterns merged into them before),
-/// so later captures that match a source join the survivor.
+/// so later captures that match a source join the survivor. In the
+/// caller's transaction; returns the survivor after, and every pattern
+/// merged (the survivor among them) as it was before.
 pub async fn merge_patterns(
-    pool: &PgPool,
+    transaction: &mut PgConnection,
     scope: &ProjectScope,
-    into: Uuid,
-    sources: &[Uuid],
-    reason: &str,
-    by: ChangedBy,
-) -> Result<Pattern, Error> {
-    let mut transaction = pool.begin().await?;
+    merge: &Merge,
+) -> Result<(Pattern, Vec<Pattern>), Error> {
+    let (into, sources) = (merge.into, merge.sources.as_slice());
     // Lock in id order so two merges over the same patterns cannot deadlock.
     let mut all: Vec<Uuid> = sources.iter().copied().chain([into]).collect();
     all.sort();
     let mut locked = Vec::with_capacity(all.len());
     for pattern_id in &all {
-        locked.push(lock_pattern(&mut transaction, scope, *pattern_id).await?);
+        locked.push(lock_pattern(&mut *transaction, scope, *pattern_id).await?);
     }
     let survivor = locked.iter().find(|pattern| pattern.pattern_id == into).expect("locked above");
     if survivor.status == PatternStatus::Merged {
@@ -839,7 +838,7 @@ pub async fn merge_patterns(
     )))
     .bind(into)
     .bind(sources)
-    .bind(by.as_str())
+    .bind(merge.by.as_str())
     .fetch_one(&mut *transaction)
     .await?;
     for source in sources {
@@ -851,12 +850,11 @@ pub async fn merge_patterns(
         .bind(&survivor.project)
         .bind(source)
         .bind(into)
-        .bind(reason)
+        .bind(&merge.reason)
         .execute(&mut *transaction)
         .await?;
     }
-    transaction.commit().await?;
-    Ok(pattern_from_row(&merged)?)
+    Ok((pattern_from_row(&merged)?, locked))
 }
 
 /// The occurrences a split moves, with their templates; fails naming an

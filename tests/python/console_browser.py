@@ -166,7 +166,21 @@ def grouping_masks(page):
     removed = page.locator("p.notice").inner_text()
     check(removed.startswith("Removed the mask service"), f"removing a mask said: {removed}")
     check(page.locator("table").count() == 0, "the removed mask is still listed")
-    return {"added": added, "refused": refused, "removed": removed}
+    # The merge of two services' patterns proposed a mask: the admin
+    # accepts it under another name, then removes it again.
+    proposal = page.locator("div.card", has_text="svc-billing, svc-search")
+    shown = proposal.inner_text()
+    check(r"\bsvc-[a-z]+\b" in shown and "from a merge by console-admin" in shown,
+          f"the proposal does not show its expression and whose merge it came from: {shown}")
+    proposal.locator("input[name=name]").fill("services")
+    proposal.get_by_role("button", name="Accept and re-mine").click()
+    page.wait_for_selector("p.notice")
+    accepted = page.locator("p.notice").inner_text()
+    check(accepted.startswith("Accepted: the mask services"), f"accepting a proposal said: {accepted}")
+    check(page.locator("div.card", has_text="svc-billing").count() == 0, "the accepted proposal is still offered")
+    page.get_by_role("button", name="remove mask services").click()
+    page.wait_for_selector("p.notice")
+    return {"added": added, "refused": refused, "removed": removed, "accepted": accepted}
 
 
 def guards(page):
@@ -262,6 +276,13 @@ def reader_cannot_approve(browser, problems):
         URL + "/projects/shop/masks", form={"csrf": csrf_of(page), "name": "sneaky", "pattern": "x+"}
     )
     check(mask.status == 403, f"a reader's mask answered {mask.status}")
+    check(page.locator("div.card", has_text="alpha-x, beta-y").count() == 1, "a reader does not see the open proposal")
+    check(page.get_by_role("button", name="Accept and re-mine").count() == 0, "a reader is offered to accept a mask")
+    decide = context.request.post(
+        URL + "/projects/shop/masks/proposals",
+        form={"csrf": csrf_of(page), "proposal_id": "00000000-0000-0000-0000-000000000000", "decision": "reject"},
+    )
+    check(decide.status == 403, f"a reader's decision on a proposal answered {decide.status}")
     page.screenshot(path=os.path.join(SHOTS, "reader-drafts.png"))
     context.close()
     return response.status

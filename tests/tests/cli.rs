@@ -6,6 +6,7 @@ use std::time::Duration;
 use lore_e2e::{ServerOptions, ServerProcess, TestDatabase, workspace_binary};
 use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
+use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
 use serde_json::json;
 
 async fn lore(server: &ServerProcess, args: &[&str]) -> (bool, String, String) {
@@ -626,6 +627,93 @@ async fn lore_qa_captures_warns_lists_and_shows_the_dashboard() {
     let (ok, stdout, stderr) = lore(&server, &["qa", "masks", "delete", "--project", "cli", "table"]).await;
     assert!(ok, "{stderr}");
     assert!(stdout.starts_with("deleted mask table\nre-mined"), "{stdout}");
+}
+
+/// Masks proposed from merges, decided from the command line: listed,
+/// accepted under a name of one's own (which re-mines), rejected.
+#[tokio::test]
+async fn lore_qa_masks_lists_accepts_and_rejects_proposals() {
+    let (_database, server) = server().await;
+    let mut qa = QaLearningServiceClient::new(server.channel().await);
+    for pair in [
+        ["worker svc-billing lost its lease", "worker svc-search lost its lease"],
+        ["queue alpha-x is full", "queue beta-y is full"],
+    ] {
+        let mut merged = Vec::new();
+        for message in pair {
+            let request = proto::CaptureFailureRequest {
+                failure_id: uuid::Uuid::now_v7().to_string(),
+                project: "cli".into(),
+                task: Some(proto::Task { task_id: format!("T-{message}"), ..Default::default() }),
+                error_messages: vec![message.into()],
+                ..Default::default()
+            };
+            merged.push(qa.capture_failure(request).await.unwrap().into_inner().links.remove(0).pattern_id);
+        }
+        let request = proto::MergePatternsRequest {
+            into_pattern_id: merged[0].clone(),
+            pattern_ids: vec![merged[1].clone()],
+            reason: "one kind".into(),
+        };
+        qa.merge_patterns(request).await.unwrap();
+    }
+    let (ok, stdout, stderr) = lore(&server, &["qa", "masks", "proposals", "--project", "cli"]).await;
+    assert!(ok, "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    let id_of = |examples: &str| {
+        let line = lines.iter().find(|line| line.ends_with(examples)).unwrap_or_else(|| panic!("{stdout}"));
+        line.split_whitespace().next().unwrap().to_owned()
+    };
+    let (services, queues) = (id_of("svc-billing, svc-search"), id_of("alpha-x, beta-y"));
+
+    let accept = ["qa", "masks", "accept", "--project", "cli", &services, "--name", "service"];
+    let (ok, stdout, stderr) = lore(&server, &accept).await;
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.starts_with("accepted: added mask service = \\bsvc-[a-z]+\\b\nre-mined 4 occurrences of cli"),
+        "{stdout}"
+    );
+    let (ok, stdout, stderr) = lore(&server, &["qa", "masks", "reject", "--project", "cli", &queues]).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout.trim(), "rejected \\b[a-z]+-[a-z]+\\b: it will not be proposed again");
+    let (ok, stdout, _) = lore(&server, &["qa", "masks", "proposals", "--project", "cli"]).await;
+    assert!(ok);
+    assert_eq!(stdout.trim(), "no open mask proposal");
+    let (ok, stdout, _) = lore(&server, &["qa", "masks", "proposals", "--project", "cli", "--all"]).await;
+    assert!(ok);
+    assert!(stdout.contains(" accepted ") && stdout.contains(" rejected "), "{stdout}");
+    let (ok, _, stderr) = lore(&server, &["qa", "masks", "reject", "--project", "cli", &services]).await;
+    assert!(!ok);
+    assert!(stderr.contains("already accepted"), "{stderr}");
+    let (ok, _, stderr) = lore(&server, &["qa", "masks", "accept", "--project", "cli", "not-an-id"]).await;
+    assert!(!ok);
+    assert!(stderr.contains("proposal_id"), "{stderr}");
+}
+
+/// `lore eval grouping --corrections` proposes masks from an ideal
+/// person's merges on each set's first half and scores its second half
+/// with and without them.
+#[test]
+fn lore_eval_grouping_scores_masks_from_corrections_on_held_out_lines() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/tool-failures/tool_failures.log_structured.csv");
+    let output = std::process::Command::new(workspace_binary("lore"))
+        .args(["eval", "grouping", "--corrections"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let row: Vec<&str> = stdout
+        .lines()
+        .find(|line| line.starts_with("tool-failures"))
+        .unwrap_or_else(|| panic!("{stdout}"))
+        .split_whitespace()
+        .collect();
+    let figure = |column: usize| row[column].parse::<f64>().unwrap();
+    assert!(row[2].parse::<usize>().unwrap() >= 1, "some mask is proposed: {stdout}");
+    assert!(figure(4) > figure(3), "the masks group held-out lines better as captured: {stdout}");
+    assert!(figure(6) >= figure(5) - 0.01, "and no worse re-mined: {stdout}");
 }
 
 /// The loop from the command line: `lore log` with no session uses one per

@@ -201,6 +201,36 @@ async fn seed(channel: Authed) -> Seeded {
         patterns.push(pattern);
     }
     assert_ne!(patterns[0], patterns[1], "two different failures make two patterns");
+    // An admin merged two services' patterns and two queues' patterns:
+    // each proposes a mask; the browser accepts the first, and a reader
+    // sees the second but may not decide it.
+    for pair in [
+        ["worker svc-billing lost its lease", "worker svc-search lost its lease"],
+        ["queue alpha-x is full", "queue beta-y is full"],
+    ] {
+        let mut merged = Vec::new();
+        for message in pair {
+            let captured = qa
+                .capture_failure(proto::CaptureFailureRequest {
+                    failure_id: Uuid::new_v4().to_string(),
+                    project: "shop".into(),
+                    task: Some(proto::Task { task_id: format!("T-{message}"), ..Default::default() }),
+                    error_messages: vec![message.into()],
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            merged.push(captured.links[0].pattern_id.clone());
+        }
+        qa.merge_patterns(proto::MergePatternsRequest {
+            into_pattern_id: merged[0].clone(),
+            pattern_ids: vec![merged[1].clone()],
+            reason: "one kind, another name".into(),
+        })
+        .await
+        .unwrap();
+    }
     // A hook warned an agent at its call: the guards page lists it.
     let given = proto::RecordCallInjectionRequest {
         injection_id: Uuid::now_v7().to_string(),
@@ -333,6 +363,15 @@ async fn a_supervisor_uses_the_console_in_a_real_browser_and_its_access_rules_ho
         .await
         .unwrap();
     assert_eq!(masks, 0, "{}", results["masks"]);
+    let decided: Vec<(String, String, String)> = sqlx::query_as(
+        "SELECT state, mask_name, decided_by FROM qa_mask_proposals WHERE project = 'shop' ORDER BY proposed_at",
+    )
+    .fetch_all(&database.pool)
+    .await
+    .unwrap();
+    let expected = [("accepted", "services", "console-admin"), ("open", "", "")]
+        .map(|(state, name, by)| (state.to_owned(), name.to_owned(), by.to_owned()));
+    assert_eq!(decided, expected, "the browser accepted one proposal, and the reader decided nothing");
     // The guard set from the warning at the call was removed again; the
     // switch the browser turned on stays on.
     let guards: i64 = sqlx::query_scalar("SELECT count(*) FROM qa_guards WHERE project = 'shop'")

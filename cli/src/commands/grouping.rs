@@ -28,6 +28,11 @@ pub struct Args {
     /// Brain's setting in turn (needs no server).
     #[arg(long)]
     pub leave_one_out: bool,
+    /// In this process: masks proposed from an ideal person's merges on
+    /// each file's first half, scored on its second half with and without
+    /// them (needs no server).
+    #[arg(long, conflicts_with = "leave_one_out")]
+    pub corrections: bool,
     /// Project to capture into; a fresh one by default, so earlier patterns
     /// do not take part.
     #[arg(long)]
@@ -45,6 +50,11 @@ pub struct Args {
 /// `--leave-one-out`: every file's set, in this process.
 pub fn leave_one_out(args: Args) -> anyhow::Result<()> {
     super::grouping_sources::run(&args.files)
+}
+
+/// `--corrections`: masks from merges, on each file's held-out half.
+pub fn corrections(args: Args) -> anyhow::Result<()> {
+    super::grouping_corrections::run(&args.files)
 }
 
 pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {

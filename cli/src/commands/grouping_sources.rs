@@ -42,7 +42,7 @@ const THRESHOLDS: std::ops::RangeInclusive<usize> = 2..=8;
 
 /// A set's name: the folder its file is in (`loghub/OpenSSH/…` is
 /// OpenSSH).
-fn set_name(path: &Path) -> String {
+pub(crate) fn set_name(path: &Path) -> String {
     path.parent()
         .and_then(Path::file_name)
         .map_or_else(|| path.display().to_string(), |name| name.to_string_lossy().into_owned())

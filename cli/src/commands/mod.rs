@@ -8,6 +8,7 @@ pub mod entry;
 pub mod eval;
 pub mod export;
 pub mod grouping;
+pub mod grouping_corrections;
 pub mod grouping_sources;
 pub mod index;
 pub mod init;

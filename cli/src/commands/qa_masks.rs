@@ -1,6 +1,7 @@
 //! `lore qa masks`: a project's own grouping masks. Each is a regular
 //! expression whose every match in a captured message is one variable,
-//! applied before the generic masks; a change re-mines the project.
+//! applied before the generic masks; a change re-mines the project. Masks
+//! proposed from people's merges are listed, accepted or rejected here too.
 
 use lore_proto::v1 as proto;
 use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
@@ -33,6 +34,30 @@ pub enum MasksCommand {
         project: String,
         name: String,
     },
+    /// Masks proposed from people's merges, newest first: the open ones,
+    /// or with --all the decided ones too.
+    Proposals {
+        #[arg(long, env = "LORE_PROJECT")]
+        project: String,
+        #[arg(long)]
+        all: bool,
+    },
+    /// Make a proposal a mask, then re-mine the project (admin).
+    Accept {
+        #[arg(long, env = "LORE_PROJECT")]
+        project: String,
+        /// The proposal's id, as `lore qa masks proposals` prints it.
+        proposal_id: String,
+        /// The mask's name; by default the proposal's own.
+        #[arg(long, default_value = "")]
+        name: String,
+    },
+    /// Turn a proposal down; its expression is not proposed again (admin).
+    Reject {
+        #[arg(long, env = "LORE_PROJECT")]
+        project: String,
+        proposal_id: String,
+    },
 }
 
 pub async fn masks(qa: &mut QaLearningServiceClient<Channel>, command: MasksCommand) -> anyhow::Result<()> {
@@ -63,6 +88,50 @@ pub async fn masks(qa: &mut QaLearningServiceClient<Channel>, command: MasksComm
             }
             println!("deleted mask {name}");
             print_remined(&project, deleted.remined.unwrap_or_default());
+        }
+        MasksCommand::Proposals { project, all } => {
+            let request = proto::ListMaskProposalsRequest { project, include_decided: all };
+            let proposals = qa.list_mask_proposals(request).await?.into_inner().proposals;
+            if proposals.is_empty() {
+                println!("no {}mask proposal", if all { "" } else { "open " });
+            }
+            for proposal in proposals {
+                println!(
+                    "{}  {:<9} {:<24} {:<32} differs in {}",
+                    proposal.proposal_id,
+                    proposal.state,
+                    proposal.name,
+                    proposal.pattern,
+                    proposal.examples.join(", ")
+                );
+            }
+        }
+        MasksCommand::Accept { project, proposal_id, name } => {
+            let decision = proto::MaskDecision::Accept;
+            let decided = qa
+                .decide_mask_proposal(proto::DecideMaskProposalRequest {
+                    project,
+                    proposal_id,
+                    decision: decision.into(),
+                    name,
+                })
+                .await?
+                .into_inner();
+            let mask = decided.mask.unwrap_or_default();
+            println!("accepted: added mask {} = {}", mask.name, mask.pattern);
+            print_remined(&mask.project, decided.remined.unwrap_or_default());
+        }
+        MasksCommand::Reject { project, proposal_id } => {
+            let decision = proto::MaskDecision::Reject;
+            let request = proto::DecideMaskProposalRequest {
+                project,
+                proposal_id,
+                decision: decision.into(),
+                name: String::new(),
+            };
+            let decided = qa.decide_mask_proposal(request).await?.into_inner();
+            let proposal = decided.proposal.unwrap_or_default();
+            println!("rejected {}: it will not be proposed again", proposal.pattern);
         }
     }
     Ok(())

@@ -61,6 +61,12 @@ fn spec(mask: &GroupingMask) -> MaskSpec {
     MaskSpec { name: mask.name.clone(), pattern: mask.pattern.clone() }
 }
 
+/// Whether a project may hold `after`: every mask compiles, and there are
+/// not too many. What the store asks with the masks locked.
+pub(super) fn all_compile(after: &[GroupingMask]) -> Result<(), Error> {
+    Masks::compile(&after.iter().map(spec).collect::<Vec<_>>()).map(drop).map_err(Error::from)
+}
+
 impl QaLearning {
     /// The masks grouping applies to `project`'s messages now.
     pub(crate) async fn masks_of(&self, connection: &mut PgConnection, project: &str) -> Result<Arc<Masks>, Error> {
@@ -94,9 +100,6 @@ impl QaLearning {
     ) -> Result<(GroupingMask, bool, Remined), Error> {
         scope.require(&mask.project)?;
         spec(mask).compile()?;
-        let all_compile = |after: &[GroupingMask]| {
-            Masks::compile(&after.iter().map(spec).collect::<Vec<_>>()).map(drop).map_err(Error::from)
-        };
         let (stored, created) = store::put_mask(&self.pool, mask, all_compile).await?;
         let remined = self.remine(scope, &mask.project, self.config.remine_window).await?;
         Ok((stored, created, remined))

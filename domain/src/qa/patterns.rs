@@ -7,10 +7,20 @@ use uuid::Uuid;
 use super::QaLearning;
 use super::template::Template;
 use crate::Error;
-use lore_model::qa::{ChangedBy, Pattern, PatternEdits, PatternFilter, PatternReport, PatternStatus, Split};
+use lore_model::qa::mask_proposals::MaskProposal;
+use lore_model::qa::{Merge, Pattern, PatternEdits, PatternFilter, PatternReport, PatternStatus, Split};
 use lore_model::scope::ProjectScope;
 use lore_model::trust::Origin;
 use lore_store::qa as store;
+
+/// What a merge did.
+#[derive(Debug, Clone)]
+pub struct Merged {
+    /// The survivor.
+    pub pattern: Pattern,
+    /// The mask the merge proposed, when it proposed a new one.
+    pub proposal: Option<MaskProposal>,
+}
 
 /// Fix attempts GetPattern shows at most.
 const MAX_FIXES: i64 = 50;
@@ -66,18 +76,21 @@ impl QaLearning {
         store::update_pattern(&self.pool, scope, pattern_id, edits, held.as_ref(), origin).await
     }
 
-    pub async fn merge_patterns(
-        &self,
-        scope: &ProjectScope,
-        into: Uuid,
-        sources: &[Uuid],
-        reason: &str,
-        by: ChangedBy,
-    ) -> Result<Pattern, Error> {
-        if sources.contains(&into) {
+    /// Merges patterns into one. A person's merge of patterns that differ
+    /// only in words of one shape also proposes the mask that would have
+    /// merged them (`mask_proposals`), returned when it is new.
+    pub async fn merge_patterns(&self, scope: &ProjectScope, merge: &Merge) -> Result<Merged, Error> {
+        if merge.sources.contains(&merge.into) {
             return Err(Error::invalid("pattern_ids", "must not contain into_pattern_id"));
         }
-        store::merge_patterns(&self.pool, scope, into, sources, reason, by).await
+        let mut transaction = self.pool.begin().await?;
+        let (pattern, before) = store::merge_patterns(&mut transaction, scope, merge).await?;
+        let proposal = match super::mask_proposals::implied(merge, &before) {
+            Some(proposal) => lore_store::mask_proposals::propose(&mut transaction, &proposal).await?,
+            None => None,
+        };
+        transaction.commit().await?;
+        Ok(Merged { pattern, proposal })
     }
 
     /// Moves occurrences into a new pattern whose id is `split_id`; a retry

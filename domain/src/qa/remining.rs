@@ -22,7 +22,7 @@ use uuid::Uuid;
 use super::QaLearning;
 use super::template::Template;
 use crate::Error;
-use lore_model::qa::{ChangedBy, Split};
+use lore_model::qa::{ChangedBy, Merge, Split};
 use lore_model::scope::ProjectScope;
 use lore_store::remining as store;
 
@@ -201,17 +201,18 @@ impl QaLearning {
                         continue;
                     }
                     let reason = format!("{REASON_PREFIX}: {why_merged} {}", template.text());
-                    match self.merge_patterns(scope, into, &sources, &reason, ChangedBy::ReMining).await {
+                    let merge = Merge { into, sources, reason, by: ChangedBy::ReMining, actor: String::new() };
+                    match self.merge_patterns(scope, &merge).await {
                         Ok(_) => {
                             let moved: Vec<Uuid> = pattern_of
                                 .iter_mut()
-                                .filter(|(_, pattern)| sources.contains(pattern))
+                                .filter(|(_, pattern)| merge.sources.contains(pattern))
                                 .map(|(occurrence, pattern)| {
                                     *pattern = into;
                                     *occurrence
                                 })
                                 .collect();
-                            store::note_regrouped(&self.pool, &moved, &reason).await?;
+                            store::note_regrouped(&self.pool, &moved, &merge.reason).await?;
                             done.merges += 1;
                         }
                         Err(Error::FailedPrecondition(why)) => tracing::debug!(%why, "re-mining skipped a merge"),

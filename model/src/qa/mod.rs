@@ -3,6 +3,7 @@
 pub mod files;
 pub mod guards;
 pub mod hotspots;
+pub mod mask_proposals;
 pub mod remining;
 pub mod significance;
 
@@ -244,6 +245,18 @@ pub struct PatternEdits {
     pub common_cause: Option<String>,
     pub recommended_fix: Option<String>,
     pub status: Option<PatternStatus>,
+}
+
+/// Patterns merged into one, and who asks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Merge {
+    pub into: Uuid,
+    pub sources: Vec<Uuid>,
+    pub reason: String,
+    pub by: ChangedBy,
+    /// The person's token name (empty for re-mining): a merge by a person
+    /// may propose a mask in their name.
+    pub actor: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -68,6 +68,8 @@ const METHODS: &[(&str, &str, Access)] = &[
     (QA, "ListGroupingMasks", Access::Read),
     (QA, "PutGroupingMask", Access::Admin),
     (QA, "DeleteGroupingMask", Access::Admin),
+    (QA, "ListMaskProposals", Access::Read),
+    (QA, "DecideMaskProposal", Access::Admin),
     (QA, "Dashboard", Access::Read),
     (QA, "ListPromotionCandidates", Access::Read),
     (QA, "ProposePromotion", Access::Admin),

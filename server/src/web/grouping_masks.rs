@@ -1,17 +1,20 @@
 //! QA → Grouping masks: a project's own masks, with a form to add or
-//! replace one and a button to remove each. A change re-mines the project,
-//! and the page says what that changed.
+//! replace one and a button to remove each, and the masks proposed from
+//! merges (`mask_proposals`). A change re-mines the project, and the page
+//! says what that changed.
 
 use axum::extract::State;
 use axum::response::Response;
 use maud::{Markup, html};
 
 use super::layout::{self, Section};
+use super::mask_proposals;
 use super::viewer::Submitted;
 use super::{Console, PageError, ProjectView};
 use crate::Error;
 use lore_domain::qa::remining::Remined;
 use lore_model::qa::GroupingMask;
+use lore_model::qa::mask_proposals::MaskDecision;
 
 const PUT: &str = "/lore.v1.QaLearningService/PutGroupingMask";
 const DELETE: &str = "/lore.v1.QaLearningService/DeleteGroupingMask";
@@ -24,7 +27,10 @@ pub async fn page(
     State(console): State<Console>,
     ProjectView { viewer, scope, project, params }: ProjectView,
 ) -> Result<Markup, PageError> {
-    let masks = console.qa.grouping_masks(&scope, &project).await?;
+    let (masks, proposals) = tokio::try_join!(
+        console.qa.grouping_masks(&scope, &project),
+        console.qa.mask_proposals(&scope, &project, false),
+    )?;
     let (may_put, may_delete) = (viewer.may(PUT), viewer.may(DELETE));
     let body = html! {
         (layout::notice(params.text(layout::DONE_FIELD)))
@@ -66,8 +72,13 @@ pub async fn page(
                 }
             }
         } @else { p.muted { "Your token may read the masks; changing them needs an admin token." } }
+        (mask_proposals::section(&viewer, &proposals_path(&project), &proposals))
     };
     Ok(layout::page(&viewer, &format!("{project}: grouping masks"), Some(&project), Section::Qa, body))
+}
+
+fn proposals_path(project: &str) -> String {
+    format!("{}/proposals", path(project))
 }
 
 pub async fn put(
@@ -98,6 +109,37 @@ pub async fn delete(
         format!("Removed the mask {name}; {}", remined_sentence(&remined))
     } else {
         format!("There was no mask {name}; nothing changed.")
+    };
+    Ok(layout::done_at(&path(&project), &message))
+}
+
+/// A person's decision on a proposal: accept (under the name typed) or
+/// reject.
+pub async fn decide(
+    State(console): State<Console>,
+    ProjectView { scope, project, .. }: ProjectView,
+    Submitted { viewer, fields }: Submitted,
+) -> Result<Response, PageError> {
+    viewer.require(mask_proposals::DECIDE)?;
+    let proposal_id = lore_model::validate::required_uuid("proposal_id", fields.get("proposal_id").unwrap_or_default())
+        .map_err(Error::from)?;
+    let name = fields.get("name").unwrap_or_default();
+    let decision = match fields.get("decision").unwrap_or_default() {
+        "accept" => MaskDecision::accept("name", name).map_err(Error::from)?,
+        "reject" => MaskDecision::Reject,
+        _ => return Err(Error::invalid("decision", "choose accept or reject").into()),
+    };
+    let decided = console.qa.decide_mask_proposal(&scope, &project, proposal_id, &decision, viewer.name()).await?;
+    let message = match &decided.mask {
+        Some(mask) => {
+            format!(
+                "Accepted: the mask {} = {} is added; {}",
+                mask.name,
+                mask.pattern,
+                remined_sentence(&decided.remined)
+            )
+        }
+        None => format!("Rejected {}: it will not be proposed again.", decided.proposal.pattern),
     };
     Ok(layout::done_at(&path(&project), &message))
 }

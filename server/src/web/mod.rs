@@ -30,6 +30,7 @@ mod injections;
 mod knowledge;
 mod layout;
 mod markdown;
+mod mask_proposals;
 mod params;
 mod qa;
 mod quarantine;
@@ -129,6 +130,7 @@ impl Console {
             .route("/projects/{project}/qa", get(qa::dashboard))
             .route("/projects/{project}/masks", get(grouping_masks::page).post(grouping_masks::put))
             .route("/projects/{project}/masks/delete", post(grouping_masks::delete))
+            .route("/projects/{project}/masks/proposals", post(grouping_masks::decide))
             .route("/projects/{project}/guards", get(guards::page).post(guards::put))
             .route("/projects/{project}/guards/remove", post(guards::remove))
             .route("/projects/{project}/guards/switch", post(guards::switch))

@@ -24,8 +24,8 @@ use lore_model::qa::limits::MAX_IDS;
 use lore_model::qa::remining::RemineRun;
 use lore_model::qa::significance::{Comparison, GroupRate};
 use lore_model::qa::{
-    ChangedBy, DashboardQuery, Pattern, PatternFilter, Promotion, PromotionDecision, PromotionReview, PromotionStatus,
-    Split, decode_pattern_cursor, pattern_cursor,
+    ChangedBy, DashboardQuery, Merge, Pattern, PatternFilter, Promotion, PromotionDecision, PromotionReview,
+    PromotionStatus, Split, decode_pattern_cursor, pattern_cursor,
 };
 use lore_model::validate;
 
@@ -410,10 +410,20 @@ pub async fn merge(
     let sources = validate::uuids("source", &sources, MAX_IDS).map_err(Error::from)?;
     let reason =
         validate::text("reason", fields.get("reason").unwrap_or_default(), 10_000, false).map_err(Error::from)?;
-    let merged = console.qa.merge_patterns(&viewer.scope(), into, &sources, &reason, ChangedBy::Person).await?;
+    let count = sources.len();
+    let merge = Merge { into, sources, reason, by: ChangedBy::Person, actor: viewer.name().to_owned() };
+    let merged = console.qa.merge_patterns(&viewer.scope(), &merge).await?;
+    let proposed = match &merged.proposal {
+        Some(proposal) => format!(
+            " They differ only in words like {}: the mask {} is proposed under QA → Grouping masks, for a person to accept or reject.",
+            proposal.examples.join(", "),
+            proposal.pattern
+        ),
+        None => String::new(),
+    };
     Ok(layout::done_at(
         &format!("/patterns/{into}"),
-        &format!("Merged {} patterns into “{}”.", sources.len(), merged.name),
+        &format!("Merged {count} patterns into “{}”.{proposed}", merged.pattern.name),
     ))
 }
 

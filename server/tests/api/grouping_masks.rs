@@ -11,7 +11,11 @@ use tonic::Code;
 use tonic::transport::Channel;
 use uuid::Uuid;
 
-async fn capture(qa: &mut QaLearningServiceClient<Channel>, project: &str, message: &str) -> proto::PatternLink {
+pub(crate) async fn capture(
+    qa: &mut QaLearningServiceClient<Channel>,
+    project: &str,
+    message: &str,
+) -> proto::PatternLink {
     let request = proto::CaptureFailureRequest {
         failure_id: Uuid::now_v7().to_string(),
         project: project.into(),
@@ -22,7 +26,7 @@ async fn capture(qa: &mut QaLearningServiceClient<Channel>, project: &str, messa
     qa.capture_failure(request).await.unwrap().into_inner().links.remove(0)
 }
 
-async fn live(qa: &mut QaLearningServiceClient<Channel>, project: &str) -> Vec<proto::Pattern> {
+pub(crate) async fn live(qa: &mut QaLearningServiceClient<Channel>, project: &str) -> Vec<proto::Pattern> {
     let request = proto::ListPatternsRequest { project: project.into(), ..Default::default() };
     qa.list_patterns(request).await.unwrap().into_inner().patterns
 }
@@ -39,7 +43,7 @@ fn mask(project: &str, name: &str, pattern: &str) -> proto::PutGroupingMaskReque
     }
 }
 
-async fn masks(qa: &mut QaLearningServiceClient<Channel>, project: &str) -> Vec<proto::GroupingMask> {
+pub(crate) async fn masks(qa: &mut QaLearningServiceClient<Channel>, project: &str) -> Vec<proto::GroupingMask> {
     let request = proto::ListGroupingMasksRequest { project: project.into() };
     qa.list_grouping_masks(request).await.unwrap().into_inner().masks
 }

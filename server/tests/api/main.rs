@@ -15,6 +15,7 @@ mod knowledge;
 mod ledger;
 mod lifecycle;
 mod limits;
+mod mask_proposals;
 mod qa;
 mod remining;
 mod replicas;

@@ -2,6 +2,7 @@
 //! QA-learning domain, convert the answer.
 
 pub mod convert;
+mod mask_proposals;
 
 use chrono::Utc;
 use tonic::{Request, Response, Status};
@@ -15,7 +16,7 @@ use lore_domain::ledger::{self, Ledger, Surface};
 use lore_domain::qa::QaLearning;
 use lore_domain::settings::{Settings, Switches};
 use lore_model::actions::query::Position;
-use lore_model::qa::{ChangedBy, PromotionDecision};
+use lore_model::qa::{ChangedBy, Merge, PromotionDecision};
 
 use lore_model::qa::limits::MAX_IDS;
 const DEFAULT_OCCURRENCES: u32 = 20;
@@ -212,8 +213,10 @@ impl QaLearningService for QaLearningApi {
         let into = field(super::convert::required_uuid("into_pattern_id", &message.into_pattern_id))?;
         let sources = field(convert::uuids("pattern_ids", &message.pattern_ids, MAX_IDS))?;
         let reason = field(lore_model::validate::text("reason", &message.reason, 10_000, false))?;
-        let pattern = self.qa.merge_patterns(&scope, into, &sources, &reason, ChangedBy::Person).await?;
-        Ok(Response::new(convert::pattern_to_proto(&pattern)))
+        let actor = super::request_origin(&request).token;
+        let merge = Merge { into, sources, reason, by: ChangedBy::Person, actor };
+        let merged = self.qa.merge_patterns(&scope, &merge).await?;
+        Ok(Response::new(convert::pattern_to_proto(&merged.pattern)))
     }
 
     async fn remine_project(
@@ -270,6 +273,34 @@ impl QaLearningService for QaLearningApi {
         Ok(Response::new(proto::DeleteGroupingMaskResponse {
             deleted,
             remined: Some(convert::remined_to_proto(&remined)),
+        }))
+    }
+
+    async fn list_mask_proposals(
+        &self,
+        request: Request<proto::ListMaskProposalsRequest>,
+    ) -> Result<Response<proto::ListMaskProposalsResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let project = field(lore_model::validate::project("project", &message.project))?;
+        let proposals = self.qa.mask_proposals(&scope, &project, message.include_decided).await?;
+        Ok(Response::new(proto::ListMaskProposalsResponse {
+            proposals: proposals.iter().map(mask_proposals::proposal_to_proto).collect(),
+        }))
+    }
+
+    async fn decide_mask_proposal(
+        &self,
+        request: Request<proto::DecideMaskProposalRequest>,
+    ) -> Result<Response<proto::DecideMaskProposalResponse>, Status> {
+        let scope = request_scope(&request);
+        let by = super::request_origin(&request).token;
+        let (project, proposal_id, decision) = field(mask_proposals::decision(request.get_ref()))?;
+        let decided = self.qa.decide_mask_proposal(&scope, &project, proposal_id, &decision, &by).await?;
+        Ok(Response::new(proto::DecideMaskProposalResponse {
+            proposal: Some(mask_proposals::proposal_to_proto(&decided.proposal)),
+            mask: decided.mask.as_ref().map(convert::grouping_mask_to_proto),
+            remined: Some(convert::remined_to_proto(&decided.remined)),
         }))
     }
 

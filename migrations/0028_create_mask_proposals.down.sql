@@ -1,0 +1,1 @@
+DROP TABLE qa_mask_proposals;
