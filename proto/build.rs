@@ -35,8 +35,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)
-        // RPCs that are not built yet answer UNIMPLEMENTED through these
-        // defaults; each issue overrides the methods it builds.
+        // The sidecar serves agents a subset of the services on its local
+        // socket; what it leaves out answers UNIMPLEMENTED through these
+        // defaults. The server serves every method, which a test checks
+        // (server/tests/api/auth.rs), since these defaults would let a
+        // missing handler compile.
         .generate_default_stubs(true)
         // Bad requests are INVALID_ARGUMENT, not INTERNAL (see codec.rs).
         .codec_path("crate::codec::LoreCodec")

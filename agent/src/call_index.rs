@@ -244,10 +244,14 @@ pub fn call_of(command: &str, failed: bool, exit_code: Option<i64>, error: &str)
 /// The exit code an action kept: its context's, else the first line of
 /// Claude Code's error ("Exit code 1").
 fn exit_code_of(context: &serde_json::Value, error: &str) -> Option<i64> {
-    context
-        .get("exit_code")
-        .and_then(serde_json::Value::as_i64)
-        .or_else(|| crate::hooks::input::exit_code_in_error(error).map(i64::from))
+    context.get("exit_code").and_then(serde_json::Value::as_i64).or_else(|| exit_code_in_error(error).map(i64::from))
+}
+
+/// The exit code Claude Code writes as the first line of a failed
+/// command's error ("Exit code 3"): what the hooks read from a failure as
+/// it happens, and this index from the failures stored since.
+pub fn exit_code_in_error(error: &str) -> Option<i32> {
+    error.lines().next()?.trim().strip_prefix("Exit code ")?.trim().parse().ok()
 }
 
 /// One session's shell calls, oldest first, as the memory learns them.

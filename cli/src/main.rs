@@ -254,7 +254,7 @@ async fn run_sidecar(config: lore_sidecar::SidecarConfig) -> ExitCode {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
         .init();
-    let shutdown = match lore_sidecar::shutdown_signal() {
+    let shutdown = match lore_lifecycle::shutdown_signal() {
         Ok(shutdown) => shutdown,
         Err(error) => {
             eprintln!("lore sidecar: cannot install signal handlers: {error}");

@@ -12,7 +12,10 @@
 //! - [`briefing`]: AgentService's one-call briefing, over the three.
 //! - [`ledger`]: what Lore put into each agent's context and what it
 //!   withheld.
-//! - [`trust`]: the injection screen and the quarantine of what it holds.
+//! - [`screening`]: the injection screen applied to an item's parts, a leaf
+//!   that knowledge, qa and briefing call.
+//! - [`trust`]: the quarantine of what the screen holds, and erasure; above
+//!   knowledge and qa, which it releases into and erases from.
 //! - [`reports`]: the activity reports, read apart from their rendering.
 //! - [`console`]: what the web console reads beyond the services, from the
 //!   read pools.
@@ -28,6 +31,7 @@ pub mod ledger;
 pub mod metrics;
 pub mod qa;
 pub mod reports;
+pub mod screening;
 pub mod settings;
 pub mod trust;
 

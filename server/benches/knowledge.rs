@@ -320,7 +320,7 @@ fn markdown(title: &str, body: &str) -> String {
 async fn embedded_texts(pool: &PgPool, project: &str) -> Vec<String> {
     sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
         "SELECT {} FROM knowledge_entries e WHERE project = $1",
-        lore_store::embeddings::EMBEDDED_TEXT
+        lore_store::knowledge::embeddings::EMBEDDED_TEXT
     )))
     .bind(project)
     .fetch_all(pool)

@@ -196,22 +196,6 @@ pub async fn migrate(config: &Config) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Installs the SIGTERM and SIGINT handlers now and returns a future that
-/// resolves on the first of them. Call it first thing: a signal that arrives
-/// while the server is still starting is then held, not fatal, and the
-/// server shuts down as soon as it serves.
-pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()> + Send + 'static> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut terminate = signal(SignalKind::terminate())?;
-    let mut interrupt = signal(SignalKind::interrupt())?;
-    Ok(async move {
-        tokio::select! {
-            _ = terminate.recv() => tracing::info!("SIGTERM received"),
-            _ = interrupt.recv() => tracing::info!("SIGINT received"),
-        }
-    })
-}
-
 /// The bootstrap admin token, and in dev mode the local admin token the
 /// CLI finds by itself.
 async fn ensure_tokens(config: &Config, database: &Database) -> anyhow::Result<()> {

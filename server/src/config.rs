@@ -91,7 +91,7 @@ pub struct Config {
     pub briefing: lore_domain::briefing::BriefingConfig,
     /// The hosts each project owns, which the injection screen does not
     /// count as outside addresses.
-    pub trust: lore_domain::trust::screening::TrustConfig,
+    pub trust: lore_domain::screening::TrustConfig,
     /// The web console (`web.listen`); off when no address is given.
     pub web: WebConfig,
     /// How long in-flight calls may take to finish after SIGTERM/SIGINT
@@ -297,7 +297,7 @@ impl Default for Config {
             qa: lore_domain::qa::QaConfig::default(),
             reports: lore_domain::reports::ReportsConfig::default(),
             briefing: lore_domain::briefing::BriefingConfig::default(),
-            trust: lore_domain::trust::screening::TrustConfig::default(),
+            trust: lore_domain::screening::TrustConfig::default(),
             web: WebConfig::default(),
             redaction: lore_sanitize::PersonalData::default(),
             actions: ActionsConfig::default(),

@@ -139,7 +139,7 @@ async fn remine(pool: &PgPool, qa: &QaLearning) {
     loop {
         ticker.tick().await;
         let round = Utc::now();
-        let projects = match store::remining::projects_captured_since(pool, since).await {
+        let projects = match store::qa::remining::projects_captured_since(pool, since).await {
             Ok(projects) => projects,
             Err(error) => {
                 tracing::warn!(%error, "cannot list the projects to re-mine; trying next round");
@@ -168,7 +168,7 @@ async fn session_sweep(pool: &PgPool, timeout: Duration, interval: Duration) {
     loop {
         ticker.tick().await;
         let silent_since = Utc::now() - timeout;
-        match store::sessions::mark_silent_sessions_disconnected(pool, silent_since).await {
+        match store::actions::sessions::mark_silent_sessions_disconnected(pool, silent_since).await {
             Ok(0) => {}
             Ok(count) => tracing::info!(count, "marked silent sessions disconnected"),
             Err(error) => tracing::warn!(%error, "session sweep failed"),
@@ -245,7 +245,7 @@ async fn prune_knowledge_feed(pool: &PgPool, retention: Duration) {
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticker.tick().await;
-        match store::knowledge_changes::prune(pool, retention).await {
+        match store::knowledge::changes::prune(pool, retention).await {
             Ok(0) => {}
             Ok(count) => tracing::info!(count, "knowledge feed pruned"),
             Err(error) => tracing::warn!(%error, "pruning the knowledge feed failed; retrying later"),

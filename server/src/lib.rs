@@ -39,6 +39,6 @@ pub mod tokens_command;
 pub mod tool_calls;
 pub mod web;
 
-pub use app::{Database, Listeners, migrate, run, shutdown_signal};
+pub use app::{Database, Listeners, migrate, run};
 pub use config::Config;
 pub use lore_model::Error;

@@ -51,7 +51,7 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async {
-        let shutdown = lore_server::shutdown_signal()?;
+        let shutdown = lore_lifecycle::shutdown_signal()?;
         let _telemetry = lore_server::telemetry::init(&config.log, &config.telemetry)?;
         match cli.command.unwrap_or(Command::Serve) {
             Command::Serve => {

@@ -68,7 +68,7 @@ impl Services {
                 .with_watch_config(&config.knowledge.watch)
                 .with_embedding_batch(config.knowledge.embedding.batch_size)
                 .with_reads(reads.clone())
-                .with_screening(lore_domain::trust::screening::Screening::new(&config.trust));
+                .with_screening(lore_domain::screening::Screening::new(&config.trust));
         if !config.knowledge.keyword_index.enabled {
             knowledge = knowledge.without_keyword_index();
         }

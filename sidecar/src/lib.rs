@@ -432,18 +432,3 @@ fn mcp_for_this_sidecar(config: &SidecarConfig, local: SocketAddr) -> lore_agent
     };
     lore_agent::mcp::LoreMcp::new(address, defaults, Duration::from_secs(2))
 }
-
-/// Installs the SIGTERM and SIGINT handlers now and returns a future that
-/// resolves on the first of them (installed early, so a signal during
-/// start-up is held rather than fatal).
-pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()> + Send + 'static> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut terminate = signal(SignalKind::terminate())?;
-    let mut interrupt = signal(SignalKind::interrupt())?;
-    Ok(async move {
-        tokio::select! {
-            _ = terminate.recv() => tracing::info!("SIGTERM received"),
-            _ = interrupt.recv() => tracing::info!("SIGINT received"),
-        }
-    })
-}

@@ -31,7 +31,7 @@ async fn main() -> ExitCode {
     } else {
         tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
     }
-    let shutdown = match lore_sidecar::shutdown_signal() {
+    let shutdown = match lore_lifecycle::shutdown_signal() {
         Ok(shutdown) => shutdown,
         Err(error) => {
             eprintln!("lore-sidecar: cannot install signal handlers: {error}");

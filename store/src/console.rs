@@ -11,8 +11,8 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgPool, Row as _};
 use uuid::Uuid;
 
-use super::actions::{ACTION_COLUMNS, action_from_row};
-use super::sessions::{SESSION_COLUMNS, session_from_row};
+use crate::actions::sessions::{SESSION_COLUMNS, session_from_row};
+use crate::actions::{ACTION_COLUMNS, action_from_row};
 use lore_model::Error;
 use lore_model::actions::{Action, Session};
 use lore_model::scope::ProjectScope;

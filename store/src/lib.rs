@@ -10,37 +10,18 @@ use sqlx::migrate::{MigrateError, Migrator};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 pub mod actions;
-pub mod auto_drafts;
-pub mod cited_files;
+pub mod briefing;
 mod config;
 pub mod console;
-pub mod drafts;
-pub mod embeddings;
-pub mod erasure;
-pub mod grouping_masks;
-pub mod injections;
 pub mod knowledge;
-pub mod knowledge_changes;
-pub mod knowledge_search;
 pub mod leader;
-pub mod mask_proposals;
+pub mod ledger;
 pub mod qa;
-pub mod qa_dashboard;
-pub mod qa_guards;
-pub mod qa_hotspots;
-pub mod qa_promotions;
-pub mod qa_results;
-pub mod qa_warnings;
-pub mod quarantine;
-pub mod remining;
 pub mod replicas;
 pub mod reports;
-pub mod retention;
-pub mod sessions;
 pub mod settings;
-pub mod similar_sessions;
 pub mod tokens;
-pub mod vocabulary;
+pub mod trust;
 
 /// The migrations in `migrations/`, embedded in the binary. sqlx records what
 /// it applied in `_sqlx_migrations` and holds an advisory lock while

@@ -1,4 +1,5 @@
 use super::*;
+use crate::knowledge::embeddings;
 use lore_pgtest::TestDatabase;
 
 /// Tables, indexes, functions and triggers of the public schema: what a

@@ -7,6 +7,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::call_index::exit_code_in_error;
+
 /// The most a hook reads from stdin: a tool response carrying a whole file
 /// can be large, and what is over this is not worth the budget.
 pub const MAX_INPUT_BYTES: usize = 8 * 1024 * 1024;
@@ -147,12 +149,6 @@ impl HookInput {
             _ => None,
         }
     }
-}
-
-/// The exit code Claude Code writes as the first line of a failed
-/// command's error ("Exit code 3").
-pub fn exit_code_in_error(error: &str) -> Option<i32> {
-    error.lines().next()?.trim().strip_prefix("Exit code ")?.trim().parse().ok()
 }
 
 #[cfg(test)]

@@ -25,8 +25,8 @@ use lore_model::actions::{
 use lore_model::scope::ProjectScope;
 use lore_store as store;
 use lore_store::actions::Direction;
+use lore_store::actions::sessions::LastSessionFilter;
 use lore_store::replicas::ReadPools;
-use lore_store::sessions::LastSessionFilter;
 use report::ActivityReport;
 
 /// A context larger than this after sanitization is replaced by a preview:
@@ -55,8 +55,8 @@ pub struct RetentionPolicy {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetentionReport {
     pub policy: RetentionPolicy,
-    pub partitions: Vec<store::retention::Partition>,
-    pub outcome: store::retention::RetentionOutcome,
+    pub partitions: Vec<store::actions::retention::Partition>,
+    pub outcome: store::actions::retention::RetentionOutcome,
 }
 
 impl Default for ActionLimits {
@@ -171,15 +171,15 @@ impl ActionLog {
 
     pub async fn start_session(&self, scope: &ProjectScope, mut session: NewSession) -> Result<(Session, bool), Error> {
         self.sanitizer.sanitize_value(&mut session.metadata);
-        store::sessions::start(&self.pool, scope, &session).await
+        store::actions::sessions::start(&self.pool, scope, &session).await
     }
 
     pub async fn session(&self, scope: &ProjectScope, session_id: Uuid) -> Result<Session, Error> {
-        store::sessions::get(&self.pool, scope, session_id).await
+        store::actions::sessions::get(&self.pool, scope, session_id).await
     }
 
     pub async fn heartbeat(&self, scope: &ProjectScope, session_id: Uuid) -> Result<Session, Error> {
-        store::sessions::heartbeat(&self.pool, scope, session_id).await
+        store::actions::sessions::heartbeat(&self.pool, scope, session_id).await
     }
 
     pub async fn end_session(
@@ -190,7 +190,7 @@ impl ActionLog {
         summary: &str,
     ) -> Result<Session, Error> {
         let (summary, _) = self.sanitizer.sanitize_text(summary);
-        store::sessions::end(&self.pool, scope, session_id, reason, &summary).await
+        store::actions::sessions::end(&self.pool, scope, session_id, reason, &summary).await
     }
 
     /// The latest session matching the filter, with its last action.
@@ -200,7 +200,7 @@ impl ActionLog {
         project: &str,
         filter: &LastSessionFilter<'_>,
     ) -> Result<(Session, Option<Action>), Error> {
-        let session = store::sessions::last(&self.pool, scope, project, filter).await?;
+        let session = store::actions::sessions::last(&self.pool, scope, project, filter).await?;
         let last_action = store::actions::recent_in_session(&self.pool, scope, session.session_id, 1).await?.pop();
         Ok((session, last_action))
     }
@@ -305,7 +305,7 @@ impl ActionLog {
                     supervisor_type: target.supervisor_type.as_deref(),
                     ..Default::default()
                 };
-                store::sessions::last(&self.pool, scope, project, &filter).await
+                store::actions::sessions::last(&self.pool, scope, project, &filter).await
             }
             (None, None) => Err(Error::invalid("project", "required when session_id is empty")),
         }
@@ -321,7 +321,7 @@ impl ActionLog {
         exclude: Option<Uuid>,
     ) -> Result<Option<Session>, Error> {
         let filter = LastSessionFilter { agent_id: Some(agent_id), exclude, with_actions: true, ..Default::default() };
-        match store::sessions::last(&self.pool, scope, project, &filter).await {
+        match store::actions::sessions::last(&self.pool, scope, project, &filter).await {
             Ok(session) => Ok(Some(session)),
             Err(Error::NotFound(_)) => Ok(None),
             Err(error) => Err(error),
@@ -467,8 +467,8 @@ impl ActionLog {
         if !dry_run {
             store::ensure_action_partitions(&self.pool).await?;
         }
-        let outcome = store::retention::apply(&self.pool, archive_before, drop_before, dry_run).await?;
-        let partitions = store::retention::partitions(&self.pool).await?;
+        let outcome = store::actions::retention::apply(&self.pool, archive_before, drop_before, dry_run).await?;
+        let partitions = store::actions::retention::partitions(&self.pool).await?;
         Ok(RetentionReport { policy, partitions, outcome })
     }
 

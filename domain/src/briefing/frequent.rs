@@ -9,7 +9,7 @@ use lore_model::ledger::call_warning_id;
 
 use super::FrequentFailure;
 use crate::ledger::{InjectedItem, ItemKind, Withheld};
-use crate::trust::screening::Screening;
+use crate::screening::Screening;
 
 /// Failures a hook may send.
 pub const MAX_FREQUENT_FAILURES: usize = 10;

@@ -44,7 +44,7 @@ use lore_model::knowledge::rank::{Relevance, Signal};
 use lore_model::qa::hotspots::HotSpot;
 use lore_model::qa::{Task, Warning, WarningRequest};
 use lore_model::scope::ProjectScope;
-use lore_store::knowledge_search::SearchFilter;
+use lore_store::knowledge::search::SearchFilter;
 use similar::SimilarSession;
 
 /// The smallest and largest budget a request may ask for: below 500
@@ -265,7 +265,7 @@ impl Briefer {
     /// check against its checkout (most recently written first).
     pub async fn cited_files(&self, scope: &ProjectScope, project: &str) -> Result<Vec<String>, Error> {
         scope.require(project)?;
-        lore_store::cited_files::list(self.actions.pool(), scope, project, MAX_MISSING_FILES as i64).await
+        lore_store::briefing::cited_files::list(self.actions.pool(), scope, project, MAX_MISSING_FILES as i64).await
     }
 
     pub async fn brief(&self, scope: &ProjectScope, request: &BriefRequest) -> Result<Briefing, Error> {

@@ -13,12 +13,12 @@ use uuid::Uuid;
 
 use crate::Error;
 use crate::actions::resume::ResumeSummary;
-use crate::trust::screening::Screening;
+use crate::screening::Screening;
 use lore_model::actions::Action;
 use lore_model::trust::Held;
 use lore_model::trust::quarantine::ItemKind;
 use lore_model::trust::{Author, Origin};
-use lore_store::quarantine as store;
+use lore_store::trust::quarantine as store;
 
 /// What a held text is replaced by.
 pub const HELD_NOTE: &str = "[held for review by Lore's injection screen]";

@@ -23,10 +23,10 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::Error;
-use crate::trust::screening::Screening;
+use crate::screening::Screening;
 use lore_model::qa::hotspots::areas_of;
 use lore_model::scope::ProjectScope;
-use lore_store::similar_sessions::{self as store, PastSession};
+use lore_store::briefing::similar::{self as store, PastSession};
 
 /// Sessions a briefing tells of.
 pub const SHOWN: usize = 3;

@@ -21,7 +21,7 @@ use super::KnowledgeBase;
 use crate::Error;
 use lore_model::knowledge::drafts::DraftSource;
 use lore_model::scope::ProjectScope;
-use lore_store::auto_drafts as store;
+use lore_store::knowledge::auto_drafts as store;
 
 /// `[knowledge.auto_drafts]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

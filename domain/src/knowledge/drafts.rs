@@ -17,7 +17,7 @@ use std::path::Path;
 use super::KnowledgeBase;
 use super::document;
 use crate::Error;
-use crate::trust::screening;
+use crate::screening;
 use lore_model::actions::StoredName as _;
 use lore_model::actions::query::{ActionFilter, Position};
 use lore_model::knowledge::drafts::{Decision, Draft, DraftEdits, DraftSource, DraftStatus, Proposal, Review};
@@ -25,7 +25,7 @@ use lore_model::knowledge::{DocumentSource, Entry};
 use lore_model::scope::ProjectScope;
 use lore_model::trust::Origin;
 use lore_store::actions::{self as action_store, Direction};
-use lore_store::drafts as store;
+use lore_store::knowledge::drafts as store;
 
 /// Actions a draft is built from, at most (the oldest ones).
 pub const MAX_DRAFT_ACTIONS: usize = 2000;
@@ -126,7 +126,7 @@ impl KnowledgeBase {
         let stored = store::insert(&mut transaction, scope, &draft).await?;
         if let (Some(held), (_, false)) = (&held, &stored) {
             let kind = lore_model::trust::quarantine::ItemKind::Draft;
-            lore_store::quarantine::hold(&mut transaction, project, kind, draft_id, held, &draft.origin).await?;
+            lore_store::trust::quarantine::hold(&mut transaction, project, kind, draft_id, held, &draft.origin).await?;
         }
         transaction.commit().await?;
         Ok(stored)

@@ -9,8 +9,8 @@
 //! - [`drafts`]: learnings drafted from the action log, and their review.
 //! - [`search`]: hybrid search; [`rank`]: its fusion and scoring.
 //! - [`watch`]: watched folders of markdown, kept indexed.
-//! - The SQL is in [`lore_store::knowledge`], [`lore_store::knowledge_search`]
-//!   and [`lore_store::embeddings`].
+//! - The SQL is in [`lore_store::knowledge`], [`lore_store::knowledge::search`]
+//!   and [`lore_store::knowledge::embeddings`].
 //!
 //! Indexing is parse, store, embed: an upsert queues the entry for
 //! embedding in its own transaction when the text changed and returns; the
@@ -33,7 +33,7 @@ pub mod vectors;
 pub mod vocabulary;
 pub mod watch;
 
-use crate::trust::screening::Screening;
+use crate::screening::Screening;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -47,8 +47,8 @@ use lore_model::actions::query::Position;
 use lore_model::knowledge::rank::RankingConfig;
 use lore_model::knowledge::{self as model, Application, Effectiveness, Entry, EntryFilter, NewEntry, NewOccurrence};
 use lore_model::scope::ProjectScope;
-use lore_store::embeddings;
 use lore_store::knowledge as store;
+use lore_store::knowledge::embeddings;
 use lore_store::replicas::ReadPools;
 
 /// `[knowledge]` configuration.
@@ -308,7 +308,9 @@ impl KnowledgeBase {
         let stored = store::upsert_in(transaction, scope, &quarantined, &content_hash(entry), model.as_deref()).await?;
         let entry_id = stored.0.entry_id;
         let kind = lore_model::trust::quarantine::ItemKind::Entry;
-        if lore_store::quarantine::hold(transaction, &entry.project, kind, entry_id, &held, &entry.origin).await? {
+        if lore_store::trust::quarantine::hold(transaction, &entry.project, kind, entry_id, &held, &entry.origin)
+            .await?
+        {
             return Ok(stored);
         }
         // A person released this very text before: it is stored as asked.
@@ -416,7 +418,7 @@ impl KnowledgeBase {
 /// Every text of an entry that a briefing, an MCP result or a search hit can
 /// show, named by field.
 fn screened_parts(entry: &NewEntry) -> Vec<(String, &str)> {
-    use crate::trust::screening::listed;
+    use crate::screening::listed;
     let mut parts: Vec<(String, &str)> = vec![
         ("title".into(), entry.title.as_str()),
         ("category".into(), entry.category.as_str()),

@@ -20,7 +20,7 @@ use lore_model::knowledge::rank::{self, Candidate, Reason, Relevance, ScoreParts
 use lore_model::knowledge::{Application, Entry, EntryKind, Solution};
 use lore_model::scope::ProjectScope;
 use lore_model::validate::{self, FieldError, FieldResult};
-use lore_store::knowledge_search::{self as store, KeywordMatches, SearchFilter, VectorScan};
+use lore_store::knowledge::search::{self as store, KeywordMatches, SearchFilter, VectorScan};
 
 /// Which signals a query uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,11 +289,12 @@ impl KnowledgeBase {
         query: &SearchQuery,
         candidates: i64,
     ) -> Result<WordSignals, Error> {
-        let synonyms: Vec<(String, String)> = lore_store::vocabulary::synonyms(pool, scope, &query.filter.project)
-            .await?
-            .into_iter()
-            .map(|synonym| (synonym.term, synonym.expansion))
-            .collect();
+        let synonyms: Vec<(String, String)> =
+            lore_store::knowledge::vocabulary::synonyms(pool, scope, &query.filter.project)
+                .await?
+                .into_iter()
+                .map(|synonym| (synonym.term, synonym.expansion))
+                .collect();
         let expansion = expand(&query.text, &synonyms);
         if let Some(index) = self.keyword_index() {
             if !scope.allows(&query.filter.project) {

@@ -2,7 +2,7 @@
 //! message is matched against them.
 //!
 //! Both sides are normalized as QA normalizes a failure's messages into
-//! templates ([`crate::qa::template::Template`]): paths, numbers, ids,
+//! templates ([`lore_grouping::template::Template`]): paths, numbers, ids,
 //! quoted values and URLs become one wildcard, so the same error from
 //! another machine, file or line reads the same. What is left is cut into
 //! lowercase words at any punctuation (`error[E0308]:` is `error e0308`),
@@ -31,7 +31,7 @@ use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 
-use crate::qa::template::{QUOTE_OPENER, Template, WILDCARD};
+use lore_grouping::template::{QUOTE_OPENER, Template, WILDCARD};
 
 /// Quoted text with at least two spaces inside, opened where QA's templates
 /// open a quoted value.

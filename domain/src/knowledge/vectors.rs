@@ -27,7 +27,7 @@ use tokio::sync::Notify;
 
 use super::embed::Embedder;
 use crate::Error;
-use lore_store::embeddings;
+use lore_store::knowledge::embeddings;
 
 /// How long a claimed job stays with its replica before another may take
 /// it: far longer than a batch takes, short enough that a crash costs

@@ -7,7 +7,7 @@ use super::KnowledgeBase;
 use crate::Error;
 use lore_model::knowledge::vocabulary::{CategoryRelation, Synonym};
 use lore_model::scope::ProjectScope;
-use lore_store::vocabulary as store;
+use lore_store::knowledge::vocabulary as store;
 
 fn allowed(scope: &ProjectScope, project: Option<&str>) -> Result<(), Error> {
     match project {

@@ -24,7 +24,7 @@ pub use lore_model::ledger::{
 use crate::Error;
 use lore_model::actions::query::Position;
 use lore_model::scope::ProjectScope;
-use lore_store::injections as store;
+use lore_store::ledger as store;
 
 /// The ledger over its table.
 #[derive(Debug, Clone)]

@@ -17,12 +17,12 @@ use super::grouping::{Match, best_match};
 use super::routes::CheckedOutRoute;
 use super::template::{Template, WILDCARD};
 use crate::Error;
-use crate::trust::screening::Screening;
+use crate::screening::Screening;
 use lore_model::qa::{CaptureOutcome, NewFailure, PatternLink};
 use lore_model::scope::ProjectScope;
 use lore_model::trust::Held;
 use lore_model::trust::quarantine::ItemKind;
-use lore_store::qa::{self as store, Counting, RouteCandidate, Sighting};
+use lore_store::qa::{self as store, capture::Counting, capture::Sighting, routes::RouteCandidate};
 
 pub const REASON_NEW: &str = "new candidate";
 pub const REASON_EXACT: &str = "exact template";
@@ -64,16 +64,16 @@ impl QaLearning {
         let mut transaction = self.pool.begin().await?;
         let masks = self.ensure_project_with_masks(&mut transaction, &failure.project).await?;
         let (templates, held) = screen_messages(&messages, &masks, self.screening(), &failure.project);
-        let rules = category::in_force(store::category_rules(&mut transaction, &failure.project).await?);
+        let rules = category::in_force(store::category::category_rules(&mut transaction, &failure.project).await?);
         let (category, rule) = self.rules.categorize(&rules, &failure.failed_checks, &messages);
         let rule_id = rule.map(|rule| rule.rule_id.clone());
-        if !store::insert_failure(&mut transaction, &failure, &category, rule_id.as_deref()).await? {
+        if !store::capture::insert_failure(&mut transaction, &failure, &category, rule_id.as_deref()).await? {
             transaction.rollback().await?;
             return self.replayed(scope, failure.failure_id).await;
         }
         for held in held.iter().flatten() {
             let kind = ItemKind::FailureMessage;
-            lore_store::quarantine::hold(
+            lore_store::trust::quarantine::hold(
                 &mut transaction,
                 &failure.project,
                 kind,
@@ -92,7 +92,7 @@ impl QaLearning {
         route_names.dedup();
         let route_keys: Vec<String> =
             route_names.iter().map(|route| route_key(&failure.project, &category, route)).collect();
-        store::lock_routes(&mut transaction, &route_keys).await?;
+        store::routes::lock_routes(&mut transaction, &route_keys).await?;
         let mut routes = self.routes.check_out(&mut transaction, &failure.project, &category, &route_names).await?;
 
         let mut links = Vec::with_capacity(messages.len());
@@ -132,18 +132,18 @@ impl QaLearning {
         failure_id: Uuid,
         message_index: usize,
     ) -> Result<(), Error> {
-        let (failure, category) = store::stored_failure(transaction, scope, failure_id).await?;
+        let (failure, category) = store::capture::stored_failure(transaction, scope, failure_id).await?;
         let messages = failure.grouped_messages();
         let Some(message) = messages.get(message_index) else {
             return Err(Error::NotFound(format!("message {message_index} of failure {failure_id}")));
         };
-        if store::message_grouped(transaction, failure_id, message_index).await? {
+        if store::capture::message_grouped(transaction, failure_id, message_index).await? {
             return Ok(());
         }
         let masks = self.masks_of(transaction, &failure.project).await?;
         let template = Template::of_masked(message, &masks);
         let route_name = template.route();
-        store::lock_routes(transaction, &[route_key(&failure.project, &category, &route_name)]).await?;
+        store::routes::lock_routes(transaction, &[route_key(&failure.project, &category, &route_name)]).await?;
         let mut routes =
             self.routes.check_out(transaction, &failure.project, &category, std::slice::from_ref(&route_name)).await?;
         let route = routes.route(&route_name);
@@ -152,15 +152,16 @@ impl QaLearning {
     }
 
     async fn replayed(&self, scope: &ProjectScope, failure_id: Uuid) -> Result<CaptureOutcome, Error> {
-        match store::stored_capture(&self.pool, scope, failure_id).await? {
+        match store::capture::stored_capture(&self.pool, scope, failure_id).await? {
             Some((category, category_rule_id, links)) => {
                 let mut connection = self.pool.acquire().await?;
-                let held = lore_store::quarantine::held_parts(&mut connection, ItemKind::FailureMessage, failure_id)
-                    .await?
-                    .into_iter()
-                    .filter_map(|part| part.parse().ok())
-                    .map(|index| (index, "held by the injection screen".to_owned()))
-                    .collect();
+                let held =
+                    lore_store::trust::quarantine::held_parts(&mut connection, ItemKind::FailureMessage, failure_id)
+                        .await?
+                        .into_iter()
+                        .filter_map(|part| part.parse().ok())
+                        .map(|index| (index, "held by the injection screen".to_owned()))
+                        .collect();
                 Ok(CaptureOutcome { failure_id, duplicate: true, category, category_rule_id, links, held })
             }
             None => Err(Error::AlreadyExists(format!("failure_id {failure_id} is used by another project"))),
@@ -201,7 +202,7 @@ impl QaLearning {
         let sighting = |similarity, reason| Sighting { failure, message_index, message, template, similarity, reason };
 
         let (pattern_id, widened, similarity, reason) =
-            if let Some((target, note)) = store::split_target(transaction, &failure.project, &text).await? {
+            if let Some((target, note)) = store::routes::split_target(transaction, &failure.project, &text).await? {
                 let reason = with_note("split rule", &note);
                 (target, None, 1.0, reason)
             } else {
@@ -217,7 +218,7 @@ impl QaLearning {
                     None => {
                         let name = generated_name(category, template);
                         let sighting = sighting(1.0, REASON_NEW);
-                        let pattern_id = store::insert_pattern(
+                        let pattern_id = store::capture::insert_pattern(
                             transaction,
                             &sighting,
                             category,
@@ -231,14 +232,25 @@ impl QaLearning {
                     }
                 }
             };
-        let name =
-            store::join_pattern(transaction, pattern_id, widened.as_ref(), &sighting(similarity, &reason), &counting)
-                .await?;
+        let name = store::capture::join_pattern(
+            transaction,
+            pattern_id,
+            widened.as_ref(),
+            &sighting(similarity, &reason),
+            &counting,
+        )
+        .await?;
         if let Some(widened) = &widened {
             route.widened(pattern_id, widened);
         }
-        store::failed_despite_warning(transaction, failure, pattern_id, config.failure_decay, config.min_confidence)
-            .await?;
+        store::capture::failed_despite_warning(
+            transaction,
+            failure,
+            pattern_id,
+            config.failure_decay,
+            config.min_confidence,
+        )
+        .await?;
         Ok(link(pattern_id, name, &text, similarity, false, &reason, message))
     }
 }
@@ -328,7 +340,7 @@ impl QaLearning {
     ) -> Result<Vec<lore_model::qa::CategoryRule>, Error> {
         scope.require(project)?;
         let mut connection = self.pool.acquire().await?;
-        Ok(category::in_force(store::category_rules(&mut connection, project).await?))
+        Ok(category::in_force(store::category::category_rules(&mut connection, project).await?))
     }
 
     /// Refuses a category filter that no rule in force can produce, so a
@@ -358,6 +370,6 @@ impl QaLearning {
         scope: &ProjectScope,
         rule: &lore_model::qa::CategoryRule,
     ) -> Result<lore_model::qa::CategoryRule, Error> {
-        store::upsert_rule(&self.pool, scope, rule).await
+        store::category::upsert_rule(&self.pool, scope, rule).await
     }
 }

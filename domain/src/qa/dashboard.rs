@@ -9,7 +9,7 @@ use crate::Error;
 use lore_model::qa::significance::Comparison;
 use lore_model::qa::{Dashboard, DashboardQuery};
 use lore_model::scope::ProjectScope;
-use lore_store::qa_dashboard as store;
+use lore_store::qa::dashboard as store;
 
 impl QaLearning {
     pub async fn dashboard(&self, scope: &ProjectScope, query: &DashboardQuery) -> Result<Dashboard, Error> {

@@ -31,19 +31,21 @@ impl QaLearning {
     /// first time; the same number under another id is ALREADY_EXISTS.
     pub async fn record_fix(&self, scope: &ProjectScope, attempt: &FixAttempt) -> Result<FixRecorded, Error> {
         let mut transaction = self.pool.begin().await?;
-        let (project, already_resolved) = store::lock_failure(&mut transaction, scope, attempt.failure_id).await?;
-        if let Some(stored) = store::attempt(&mut transaction, attempt.attempt_id).await? {
+        let (project, already_resolved) =
+            store::fixes::lock_failure(&mut transaction, scope, attempt.failure_id).await?;
+        if let Some(stored) = store::fixes::attempt(&mut transaction, attempt.attempt_id).await? {
             if stored.failure_id != attempt.failure_id || stored.attempt_number != attempt.attempt_number {
                 return Err(Error::AlreadyExists(format!(
                     "attempt_id {} is attempt {} of failure {}",
                     stored.attempt_id, stored.attempt_number, stored.failure_id
                 )));
             }
-            let attempts = store::attempt_count(&mut transaction, attempt.failure_id).await?;
+            let attempts = store::fixes::attempt_count(&mut transaction, attempt.failure_id).await?;
             let held =
-                lore_store::quarantine::held_parts(&mut transaction, ItemKind::FixAttempt, stored.attempt_id).await?;
+                lore_store::trust::quarantine::held_parts(&mut transaction, ItemKind::FixAttempt, stored.attempt_id)
+                    .await?;
             let gotchas = if stored.outcome == FixOutcome::Success && held.is_empty() {
-                let patterns = store::failure_patterns(&mut transaction, attempt.failure_id).await?;
+                let patterns = store::fixes::failure_patterns(&mut transaction, attempt.failure_id).await?;
                 self.gotcha_ids(&mut transaction, scope, &patterns).await?
             } else {
                 Vec::new()
@@ -61,17 +63,24 @@ impl QaLearning {
             &project,
             [("approach".to_owned(), attempt.approach.as_str()), ("summary".to_owned(), attempt.summary.as_str())],
         );
-        store::insert_attempt(&mut transaction, &project, attempt).await?;
+        store::fixes::insert_attempt(&mut transaction, &project, attempt).await?;
         if let Some(held) = &held {
             let kind = ItemKind::FixAttempt;
-            lore_store::quarantine::hold(&mut transaction, &project, kind, attempt.attempt_id, held, &attempt.origin)
-                .await?;
+            lore_store::trust::quarantine::hold(
+                &mut transaction,
+                &project,
+                kind,
+                attempt.attempt_id,
+                held,
+                &attempt.origin,
+            )
+            .await?;
         }
-        let attempts = store::attempt_count(&mut transaction, attempt.failure_id).await?;
+        let attempts = store::fixes::attempt_count(&mut transaction, attempt.failure_id).await?;
         let resolves = attempt.outcome == FixOutcome::Success && !already_resolved;
         let mut gotchas = Vec::new();
         if resolves {
-            store::resolve(&mut transaction, &project, attempt.failure_id, attempt.attempt_id, attempts).await?;
+            store::fixes::resolve(&mut transaction, &project, attempt.failure_id, attempt.attempt_id, attempts).await?;
             if held.is_none() {
                 gotchas = self.apply_fix(&mut transaction, scope, attempt).await?;
             }
@@ -98,10 +107,10 @@ impl QaLearning {
         scope: &ProjectScope,
         attempt: &FixAttempt,
     ) -> Result<Vec<Uuid>, Error> {
-        let (_, messages, _) = store::failure_task_messages(transaction, attempt.failure_id).await?;
+        let (_, messages, _) = store::fixes::failure_task_messages(transaction, attempt.failure_id).await?;
         let mut gotchas = Vec::new();
-        for (pattern, fix_success_rate) in store::failure_patterns(transaction, attempt.failure_id).await? {
-            store::fill_from_fix(transaction, pattern.pattern_id, attempt).await?;
+        for (pattern, fix_success_rate) in store::fixes::failure_patterns(transaction, attempt.failure_id).await? {
+            store::fixes::fill_from_fix(transaction, pattern.pattern_id, attempt).await?;
             let current = self.current_gotcha(transaction, scope, &pattern).await?;
             if let Some(current) = current.as_ref().filter(|current| current.trust < attempt.trust) {
                 // An unverified fix does not rewrite a verified gotcha.
@@ -134,12 +143,14 @@ impl QaLearning {
         let mut transaction = self.pool.begin().await?;
         let mut wrote = false;
         for &attempt_id in attempt_ids {
-            let Some(attempt) = store::attempt(&mut transaction, attempt_id).await? else { continue };
-            if store::resolving_attempt(&mut transaction, attempt.failure_id).await? != Some(attempt_id) {
+            let Some(attempt) = store::fixes::attempt(&mut transaction, attempt_id).await? else { continue };
+            if store::fixes::resolving_attempt(&mut transaction, attempt.failure_id).await? != Some(attempt_id) {
                 continue;
             }
-            let (_, messages, _) = store::failure_task_messages(&mut transaction, attempt.failure_id).await?;
-            for (pattern, fix_success_rate) in store::failure_patterns(&mut transaction, attempt.failure_id).await? {
+            let (_, messages, _) = store::fixes::failure_task_messages(&mut transaction, attempt.failure_id).await?;
+            for (pattern, fix_success_rate) in
+                store::fixes::failure_patterns(&mut transaction, attempt.failure_id).await?
+            {
                 let entry = gotcha(&pattern, &attempt, fix_success_rate, &messages);
                 wrote |= self.follow_verified(&mut transaction, scope, &pattern, &attempt, entry).await?;
             }
@@ -175,9 +186,9 @@ impl QaLearning {
             return Ok(true);
         }
         let older = match current_attempt {
-            Some(id) => {
-                store::attempt(transaction, id).await?.is_none_or(|other| other.recorded_at < attempt.recorded_at)
-            }
+            Some(id) => store::fixes::attempt(transaction, id)
+                .await?
+                .is_none_or(|other| other.recorded_at < attempt.recorded_at),
             // A gotcha a person wrote stays.
             None => false,
         };
@@ -200,10 +211,10 @@ impl QaLearning {
         scope: &ProjectScope,
         attempt_id: Uuid,
     ) -> Result<bool, Error> {
-        let attempt = store::attempt(transaction, attempt_id)
+        let attempt = store::fixes::attempt(transaction, attempt_id)
             .await?
             .ok_or_else(|| Error::NotFound(format!("attempt {attempt_id}")))?;
-        if store::resolving_attempt(transaction, attempt.failure_id).await? != Some(attempt_id) {
+        if store::fixes::resolving_attempt(transaction, attempt.failure_id).await? != Some(attempt_id) {
             return Ok(false);
         }
         Ok(!self.apply_fix(transaction, scope, &attempt).await?.is_empty())

@@ -11,7 +11,7 @@ use super::QaLearning;
 use crate::Error;
 use lore_model::qa::guards::{Guard, Guards};
 use lore_model::scope::ProjectScope;
-use lore_store::qa_guards as store;
+use lore_store::qa::guards as store;
 
 impl QaLearning {
     /// The project's guards, and whether they are in force.

@@ -12,7 +12,7 @@ use super::QaLearning;
 use crate::Error;
 use lore_model::qa::hotspots::{self, HotSpot, HotSpots};
 use lore_model::scope::ProjectScope;
-use lore_store::qa_hotspots::{self as store, Window};
+use lore_store::qa::hotspots::{self as store, Window};
 
 /// The window a briefing's hot areas look back over.
 pub const BRIEFING_WINDOW_DAYS: i64 = 30;

@@ -12,8 +12,8 @@ use crate::Error;
 use lore_model::qa::mask_proposals::{MaskDecision, MaskProposal, ProposalState};
 use lore_model::qa::{ChangedBy, GroupingMask, Merge, Pattern};
 use lore_model::scope::ProjectScope;
-use lore_store::grouping_masks as masks_store;
-use lore_store::mask_proposals as store;
+use lore_store::qa::mask_proposals as store;
+use lore_store::qa::masks as masks_store;
 
 const MAX_DESCRIPTION_CHARS: usize = 2000;
 

@@ -18,7 +18,7 @@ use super::remining::Remined;
 use crate::Error;
 use lore_model::qa::GroupingMask;
 use lore_model::scope::ProjectScope;
-use lore_store::grouping_masks as store;
+use lore_store::qa::masks as store;
 
 /// A project's masks as stored, and compiled.
 type Compiled = (Vec<MaskSpec>, Arc<Masks>);

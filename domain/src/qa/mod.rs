@@ -195,7 +195,7 @@ pub struct QaLearning {
 
 impl QaLearning {
     /// The injection screen, the knowledge base's.
-    pub fn screening(&self) -> &crate::trust::screening::Screening {
+    pub fn screening(&self) -> &crate::screening::Screening {
         self.knowledge.screening()
     }
 

@@ -34,8 +34,8 @@ impl QaLearning {
     ) -> Result<PatternReport, Error> {
         let pattern = store::pattern(&self.pool, scope, pattern_id).await?;
         let (occurrences, fixes) = tokio::try_join!(
-            store::occurrences(&self.pool, pattern_id, occurrence_limit),
-            store::pattern_fixes(&self.pool, pattern_id, MAX_FIXES),
+            store::patterns::occurrences(&self.pool, pattern_id, occurrence_limit),
+            store::fixes::pattern_fixes(&self.pool, pattern_id, MAX_FIXES),
         )?;
         Ok(PatternReport { pattern, occurrences, fixes })
     }
@@ -48,7 +48,7 @@ impl QaLearning {
         after: Option<(i64, Uuid)>,
     ) -> Result<Vec<Pattern>, Error> {
         self.check_category(scope, &filter.project, filter.category.as_deref()).await?;
-        store::list_patterns(&self.pool, scope, filter, limit, after).await
+        store::patterns::list_patterns(&self.pool, scope, filter, limit, after).await
     }
 
     /// A person's edits; screened like everything a briefing can show
@@ -73,7 +73,7 @@ impl QaLearning {
             &project,
             parts.iter().filter_map(|(part, text)| text.as_deref().map(|text| ((*part).to_owned(), text))),
         );
-        store::update_pattern(&self.pool, scope, pattern_id, edits, held.as_ref(), origin).await
+        store::patterns::update_pattern(&self.pool, scope, pattern_id, edits, held.as_ref(), origin).await
     }
 
     /// Merges patterns into one. A person's merge of patterns that differ
@@ -84,9 +84,9 @@ impl QaLearning {
             return Err(Error::invalid("pattern_ids", "must not contain into_pattern_id"));
         }
         let mut transaction = self.pool.begin().await?;
-        let (pattern, before) = store::merge_patterns(&mut transaction, scope, merge).await?;
+        let (pattern, before) = store::patterns::merge_patterns(&mut transaction, scope, merge).await?;
         let proposal = match super::mask_proposals::implied(merge, &before) {
-            Some(proposal) => lore_store::mask_proposals::propose(&mut transaction, &proposal).await?,
+            Some(proposal) => lore_store::qa::mask_proposals::propose(&mut transaction, &proposal).await?,
             None => None,
         };
         transaction.commit().await?;
@@ -108,8 +108,10 @@ impl QaLearning {
                 original.pattern_id
             )));
         }
-        let moved = store::occurrence_templates(&mut transaction, split.pattern_id, &split.occurrence_ids).await?;
-        let remaining = store::remaining_templates(&mut transaction, split.pattern_id, &split.occurrence_ids).await?;
+        let moved =
+            store::patterns::occurrence_templates(&mut transaction, split.pattern_id, &split.occurrence_ids).await?;
+        let remaining =
+            store::patterns::remaining_templates(&mut transaction, split.pattern_id, &split.occurrence_ids).await?;
         if remaining.is_empty() {
             return Err(Error::FailedPrecondition(
                 "occurrence_ids: a split must leave the pattern some occurrences; rename it instead".into(),
@@ -124,9 +126,9 @@ impl QaLearning {
             widest(remaining.iter().map(|text| Template::from_tokens(text.split(' ').map(str::to_owned).collect())));
         let name =
             split.new_name.clone().unwrap_or_else(|| super::capture::generated_name(&original.category, &template));
-        store::split_pattern(
+        store::patterns::split_pattern(
             &mut transaction,
-            &store::SplitRows {
+            &store::patterns::SplitRows {
                 split_id: split.split_id,
                 original: &original,
                 name: &name,

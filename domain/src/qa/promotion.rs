@@ -18,7 +18,7 @@ use lore_model::qa::significance::{Comparison, Counts};
 use lore_model::qa::{Pattern, PatternStatus, Promotion, PromotionDecision, PromotionStatus};
 use lore_model::scope::ProjectScope;
 use lore_store::qa as pattern_store;
-use lore_store::qa_promotions as store;
+use lore_store::qa::promotion as store;
 
 /// A project's standing instructions, with the promotion of each.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -311,7 +311,7 @@ impl QaLearning {
 
     /// The published promotion whose learning `entry_id` is, if any.
     pub async fn published_promotion_of(&self, scope: &ProjectScope, entry_id: Uuid) -> Result<Option<Uuid>, Error> {
-        pattern_store::published_promotion_of(&self.pool, scope, entry_id).await
+        pattern_store::fixes::published_promotion_of(&self.pool, scope, entry_id).await
     }
 
     pub async fn list_promotions(

@@ -24,7 +24,7 @@ use super::template::Template;
 use crate::Error;
 use lore_model::qa::{ChangedBy, Merge, Split};
 use lore_model::scope::ProjectScope;
-use lore_store::remining as store;
+use lore_store::qa::remining as store;
 
 /// How re-mining's own corrections begin their reason, which tells them
 /// from people's.

@@ -16,8 +16,8 @@ use super::QaLearning;
 use crate::Error;
 use lore_model::qa::{FailedCheck, NewFailure, NewTaskResult, TaskResultRecorded};
 use lore_model::scope::ProjectScope;
-use lore_store::qa_results::{self as store, WarnFloor};
-use lore_store::qa_warnings::OutcomeEffect;
+use lore_store::qa::results::{self as store, WarnFloor};
+use lore_store::qa::warnings::OutcomeEffect;
 
 /// The namespace of the failure a result captures from its checks: the same
 /// result retried captures the same failure.

@@ -8,7 +8,7 @@
 //! migration 0012), so a kept route is used only while nothing has changed
 //! it, whichever server or code path made the change.
 //!
-//! A capture holds the advisory locks of its routes (`store::lock_routes`)
+//! A capture holds the advisory locks of its routes (`store::routes::lock_routes`)
 //! before it reads their generations, so no other capture changes them
 //! until it commits. It then knows how many bumps its own changes made; when
 //! a route's generation at commit is the one it read plus exactly those,
@@ -24,7 +24,7 @@ use uuid::Uuid;
 
 use super::template::Template;
 use crate::Error;
-use lore_store::qa::{self as store, RouteCandidate};
+use lore_store::qa::{self as store, routes::RouteCandidate};
 
 /// Routes kept per server; one is a few hundred short templates at most.
 const CAPACITY: usize = 4096;
@@ -118,14 +118,14 @@ impl RouteCache {
         category: &str,
         routes: &[String],
     ) -> Result<CheckedOut, Error> {
-        let generations = store::route_generations(connection, project, category, routes).await?;
+        let generations = store::routes::route_generations(connection, project, category, routes).await?;
         let mut checked_out = HashMap::with_capacity(routes.len());
         for (route, generation) in generations {
             let key = key(project, category, &route);
             let kept = self.lock().get(&key).filter(|kept| kept.generation == generation).cloned();
             let candidates = match kept {
                 Some(kept) => kept.candidates,
-                None => Arc::new(store::route_candidates(connection, project, category, &route).await?),
+                None => Arc::new(store::routes::route_candidates(connection, project, category, &route).await?),
             };
             checked_out.insert(route, CheckedOutRoute { read_at: generation, candidates, bumps: 0, settled_at: None });
         }
@@ -140,7 +140,8 @@ impl RouteCache {
         if changed.is_empty() {
             return Ok(());
         }
-        let now = store::route_generations(connection, &checked_out.project, &checked_out.category, &changed).await?;
+        let now =
+            store::routes::route_generations(connection, &checked_out.project, &checked_out.category, &changed).await?;
         for (name, generation) in now {
             // Any other change that slipped in means the copy may not be the
             // route's state.

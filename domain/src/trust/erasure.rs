@@ -30,7 +30,7 @@ use crate::qa::QaLearning;
 use lore_model::actions::{NewAction, NewSession, Outcome, SessionKind, StoredName as _};
 use lore_model::qa::PromotionDecision;
 use lore_model::scope::ProjectScope;
-use lore_store::erasure::{self as store, Derived};
+use lore_store::trust::erasure::{self as store, Derived};
 
 /// The agent the erasures session is of.
 pub const ERASURES_AGENT: &str = "lore-erasures";

@@ -19,7 +19,7 @@ use lore_model::actions::StoredName;
 use lore_model::actions::query::Position;
 use lore_model::scope::ProjectScope;
 use lore_model::trust::quarantine::{Decision, ItemKind, QuarantineFilter, QuarantineStatus, Quarantined};
-use lore_store::quarantine as store;
+use lore_store::trust::quarantine as store;
 
 /// The queue over the services whose items it holds.
 #[derive(Debug, Clone)]
@@ -90,16 +90,16 @@ impl Quarantine {
                 knowledge_written = true;
             }
             (ItemKind::Draft, Decision::Release) if !still_held => {
-                lore_store::drafts::release(&mut transaction, item.item_id).await?;
+                lore_store::knowledge::drafts::release(&mut transaction, item.item_id).await?;
             }
             (ItemKind::Draft, Decision::Erase) => {
-                lore_store::drafts::erase(&mut transaction, item.item_id, by).await?;
+                lore_store::knowledge::drafts::erase(&mut transaction, item.item_id, by).await?;
             }
             (ItemKind::Pattern, Decision::Release) if !still_held => {
-                lore_store::qa::set_held(&mut transaction, item.item_id, false).await?;
+                lore_store::qa::patterns::set_held(&mut transaction, item.item_id, false).await?;
             }
             (ItemKind::Pattern, Decision::Erase) => {
-                lore_store::qa::retire(&mut transaction, item.item_id).await?;
+                lore_store::qa::patterns::retire(&mut transaction, item.item_id).await?;
             }
             (ItemKind::FailureMessage, Decision::Release) => {
                 let index: usize = item.part.parse().map_err(|_| {

@@ -17,7 +17,7 @@ use lore_domain::actions::ActionLog;
 use lore_domain::briefing::{Briefer, ResumeItem};
 use lore_domain::reports::{Period, Report, Reports};
 use lore_model::actions::query::{ActionFilter, Position};
-use lore_store::sessions::LastSessionFilter;
+use lore_store::actions::sessions::LastSessionFilter;
 
 /// Actions per Ingest batch; larger batches end the stream with
 /// INVALID_ARGUMENT (a client splits them).

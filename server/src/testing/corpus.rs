@@ -23,7 +23,7 @@ use sqlx::{PgPool, Row as _};
 use uuid::Uuid;
 
 use lore_domain::knowledge::embed::Embedder;
-use lore_store::embeddings::EMBEDDED_TEXT;
+use lore_store::knowledge::embeddings::EMBEDDED_TEXT;
 
 /// Texts given to the model per call: large enough for its length-sorted
 /// batches, small enough to report progress often.

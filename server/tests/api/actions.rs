@@ -135,7 +135,7 @@ async fn heartbeat_keeps_a_session_alive_and_revives_a_disconnected_one() {
     let (server, mut client, session) = session_fixture().await;
 
     // The sweep with a cut-off in the future marks every active session.
-    let marked = lore_store::sessions::mark_silent_sessions_disconnected(
+    let marked = lore_store::actions::sessions::mark_silent_sessions_disconnected(
         server.pool(),
         Utc::now() + chrono::Duration::seconds(60),
     )

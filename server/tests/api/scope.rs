@@ -53,11 +53,11 @@ async fn a_scope_of_project_a_can_neither_read_nor_write_project_b() {
     let everything = ProjectScope::All;
     let only_a = ProjectScope::only(["a"]);
 
-    let (session_b, _) = store::sessions::start(pool, &everything, &session("b")).await.unwrap();
+    let (session_b, _) = store::actions::sessions::start(pool, &everything, &session("b")).await.unwrap();
     store::actions::insert_batch(pool, &everything, &[action("b", Some(session_b.session_id))]).await.unwrap();
 
     // Reads: b's session and actions do not exist for a scope of a.
-    let hidden = store::sessions::get(pool, &only_a, session_b.session_id).await.unwrap_err();
+    let hidden = store::actions::sessions::get(pool, &only_a, session_b.session_id).await.unwrap_err();
     assert!(matches!(hidden, lore_server::Error::NotFound(_)), "{hidden:?}");
     let filter = ActionFilter { project: "b".into(), ..ActionFilter::default() };
     assert!(store::actions::page(pool, &only_a, &filter, None, Direction::Descending, 10).await.unwrap().is_empty());
@@ -66,10 +66,10 @@ async fn a_scope_of_project_a_can_neither_read_nor_write_project_b() {
         1
     );
     assert!(store::actions::recent_in_session(pool, &only_a, session_b.session_id, 10).await.unwrap().is_empty());
-    assert!(store::sessions::heartbeat(pool, &only_a, session_b.session_id).await.is_err());
+    assert!(store::actions::sessions::heartbeat(pool, &only_a, session_b.session_id).await.is_err());
 
     // Writes: into b directly, or into b's session while claiming a.
-    let refused = store::sessions::start(pool, &only_a, &session("b")).await.unwrap_err();
+    let refused = store::actions::sessions::start(pool, &only_a, &session("b")).await.unwrap_err();
     assert!(matches!(refused, lore_server::Error::PermissionDenied(_)), "{refused:?}");
     let outcome = store::actions::insert_batch(
         pool,

@@ -20,7 +20,7 @@ use uuid::Uuid;
 
 use super::KeywordIndex;
 use crate::Error;
-use lore_store::knowledge_changes::{self as store, Change, Cursor};
+use lore_store::knowledge::changes::{self as store, Change, Cursor};
 
 /// Changes read per round trip.
 const PAGE: i64 = 5000;
@@ -236,7 +236,7 @@ mod tests {
 
     use super::*;
     use lore_pgtest::TestDatabase;
-    use lore_store::knowledge_search::SearchFilter;
+    use lore_store::knowledge::search::SearchFilter;
 
     #[derive(Debug, Default)]
     struct Seen(Mutex<Vec<Option<String>>>);

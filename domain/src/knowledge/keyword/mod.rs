@@ -52,8 +52,8 @@ use crate::knowledge::symptoms;
 use analysis::Expansion;
 use lore_model::actions::StoredName as _;
 use lore_model::knowledge::rank::Candidate;
-use lore_store::knowledge_changes::IndexedEntry;
-use lore_store::knowledge_search::{KeywordMatches, SearchFilter};
+use lore_store::knowledge::changes::IndexedEntry;
+use lore_store::knowledge::search::{KeywordMatches, SearchFilter};
 
 /// Memory the writer buffers before it flushes a segment (tantivy's least).
 const WRITER_MEMORY: usize = 15_000_000;

@@ -29,7 +29,7 @@ use lore_model::knowledge::{
 };
 use lore_model::trust::{Origin, Trust};
 use lore_model::validate::{distinct_texts, list, name, optional_name, text};
-use lore_store::knowledge_search::SearchFilter;
+use lore_store::knowledge::search::SearchFilter;
 
 /// As the synonym table allows.
 const MAX_SYNONYM_TERM_CHARS: usize = 64;

@@ -6,8 +6,8 @@ use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
-use super::knowledge::parse;
-use super::qa::{PATTERN_COLUMNS, pattern_from_row};
+use crate::knowledge::parse;
+use crate::qa::{PATTERN_COLUMNS, pattern_from_row};
 use lore_model::Error;
 use lore_model::actions::StoredName as _;
 use lore_model::qa::PromotionThresholds;

@@ -60,7 +60,7 @@ pub(crate) async fn put_mask_in(
     mask: &GroupingMask,
     allowed: impl FnOnce(&[GroupingMask]) -> Result<(), Error>,
 ) -> Result<(GroupingMask, bool), Error> {
-    super::qa::ensure_project(&mut *transaction, &mask.project).await?;
+    crate::qa::ensure_project(&mut *transaction, &mask.project).await?;
     sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('qa_grouping_masks:' || $1, 0))")
         .bind(&mask.project)
         .execute(&mut *transaction)

@@ -2,7 +2,7 @@
 
 use sqlx::{PgPool, Row as _};
 
-use super::qa::{PATTERN_COLUMNS, pattern_from_row};
+use crate::qa::{PATTERN_COLUMNS, pattern_from_row};
 use lore_model::Error;
 use lore_model::qa::significance::Counts;
 use lore_model::qa::{DashboardQuery, DayRate, Pattern, TaskFigures};

@@ -1,5 +1,12 @@
 //! Knowledge entries, their solutions, occurrences and applications.
 
+pub mod auto_drafts;
+pub mod changes;
+pub mod drafts;
+pub mod embeddings;
+pub mod search;
+pub mod vocabulary;
+
 use std::collections::HashMap;
 
 use sqlx::postgres::PgRow;
@@ -223,7 +230,7 @@ pub async fn upsert_in(
     let created: bool = row.try_get("created")?;
     replace_solutions(&mut *transaction, entry_id, entry).await?;
     if let Some(model) = embedding_model {
-        crate::embeddings::queue(&mut *transaction, entry_id, model).await?;
+        crate::knowledge::embeddings::queue(&mut *transaction, entry_id, model).await?;
     }
     let stored = fetch_entry(&mut *transaction, scope, entry_id).await?;
     Ok((stored, created))

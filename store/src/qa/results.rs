@@ -5,8 +5,8 @@ use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
-use super::knowledge::parse;
-use crate::qa_warnings::{OutcomeEffect, apply_outcomes};
+use crate::knowledge::parse;
+use crate::qa::warnings::{OutcomeEffect, apply_outcomes};
 use lore_model::Error;
 use lore_model::qa::{MissedOpportunity, NewTaskResult, ScoredDelivery, TaskResultRecorded, WarningOutcome};
 use lore_model::scope::ProjectScope;
@@ -260,7 +260,8 @@ pub async fn record(
     .fetch_all(&mut *transaction)
     .await?;
     let verified_attempts = if result.passed {
-        crate::qa::verify_fixes(&mut transaction, &result.project, &result.task.task_id, result.result_id).await?
+        crate::qa::fixes::verify_fixes(&mut transaction, &result.project, &result.task.task_id, result.result_id)
+            .await?
     } else {
         Vec::new()
     };

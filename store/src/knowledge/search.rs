@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use sqlx::{PgPool, Row as _};
 use uuid::Uuid;
 
-use crate::embeddings::vector_literal;
+use crate::knowledge::embeddings::vector_literal;
 use crate::knowledge::{ENTRY_COLUMNS, entries_with_solutions};
 use lore_model::Error;
 use lore_model::actions::StoredName as _;

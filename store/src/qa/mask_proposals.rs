@@ -125,7 +125,7 @@ pub async fn accept(
     let mut transaction = pool.begin().await?;
     let proposal = lock_open(&mut transaction, &mask.project, proposal_id).await?;
     debug_assert_eq!(proposal.pattern, mask.pattern);
-    let (stored, created) = super::grouping_masks::put_mask_in(&mut transaction, mask, allowed).await?;
+    let (stored, created) = crate::qa::masks::put_mask_in(&mut transaction, mask, allowed).await?;
     if !created {
         return Err(Error::AlreadyExists(format!(
             "name: the project already has a mask named {}; accept the proposal under another name",

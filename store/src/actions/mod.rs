@@ -15,6 +15,9 @@
 //!
 //! The caller acknowledges only after this returns, i.e. after COMMIT.
 
+pub mod retention;
+pub mod sessions;
+
 use lore_model::actions::StoredName;
 use std::collections::{HashMap, HashSet};
 
@@ -242,9 +245,8 @@ async fn attempt(
     let mut columns = Columns::default();
     let mut touched_sessions: Vec<Uuid> = Vec::new();
     for (index, action) in actions.iter().enumerate() {
-        if !scope.allows(&action.project) {
-            let reason = format!("{} is outside your scope", action.project);
-            outcome.rejected.push(rejection(index, action, RejectionKind::OutOfScope, "project", reason));
+        if let Err(outside) = scope.require(&action.project) {
+            outcome.rejected.push(rejection(index, action, RejectionKind::OutOfScope, "project", outside.to_string()));
             continue;
         }
         // A replay of a stored action, or the same action twice in a batch.

@@ -4,7 +4,7 @@
 use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
-use super::qa::{PATTERN_COLUMNS, pattern_from_row, title_words_sql};
+use crate::qa::{PATTERN_COLUMNS, pattern_from_row, title_words_sql};
 use lore_model::Error;
 use lore_model::actions::StoredName as _;
 use lore_model::qa::{Pattern, WarningOutcome};

@@ -1,0 +1,4 @@
+//! What trust holds: quarantined text, and erasures.
+
+pub mod erasure;
+pub mod quarantine;
