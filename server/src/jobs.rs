@@ -16,7 +16,6 @@ use lore_domain::knowledge::auto_drafts::AutoDraftsConfig;
 use lore_domain::knowledge::watch::{self, WatchConfig, WatchStats};
 use lore_domain::qa::QaLearning;
 use lore_domain::reports::Reports;
-use lore_store as store;
 use lore_store::leader::LeaderLock;
 
 use crate::config::Config;
@@ -112,13 +111,13 @@ impl Jobs {
     /// Runs every job until the future is dropped.
     pub async fn run(&self) {
         tokio::join!(
-            session_sweep(&self.pool, self.session_timeout, self.sweep_interval),
+            session_sweep(&self.actions, self.session_timeout, self.sweep_interval),
             retention(&self.actions, self.retention_interval),
             watch_folders(&self.knowledge, &self.watch, &self.watch_stats),
             auto_drafts(&self.knowledge, &self.auto_drafts),
             scheduled_reports(&self.reports, self.reports_interval),
-            prune_knowledge_feed(&self.pool, self.knowledge_feed_retention),
-            remine(&self.pool, &self.qa),
+            prune_knowledge_feed(&self.knowledge, self.knowledge_feed_retention),
+            remine(&self.qa),
         );
     }
 }
@@ -126,7 +125,7 @@ impl Jobs {
 /// Every `qa.remine_interval_secs`, re-mines the patterns of every project
 /// with an occurrence since the last round (the first round: since one
 /// interval ago). A failing project is logged and tried again next round.
-async fn remine(pool: &PgPool, qa: &QaLearning) {
+async fn remine(qa: &QaLearning) {
     let seconds = qa.config().remine_interval_secs;
     if seconds == 0 {
         return;
@@ -139,7 +138,7 @@ async fn remine(pool: &PgPool, qa: &QaLearning) {
     loop {
         ticker.tick().await;
         let round = Utc::now();
-        let projects = match store::qa::remining::projects_captured_since(pool, since).await {
+        let projects = match qa.projects_to_remine(since).await {
             Ok(projects) => projects,
             Err(error) => {
                 tracing::warn!(%error, "cannot list the projects to re-mine; trying next round");
@@ -162,13 +161,13 @@ async fn remine(pool: &PgPool, qa: &QaLearning) {
 
 /// Every `interval`, marks sessions silent for longer than `timeout` as
 /// disconnected.
-async fn session_sweep(pool: &PgPool, timeout: Duration, interval: Duration) {
+async fn session_sweep(log: &ActionLog, timeout: Duration, interval: Duration) {
     let mut ticker = tokio::time::interval(interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticker.tick().await;
         let silent_since = Utc::now() - timeout;
-        match store::actions::sessions::mark_silent_sessions_disconnected(pool, silent_since).await {
+        match log.disconnect_silent_sessions(silent_since).await {
             Ok(0) => {}
             Ok(count) => tracing::info!(count, "marked silent sessions disconnected"),
             Err(error) => tracing::warn!(%error, "session sweep failed"),
@@ -240,12 +239,12 @@ async fn scheduled_reports(reports: &Reports, interval: Duration) {
 }
 
 /// Every hour, removes the knowledge changes every replica has long read.
-async fn prune_knowledge_feed(pool: &PgPool, retention: Duration) {
+async fn prune_knowledge_feed(knowledge: &KnowledgeBase, retention: Duration) {
     let mut ticker = tokio::time::interval(Duration::from_secs(3600));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticker.tick().await;
-        match store::knowledge::changes::prune(pool, retention).await {
+        match knowledge.prune_changes(retention).await {
             Ok(0) => {}
             Ok(count) => tracing::info!(count, "knowledge feed pruned"),
             Err(error) => tracing::warn!(%error, "pruning the knowledge feed failed; retrying later"),

@@ -45,15 +45,26 @@
 //! Nor does it lose what it records: when neither the sidecar nor the
 //! server answers within the budget, its writes wait in the outbox (see
 //! [`crate::outbox`]), which the next hook that reaches Lore sends first.
+//!
+//! Each event's work has a file of its own, as each MCP tool has:
+//! `session_start`, `user_prompt_submit`, `pre_tool_use`, `post_tool_use`,
+//! `subagents` and `session_end`. This module reads the input, runs the
+//! event within its budget and answers; what every event shares (the
+//! session state, sending writes, the hooks' log) stays here.
 
 pub mod adapter;
 pub mod input;
+mod post_tool_use;
 mod pre_tool_use;
 pub mod record;
+mod session_end;
+mod session_start;
 mod staleness;
 pub mod state;
+mod subagents;
 mod transcript;
 pub mod typed;
+mod user_prompt_submit;
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -61,20 +72,17 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use lore_proto::v1 as proto;
 use lore_spool::entry::Write;
 use serde_json::json;
 use tokio::time::Instant;
 use uuid::Uuid;
 
 use crate::AgentError;
-use crate::checks::{self, Checks};
 use crate::connection::{Connection, LoreAddress};
 use crate::identity::{AgentKind, Identity, lore_session_id};
 use crate::outbox::{self, Outbox};
-use crate::requests::{self, FailedCheck};
 use input::HookInput;
-use state::{LockedState, OpenCheck};
+use state::LockedState;
 
 /// The agent events a hook answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -506,491 +514,6 @@ impl Hook<'_> {
             .map_err(|error| AgentError::Setup(format!("saving the hook state failed: {error}")))?
             .map_err(|error| AgentError::Setup(format!("cannot save the hook state: {error}")))
     }
-
-    /// Starts the Lore session, or reopens it when Stop ended it (a resumed
-    /// or continued agent session goes on in the same Lore session).
-    async fn start_session(&self, source: &str, model: Option<String>) -> Result<(), AgentError> {
-        let mut metadata = json!({ "agent_session_id": self.agent_session, "cwd": self.dir.display().to_string() });
-        if !source.is_empty() {
-            metadata["source"] = json!(source);
-        }
-        if let Some(model) = model {
-            metadata["model"] = json!(model);
-        }
-        let start = proto::StartSessionRequest {
-            session_id: self.session_id.to_string(),
-            project: self.identity.project.clone(),
-            agent_id: self.identity.agent_id.clone(),
-            supervisor_type: self.identity.kind.as_str().to_owned(),
-            metadata: Some(lore_proto::json::to_struct(&metadata)),
-            reopen: true,
-            ..Default::default()
-        };
-        self.send(vec![Write::StartSession(start)]).await
-    }
-
-    async fn session_start(&self, input: &HookInput) -> Result<Option<String>, AgentError> {
-        self.note_session();
-        // The session starts while git is asked for the branch, whose issue
-        // the state keeps: one lock and one save.
-        let started = async {
-            let locked = self.state().await?;
-            self.start_session(&input.source, input.model_name()).await?;
-            Ok::<_, AgentError>(locked)
-        };
-        let ((branch, files), missing_files, started) =
-            tokio::join!(git_context(&self.dir), self.missing_cited_files(), started);
-        let mut locked = started?;
-        locked.state.started = true;
-        locked.state.ended = false;
-        if let Some(issue) = branch.as_deref().and_then(typed::issue_of_branch) {
-            locked.state.issue = issue;
-        }
-        if let Some(epic) = self.args.epic.clone().or_else(|| branch.as_deref().and_then(typed::epic_of_branch)) {
-            locked.state.epic = epic;
-        }
-        self.save(locked).await?;
-        let Some(connection) = &self.connection else { return Ok(None) };
-        let task = proto::BriefTask { files, labels: branch.into_iter().collect(), ..Default::default() };
-        // The briefing names what the call index, refreshed first, counts
-        // in many sessions and no call is warned of.
-        let briefing = async {
-            self.refresh_calls(connection, true).await;
-            let (at_call, frequent_failures) = crate::call_index::session_start_hints(
-                &crate::home::state_dir(),
-                &self.identity.project,
-                self.args.agent.as_str(),
-            );
-            let request = proto::BriefRequest {
-                budget_chars: self.args.briefing_chars,
-                surface: proto::InjectionSurface::SessionStart as i32,
-                missing_files,
-                at_call,
-                frequent_failures,
-                ..requests::brief(&self.identity, self.session_id, task)
-            };
-            connection.agent().brief(request).await
-        };
-        let (briefing, ()) = tokio::join!(briefing, self.sync_instructions(connection));
-        Ok(context_answer(self.args.agent, HookEvent::SessionStart, &briefing?.into_inner().markdown))
-    }
-
-    /// Brings the repository's instructions file to the project's standing
-    /// instructions. What goes wrong is logged, never the agent's problem.
-    async fn sync_instructions(&self, connection: &Connection) {
-        if self.args.instructions == "off" {
-            return;
-        }
-        let Some(path) = crate::instructions::file_for(&self.dir, self.args.agent) else { return };
-        let list = match crate::instructions::fetch(connection.channel(), &self.identity.project).await {
-            Ok(list) => list,
-            Err(error) => {
-                self.log.write(self.args.event, Some(self.session_id), &format!("standing instructions: {error}"));
-                return;
-            }
-        };
-        let written = {
-            let path = path.clone();
-            tokio::task::spawn_blocking(move || crate::instructions::sync_file(&path, &list)).await
-        };
-        let message = match written {
-            Ok(Ok(synced)) if synced.conflicts.is_empty() && synced.text.is_none() => return,
-            Ok(Ok(synced)) => {
-                let mut message = crate::instructions::summary(&path, &synced);
-                for conflict in &synced.conflicts {
-                    message.push_str(&format!("; {conflict}"));
-                }
-                message
-            }
-            Ok(Err(error)) => format!("cannot write {}: {error}", path.display()),
-            Err(error) => format!("writing {} stopped: {error}", path.display()),
-        };
-        self.log.write(self.args.event, Some(self.session_id), &format!("standing instructions: {message}"));
-    }
-
-    /// Notes the agent session as the one the repository is in now, for
-    /// an MCP server its agent told nothing (see [`crate::current_session`]).
-    fn note_session(&self) {
-        let repository = crate::identity::repository_root(&self.dir).unwrap_or_else(|| self.dir.clone());
-        let noted = crate::current_session::remember(
-            &crate::home::state_dir(),
-            self.args.agent,
-            &repository,
-            &self.agent_session,
-        );
-        if let Err(error) = noted {
-            self.log.write(
-                self.args.event,
-                Some(self.session_id),
-                &format!("cannot note the current session: {error}"),
-            );
-        }
-    }
-
-    async fn user_prompt_submit(&self, input: &HookInput) -> Result<Option<String>, AgentError> {
-        self.note_session();
-        let prompt = input.prompt.trim();
-        let title: String = prompt.lines().next().unwrap_or_default().chars().take(200).collect();
-        let mut locked = self.state().await?;
-        if !locked.state.started || locked.state.ended {
-            self.start_session(&input.source, input.model_name()).await?;
-            locked.state.started = true;
-            locked.state.ended = false;
-        }
-        if locked.state.task_title.is_empty() {
-            locked.state.task_title = title.clone();
-        }
-        self.save(locked).await?;
-        let Some(connection) = self.connection.as_ref().filter(|_| !prompt.is_empty()) else { return Ok(None) };
-        let description: String = prompt.chars().take(8000).collect();
-        let missing_files = self.missing_cited_files().await;
-        let task = proto::BriefTask { title, description, ..Default::default() };
-        let request = proto::BriefRequest {
-            budget_chars: self.args.prompt_briefing_chars,
-            omit_given: true,
-            omit_last_session: true,
-            surface: proto::InjectionSurface::Prompt as i32,
-            missing_files,
-            at_call: self.at_call(),
-            ..requests::brief(&self.identity, self.session_id, task)
-        };
-        let mut agent = connection.agent();
-        let (briefing, ()) = tokio::join!(agent.brief(request), self.refresh_calls(connection, false));
-        Ok(context_answer(self.args.agent, HookEvent::UserPromptSubmit, &briefing?.into_inner().markdown))
-    }
-
-    /// What the briefing leaves to the call: the failures the call index
-    /// warns of, from the index as it stands.
-    fn at_call(&self) -> Vec<String> {
-        crate::call_index::at_call(&crate::home::state_dir(), &self.identity.project, self.args.agent.as_str())
-    }
-
-    /// Refreshes the project's call index, which `pre-tool-use` answers
-    /// from: always at session start, later only when this session has not
-    /// or it is stale. What goes wrong is logged; the old index stays.
-    async fn refresh_calls(&self, connection: &Connection, always: bool) {
-        let project = &self.identity.project;
-        let path = crate::call_index::path(&crate::home::state_dir(), project);
-        if !always && crate::call_index::load(&path, project).is_some_and(|index| !index.needs_refresh(self.session_id))
-        {
-            return;
-        }
-        // A quarter of what is left stays for answering the agent.
-        let deadline = Instant::now() + self.deadline.saturating_duration_since(Instant::now()) * 3 / 4;
-        let message = match crate::call_index::refresh(connection, project, self.session_id, deadline).await {
-            Ok(index) => match tokio::task::spawn_blocking(move || {
-                pre_tool_use::prune_given(&crate::home::state_dir());
-                crate::call_index::save(&path, &index)
-            })
-            .await
-            {
-                Ok(Ok(())) => return,
-                Ok(Err(error)) => format!("cannot write the call index: {error}"),
-                Err(error) => format!("writing the call index stopped: {error}"),
-            },
-            Err(error) => format!("the call index was not refreshed: {error}"),
-        };
-        self.log.write(self.args.event, Some(self.session_id), &message);
-    }
-
-    async fn post_tool_use(&self, input: &HookInput) -> Result<(), AgentError> {
-        if input.tool_name.starts_with(&format!("mcp__{}__", self.args.mcp_name)) {
-            return Ok(());
-        }
-        let failed = input.tool_failed();
-        // Only a shell command can be a check: the patterns are compiled
-        // for it alone, not for every Read.
-        let check = match input.command() {
-            Some(command) if record::is_shell(&input.tool_name) && !input.is_interrupt => {
-                self.checks()?.check_of(command).map(|check| (check, checks::fold(command)))
-            }
-            _ => None,
-        };
-        let edited = record::edited_files(input);
-        let typed = self.recognizers().recognize(input);
-        let mut locked = self.state().await?;
-        if !locked.state.started {
-            self.start_session("", None).await?;
-            locked.state.started = true;
-        }
-        let mut context = json!({
-            "tool": input.tool_name,
-            "input": record::input_summary(input),
-            "agent_session_id": self.agent_session,
-        });
-        if !failed {
-            context["response"] = record::response_summary(input);
-        }
-        // Kept for the call index: exit 1 of a grep found nothing.
-        if let Some(code) = input.exit_code().filter(|_| input.command().is_some()) {
-            context["exit_code"] = json!(code);
-        }
-        if let Some((name, _)) = &check {
-            context["check"] = json!(name);
-        }
-        // A commit's trailers (`Fixes #12`) name the issue from then on.
-        if let Some(issue) = typed.as_ref().and_then(|typed| typed.details.get("issue")?.as_str()) {
-            locked.state.issue = issue.to_owned();
-        }
-        if let Some(epic) = typed.as_ref().and_then(|typed| typed.details.get("epic")?.as_str())
-            && self.args.epic.is_none()
-        {
-            locked.state.epic = epic.to_owned();
-        }
-        // Inside a sub-agent, its `subagent` action is the parent; the tool
-        // call that spawned a sub-agent is that action.
-        let parent_action_id = locked.state.subagents.get(&input.agent_id).map(|spawn| spawn.action_id);
-        let mut action_id = Uuid::now_v7();
-        let action_type = match typed {
-            Some(mut typed) => {
-                let agent_type = typed.details.get("subagent_type").and_then(serde_json::Value::as_str);
-                if typed.action_type == "subagent" {
-                    let child = input.spawned_agent_id();
-                    if let Some(spawn) = locked.state.spawned_by(child, agent_type) {
-                        action_id = spawn.action_id;
-                        typed.details.extend(spawn_details(&spawn));
-                    } else if let Some(child) = child {
-                        locked.state.launch_subagent(child, agent_type.unwrap_or_default(), action_id);
-                    }
-                }
-                if let Some((runner, _)) = check.as_ref().filter(|_| typed.action_type == "test_run") {
-                    typed.details.insert("runner".into(), json!(runner));
-                }
-                context["details"] = serde_json::Value::Object(typed.details);
-                typed.action_type
-            }
-            None => "tool_call".to_owned(),
-        };
-        let action = proto::Action {
-            action_id: action_id.to_string(),
-            session_id: self.session_id.to_string(),
-            project: self.identity.project.clone(),
-            agent_id: self.identity.agent_id.clone(),
-            action_type,
-            issue_id: locked.state.issue.clone(),
-            epic_id: self.args.epic.clone().unwrap_or_else(|| locked.state.epic.clone()),
-            parent_action_id: parent_action_id.map(|id| id.to_string()).unwrap_or_default(),
-            category: record::category(&input.tool_name),
-            context: Some(lore_proto::json::to_struct(&context)),
-            outcome: if failed { proto::Outcome::Failure } else { proto::Outcome::Success } as i32,
-            error: if failed { record::error_text(input) } else { String::new() },
-            duration_ms: input.duration_ms.unwrap_or(0),
-            occurred_at: Some(requests::now()),
-            ..Default::default()
-        };
-        self.send(vec![Write::Action(action)]).await?;
-        locked.state.record_edits(&edited);
-        if let Some((name, key)) = check {
-            self.check_ran(&mut locked, input, &name, key, failed).await?;
-        }
-        self.save(locked).await
-    }
-
-    /// A check ran: a failure is captured (or, when it was failing already,
-    /// is one more failed attempt); a pass after a failure is its fix.
-    async fn check_ran(
-        &self,
-        locked: &mut LockedState,
-        input: &HookInput,
-        name: &str,
-        key: String,
-        failed: bool,
-    ) -> Result<(), AgentError> {
-        let state = &mut locked.state;
-        // A pass says something only as the task's first result or as the
-        // fix of its last failing check.
-        let pass_is_news = !state.passed && state.open_checks.is_empty();
-        match (state.open_checks.get_mut(&key), failed) {
-            (None, false) if !pass_is_news => Ok(()),
-            (None, false) => {
-                state.passed = true;
-                self.task_result(name, None).await
-            }
-            (None, true) => {
-                let output = input.tool_output();
-                let failure_id = Uuid::now_v7();
-                let task = proto::Task {
-                    task_id: requests::session_task(self.session_id),
-                    title: state.task_title.clone(),
-                    files: state.edited.clone(),
-                    ..Default::default()
-                };
-                let failed = FailedCheck { name, output: &output, exit_code: input.exit_code().unwrap_or(1) };
-                let capture = requests::capture_failure(
-                    &self.identity,
-                    self.session_id,
-                    failure_id,
-                    task,
-                    &failed,
-                    state.edited.clone(),
-                );
-                self.send(vec![Write::CaptureFailure(capture)]).await?;
-                state.open_checks.insert(
-                    key,
-                    OpenCheck { failure_id, check: name.to_owned(), attempts: 0, edited_since: Vec::new() },
-                );
-                state.passed = false;
-                self.task_result(name, Some(failure_id)).await
-            }
-            (Some(open), failed) => {
-                open.attempts += 1;
-                let files = std::mem::take(&mut open.edited_since);
-                let approach = if files.is_empty() {
-                    format!("ran {name} again without editing a file")
-                } else {
-                    format!("edited {}", files.join(", "))
-                };
-                let attempt = proto::RecordFixAttemptRequest {
-                    attempt_id: Uuid::now_v7().to_string(),
-                    failure_id: open.failure_id.to_string(),
-                    attempt_number: open.attempts,
-                    approach: approach.clone(),
-                    files_changed: files,
-                    summary: approach,
-                    outcome: if failed { proto::FixOutcome::Failure } else { proto::FixOutcome::Success } as i32,
-                    qa_result: if failed {
-                        checks::error_lines(&input.tool_output()).join("\n")
-                    } else {
-                        format!("{name} passes")
-                    },
-                };
-                self.send(vec![Write::RecordFixAttempt(attempt)]).await?;
-                if !failed {
-                    state.open_checks.remove(&key);
-                    if state.open_checks.is_empty() {
-                        state.passed = true;
-                        return self.task_result(name, None).await;
-                    }
-                }
-                Ok(())
-            }
-        }
-    }
-
-    /// The session's task passed or failed QA: the warnings it was given are
-    /// scored by it.
-    async fn task_result(&self, check: &str, failure_id: Option<Uuid>) -> Result<(), AgentError> {
-        let result = requests::task_result(
-            &self.identity.project,
-            requests::session_task(self.session_id),
-            self.session_id,
-            check,
-            failure_id,
-        );
-        self.send(vec![Write::RecordTaskResult(result)]).await
-    }
-
-    /// The repository's files lessons cite that are gone (none without
-    /// Lore).
-    async fn missing_cited_files(&self) -> Vec<String> {
-        match &self.connection {
-            Some(connection) => staleness::missing_cited_files(connection, &self.identity.project, &self.dir).await,
-            None => Vec::new(),
-        }
-    }
-
-    /// The recognizers of typed actions: the project's file first when one
-    /// is set; a file that cannot be used is logged and Lore's are used.
-    fn recognizers(&self) -> typed::Recognizers {
-        let Some(path) = &self.args.action_types else { return typed::Recognizers::shipped() };
-        typed::Recognizers::with_file(path).unwrap_or_else(|problem| {
-            self.log.write(self.args.event, Some(self.session_id), &format!("LORE_ACTION_TYPES: {problem}"));
-            typed::Recognizers::shipped()
-        })
-    }
-
-    fn checks(&self) -> Result<Checks, AgentError> {
-        let mut patterns = self.args.check_patterns.clone();
-        if let Ok(extra) = std::env::var("LORE_CHECK_PATTERNS") {
-            patterns.extend(extra.lines().map(str::trim).filter(|line| !line.is_empty()).map(str::to_owned));
-        }
-        Checks::new(&patterns).map_err(AgentError::Setup)
-    }
-
-    /// A sub-agent starts: the id of the `subagent` action it will be is
-    /// chosen now, so what it does can name it as its parent. Nothing is
-    /// sent.
-    async fn subagent_start(&self, input: &HookInput) -> Result<(), AgentError> {
-        if input.agent_id.trim().is_empty() {
-            return Err(AgentError::invalid("agent_id", "SubagentStart needs the sub-agent's id"));
-        }
-        let mut locked = self.state().await?;
-        locked.state.start_subagent(&input.agent_id, &input.agent_type);
-        self.save(locked).await
-    }
-
-    /// A sub-agent stops. Claude Code records the Task tool call that
-    /// spawned it next, and that call becomes its `subagent` action; other
-    /// agents spawn without such a call, so the action is written now.
-    async fn subagent_stop(&self, input: &HookInput) -> Result<(), AgentError> {
-        if input.agent_id.trim().is_empty() {
-            return Err(AgentError::invalid("agent_id", "SubagentStop needs the sub-agent's id"));
-        }
-        let mut locked = self.state().await?;
-        let summary = checks::cut(input.last_assistant_message.as_deref().unwrap_or_default(), 500).to_owned();
-        let spawn = locked.state.stop_subagent(&input.agent_id, &input.agent_type, summary);
-        if spawn.recorded {
-            // Launched in the background: its tool call is its action.
-        } else if self.args.agent == AgentKind::ClaudeCode {
-            locked.state.push_stopped(spawn);
-        } else {
-            let action = proto::Action {
-                action_id: spawn.action_id.to_string(),
-                session_id: self.session_id.to_string(),
-                project: self.identity.project.clone(),
-                agent_id: self.identity.agent_id.clone(),
-                action_type: "subagent".into(),
-                issue_id: locked.state.issue.clone(),
-                epic_id: self.args.epic.clone().unwrap_or_else(|| locked.state.epic.clone()),
-                category: "agent".into(),
-                context: Some(lore_proto::json::to_struct(&json!({
-                    "agent_session_id": self.agent_session,
-                    "details": spawn_details(&spawn),
-                }))),
-                outcome: proto::Outcome::Success as i32,
-                occurred_at: Some(requests::now()),
-                ..Default::default()
-            };
-            self.send(vec![Write::Action(action)]).await?;
-        }
-        self.save(locked).await
-    }
-
-    async fn stop(&self, input: &HookInput) -> Result<(), AgentError> {
-        let summary: String = input.last_assistant_message.as_deref().unwrap_or_default().chars().take(2000).collect();
-        self.end(summary).await
-    }
-
-    async fn session_end(&self, input: &HookInput) -> Result<(), AgentError> {
-        let reason = if input.reason.is_empty() { "other" } else { &input.reason };
-        self.end(format!("the agent session ended ({reason})")).await
-    }
-
-    /// Ends the Lore session (ending an ended one changes nothing).
-    async fn end(&self, summary: String) -> Result<(), AgentError> {
-        let mut locked = self.state().await?;
-        let end = proto::EndSessionRequest {
-            session_id: self.session_id.to_string(),
-            reason: proto::EndReason::Normal as i32,
-            summary,
-        };
-        self.send(vec![Write::EndSession(end)]).await?;
-        locked.state.ended = true;
-        self.save(locked).await
-    }
-}
-
-/// What a `subagent` action says of its sub-agent.
-fn spawn_details(spawn: &state::Spawn) -> serde_json::Map<String, serde_json::Value> {
-    let mut details = serde_json::Map::new();
-    details.insert("agent_id".into(), json!(spawn.agent_id));
-    if !spawn.agent_type.is_empty() {
-        details.insert("agent_type".into(), json!(spawn.agent_type));
-    }
-    if !spawn.summary.is_empty() {
-        details.insert("summary".into(), json!(spawn.summary));
-    }
-    details
 }
 
 /// The agent's answer carrying a briefing; nothing when it is empty.
@@ -1010,34 +533,6 @@ fn context_answer(agent: AgentKind, event: HookEvent, markdown: &str) -> Option<
         }
     });
     Some(format!("{answer}\n"))
-}
-
-/// The branch and the changed files of the repository at `dir` (for the
-/// warnings of those files), each read by git within a second; nothing
-/// when it is not a repository.
-async fn git_context(dir: &Path) -> (Option<String>, Vec<String>) {
-    let git = |args: &'static [&'static str]| {
-        let mut command = tokio::process::Command::new("git");
-        command.arg("-C").arg(dir).args(args).stdin(std::process::Stdio::null()).stderr(std::process::Stdio::null());
-        command.kill_on_drop(true);
-        async move {
-            let output = tokio::time::timeout(Duration::from_secs(1), command.output()).await.ok()?.ok()?;
-            output.status.success().then(|| String::from_utf8_lossy(&output.stdout).into_owned())
-        }
-    };
-    // symbolic-ref, not rev-parse: a branch with no commit yet has a name.
-    let (branch, status) =
-        tokio::join!(git(&["symbolic-ref", "--short", "-q", "HEAD"]), git(&["status", "--porcelain"]));
-    let branch = branch.map(|branch| branch.trim().to_owned()).filter(|branch| !branch.is_empty() && branch != "HEAD");
-    let files = status
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|line| line.get(3..))
-        .map(|path| path.rsplit(" -> ").next().unwrap_or(path).trim_matches('"').to_owned())
-        .filter(|path| !path.is_empty())
-        .take(50)
-        .collect();
-    (branch, files)
 }
 
 /// Where hooks say what went wrong: `hooks.log` in the state directory

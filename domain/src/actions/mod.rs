@@ -457,6 +457,12 @@ impl ActionLog {
         }
     }
 
+    /// Marks the sessions silent since before `silent_since` disconnected
+    /// (the leader's sweep); how many.
+    pub async fn disconnect_silent_sessions(&self, silent_since: chrono::DateTime<chrono::Utc>) -> Result<u64, Error> {
+        store::actions::sessions::mark_silent_sessions_disconnected(&self.pool, silent_since).await
+    }
+
     /// Applies the retention policy (or, with `dry_run`, says what it would
     /// do). Also creates the coming months' partitions.
     pub async fn run_retention(&self, dry_run: bool) -> Result<RetentionReport, Error> {

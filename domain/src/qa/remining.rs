@@ -37,6 +37,12 @@ const BRAIN: &str = "Brain groups them as";
 const LENGTHS: &str = "one kind at several lengths, like";
 
 impl QaLearning {
+    /// The projects with a capture since `since`: the leader's next round
+    /// of re-mining.
+    pub async fn projects_to_remine(&self, since: chrono::DateTime<chrono::Utc>) -> Result<Vec<String>, Error> {
+        store::projects_captured_since(&self.pool, since).await
+    }
+
     /// Re-mines the newest `window` occurrences of `project`.
     pub async fn remine(&self, scope: &ProjectScope, project: &str, window: i64) -> Result<Remined, Error> {
         self.learning_on()?;

@@ -227,6 +227,14 @@ fn joined(error: tokio::task::JoinError) -> Error {
     Error::Unavailable(format!("the keyword index task failed: {error}"))
 }
 
+impl crate::knowledge::KnowledgeBase {
+    /// Removes the changes older than `older_than`, which every replica has
+    /// long read (the leader does this hourly); how many.
+    pub async fn prune_changes(&self, older_than: Duration) -> Result<u64, Error> {
+        store::prune(&self.pool, older_than).await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::knowledge::keyword::analysis;
