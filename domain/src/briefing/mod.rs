@@ -305,9 +305,14 @@ impl Briefer {
         let (frequent, mut held_frequent) =
             frequent::screened(self.knowledge.screening(), &request.project, &request.frequent_failures);
         withheld.append(&mut held_frequent);
+        // A search without a provider configured is how this server runs,
+        // not something it could not read.
+        let failed_search = degraded.as_deref().filter(|_| self.knowledge.embedder().is_some());
+        let left_out = left_out(chosen.held_out && !warnings.is_empty(), failed_search);
         let contents = render::Contents::now(&request.project, last_session.as_ref(), &lessons, shown_warnings)
             .with_history(&hot_spots, &similar)
-            .with_frequent(&frequent);
+            .with_frequent(&frequent)
+            .with_left_out(&left_out);
         let rendered = render::render(&contents, budget);
         let briefing_id = Uuid::now_v7();
         let mut items = rendered_items(last_session.as_ref(), &lessons, &warnings, chosen.held_out, &rendered);
@@ -862,6 +867,27 @@ fn why_matched(hit: &Hit) -> String {
 fn pick<T>(items: Vec<T>, indices: &[usize]) -> Vec<T> {
     let wanted: HashSet<usize> = indices.iter().copied().collect();
     items.into_iter().enumerate().filter(|(index, _)| wanted.contains(index)).map(|(_, item)| item).collect()
+}
+
+/// What a briefing says it leaves out. A task in the control group gets no
+/// warnings (that is how their effect is measured); a briefing that said
+/// nothing of the warnings it held back would read as "nothing is known to
+/// fail here". Said only when some were held back: their text stays out,
+/// and a task with none to hold back reads as it always did.
+fn left_out(warnings_held_back: bool, search_degraded: Option<&str>) -> Vec<String> {
+    let mut notes = Vec::new();
+    if warnings_held_back {
+        notes.push(
+            "QA warnings matched this task but are held back: it is in the control group that measures \
+             whether warnings prevent failures (qa.holdout_fraction). Their absence here does not mean \
+             nothing is known to fail."
+                .to_owned(),
+        );
+    }
+    if let Some(reason) = search_degraded {
+        notes.push(format!("Lessons were found by keyword alone: the query could not be embedded ({reason})."));
+    }
+    notes
 }
 
 #[cfg(test)]

@@ -51,6 +51,10 @@ pub struct Contents<'a> {
     pub similar: &'a [SimilarSession],
     /// Failures many recent sessions hit that no call is warned of.
     pub frequent: &'a [FrequentFailure],
+    /// What the briefing leaves out and why (warnings held back for the
+    /// control group, a search that ran without part of itself): always
+    /// shown, so a briefing never looks empty for a reason it hides.
+    pub left_out: &'a [String],
     pub now: DateTime<Utc>,
 }
 
@@ -125,8 +129,15 @@ impl<'a> Contents<'a> {
             hot_spots: &[],
             similar: &[],
             frequent: &[],
+            left_out: &[],
             now: chrono::Utc::now(),
         }
+    }
+
+    /// With what the briefing leaves out, and why.
+    pub fn with_left_out(mut self, left_out: &'a [String]) -> Self {
+        self.left_out = left_out;
+        self
     }
 
     /// With the failures many recent sessions hit.
@@ -143,9 +154,12 @@ impl<'a> Contents<'a> {
     }
 }
 
+/// The section that says what a briefing leaves out; outside the budget.
+const LEFT_OUT_HEADING: &str = "\n## What this briefing leaves out\n";
+
 pub fn render(contents: &Contents, budget: usize) -> Rendered {
     let blocks = blocks(contents, budget);
-    if blocks.is_empty() {
+    if blocks.is_empty() && contents.left_out.is_empty() {
         return Rendered::default();
     }
     let sizes = |wanted: Section, count: usize| -> Vec<usize> {
@@ -198,6 +212,12 @@ pub fn render(contents: &Contents, budget: usize) -> Rendered {
         markdown.push_str(&format!(
             "\n_{omitted} more lesson(s) or warning(s) did not fit; `search_lessons` or a larger budget shows them._\n"
         ));
+    }
+    if !contents.left_out.is_empty() {
+        markdown.push_str(LEFT_OUT_HEADING);
+        for note in contents.left_out {
+            markdown.push_str(&format!("- {note}\n"));
+        }
     }
     let indices = |wanted: Section| -> Vec<usize> {
         chosen.iter().filter(|block| block.section == wanted).filter_map(|block| block.index).collect()
@@ -571,6 +591,16 @@ mod tests {
     }
 
     #[test]
+    fn what_is_left_out_is_said_even_when_nothing_else_is() {
+        let left_out = ["QA warnings are held back from this task.".to_owned()];
+        let contents = Contents::now("p", None, &[], &[]).with_left_out(&left_out);
+        let markdown = render(&contents, 4000).markdown;
+        assert!(markdown.starts_with("# Lore briefing (project p)\n"), "{markdown}");
+        assert!(markdown.ends_with("## What this briefing leaves out\n- QA warnings are held back from this task.\n"));
+        assert_eq!(render(&Contents::now("p", None, &[], &[]), 4000).markdown, "", "nothing to say, nothing said");
+    }
+
+    #[test]
     fn everything_that_fits_is_laid_out_by_section_with_no_note() {
         let lessons = [lesson("Division by zero", 40)];
         let warnings = [warning("TypeError in schema")];
@@ -583,6 +613,7 @@ mod tests {
             hot_spots: &[],
             similar: &[],
             frequent: &[],
+            left_out: &[],
             now: now(),
         };
         let rendered = render(&contents, 4000);
@@ -614,6 +645,7 @@ mod tests {
             hot_spots: &[],
             similar: &[],
             frequent: &[],
+            left_out: &[],
             now: now(),
         };
         for budget in [500, 1000, 2000] {
@@ -656,6 +688,7 @@ mod tests {
             hot_spots: &spots,
             similar: &sessions,
             frequent: &[],
+            left_out: &[],
             now: now(),
         };
         let rendered = render(&contents, 4000);
@@ -684,6 +717,7 @@ mod tests {
             hot_spots: &[],
             similar: &[],
             frequent: &[],
+            left_out: &[],
             now: now(),
         };
         let rendered = render(&contents, 1000);
@@ -699,6 +733,7 @@ mod tests {
             hot_spots: &[],
             similar: &[],
             frequent: &[],
+            left_out: &[],
             now: now(),
         };
         assert_eq!(render(&empty, 4000).markdown, "");
@@ -719,6 +754,7 @@ mod tests {
             hot_spots: &[],
             similar: &[],
             frequent: &[],
+            left_out: &[],
             now: now(),
         };
         let markdown = render(&contents, 4000).markdown;
@@ -752,6 +788,7 @@ mod tests {
             hot_spots: &[],
             similar: &[],
             frequent: &[],
+            left_out: &[],
             now: now(),
         };
         let markdown = render(&contents, 4000).markdown;

@@ -351,7 +351,10 @@ async fn a_held_out_task_gets_no_warnings_but_they_are_recorded_as_held_out() {
         .unwrap()
         .into_inner();
     assert!(briefing.warnings_held_out && briefing.warnings.is_empty());
-    assert!(!briefing.markdown.contains("QA warnings"), "{}", briefing.markdown);
+    assert!(!briefing.markdown.contains("## QA warnings"), "{}", briefing.markdown);
+    // Not an empty briefing that reads as "nothing to warn about".
+    assert!(briefing.markdown.starts_with("# Lore briefing (project"), "{}", briefing.markdown);
+    assert!(briefing.markdown.contains("QA warnings matched this task but are held back"), "{}", briefing.markdown);
     let held: i64 = sqlx::query_scalar("SELECT count(*) FROM qa_warning_deliveries WHERE task_id = 'T-9' AND held_out")
         .fetch_one(server.pool())
         .await

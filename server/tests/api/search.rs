@@ -275,6 +275,20 @@ async fn a_failing_embedding_provider_degrades_to_keyword_search_without_an_erro
     assert!(response.degraded);
     assert!(response.degraded_reason.contains("embedding provider unavailable"), "{}", response.degraded_reason);
     assert_eq!(keys(&response)[0], "PAT-001");
+    // A briefing found its lessons the same way, and says so.
+    let mut agent = lore_proto::v1::agent_service_client::AgentServiceClient::new(server.channel().await);
+    let briefing = agent
+        .brief(proto::BriefRequest {
+            project: "lore".into(),
+            agent_id: "agent-1".into(),
+            task: Some(proto::BriefTask { title: "row level security".into(), ..Default::default() }),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(briefing.markdown.contains("## What this briefing leaves out"), "{}", briefing.markdown);
+    assert!(briefing.markdown.contains("Lessons were found by keyword alone"), "{}", briefing.markdown);
 }
 
 #[tokio::test]
