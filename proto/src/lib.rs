@@ -7,6 +7,7 @@ pub mod auth;
 pub mod client;
 pub mod codec;
 pub mod json;
+pub mod limits;
 pub mod metadata;
 pub mod tls;
 

@@ -10,6 +10,7 @@ use tokio_stream::StreamExt as _;
 use tonic::codegen::BoxStream;
 use tonic::{Request, Response, Status, Streaming};
 
+use lore_proto::limits::MAX_BATCH_ACTIONS;
 use lore_proto::v1 as proto;
 use lore_proto::v1::action_service_client::ActionServiceClient;
 use lore_proto::v1::action_service_server::ActionService;
@@ -17,9 +18,6 @@ use lore_sanitize::Sanitizer;
 
 use lore_spool::entry::{SpoolEntry, Write};
 use lore_spool::{Spool, SpoolError};
-
-/// Actions per Ingest batch, as on the server.
-const MAX_BATCH_ACTIONS: usize = 1000;
 
 #[derive(Clone)]
 pub struct LocalApi {

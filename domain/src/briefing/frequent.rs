@@ -11,8 +11,6 @@ use super::FrequentFailure;
 use crate::ledger::{InjectedItem, ItemKind, Withheld};
 use crate::screening::Screening;
 
-/// Failures a hook may send.
-pub const MAX_FREQUENT_FAILURES: usize = 10;
 /// Their ledger ids are derived apart from the call warnings' shapes.
 const ID_PREFIX: &str = "frequent\u{0}";
 

@@ -47,15 +47,9 @@ use lore_model::scope::ProjectScope;
 use lore_store::knowledge::search::SearchFilter;
 use similar::SimilarSession;
 
-/// The smallest and largest budget a request may ask for: below 500
-/// characters not even one lesson fits; above 50,000 a briefing is no
-/// longer a briefing.
-pub const MIN_BUDGET_CHARS: usize = 500;
-pub const MAX_BUDGET_CHARS: usize = 50_000;
 /// Lessons and warnings a briefing considers unless asked otherwise: five
 /// of each fit a 4,000-character budget with room for the last session.
 pub const DEFAULT_ITEMS: usize = 5;
-pub const MAX_ITEMS: usize = 20;
 /// The lessons query: the task's words, not a whole document (a long query
 /// dilutes both full text and the embedding).
 const MAX_QUERY_CHARS: usize = 1_200;
@@ -70,11 +64,34 @@ const RESUME_WARNINGS: usize = 5;
 /// as a lesson of [`Relevance::High`] (fused similarity >= 0.8) is; so is
 /// the best match of either kind.
 const HIGH_RELEVANCE: f64 = 0.8;
-/// Cited files a briefing may name as missing.
-pub const MAX_MISSING_FILES: usize = 5_000;
-/// Failures a hook may name as given at the call, and their length.
-pub const MAX_AT_CALL: usize = 200;
-pub const MAX_AT_CALL_CHARS: usize = 500;
+
+/// Bounds on what a Brief or Resume request may carry, in one place.
+pub mod limits {
+    /// The smallest and largest budget a request may ask for: below 500
+    /// characters not even one lesson fits; above 50,000 a briefing is no
+    /// longer a briefing.
+    pub const MIN_BUDGET_CHARS: usize = 500;
+    pub const MAX_BUDGET_CHARS: usize = 50_000;
+    /// Lessons or warnings one briefing may be asked for.
+    pub const MAX_ITEMS: usize = 20;
+    /// Cited files a briefing may name as missing.
+    pub const MAX_MISSING_FILES: usize = 5_000;
+    /// Failures a hook may name as given at the call, and their length.
+    pub const MAX_AT_CALL: usize = 200;
+    pub const MAX_AT_CALL_CHARS: usize = 500;
+    /// The task a briefing is for: its title, description, files (each a
+    /// path), category and labels.
+    pub const MAX_TITLE_CHARS: usize = 512;
+    pub const MAX_DESCRIPTION_CHARS: usize = 8_000;
+    pub const MAX_FILES: usize = 200;
+    pub const MAX_PATH_CHARS: usize = 1_024;
+    pub const MAX_LABELS: usize = 20;
+    pub const MAX_NAME_CHARS: usize = 128;
+    /// Failures many sessions hit that a hook may send.
+    pub const MAX_FREQUENT_FAILURES: usize = 10;
+}
+
+use limits::{MAX_BUDGET_CHARS, MAX_ITEMS, MAX_MISSING_FILES, MIN_BUDGET_CHARS};
 
 /// `[briefing]` settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

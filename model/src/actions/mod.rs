@@ -4,6 +4,22 @@
 pub mod chain;
 pub mod query;
 
+/// Bounds on what a request of the action log may carry or ask for.
+pub mod limits {
+    /// Nesting deeper than this is refused: no real context needs it, and
+    /// deep recursion is how a hostile message exhausts a stack.
+    pub const MAX_JSON_DEPTH: usize = 32;
+    /// A context whose encoding is larger than this is refused outright;
+    /// smaller ones over the soft limit are kept as a preview.
+    pub const MAX_RAW_CONTEXT_BYTES: usize = 1024 * 1024;
+    /// Actions one GetRecentActions returns.
+    pub const MAX_RECENT_LIMIT: u32 = 500;
+    /// Rows one page of a listing holds.
+    pub const MAX_PAGE_SIZE: u32 = 500;
+    /// Rows one export chunk holds.
+    pub const MAX_CHUNK_ROWS: u32 = 5000;
+}
+
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use uuid::Uuid;

@@ -35,6 +35,21 @@ pub mod limits {
     pub const MAX_PATH_CHARS: usize = 1024;
     /// Entries one write supersedes.
     pub const MAX_SUPERSEDES: usize = 20;
+    /// As the synonym table allows.
+    pub const MAX_SYNONYM_TERM_CHARS: usize = 64;
+    pub const MAX_SYNONYM_CHARS: usize = 256;
+    /// As the `source_path` column allows.
+    pub const MAX_DOCUMENT_PATH_CHARS: usize = 4096;
+    pub const MAX_NOTE_CHARS: usize = 4096;
+    pub const MAX_ERASE_NOTE_CHARS: usize = 2000;
+    /// A proposed lesson's problem or solution.
+    pub const MAX_PROPOSAL_CHARS: usize = 8000;
+    /// A resolution longer than a year is a unit mistake.
+    pub const MAX_RESOLUTION_MINUTES: f64 = 525_600.0;
+    /// Changes one entry's history lists.
+    pub const MAX_HISTORY: u32 = 500;
+    /// Queries per SearchMany.
+    pub const MAX_SEARCH_QUERIES: usize = 50;
 }
 
 /// What kind of knowledge an entry holds.

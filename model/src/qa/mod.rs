@@ -31,6 +31,16 @@ pub mod limits {
     pub const MAX_FILE_GLOBS: usize = 20;
     /// Patterns one merge may fold, deliveries one outcome may cover.
     pub const MAX_IDS: usize = 1000;
+    /// The most occurrences one RemineProject reads.
+    pub const MAX_REMINE_WINDOW: i64 = 50_000;
+    /// Deliveries one AcknowledgeWarning takes.
+    pub const MAX_ACKNOWLEDGED: usize = 100;
+    /// Warnings one GetWarnings returns.
+    pub const MAX_WARNINGS: u32 = 20;
+    /// A note acknowledging warnings.
+    pub const MAX_NOTE_CHARS: usize = 2000;
+    /// A grouping mask's name (lore-grouping's rule, here beside the rest).
+    pub const MAX_MASK_NAME_CHARS: usize = lore_grouping::masks::MAX_NAME_CHARS;
 }
 
 /// The task a failure or a warning is about.

@@ -6,6 +6,9 @@ use uuid::Uuid;
 use super::Origin;
 use crate::actions::StoredName;
 
+/// The longest note a person may give with a decision (kept with it).
+pub const MAX_NOTE_CHARS: usize = 2_000;
+
 /// What kind of item was held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::EnumString)]
 #[strum(serialize_all = "snake_case")]

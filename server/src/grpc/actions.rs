@@ -16,15 +16,13 @@ use crate::Error;
 use lore_domain::actions::ActionLog;
 use lore_domain::briefing::{Briefer, ResumeItem};
 use lore_domain::reports::{Period, Report, Reports};
+use lore_model::actions::limits::MAX_RECENT_LIMIT;
 use lore_model::actions::query::{ActionFilter, Position};
+use lore_proto::limits::MAX_BATCH_ACTIONS;
 use lore_store::actions::sessions::LastSessionFilter;
 
-/// Actions per Ingest batch; larger batches end the stream with
-/// INVALID_ARGUMENT (a client splits them).
-pub const MAX_BATCH_ACTIONS: usize = 1000;
 /// Actions returned by GetRecentActions when the request says 0.
 const DEFAULT_RECENT_LIMIT: u32 = 20;
-const MAX_RECENT_LIMIT: u32 = 500;
 /// Activity reports cover the last week unless the request says otherwise.
 const DEFAULT_REPORT_DAYS: i64 = 7;
 const DEFAULT_RECENT_FAILURES: u32 = 10;

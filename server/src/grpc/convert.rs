@@ -13,17 +13,12 @@ use lore_domain::actions::export::{ExportCursor, ExportFormat};
 use lore_domain::actions::resume::{ResumeSummary, WorkKind};
 use lore_domain::actions::{ResumeEvent, ResumeTarget, RetentionReport};
 use lore_model::actions::Counts;
+use lore_model::actions::limits::{MAX_CHUNK_ROWS, MAX_JSON_DEPTH, MAX_PAGE_SIZE, MAX_RAW_CONTEXT_BYTES};
 use lore_model::actions::query::{ActionFilter, Position};
 use lore_model::actions::{
     Action, EndReason, NewAction, NewSession, Outcome, Rejection, RejectionKind, Session, SessionKind, SessionStatus,
 };
 
-/// Nesting deeper than this is refused: no real context needs it, and deep
-/// recursion is how a hostile message exhausts a stack.
-pub const MAX_JSON_DEPTH: usize = 32;
-/// A context whose encoding is larger than this is refused outright; smaller
-/// ones over the soft limit are kept as a preview (see `ActionLimits`).
-pub const MAX_RAW_CONTEXT_BYTES: usize = 1024 * 1024;
 /// Struct numbers are doubles; integral ones up to 2^53 are stored as JSON
 /// integers, which is what clients mean by `3`.
 const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
@@ -335,9 +330,8 @@ pub fn outcomes(field: &str, values: &[i32]) -> FieldResult<Vec<Outcome>> {
     values.iter().enumerate().map(|(index, value)| outcome(&format!("{field}[{index}]"), *value)).collect()
 }
 
-/// Rows per page when the request says 0, and the most a page may hold.
+/// Rows per page when the request says 0.
 const DEFAULT_PAGE_SIZE: u32 = 50;
-const MAX_PAGE_SIZE: u32 = 500;
 
 /// Page size (clamped) and the position to continue after.
 pub fn page(field: &str, value: Option<&proto::PageRequest>) -> FieldResult<(i64, Option<Position>)> {
@@ -414,9 +408,8 @@ pub fn export_format(field: &str, value: i32) -> FieldResult<ExportFormat> {
     }
 }
 
-/// Rows per export chunk when the request says 0, and the most allowed.
+/// Rows per export chunk when the request says 0.
 const DEFAULT_CHUNK_ROWS: u32 = 500;
-const MAX_CHUNK_ROWS: u32 = 5000;
 
 /// An Export request as what to export and where to resume.
 pub struct ExportPlan {

@@ -14,6 +14,7 @@ use super::{Console, PageError, ProjectView};
 use crate::Error;
 use lore_domain::qa::remining::Remined;
 use lore_model::qa::GroupingMask;
+use lore_model::qa::limits::MAX_MASK_NAME_CHARS;
 use lore_model::qa::mask_proposals::MaskDecision;
 
 const PUT: &str = "/lore.v1.QaLearningService/PutGroupingMask";
@@ -102,8 +103,8 @@ pub async fn delete(
     Submitted { viewer, fields }: Submitted,
 ) -> Result<Response, PageError> {
     viewer.require(DELETE)?;
-    let name =
-        lore_model::validate::name("name", fields.get("name").unwrap_or_default(), 64, true).map_err(Error::from)?;
+    let name = lore_model::validate::name("name", fields.get("name").unwrap_or_default(), MAX_MASK_NAME_CHARS, true)
+        .map_err(Error::from)?;
     let (deleted, remined) = console.qa.delete_grouping_mask(&scope, &project, &name).await?;
     let message = if deleted {
         format!("Removed the mask {name}; {}", remined_sentence(&remined))

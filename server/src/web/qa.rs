@@ -20,7 +20,7 @@ use lore_domain::qa::hotspots::HotSpotQuery;
 use lore_model::actions::StoredName as _;
 use lore_model::qa::PatternReport;
 use lore_model::qa::hotspots::{HotSpot, HotSpots};
-use lore_model::qa::limits::MAX_IDS;
+use lore_model::qa::limits::{MAX_IDS, MAX_TEXT_CHARS};
 use lore_model::qa::remining::RemineRun;
 use lore_model::qa::significance::{Comparison, GroupRate};
 use lore_model::qa::{
@@ -408,8 +408,8 @@ pub async fn merge(
     let into = super::path_id("pattern_id", &raw_id)?;
     let sources: Vec<String> = fields.all("source").into_iter().map(str::to_owned).collect();
     let sources = validate::uuids("source", &sources, MAX_IDS).map_err(Error::from)?;
-    let reason =
-        validate::text("reason", fields.get("reason").unwrap_or_default(), 10_000, false).map_err(Error::from)?;
+    let reason = validate::text("reason", fields.get("reason").unwrap_or_default(), MAX_TEXT_CHARS, false)
+        .map_err(Error::from)?;
     let count = sources.len();
     let merge = Merge { into, sources, reason, by: ChangedBy::Person, actor: viewer.name().to_owned() };
     let merged = console.qa.merge_patterns(&viewer.scope(), &merge).await?;

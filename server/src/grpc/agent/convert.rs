@@ -3,12 +3,13 @@
 
 use lore_proto::v1 as proto;
 
-use lore_domain::briefing::frequent::MAX_FREQUENT_FAILURES;
-use lore_domain::briefing::{
-    BriefRequest, BriefTask, Briefing, DEFAULT_ITEMS, FrequentFailure, Lesson, MAX_AT_CALL, MAX_AT_CALL_CHARS,
-    MAX_BUDGET_CHARS, MAX_ITEMS, MAX_MISSING_FILES, MIN_BUDGET_CHARS,
+use lore_domain::briefing::limits::{
+    MAX_AT_CALL, MAX_AT_CALL_CHARS, MAX_BUDGET_CHARS, MAX_DESCRIPTION_CHARS, MAX_FILES, MAX_FREQUENT_FAILURES,
+    MAX_ITEMS, MAX_LABELS, MAX_MISSING_FILES, MAX_NAME_CHARS, MAX_PATH_CHARS, MAX_TITLE_CHARS, MIN_BUDGET_CHARS,
 };
+use lore_domain::briefing::{BriefRequest, BriefTask, Briefing, DEFAULT_ITEMS, FrequentFailure, Lesson};
 use lore_domain::ledger::Surface;
+use lore_model::trust::quarantine::MAX_NOTE_CHARS;
 use uuid::Uuid;
 
 use crate::grpc::convert::{
@@ -19,14 +20,6 @@ use crate::grpc::knowledge::convert::{entry_kind_to_proto, relevance_to_proto, s
 use crate::grpc::qa::convert::warning_to_proto;
 use lore_model::trust::quarantine::{Decision, ItemKind, QuarantineFilter, QuarantineStatus, Quarantined};
 use lore_model::validate;
-
-const MAX_TITLE_CHARS: usize = 512;
-const MAX_DESCRIPTION_CHARS: usize = 8_000;
-const MAX_FILES: usize = 200;
-const MAX_PATH_CHARS: usize = 1_024;
-const MAX_LABELS: usize = 20;
-const MAX_NAME_CHARS: usize = 128;
-const MAX_NOTE_CHARS: usize = 2_000;
 
 fn items(field: &str, value: u32) -> FieldResult<usize> {
     match value as usize {

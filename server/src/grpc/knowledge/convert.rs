@@ -17,9 +17,11 @@ use lore_domain::knowledge::search_many::Caps;
 use lore_domain::knowledge::{EntryReport, IndexStatus};
 use lore_model::knowledge::drafts::{Draft, DraftSource, DraftStatus, Proposal, Review, SubmittedEdits, Verdict};
 use lore_model::knowledge::limits::{
-    MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_CITED_FILES, MAX_ITEM_CHARS, MAX_KEY_CHARS, MAX_LIST_ITEMS,
-    MAX_PATH_CHARS as MAX_CITED_PATH_CHARS, MAX_SOLUTION_CHARS, MAX_SOLUTIONS, MAX_SUMMARY_CHARS, MAX_SUPERSEDES,
-    MAX_SYMPTOM_CHARS, MAX_SYMPTOMS, MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS,
+    MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_CITED_FILES, MAX_DOCUMENT_PATH_CHARS, MAX_ERASE_NOTE_CHARS, MAX_HISTORY,
+    MAX_ITEM_CHARS, MAX_KEY_CHARS, MAX_LIST_ITEMS, MAX_NOTE_CHARS, MAX_PATH_CHARS as MAX_CITED_PATH_CHARS,
+    MAX_PROPOSAL_CHARS, MAX_RESOLUTION_MINUTES, MAX_SOLUTION_CHARS, MAX_SOLUTIONS, MAX_SUMMARY_CHARS, MAX_SUPERSEDES,
+    MAX_SYMPTOM_CHARS, MAX_SYMPTOMS, MAX_SYNONYM_CHARS, MAX_SYNONYM_TERM_CHARS, MAX_TAG_CHARS, MAX_TAGS,
+    MAX_TITLE_CHARS,
 };
 use lore_model::knowledge::rank::{Relevance, Signal};
 use lore_model::knowledge::vocabulary::{CategoryRelation, Synonym};
@@ -31,23 +33,11 @@ use lore_model::trust::{Origin, Trust};
 use lore_model::validate::{distinct_texts, list, name, optional_name, text};
 use lore_store::knowledge::search::SearchFilter;
 
-/// As the synonym table allows.
-const MAX_SYNONYM_TERM_CHARS: usize = 64;
-const MAX_SYNONYM_CHARS: usize = 256;
-/// As the `source_path` column allows.
-const MAX_PATH_CHARS: usize = 4096;
-const MAX_NOTE_CHARS: usize = 4096;
-const MAX_ERASE_NOTE_CHARS: usize = 2000;
-/// A proposed lesson's problem or solution.
-const MAX_PROPOSAL_CHARS: usize = 8000;
-/// A resolution longer than a year is a unit mistake.
-const MAX_RESOLUTION_MINUTES: f64 = 525_600.0;
 const DEFAULT_HISTORY: u32 = 20;
-const MAX_HISTORY: u32 = 500;
 
 /// A document's path: relative, `/`-separated, without `.` or `..` parts.
 pub fn document_path(field: &str, value: &str) -> FieldResult<String> {
-    let path = name(field, value, MAX_PATH_CHARS, true)?;
+    let path = name(field, value, MAX_DOCUMENT_PATH_CHARS, true)?;
     if path.starts_with('/') || path.contains('\\') {
         return Err(FieldError::new(field, "must be a relative path with '/' separators"));
     }

@@ -18,6 +18,7 @@ use lore_domain::ledger::{self, Ledger, Surface, Withheld};
 use lore_domain::trust::erasure::Erasure;
 use lore_model::actions::query::Position;
 use lore_model::knowledge::EntryStatus;
+use lore_model::knowledge::limits::MAX_SEARCH_QUERIES;
 
 /// Handlers of `lore.v1.KnowledgeService`.
 #[derive(Debug, Clone)]
@@ -168,10 +169,10 @@ impl KnowledgeService for KnowledgeApi {
         let scope = request_scope(&request);
         let message = request.get_ref();
         let project = super::convert::project("project", &message.project).map_err(Error::from)?;
-        if message.queries.is_empty() || message.queries.len() > MAX_QUERIES {
+        if message.queries.is_empty() || message.queries.len() > MAX_SEARCH_QUERIES {
             return Err(Error::invalid(
                 "queries",
-                format!("1 to {MAX_QUERIES} queries, got {}", message.queries.len()),
+                format!("1 to {MAX_SEARCH_QUERIES} queries, got {}", message.queries.len()),
             )
             .into());
         }
@@ -378,9 +379,6 @@ impl KnowledgeService for KnowledgeApi {
         }))
     }
 }
-
-/// Queries per SearchMany.
-const MAX_QUERIES: usize = 50;
 
 /// A domain error about a query field, named under the request's field
 /// (one that already names it is left as it is).

@@ -21,7 +21,7 @@ use lore_model::qa::guards::{Guard, Guards};
 use lore_model::qa::hotspots::{HotSpot, HotSpots};
 use lore_model::qa::limits::{
     MAX_CHECK_OUTPUT_BYTES, MAX_CHECKS, MAX_FILES, MAX_MESSAGE_BYTES, MAX_MESSAGES, MAX_NAME_CHARS, MAX_PATH_CHARS,
-    MAX_TEXT_CHARS,
+    MAX_TEXT_CHARS, MAX_WARNINGS,
 };
 use lore_model::qa::significance::{Comparison, GroupRate};
 use lore_model::qa::{
@@ -35,7 +35,6 @@ use lore_model::validate;
 /// Days the dashboard covers when the request gives no window.
 const DEFAULT_DASHBOARD_DAYS: i64 = 30;
 const DEFAULT_WARNINGS: u32 = 5;
-const MAX_WARNINGS: u32 = 20;
 
 fn text(field: &str, value: &str) -> FieldResult<String> {
     validate::text(field, value, MAX_TEXT_CHARS, false)

@@ -18,10 +18,10 @@ use lore_domain::settings::{Settings, Switches};
 use lore_model::actions::query::Position;
 use lore_model::qa::{ChangedBy, Merge, PromotionDecision};
 
-use lore_model::qa::limits::MAX_IDS;
+use lore_model::qa::limits::{
+    MAX_ACKNOWLEDGED, MAX_IDS, MAX_MASK_NAME_CHARS, MAX_NAME_CHARS, MAX_NOTE_CHARS, MAX_REMINE_WINDOW, MAX_TEXT_CHARS,
+};
 const DEFAULT_OCCURRENCES: u32 = 20;
-/// The most occurrences one RemineProject reads.
-const MAX_REMINE_WINDOW: i64 = 50_000;
 const DEFAULT_CANDIDATES: u32 = 20;
 
 /// Handlers of `lore.v1.QaLearningService`.
@@ -31,9 +31,6 @@ pub struct QaLearningApi {
     ledger: Ledger,
     settings: Settings,
 }
-
-/// Deliveries one AcknowledgeWarning takes.
-const MAX_ACKNOWLEDGED: usize = 100;
 
 impl QaLearningApi {
     pub fn new(qa: QaLearning, ledger: Ledger, settings: Settings) -> Self {
@@ -132,7 +129,7 @@ impl QaLearningService for QaLearningApi {
         let message = request.get_ref();
         let delivery_ids = field(convert::uuids("delivery_ids", &message.delivery_ids, MAX_IDS))?;
         let outcome = field(convert::warning_outcome("outcome", message.outcome))?;
-        let note = field(lore_model::validate::text("note", &message.note, 10_000, false))?;
+        let note = field(lore_model::validate::text("note", &message.note, MAX_TEXT_CHARS, false))?;
         let (updated, standings) = self.qa.record_outcome(&scope, &delivery_ids, outcome, &note).await?;
         Ok(Response::new(proto::RecordOutcomeResponse {
             updated: updated as u32,
@@ -212,7 +209,7 @@ impl QaLearningService for QaLearningApi {
         let message = request.get_ref();
         let into = field(super::convert::required_uuid("into_pattern_id", &message.into_pattern_id))?;
         let sources = field(convert::uuids("pattern_ids", &message.pattern_ids, MAX_IDS))?;
-        let reason = field(lore_model::validate::text("reason", &message.reason, 10_000, false))?;
+        let reason = field(lore_model::validate::text("reason", &message.reason, MAX_TEXT_CHARS, false))?;
         let actor = super::request_origin(&request).token;
         let merge = Merge { into, sources, reason, by: ChangedBy::Person, actor };
         let merged = self.qa.merge_patterns(&scope, &merge).await?;
@@ -268,7 +265,7 @@ impl QaLearningService for QaLearningApi {
         let scope = request_scope(&request);
         let message = request.get_ref();
         let project = field(lore_model::validate::project("project", &message.project))?;
-        let name = field(lore_model::validate::name("name", &message.name, 64, true))?;
+        let name = field(lore_model::validate::name("name", &message.name, MAX_MASK_NAME_CHARS, true))?;
         let (deleted, remined) = self.qa.delete_grouping_mask(&scope, &project, &name).await?;
         Ok(Response::new(proto::DeleteGroupingMaskResponse {
             deleted,
@@ -399,7 +396,7 @@ impl QaLearningService for QaLearningApi {
         let message = request.get_ref();
         let promotion_id = field(super::convert::required_uuid("promotion_id", &message.promotion_id))?;
         let pattern_id = field(super::convert::required_uuid("pattern_id", &message.pattern_id))?;
-        let actor = field(lore_model::validate::name("actor", &message.actor, 256, true))?;
+        let actor = field(lore_model::validate::name("actor", &message.actor, MAX_NAME_CHARS, true))?;
         let promotion = self.qa.propose(&scope, promotion_id, pattern_id, &actor).await?;
         Ok(Response::new(convert::promotion_to_proto(&promotion)))
     }
@@ -515,7 +512,7 @@ impl QaLearningService for QaLearningApi {
         let scope = request_scope(&request);
         let message = request.get_ref();
         let delivery_ids = field(lore_model::validate::uuids("delivery_ids", &message.delivery_ids, MAX_ACKNOWLEDGED))?;
-        let note = field(lore_model::validate::text("note", &message.note, 2000, false))?;
+        let note = field(lore_model::validate::text("note", &message.note, MAX_NOTE_CHARS, false))?;
         let acknowledged = self.qa.acknowledge(&scope, &delivery_ids, &note).await?;
         Ok(Response::new(proto::AcknowledgeWarningResponse { acknowledged: acknowledged as u32 }))
     }
