@@ -101,7 +101,7 @@ fn shortened(example: &str) -> String {
     }
 }
 
-/// Whether masking with `regex` gives every source the survivor's template.
+/// Whether masking with `pattern` gives every source the survivor's template.
 fn merges_all(pattern: &str, survivor: &str, sources: &[&str]) -> bool {
     let Ok(masks) = Masks::compile(&[MaskSpec { name: "proposal".into(), pattern: pattern.to_owned() }]) else {
         return false;
