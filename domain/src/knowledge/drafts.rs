@@ -220,7 +220,9 @@ impl KnowledgeBase {
     /// Writes a markdown document into the project's publish folder (or
     /// keeps it under `drafts/` when the project has none) and indexes it,
     /// inside the caller's transaction. The file is written first, so the
-    /// watcher later finds it unchanged.
+    /// watcher later finds it unchanged, and under the project's documents
+    /// lock, which the watcher takes too: a version it read before this
+    /// write is not stored after it.
     pub(crate) async fn publish(
         &self,
         transaction: &mut sqlx::PgConnection,
@@ -231,6 +233,7 @@ impl KnowledgeBase {
     ) -> Result<Entry, Error> {
         let parsed = document::parse(file_name, markdown).map_err(|error| Error::invalid("body", error.to_string()))?;
         let folder = self.publish_folders.iter().find(|folder| folder.project == project);
+        lore_store::knowledge::lock_documents(&mut *transaction, project).await?;
         let source = match folder {
             Some(folder) => {
                 let (root, name) = super::watch::resolve_folder(&folder.path)?;

@@ -54,6 +54,32 @@ impl KnowledgeBase {
         Ok((entry, changed))
     }
 
+    /// [`Self::store_document`] for a watched file read as `read`, unless
+    /// the file holds something else by the time the documents are locked
+    /// (`None`): a publish writes its file under the same lock, so a
+    /// version read before it cannot be stored after it and undo it.
+    pub async fn store_watched_document(
+        &self,
+        scope: &ProjectScope,
+        source: &DocumentSource,
+        parsed: Document,
+        path: &std::path::Path,
+        read: &[u8],
+    ) -> Result<Option<(Entry, bool)>, Error> {
+        let mut transaction = self.pool.begin().await?;
+        store::lock_documents(&mut transaction, &source.project).await?;
+        let now = tokio::fs::read(path).await.ok();
+        if now.as_deref() != Some(read) {
+            return Ok(None);
+        }
+        let (entry, changed) = self.store_document_in(&mut transaction, scope, source, parsed).await?;
+        transaction.commit().await?;
+        if changed {
+            self.written().await;
+        }
+        Ok(Some((entry, changed)))
+    }
+
     /// [`Self::store_document`] inside the caller's transaction; the caller
     /// embeds the entry after committing.
     pub(super) async fn store_document_in(

@@ -230,7 +230,8 @@ enum Outcome {
     Indexed,
     Unchanged,
     Skipped,
-    /// The database failed: try again later.
+    /// The database failed, or the file changed while it was indexed: try
+    /// again later.
     Retry,
 }
 
@@ -307,8 +308,10 @@ impl Indexer {
             path: relative_path.to_owned(),
             root: Some(folder.name.clone()),
         };
-        match self.knowledge.store_document(&ProjectScope::All, &source, parsed).await {
-            Ok((entry, true)) => {
+        match self.knowledge.store_watched_document(&ProjectScope::All, &source, parsed, path, &bytes).await {
+            // Changed since it was read: its newer version is read again.
+            Ok(None) => Outcome::Retry,
+            Ok(Some((entry, true))) => {
                 self.stats.resolved(path);
                 self.stats.indexed.fetch_add(1, Ordering::Relaxed);
                 if let Some(lag) = modified.and_then(|modified| modified.elapsed().ok()) {
@@ -317,7 +320,7 @@ impl Indexer {
                 tracing::info!(path = %path.display(), entry_id = %entry.entry_id, "document indexed");
                 Outcome::Indexed
             }
-            Ok((_, false)) => {
+            Ok(Some((_, false))) => {
                 self.stats.resolved(path);
                 self.stats.unchanged.fetch_add(1, Ordering::Relaxed);
                 Outcome::Unchanged

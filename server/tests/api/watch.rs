@@ -269,3 +269,42 @@ async fn documents_of_another_folder_or_of_the_api_are_not_touched_by_reconcilia
     fixture.write("file.md", "# From a file\n");
     fixture.expect(&[("From a file", "file.md"), ("From the API", "api/doc.md")]).await;
 }
+
+/// The watcher reads a file, then stores it under the documents lock. A
+/// version read before a publish rewrote the file must not be stored after
+/// it: the file is read again under the lock, and a stale read stores
+/// nothing (the watcher tries again and reads the new version).
+#[tokio::test]
+async fn a_version_read_before_a_newer_write_is_not_stored_over_it() {
+    let fixture = Fixture::new().await;
+    let knowledge = KnowledgeBase::new(fixture.server.pool().clone(), None, Default::default());
+    let source = lore_model::knowledge::DocumentSource {
+        project: "lore".into(),
+        path: "pin.md".into(),
+        root: Some("docs".into()),
+    };
+    let store = |text: &'static str, read: &'static str| {
+        let (knowledge, source, path) = (knowledge.clone(), source.clone(), fixture.path("pin.md"));
+        async move {
+            let parsed = lore_domain::knowledge::document::parse("pin.md", text).unwrap();
+            knowledge
+                .store_watched_document(&lore_model::scope::ProjectScope::All, &source, parsed, &path, read.as_bytes())
+                .await
+                .unwrap()
+        }
+    };
+    const OLD: &str = "---\nid: PIN-1\nstatus: active\n---\n# Pin the ORM\n\nPin it to v1.\n";
+    const NEW: &str = "---\nid: PIN-1\nstatus: obsolete\n---\n# Pin the ORM\n\nObsolete: v2 fixed it.\n";
+    fixture.write("pin.md", OLD);
+    let (first, changed) = store(OLD, OLD).await.expect("the file holds what was read");
+    assert!(changed);
+    fixture.write("pin.md", NEW);
+    let (second, _) = store(NEW, NEW).await.unwrap();
+    assert_eq!(second.entry_id, first.entry_id);
+    // A version read before the rewrite arrives late: nothing is stored.
+    assert!(store(OLD, OLD).await.is_none());
+    let mut client = fixture.client.clone();
+    let request = proto::GetEntryRequest { entry_id: first.entry_id.to_string(), ..Default::default() };
+    let entry = client.get_entry(request).await.unwrap().into_inner().entry.unwrap();
+    assert_eq!(entry.status, proto::EntryStatus::Obsolete as i32, "the newer version stays");
+}
