@@ -17,8 +17,9 @@ import tomllib
 from pathlib import Path
 
 REFERENCE = re.compile(r"\bcrate::([a-z_][a-z0-9_]*)")
-# A grouped import, `use crate::{a, b::c}`: each first segment is an arrow.
-GROUPED = re.compile(r"\bcrate::\{([^}]*)\}", re.S)
+# A grouped import, `use crate::{a, b::{c, d}}`: each first segment at the
+# group's own level is an arrow.
+GROUPED = re.compile(r"\bcrate::\{")
 COMMENT = re.compile(r"//[^\n]*")
 
 
@@ -33,6 +34,26 @@ def room_of(source: Path, root: Path) -> str | None:
     return parts[0].removesuffix(".rs")
 
 
+def first_segments(text: str, start: int) -> set[str]:
+    """The first path segment of each item of the group opening at `start`
+    (just after its `{`), nested groups skipped."""
+    segments, item, depth = set(), "", 0
+    for character in text[start:]:
+        if character == "{":
+            depth += 1
+        elif character == "}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif character == "," and depth == 0:
+            segments.add(item.strip().split("::")[0])
+            item = ""
+        elif depth == 0:
+            item += character
+    segments.add(item.strip().split("::")[0])
+    return {segment for segment in segments if segment}
+
+
 def arrows(root: Path) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for source in sorted(root.rglob("*.rs")):
@@ -41,8 +62,8 @@ def arrows(root: Path) -> dict[str, set[str]]:
             continue
         text = COMMENT.sub("", source.read_text())
         targets = set(REFERENCE.findall(text))
-        for group in GROUPED.findall(text):
-            targets.update(item.strip().split("::")[0] for item in group.split(",") if item.strip())
+        for opening in GROUPED.finditer(text):
+            targets.update(first_segments(text, opening.end()))
         graph.setdefault(room, set()).update(target for target in targets if target != room)
     rooms = set(graph)
     return {room: {target for target in targets if target in rooms} for room, targets in graph.items()}

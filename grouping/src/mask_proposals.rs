@@ -20,6 +20,7 @@
 //! every word of held-out messages (`lore eval grouping --corrections`:
 //! our failures set fell from 0.933 to 0.159 with it).
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use crate::masks::{MaskSpec, Masks};
@@ -80,15 +81,21 @@ pub fn propose(survivor: &str, sources: &[&str]) -> Option<Proposal> {
     if examples.iter().any(|example| example.chars().any(char::is_control)) {
         return None;
     }
+    // A candidate holds when masking with it gives every source the
+    // survivor's template and leaves each shared word as it is.
     let holds = |pattern: &str| {
-        let Ok(regex) = (MaskSpec { name: "proposal".into(), pattern: pattern.to_owned() }).compile() else {
+        let Ok(masks) = Masks::compile(&[MaskSpec { name: "proposal".into(), pattern: pattern.to_owned() }]) else {
             return false;
         };
-        merges_all(pattern, survivor, &pairs) && !shared.iter().any(|token| regex.is_match(token))
+        let masked = |text: &str| Template::of_masked(text, &masks);
+        let target = masked(survivor);
+        pairs.iter().all(|source| masked(source) == target)
+            && shared.iter().all(|token| matches!(masks.apply(token, WILDCARD), Cow::Borrowed(_)))
     };
-    let pattern = candidates(&examples).into_iter().find(|pattern| holds(pattern))?;
+    let prefix = boundary_prefix(&examples);
+    let pattern = candidates(&examples, prefix).into_iter().find(|pattern| holds(pattern))?;
     Some(Proposal {
-        name: name(&examples),
+        name: name(prefix),
         pattern,
         examples: examples.iter().take(MAX_EXAMPLES).map(|example| shortened(example)).collect(),
     })
@@ -101,19 +108,9 @@ fn shortened(example: &str) -> String {
     }
 }
 
-/// Whether masking with `pattern` gives every source the survivor's template.
-fn merges_all(pattern: &str, survivor: &str, sources: &[&str]) -> bool {
-    let Ok(masks) = Masks::compile(&[MaskSpec { name: "proposal".into(), pattern: pattern.to_owned() }]) else {
-        return false;
-    };
-    let masked = |text: &str| Template::of_masked(text, &masks);
-    let target = masked(survivor);
-    sources.iter().all(|source| masked(source) == target)
-}
-
-/// The expressions to try, the most specific first.
-fn candidates(examples: &[&str]) -> Vec<String> {
-    let prefix = boundary_prefix(examples);
+/// The expressions to try, the most specific first; `prefix` is the
+/// examples' [`boundary_prefix`].
+fn candidates(examples: &[&str], prefix: &str) -> Vec<String> {
     let rest: Vec<&str> = examples.iter().map(|example| &example[prefix.len()..]).collect();
     let suffix = boundary_suffix(&rest);
     let middles: Vec<&str> = rest.iter().map(|rest| &rest[..rest.len() - suffix.len()]).collect();
@@ -256,11 +253,9 @@ fn shape(token: &str) -> String {
 
 /// A name for the mask, from the prefix its examples share (`svc-values`),
 /// else `merged-values`.
-fn name(examples: &[&str]) -> String {
-    let stem: String = boundary_prefix(examples)
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
-        .collect();
+fn name(prefix: &str) -> String {
+    let stem: String =
+        prefix.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
     let stem = stem.trim_matches('-');
     let stem = if stem.is_empty() { "merged" } else { stem };
     let stem: String = stem.chars().take(40).collect();

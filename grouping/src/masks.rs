@@ -51,16 +51,7 @@ impl MaskSpec {
     /// never matches the empty text (which would put a wildcard between
     /// every two characters).
     pub fn compile(&self) -> Result<Regex, MaskError> {
-        let name_error = |message: String| MaskError { field: "name", message };
-        if self.name.is_empty() {
-            return Err(name_error("required".into()));
-        }
-        if self.name.chars().count() > MAX_NAME_CHARS {
-            return Err(name_error(format!("at most {MAX_NAME_CHARS} characters")));
-        }
-        if !self.name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) {
-            return Err(name_error("only letters, digits, '-', '_' and '.'".into()));
-        }
+        check_name(&self.name)?;
         let pattern_error = |message: String| MaskError { field: "pattern", message };
         if self.pattern.is_empty() {
             return Err(pattern_error("required".into()));
@@ -77,6 +68,22 @@ impl MaskSpec {
         }
         Ok(regex)
     }
+}
+
+/// Checks a mask's name alone: letters, digits, `-`, `_` and `.`, at most
+/// [`MAX_NAME_CHARS`].
+pub fn check_name(name: &str) -> Result<(), MaskError> {
+    let name_error = |message: String| MaskError { field: "name", message };
+    if name.is_empty() {
+        return Err(name_error("required".into()));
+    }
+    if name.chars().count() > MAX_NAME_CHARS {
+        return Err(name_error(format!("at most {MAX_NAME_CHARS} characters")));
+    }
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) {
+        return Err(name_error("only letters, digits, '-', '_' and '.'".into()));
+    }
+    Ok(())
 }
 
 fn first_line(error: &regex::Error) -> String {

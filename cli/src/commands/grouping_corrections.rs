@@ -20,7 +20,7 @@ use lore_grouping::matching::OnlineGrouper;
 use lore_grouping::rehearsal;
 use lore_grouping::template::Template;
 
-use super::grouping_sources::{read_structured, set_name};
+use super::grouping_sources::{online, read_structured, set_name};
 
 pub fn run(files: &[PathBuf]) -> anyhow::Result<()> {
     println!(
@@ -97,8 +97,7 @@ fn corrections(lines: &[(String, String)]) -> (usize, Vec<Proposal>) {
 /// Group accuracy of `lines` captured under `masks`, and after re-mining.
 fn scored(lines: &[(String, String)], truth: &[&str], masks: &Masks) -> (f64, f64) {
     let templates: Vec<Template> = lines.iter().map(|(message, _)| Template::of_masked(message, masks)).collect();
-    let mut grouper = OnlineGrouper::default();
-    let captured: Vec<usize> = templates.iter().map(|template| grouper.add(template)).collect();
+    let captured = online(&templates);
     let judged = rehearsal::rehearse(&templates, &captured, &BrainSettings::default()).judged;
     (group_accuracy(&captured, truth), group_accuracy(&judged, truth))
 }

@@ -70,7 +70,7 @@ pub(crate) fn read_structured(path: &Path) -> anyhow::Result<Vec<(String, String
 
 /// Each message joins the most similar template of its route or starts a
 /// new one, in order: the capture's assignment, without a database.
-fn online(templates: &[Template]) -> Vec<usize> {
+pub(crate) fn online(templates: &[Template]) -> Vec<usize> {
     let mut grouper = OnlineGrouper::default();
     templates.iter().map(|template| grouper.add(template)).collect()
 }

@@ -45,13 +45,8 @@ impl KnowledgeBase {
         source: &DocumentSource,
         parsed: Document,
     ) -> Result<(Entry, bool), Error> {
-        let mut transaction = self.pool.begin().await?;
-        let (entry, changed) = self.store_document_in(&mut transaction, scope, source, parsed).await?;
-        transaction.commit().await?;
-        if changed {
-            self.written().await;
-        }
-        Ok((entry, changed))
+        let transaction = self.pool.begin().await?;
+        self.commit_document(transaction, scope, source, parsed).await
     }
 
     /// [`Self::store_document`] for a watched file read as `read`, unless
@@ -72,12 +67,24 @@ impl KnowledgeBase {
         if now.as_deref() != Some(read) {
             return Ok(None);
         }
+        self.commit_document(transaction, scope, source, parsed).await.map(Some)
+    }
+
+    /// Stores the document in `transaction`, commits, and, when the entry
+    /// changed, tells the rest (embedding, the keyword feed).
+    async fn commit_document(
+        &self,
+        mut transaction: sqlx::Transaction<'_, sqlx::Postgres>,
+        scope: &ProjectScope,
+        source: &DocumentSource,
+        parsed: Document,
+    ) -> Result<(Entry, bool), Error> {
         let (entry, changed) = self.store_document_in(&mut transaction, scope, source, parsed).await?;
         transaction.commit().await?;
         if changed {
             self.written().await;
         }
-        Ok(Some((entry, changed)))
+        Ok((entry, changed))
     }
 
     /// [`Self::store_document`] inside the caller's transaction; the caller

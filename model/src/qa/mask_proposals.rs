@@ -64,10 +64,7 @@ impl MaskDecision {
     pub fn accept(field: &str, name: &str) -> FieldResult<Self> {
         let name = validate::optional_name(field, name, lore_grouping::masks::MAX_NAME_CHARS)?;
         if let Some(name) = &name {
-            // The mask's own rules for a name; the expression is the proposal's.
-            (lore_grouping::masks::MaskSpec { name: name.clone(), pattern: "x".into() })
-                .compile()
-                .map_err(|error| validate::FieldError::new(field, error.message))?;
+            lore_grouping::masks::check_name(name).map_err(|error| validate::FieldError::new(field, error.message))?;
         }
         Ok(Self::Accept { name })
     }

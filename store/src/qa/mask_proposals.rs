@@ -70,18 +70,29 @@ pub async fn proposals(pool: &PgPool, project: &str, decided_too: bool) -> Resul
     rows.iter().map(proposal_from_row).collect()
 }
 
-/// Locks an open proposal of `project`; fails naming why it cannot be
-/// decided (unknown, another project's, decided already).
-async fn lock_open(connection: &mut PgConnection, project: &str, proposal_id: Uuid) -> Result<MaskProposal, Error> {
+/// One proposal of `project`, locked for the transaction with `lock`.
+async fn select(
+    connection: &mut PgConnection,
+    project: &str,
+    proposal_id: Uuid,
+    lock: bool,
+) -> Result<MaskProposal, Error> {
+    let for_update = if lock { "FOR UPDATE" } else { "" };
     let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM qa_mask_proposals WHERE proposal_id = $1 AND project = $2 FOR UPDATE"
+        "SELECT {COLUMNS} FROM qa_mask_proposals WHERE proposal_id = $1 AND project = $2 {for_update}"
     )))
     .bind(proposal_id)
     .bind(project)
     .fetch_optional(connection)
     .await?
     .ok_or_else(|| Error::NotFound(format!("mask proposal {proposal_id} of project {project}")))?;
-    let proposal = proposal_from_row(&row)?;
+    proposal_from_row(&row)
+}
+
+/// Locks an open proposal of `project`; fails naming why it cannot be
+/// decided (unknown, another project's, decided already).
+async fn lock_open(connection: &mut PgConnection, project: &str, proposal_id: Uuid) -> Result<MaskProposal, Error> {
+    let proposal = select(connection, project, proposal_id, true).await?;
     if proposal.state != ProposalState::Open {
         let by = if proposal.decided_by.is_empty() { String::new() } else { format!(" by {}", proposal.decided_by) };
         return Err(Error::FailedPrecondition(format!(
@@ -149,13 +160,5 @@ pub async fn reject(pool: &PgPool, project: &str, proposal_id: Uuid, by: &str) -
 
 /// The proposal as it is now.
 pub async fn proposal(pool: &PgPool, project: &str, proposal_id: Uuid) -> Result<MaskProposal, Error> {
-    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM qa_mask_proposals WHERE proposal_id = $1 AND project = $2"
-    )))
-    .bind(proposal_id)
-    .bind(project)
-    .fetch_optional(pool)
-    .await?
-    .ok_or_else(|| Error::NotFound(format!("mask proposal {proposal_id} of project {project}")))?;
-    proposal_from_row(&row)
+    select(&mut *pool.acquire().await?, project, proposal_id, false).await
 }
