@@ -53,6 +53,7 @@ impl Services {
             catalog.rules,
             catalog.unused.len()
         );
+        lore_domain::screening::prepare();
         let limits = lore_domain::actions::ActionLimits {
             max_context_bytes: config.actions.max_context_bytes,
             follow_heartbeat: std::time::Duration::from_secs(config.actions.follow_heartbeat_secs),

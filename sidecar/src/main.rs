@@ -15,10 +15,20 @@ struct Cli {
     log_json: bool,
 }
 
-// Two workers whatever the machine: the sidecar is meant to stay small
-// beside the agent (each worker thread adds an allocator arena).
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    one_allocator_arena();
+    // Two workers whatever the machine: the sidecar is meant to stay small
+    // beside the agent.
+    match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(runtime) => runtime.block_on(serve()),
+        Err(error) => {
+            eprintln!("lore-sidecar: cannot start the async runtime: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve() -> ExitCode {
     let cli = Cli::parse();
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
     if cli.log_json {
@@ -44,5 +54,27 @@ async fn main() -> ExitCode {
             eprintln!("lore-sidecar: {error:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// glibc gives each thread that allocates an arena of its own, and each
+/// arena keeps what its thread freed: a spooling sidecar's threads held
+/// about 2.5 MiB more between them than one shared arena does
+/// (docs/BENCHMARKS.md, "Sidecar"). Its threads allocate little, so one
+/// arena costs no measurable speed. glibc reads the setting only when a
+/// process starts, so the sidecar starts itself again, once, with it set;
+/// a value the user set is left alone, and a failed restart (no
+/// `/proc/self/exe`, say) carries on as it is.
+fn one_allocator_arena() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use std::os::unix::process::CommandExt as _;
+        const ARENAS: &str = "MALLOC_ARENA_MAX";
+        if std::env::var_os(ARENAS).is_some() {
+            return;
+        }
+        let Ok(executable) = std::env::current_exe() else { return };
+        let error = std::process::Command::new(executable).args(std::env::args_os().skip(1)).env(ARENAS, "1").exec();
+        eprintln!("lore-sidecar: could not restart with one allocator arena ({error}); carrying on");
     }
 }

@@ -177,7 +177,9 @@ impl Connection<'_> {
     /// Sends records in order: runs of actions as batches, every other
     /// write as a unary call once everything before it is acked.
     async fn send_records(&mut self, records: Vec<SpooledRecord>) -> Result<(), ShipError> {
-        let mut actions = Vec::new();
+        // Sized once: a batch grown by doubling held twice its actions at
+        // the copy, the largest part of a replaying sidecar's heap.
+        let mut actions = Vec::with_capacity(records.len().min(self.config.batch_size));
         let mut last_id = 0;
         for record in records {
             let (write, client) = match SpoolEntry::decode(&record.payload) {
@@ -189,7 +191,8 @@ impl Connection<'_> {
                     actions.push(action);
                     last_id = record.id;
                     if actions.len() >= self.config.batch_size {
-                        self.send_batch(std::mem::take(&mut actions), last_id).await?;
+                        let full = std::mem::replace(&mut actions, Vec::with_capacity(self.config.batch_size));
+                        self.send_batch(full, last_id).await?;
                     }
                 }
                 other => {

@@ -745,3 +745,21 @@ async fn failures_fixes_and_lessons_recorded_during_an_outage_arrive_once_in_ord
     let rejects = std::fs::read_to_string(spool.path().join("rejects.jsonl")).unwrap_or_default();
     assert!(rejects.is_empty(), "{rejects}");
 }
+
+/// The sidecar restarts itself once with one glibc allocator arena (its
+/// memory beside the agent, docs/BENCHMARKS.md), keeping its process id,
+/// and then serves.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[tokio::test]
+async fn the_sidecar_runs_with_one_allocator_arena_under_its_own_process_id() {
+    let spool = tempfile::tempdir_in(default_cache_dir()).unwrap();
+    let sidecar =
+        ServerProcess::start_sidecar(&format!("http://127.0.0.1:{}", free_port()), spool.path(), &[]).await.unwrap();
+    let pid = sidecar.pid().expect("the sidecar runs");
+    let environment = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    let variables: Vec<&[u8]> = environment.split(|byte| *byte == 0).collect();
+    assert!(variables.contains(&&b"MALLOC_ARENA_MAX=1"[..]), "the spawned process itself runs with one arena");
+    let mut status = lore_proto::v1::sidecar_service_client::SidecarServiceClient::new(sidecar.channel().await);
+    let answer = status.status(proto::SidecarStatusRequest {}).await.unwrap().into_inner();
+    assert!(!answer.connected, "no server is up: {answer:?}");
+}
