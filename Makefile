@@ -39,8 +39,8 @@ test-image: tools build
 # The tarball of lore and lore-sidecar for agent machines, with checksums
 # (scripts/build-dist.sh; the README's "Binaries for agent machines").
 dist:
-	$(CARGO) build --release --bin lore --bin lore-sidecar
-	bash scripts/build-dist.sh
+	$(CARGO) build --profile agent --bin lore --bin lore-sidecar
+	bash scripts/build-dist.sh target/agent
 
 build:
 	$(CARGO) build --workspace --bins
@@ -80,7 +80,8 @@ bench: tools
 	$(CARGO) bench -p lore-spool --bench spool
 	$(CARGO) bench -p lore-sanitize --bench redaction
 	$(CARGO) build --release --workspace --bins
-	$(CARGO) bench -p lore-e2e --bench replay
+	$(CARGO) build --profile agent --bin lore-sidecar
+	LORE_E2E_SIDECAR=$(CURDIR)/target/agent/lore-sidecar $(CARGO) bench -p lore-e2e --bench replay
 	$(CARGO) bench -p lore-e2e --bench platform
 	$(CARGO) bench -p lore-e2e --bench agent
 	$(CARGO) bench -p lore-e2e --bench folders

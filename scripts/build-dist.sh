@@ -4,17 +4,17 @@
 #                                                         the sidecar's systemd
 #                                                         unit and SHA256SUMS
 #   target/dist/lore-<version>-<arch>-linux.tar.gz.sha256 the tarball's own sum
-# from the release binaries. Reproducible like the images: names sorted,
+# from the agent profile's binaries (Cargo.toml). Reproducible like the images: names sorted,
 # times the commit's, owners 0, gzip without a name or time.
 #
 # Usage: scripts/build-dist.sh [BINARY_DIR [OUT_DIR]]
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-binaries="${1:-$root/target/release}"
+binaries="${1:-$root/target/agent}"
 out="${2:-$root/target/dist}"
 for binary in lore lore-sidecar; do
-    [ -x "$binaries/$binary" ] || { echo "$binaries/$binary is missing: cargo build --release --bin $binary" >&2; exit 1; }
+    [ -x "$binaries/$binary" ] || { echo "$binaries/$binary is missing: cargo build --profile agent --bin $binary" >&2; exit 1; }
 done
 
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -n 1)"

@@ -342,7 +342,11 @@ impl ServerProcess {
         spool_dir: &Path,
         extra_args: &[&str],
     ) -> anyhow::Result<Self> {
-        let mut command = Command::new(workspace_binary("lore-sidecar"));
+        // The replay bench measures the sidecar agent machines run (the
+        // agent profile's), which `make bench` names here.
+        let binary =
+            std::env::var_os("LORE_E2E_SIDECAR").map(PathBuf::from).unwrap_or_else(|| workspace_binary("lore-sidecar"));
+        let mut command = Command::new(binary);
         // The hooks' outbox a sidecar takes in at start is this test's,
         // never the user's.
         let agent_state = spool_dir.with_extension("agent-state");
