@@ -4,8 +4,9 @@
 #                                                         the sidecar's systemd
 #                                                         unit and SHA256SUMS
 #   target/dist/lore-<version>-<arch>-linux.tar.gz.sha256 the tarball's own sum
-# from the agent profile's binaries (Cargo.toml). Reproducible like the images: names sorted,
-# times the commit's, owners 0, gzip without a name or time.
+# from the agent profile's binaries (Cargo.toml). Reproducible like the
+# images: names sorted, times the commit's, owners 0, gzip without a name
+# or time.
 #
 # Usage: scripts/build-dist.sh [BINARY_DIR [OUT_DIR]]
 set -euo pipefail

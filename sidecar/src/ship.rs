@@ -177,11 +177,15 @@ impl Connection<'_> {
     /// Sends records in order: runs of actions as batches, every other
     /// write as a unary call once everything before it is acked.
     async fn send_records(&mut self, records: Vec<SpooledRecord>) -> Result<(), ShipError> {
-        // Sized once: a batch grown by doubling held twice its actions at
-        // the copy, the largest part of a replaying sidecar's heap.
-        let mut actions = Vec::with_capacity(records.len().min(self.config.batch_size));
+        // Each batch is sized once, for the records left: one grown by
+        // doubling held twice its actions at the copy, the largest part of
+        // a replaying sidecar's heap.
+        let batch_size = self.config.batch_size;
+        let next_batch = |left: usize| Vec::with_capacity(left.min(batch_size));
+        let mut records = records.into_iter();
+        let mut actions = next_batch(records.len());
         let mut last_id = 0;
-        for record in records {
+        while let Some(record) = records.next() {
             let (write, client) = match SpoolEntry::decode(&record.payload) {
                 Ok(entry) => (entry.write, entry.client),
                 Err(_) => (None, String::new()),
@@ -190,14 +194,15 @@ impl Connection<'_> {
                 Some(Write::Action(action)) => {
                     actions.push(action);
                     last_id = record.id;
-                    if actions.len() >= self.config.batch_size {
-                        let full = std::mem::replace(&mut actions, Vec::with_capacity(self.config.batch_size));
+                    if actions.len() >= batch_size {
+                        let full = std::mem::replace(&mut actions, next_batch(records.len()));
                         self.send_batch(full, last_id).await?;
                     }
                 }
                 other => {
                     if !actions.is_empty() {
-                        self.send_batch(std::mem::take(&mut actions), last_id).await?;
+                        let run = std::mem::replace(&mut actions, next_batch(records.len()));
+                        self.send_batch(run, last_id).await?;
                     }
                     self.drain_acks().await?;
                     match other {
