@@ -28,8 +28,8 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::AgentError;
-use crate::checks;
 use crate::connection::Connection;
+use crate::failure_lines;
 
 /// An index older than this is refreshed by the next prompt, or in the
 /// background by the next pre-tool-use.
@@ -63,6 +63,23 @@ pub struct CallIndex {
     /// of a failure of that template says how to avoid it.
     #[serde(default)]
     pub fixes: BTreeMap<String, KnownFix>,
+    /// How the project's agents are warned at the call (a person's
+    /// setting, read with the guards).
+    #[serde(default)]
+    pub call_warnings: CallWarnings,
+}
+
+/// How a warning at the call reaches the agent (the server's
+/// `CallWarningMode`; see `pre_tool_use`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallWarnings {
+    /// Strong evidence holds the session's first such call before it runs.
+    #[default]
+    DenyOnce,
+    /// Beside the result only.
+    Context,
+    Off,
 }
 
 impl CallIndex {
@@ -112,9 +129,34 @@ impl CallIndex {
             .collect()
     }
 
+    /// Whether `agent`'s pre-tool-use hook says anything of a warned call
+    /// under the project's mode: Gemini CLI's hook can only refuse, so in
+    /// `context` mode it says nothing.
+    pub fn warns_at_call(&self, agent: &str) -> bool {
+        match self.call_warnings {
+            CallWarnings::DenyOnce => true,
+            CallWarnings::Context => agent != "gemini",
+            CallWarnings::Off => false,
+        }
+    }
+
     /// The guard that refuses a call of this shape, if one does.
     pub fn guard(&self, call: &Shape) -> Option<&Guard> {
         self.guards.iter().find(|guard| guard.holds(call))
+    }
+}
+
+/// An index of `memory` for project `acme`, as the hooks' tests read it.
+#[cfg(test)]
+pub(crate) fn index_for_tests(memory: CallMemory, call_warnings: CallWarnings) -> CallIndex {
+    CallIndex {
+        project: "acme".into(),
+        refreshed_at: 0,
+        refreshed_for: Uuid::nil(),
+        memory,
+        guards: Vec::new(),
+        fixes: Default::default(),
+        call_warnings,
     }
 }
 
@@ -146,7 +188,10 @@ pub fn at_call(state_dir: &Path, project: &str, agent: &str) -> Vec<String> {
     if !wired_marker(state_dir, agent).exists() {
         return Vec::new();
     }
-    load(&path(state_dir, project), project).map(|index| index.at_call()).unwrap_or_default()
+    load(&path(state_dir, project), project)
+        .filter(|index| index.warns_at_call(agent))
+        .map(|index| index.at_call())
+        .unwrap_or_default()
 }
 
 /// What a session-start briefing of `agent` gets from the index, read
@@ -155,7 +200,7 @@ pub fn at_call(state_dir: &Path, project: &str, agent: &str) -> Vec<String> {
 /// [`CallIndex::frequent_failures`]).
 pub fn session_start_hints(state_dir: &Path, project: &str, agent: &str) -> (Vec<String>, Vec<proto::FrequentFailure>) {
     let Some(index) = load(&path(state_dir, project), project) else { return Default::default() };
-    let wired = wired_marker(state_dir, agent).exists();
+    let wired = wired_marker(state_dir, agent).exists() && index.warns_at_call(agent);
     let at_call = if wired { index.at_call() } else { Vec::new() };
     let of_sessions = index.memory.sessions();
     let frequent = index
@@ -220,10 +265,15 @@ pub fn save(path: &Path, index: &CallIndex) -> std::io::Result<()> {
 }
 
 /// Lore's name for a failed command's failure: the template of the last
-/// line of its error that reads as an error, as a capture groups it.
+/// line of its output that explains it ([`failure_lines`]), as a capture
+/// groups it.
 pub fn failure_name(error: &str) -> String {
-    let lines = checks::error_lines(error);
-    lines.last().map(|line| Template::of(line).text()).unwrap_or_else(|| "(no output)".to_owned())
+    let lines = failure_lines::error_lines(error);
+    match lines.last() {
+        Some(line) => Template::of(line).text(),
+        None if error.trim().is_empty() => lore_calls::memory::NO_OUTPUT.to_owned(),
+        None => lore_calls::memory::NO_ERROR_LINE.to_owned(),
+    }
 }
 
 /// One shell call as the memory learns it: failed or not (exit 1 of a
@@ -279,7 +329,7 @@ pub async fn refresh(
     running: Uuid,
     deadline: Instant,
 ) -> Result<CallIndex, AgentError> {
-    let (actions, guards, fixes) = tokio::join!(
+    let (actions, listed, fixes) = tokio::join!(
         latest_actions(connection, project, deadline),
         guards(connection, project),
         trusted_fixes(connection, project)
@@ -297,13 +347,15 @@ pub async fn refresh(
             memory.learn(&calls);
         }
     }
+    let (guards, call_warnings) = listed?;
     Ok(CallIndex {
         project: project.to_owned(),
         refreshed_at: now(),
         refreshed_for: running,
         memory: memory.pruned(),
-        guards: guards?,
+        guards,
         fixes: fixes?,
+        call_warnings,
     })
 }
 
@@ -356,28 +408,34 @@ async fn latest_actions(
     Ok(actions)
 }
 
-/// The project's guards while they are on. A server older than guards
-/// (UNIMPLEMENTED) has none.
-async fn guards(connection: &Connection, project: &str) -> Result<Vec<Guard>, AgentError> {
+/// The project's guards while they are on, and how its agents are warned
+/// at the call. A server older than guards (UNIMPLEMENTED) has none, and
+/// the default mode.
+async fn guards(connection: &Connection, project: &str) -> Result<(Vec<Guard>, CallWarnings), AgentError> {
     let request = proto::ListGuardsRequest { project: project.to_owned() };
     let listed = match connection.qa().list_guards(request).await {
         Ok(listed) => listed.into_inner(),
-        Err(status) if status.code() == tonic::Code::Unimplemented => return Ok(Vec::new()),
+        Err(status) if status.code() == tonic::Code::Unimplemented => return Ok(Default::default()),
         Err(status) => return Err(status.into()),
     };
-    if !listed.enabled {
-        return Ok(Vec::new());
-    }
-    Ok(listed
+    // A server older than the mode sends UNSPECIFIED: its default.
+    let call_warnings = match proto::CallWarningMode::try_from(listed.call_warnings) {
+        Ok(proto::CallWarningMode::Context) => CallWarnings::Context,
+        Ok(proto::CallWarningMode::Off) => CallWarnings::Off,
+        _ => CallWarnings::DenyOnce,
+    };
+    let guards = listed
         .guards
         .into_iter()
+        .filter(|_| listed.enabled)
         .map(|guard| Guard {
             guard_id: guard.guard_id,
             shape: guard.shape,
             reason: guard.reason,
             alternative: guard.alternative,
         })
-        .collect())
+        .collect();
+    Ok((guards, call_warnings))
 }
 
 #[cfg(test)]
@@ -389,6 +447,9 @@ mod tests {
         let error = "Exit code 1\nTraceback (most recent call last):\n  File \"x.py\", line 3\nModuleNotFoundError: No module named 'pytest'";
         assert_eq!(failure_name(error), "ModuleNotFoundError: No module named <*>");
         assert_eq!(failure_name(""), "(no output)");
+        assert_eq!(failure_name("Exit code 1\n"), "(no error line)", "a bare exit code names nothing");
+        let rust = "test b ... FAILED\nthread 'b' panicked at src/lib.rs:4:5:\nassertion `left == right` failed\ntest result: FAILED. 1 passed; 1 failed";
+        assert_eq!(failure_name(rust), "assertion <*> failed", "not the runner's summary");
     }
 
     #[test]
@@ -417,6 +478,7 @@ mod tests {
             memory: CallMemory::new(),
             guards: Vec::new(),
             fixes: Default::default(),
+            call_warnings: CallWarnings::default(),
         };
         save(&path(dir.path(), "other"), &CallIndex { project: "other".into(), ..index.clone() }).expect("saved");
         assert!(!claim_background_refresh(dir.path(), "other"), "a fresh index is not refreshed");
@@ -436,6 +498,7 @@ mod tests {
             memory,
             guards: Vec::new(),
             fixes: Default::default(),
+            call_warnings: CallWarnings::default(),
         };
         save(&file, &index).expect("saved");
         assert!(load(&file, "acme").is_some_and(|index| !index.needs_refresh(session)));

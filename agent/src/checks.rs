@@ -1,5 +1,6 @@
 //! Which shell commands are QA checks (tests, builds, type checks, linters),
-//! and the lines of their output that say what failed.
+//! and the end of their output (the lines that say what failed are
+//! [`crate::failure_lines`]'s).
 //!
 //! A failing check becomes a captured QA failure and the same check passing
 //! later its fix, so the patterns are the common checks of every ecosystem;
@@ -44,9 +45,6 @@ fn ascii(pattern: &str) -> Result<Regex, regex::Error> {
 
 /// Output kept per check: the end of a long log says what failed.
 const MAX_OUTPUT_BYTES: usize = 16 * 1024;
-/// Error lines taken as the failure's messages, each cut to this.
-const MAX_ERROR_LINES: usize = 20;
-const MAX_LINE_CHARS: usize = 500;
 
 /// The commands that count as checks. A hook runs in milliseconds and
 /// compiling every pattern costs more than the rest of its work, so a
@@ -153,91 +151,6 @@ pub fn fold(command: &str) -> String {
     command.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Words that say something failed, as test runners, compilers and
-/// linters write them (compared in lower case, whole words).
-const ERROR_WORDS: &[&str] = &[
-    "error",
-    "errors",
-    "failed",
-    "failure",
-    "fail",
-    "panicked",
-    "exception",
-    "traceback",
-    "fatal",
-    "cannot",
-    "undefined",
-];
-
-/// A line that says something failed: one of [`ERROR_WORDS`], a word
-/// beginning `assert`, an exception class, "not found", or a compiler's
-/// error code (`E0308`, `TS2345`). Read word by word rather than by a regex: compiling one
-/// costs a hook a millisecond.
-fn is_error_line(line: &str) -> bool {
-    let is_word = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'_';
-    let bytes = line.as_bytes();
-    let mut words = Vec::new();
-    let mut start = None;
-    for (index, &byte) in bytes.iter().chain(std::iter::once(&b' ')).enumerate() {
-        match (is_word(byte), start) {
-            (true, None) => start = Some(index),
-            (false, Some(from)) => {
-                words.push((from, index));
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    let code = |word: &[u8], letters: usize, digits: std::ops::RangeInclusive<usize>| {
-        word.len() > letters
-            && digits.contains(&(word.len() - letters))
-            && word[letters..].iter().all(u8::is_ascii_digit)
-    };
-    // An exception class (ModuleNotFoundError, NullPointerException): the
-    // naming convention of Python, Java, JavaScript, C# and Ruby alike.
-    let exception_class = |word: &str| {
-        ["Error", "Exception"].iter().any(|suffix| word.len() > suffix.len() && word.ends_with(suffix))
-            && word.starts_with(|c: char| c.is_ascii_uppercase())
-    };
-    words.iter().enumerate().any(|(at, &(from, to))| {
-        if exception_class(&line[from..to]) {
-            return true;
-        }
-        let word = line[from..to].to_ascii_lowercase();
-        let word = word.as_bytes();
-        let not_found = word == b"not"
-            && words.get(at + 1).is_some_and(|&(next_from, next_to)| {
-                next_from == to + 1 && bytes[to] == b' ' && line[next_from..next_to].eq_ignore_ascii_case("found")
-            });
-        ERROR_WORDS.iter().any(|error| error.as_bytes() == word)
-            || word.starts_with(b"assert")
-            || not_found
-            || (word[0] == b'e' && code(word, 1, 3..=5))
-            || (word.starts_with(b"ts") && code(word, 2, 4..=4))
-    })
-}
-
-/// The lines of a failing check's output that say what failed: those that
-/// look like errors, else the last lines. Never empty for a non-empty
-/// output.
-pub fn error_lines(output: &str) -> Vec<String> {
-    let lines: Vec<&str> = output.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
-    let mut picked: Vec<String> = Vec::new();
-    for line in lines.iter().filter(|line| is_error_line(line)) {
-        let line = cut(line, MAX_LINE_CHARS);
-        if !picked.contains(&line) {
-            picked.push(line);
-        }
-        if picked.len() == MAX_ERROR_LINES {
-            break;
-        }
-    }
-    if picked.is_empty() {
-        picked = lines[lines.len().saturating_sub(5)..].iter().map(|line| cut(line, MAX_LINE_CHARS)).collect();
-    }
-    picked
-}
-
 /// The end of an output, at most [`MAX_OUTPUT_BYTES`], cut on a character
 /// boundary.
 pub fn tail(output: &str) -> String {
@@ -295,65 +208,9 @@ mod tests {
     }
 
     #[test]
-    fn the_error_lines_of_an_output_are_picked_else_its_last_lines() {
-        let output = "running 3 tests\ntest a ... ok\ntest b ... FAILED\n\nthread 'b' panicked at src/lib.rs:4:5:\nassertion `left == right` failed\n  left: 4\n right: 5\ntest result: FAILED. 1 passed; 1 failed\n";
-        assert_eq!(
-            error_lines(output),
-            vec![
-                "test b ... FAILED",
-                "thread 'b' panicked at src/lib.rs:4:5:",
-                "assertion `left == right` failed",
-                "test result: FAILED. 1 passed; 1 failed",
-            ]
-        );
-        assert_eq!(error_lines("a\nb\nc\n"), vec!["a", "b", "c"]);
-        assert!(error_lines("").is_empty());
-        let traceback =
-            "Traceback (most recent call last):\n  File \"x.py\", line 1\nModuleNotFoundError: No module named 'y'";
-        assert_eq!(error_lines(traceback).last().map(String::as_str), Some("ModuleNotFoundError: No module named 'y'"));
-        let java = "Exception in thread \"main\" java.lang.NullPointerException\n\tat Main.main(Main.java:3)";
-        assert_eq!(error_lines(java), vec!["Exception in thread \"main\" java.lang.NullPointerException"]);
-        assert_eq!(error_lines("Errors\nan Errorless run\nnothing"), vec!["Errors"]);
-    }
-
-    #[test]
     fn a_long_output_keeps_its_end_on_a_character_boundary() {
         let output = format!("{}{}", "é".repeat(20_000), "the end");
         let kept = tail(&output);
         assert!(kept.len() <= MAX_OUTPUT_BYTES && kept.ends_with("the end"));
-    }
-
-    #[test]
-    fn error_lines_are_read_as_the_regex_they_replace_would() {
-        let regex = ascii(
-            r"(?i)\b(?:error|errors|failed|failure|fail|panicked|assert\w*|exception|traceback|fatal|cannot|undefined|not found)\b|\bE\d{3,5}\b|\bTS\d{4}\b",
-        )
-        .unwrap();
-        for line in [
-            "error[E0308]: mismatched types",
-            "test b ... FAILED",
-            "AssertionError: 1 != 2",
-            "assert_eq failed",
-            "src/app.ts(3,5): error TS2345: Argument",
-            "TS23456 is not a code",
-            "e0308",
-            "E12",
-            "E123456",
-            "command not found",
-            "not  found",
-            "notfound",
-            "NOT FOUND",
-            "Traceback (most recent call last):",
-            "failures: 0",
-            "unfailing",
-            "errors_total 3",
-            "cannot borrow",
-            "all good",
-            "päniked error",
-            "_error_",
-            "",
-        ] {
-            assert_eq!(is_error_line(line), regex.is_match(line.as_bytes()), "{line:?}");
-        }
     }
 }

@@ -35,6 +35,7 @@ pub mod codex_trust;
 pub mod connection;
 pub mod current_session;
 pub mod error;
+pub mod failure_lines;
 pub mod home;
 pub mod hooks;
 pub mod identity;

@@ -60,7 +60,7 @@ pub fn capture_failure(
             output: crate::checks::tail(check.output),
             exit_code: check.exit_code,
         }],
-        error_messages: crate::checks::error_lines(check.output),
+        error_messages: crate::failure_lines::error_lines(check.output),
         files_modified: files,
         occurred_at: Some(now()),
         ..Default::default()

@@ -218,8 +218,11 @@ impl Segment {
         ];
         const BUILDS: &[&str] = &["build", "check", "compile", "package"];
         const INSTALLS: &[&str] = &["add", "ci", "get", "i", "install", "sync"];
+        // `make check` runs a project's tests (the GNU Coding Standards'
+        // name for the target), where `cargo check` builds.
+        let make_check = program == "make" && sub == "check";
         // `npx vitest`, `pnpm exec jest`: the subcommand is the tool.
-        if [tool, sub].iter().any(|name| TESTS.contains(name) || name.contains("test")) {
+        if make_check || [tool, sub].iter().any(|name| TESTS.contains(name) || name.contains("test")) {
             Kind::Test
         } else if LINTS.contains(&tool) || LINTS.contains(&sub) || sub == "lint" {
             Kind::Lint

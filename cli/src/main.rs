@@ -152,6 +152,10 @@ enum EvalCommand {
     /// order into the server through the hooks (or `--in-process`, with
     /// no server), the setting chosen with each repository left out.
     Replay(commands::replay::Args),
+    /// Whether a failure is named by the line that explains it (not a
+    /// summary or an exit code), on real agent runs and real tool failure
+    /// lines, per source (needs no server).
+    Naming(commands::naming::Args),
 }
 
 fn main() -> ExitCode {
@@ -168,6 +172,7 @@ fn main() -> ExitCode {
         Command::Hook(args) => lore_agent::hooks::run(args, address),
         Command::Init(args) => report(commands::init::run(args)),
         Command::Eval(EvalCommand::Screening(args)) => report(commands::screening::run(args)),
+        Command::Eval(EvalCommand::Naming(args)) => report(commands::naming::run(args)),
         Command::Eval(EvalCommand::Replay(args)) if args.in_process => report(commands::replay::run_in_process(args)),
         Command::Eval(EvalCommand::Grouping(args)) if args.leave_one_out => {
             report(commands::grouping::leave_one_out(args))
@@ -235,7 +240,7 @@ async fn run(cli: Cli, address: lore_agent::connection::LoreAddress) -> ExitCode
             Command::Qa(command) => commands::qa::run(channel, command).await,
             Command::Quarantine(command) => commands::quarantine::run(channel, command).await,
             Command::Injections(args) => commands::injections::run(channel, args).await,
-            Command::Eval(EvalCommand::Screening(_))
+            Command::Eval(EvalCommand::Screening(_) | EvalCommand::Naming(_))
             | Command::Sidecar(_)
             | Command::Mcp(_)
             | Command::Hook(_)

@@ -117,6 +117,7 @@ fn call_index(state: &std::path::Path) -> u32 {
             })
             .collect(),
         fixes: Default::default(),
+        call_warnings: Default::default(),
     };
     lore_agent::call_index::save(&lore_agent::call_index::path(state, PROJECT), &index).unwrap();
     SESSIONS as u32

@@ -89,7 +89,11 @@ pub fn calc_repository_with_runner(dir: &Path) {
 
 /// What Lore's warning at the call says worked, after one earlier session
 /// in which the wrong runner failed and `./runtests.sh` passed.
-pub const WHAT_WORKED: &str = "What later worked, in 1 of 1 sessions: `runtests.sh`";
+pub const WHAT_WORKED: &str = "what worked after: `runtests.sh` (1 of 1)";
+
+/// What the model reads in place of a call's output when Lore held it
+/// once before it ran (strong evidence; `CallWarning::refusal_text`).
+pub const HELD: &str = "Lore held this call once, before it ran; make it again to run it.";
 
 /// Text an agent is shown with its datamarks (lore_screen::fence) read
 /// as spaces: a phrase that must not reach an agent is looked for here, so
@@ -154,6 +158,14 @@ impl CalcLore {
         }
     }
 
+    /// Sets how project calc's agents are warned at the call (`deny-once`,
+    /// `context` or `off`), as a person would.
+    pub async fn set_call_warnings(&self, mode: &str) {
+        let args = ["--token", self.admin.as_str(), "qa", "guards", "call-warnings", "--project", "calc", mode];
+        let (ok, stdout, stderr) = lore_cli(&self.server, None, &args).await;
+        assert!(ok, "lore {args:?}: {stdout}{stderr}");
+    }
+
     /// Whether the injection ledger holds a guard's refusal for project
     /// calc, within a minute (the hook after the refusal reports it).
     pub async fn guard_refusal_recorded(&self) -> bool {
@@ -177,22 +189,31 @@ impl CalcLore {
         std::fs::read_to_string(self.spool.path().join("rejects.jsonl")).unwrap_or_default()
     }
 
-    /// A session's QA task results once `count` of them have arrived
-    /// (within a minute), after checking the sidecar had none refused.
     /// Whether `count` shell commands (actions with a command) reached the
     /// server within a minute.
     pub async fn shell_calls_recorded(&self, count: i64) -> bool {
+        self.recorded("SELECT count(*) FROM actions WHERE context->'input' ? 'command' AND $1 = $1", "", count).await
+    }
+
+    /// Whether `count` calls of `command` have reached the server, within
+    /// a minute.
+    pub async fn command_recorded(&self, command: &str, count: i64) -> bool {
+        self.recorded("SELECT count(*) FROM actions WHERE context->'input'->>'command' = $1", command, count).await
+    }
+
+    /// Whether the count `query` makes of `bind` reaches `count` within a
+    /// minute.
+    async fn recorded(&self, query: &'static str, bind: &str, count: i64) -> bool {
         eventually(|| async {
-            let counted: i64 = sqlx::query_scalar("SELECT count(*) FROM actions WHERE context->'input' ? 'command'")
-                .fetch_one(&self.database.pool)
-                .await
-                .unwrap();
+            let counted: i64 = sqlx::query_scalar(query).bind(bind).fetch_one(&self.database.pool).await.unwrap();
             (counted >= count).then_some(())
         })
         .await
         .is_some()
     }
 
+    /// A session's QA task results once `count` of them have arrived
+    /// (within a minute), after checking the sidecar had none refused.
     pub async fn task_results(&self, session: uuid::Uuid, count: usize) -> Option<Vec<(i32, bool, i32)>> {
         let pool = &self.database.pool;
         let results = eventually(|| async {

@@ -135,6 +135,38 @@ fn texts(request: &Value) -> String {
     request["messages"].to_string()
 }
 
+/// The model's call of `command` in Claude Code's shell.
+fn bash(command: &str) -> Block {
+    Block::tool("Bash", json!({"command": command, "description": "Run it"}))
+}
+
+/// The last tool result of a request: what the model reads of the call it
+/// made last.
+fn last_tool_result(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|message| message["content"].as_array().into_iter().flatten())
+        .rfind(|block| block["type"] == "tool_result")
+        .map(Value::to_string)
+        .unwrap_or_default()
+}
+
+/// Waits (up to a minute) until the shell calls of `command` recorded in
+/// the project are `enough`.
+async fn shell_calls_of(pool: &sqlx::PgPool, command: &str, enough: impl Fn(i64) -> bool) -> Option<()> {
+    lore_e2e::eventually(|| async {
+        let counted: i64 = sqlx::query_scalar("SELECT count(*) FROM actions WHERE context->'input'->>'command' = $1")
+            .bind(command)
+            .fetch_one(pool)
+            .await
+            .unwrap();
+        enough(counted).then_some(())
+    })
+    .await
+}
+
 /// The real server (auth on, the options given), a real sidecar that holds
 /// the only agent token, and a repository set up with `lore init
 /// claude-code` in a home of its own.
@@ -592,13 +624,16 @@ async fn an_order_a_failing_check_printed_never_reaches_the_next_claude_session_
 }
 
 const WRONG_RUNNER: &str = "python3 -m pytest_lore_absent test_calc.py";
+/// What only the wrong runner's own output says (Lore's warning names the
+/// failure by its template, `<*> No module named pytest_lore_absent`).
+const RAN: &str = "python3: No module named pytest_lore_absent";
 
 #[tokio::test]
 async fn a_call_that_failed_in_an_earlier_session_is_warned_of_with_that_very_call_naming_what_worked() {
     let rig = Rig::start(|options| options, lore_e2e::calc_repository_with_runner).await;
     // The earlier session: the wrong runner fails, the repository's own passes.
     let earlier = ModelStub::start(vec![
-        vec![Block::tool("Bash", json!({"command": WRONG_RUNNER, "description": "Run the tests"}))],
+        vec![bash(WRONG_RUNNER)],
         vec![Block::tool("Bash", json!({"command": "./runtests.sh", "description": "Run the repository's runner"}))],
         vec![Block::Text("The tests pass with the repository's runner.".into())],
     ])
@@ -620,7 +655,7 @@ async fn a_call_that_failed_in_an_earlier_session_is_warned_of_with_that_very_ca
     // A fresh session: a command that never failed, then the one that did.
     let fresh = ModelStub::start(vec![
         vec![Block::tool("Bash", json!({"command": "ls", "description": "List the files"}))],
-        vec![Block::tool("Bash", json!({"command": WRONG_RUNNER, "description": "Run the tests"}))],
+        vec![bash(WRONG_RUNNER)],
         vec![Block::Text("Done.".into())],
     ])
     .await;
@@ -635,10 +670,52 @@ async fn a_call_that_failed_in_an_earlier_session_is_warned_of_with_that_very_ca
     );
     let after_runner = texts(&requests[2]);
     assert!(
-        after_runner.contains("failed with this output") && after_runner.contains(lore_e2e::WHAT_WORKED),
-        "the request after the call carries Lore's warning; hook log: {hook_log}\n{after_runner}"
+        after_runner.contains("failed in 1 of 1 earlier sessions here") && after_runner.contains(lore_e2e::WHAT_WORKED),
+        "one earlier session is weak evidence: Lore's warning comes beside the result; hook log: \
+         {hook_log}\n{after_runner}"
     );
-    assert!(after_runner.contains("No module named"), "{after_runner}");
+    let result = last_tool_result(&requests[2]);
+    assert!(result.contains(RAN), "the call ran: {result}");
+
+    // Two sessions of two failed that way: the next session's first such
+    // call is held before it runs, with the warning and what worked after
+    // as the reason; the same call made again runs.
+    let two_sessions = shell_calls_of(pool, WRONG_RUNNER, |ran| ran >= 2).await;
+    assert!(two_sessions.is_some(), "the second session's call reaches the server; hook log: {}", rig.hook_log());
+    let held =
+        ModelStub::start(vec![vec![bash(WRONG_RUNNER)], vec![bash(WRONG_RUNNER)], vec![Block::Text("Done.".into())]])
+            .await;
+    let third = run_claude(&rig, &held, "Run the tests").await;
+    let requests = held.main_requests();
+    let hook_log = rig.hook_log();
+    assert!(requests.len() >= 3, "{} requests; hook log: {hook_log}", requests.len());
+    let refused = last_tool_result(&requests[1]);
+    assert!(
+        refused.contains(lore_e2e::HELD)
+            && refused.contains("failed in 2 of 2 earlier sessions here")
+            && refused.contains("what worked after: `runtests.sh`")
+            && !refused.contains(RAN),
+        "the model reads the warning in place of the call's output; hook log: {hook_log}\n{refused}"
+    );
+    let again = last_tool_result(&requests[2]);
+    assert!(again.contains(RAN) && !again.contains(lore_e2e::HELD), "the same call again runs: {again}");
+    let ran = counted_once_ended(
+        pool,
+        third,
+        "SELECT count(*) FROM actions WHERE session_id::text = $1 AND context->'input' ? 'command'",
+        &third.to_string(),
+        |ran| ran >= 1,
+    )
+    .await;
+    assert!(ran.is_some(), "the call made again is recorded; hook log: {}", rig.hook_log());
+    let ran: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM actions WHERE session_id = $1 AND context->'input'->>'command' = $2")
+            .bind(third)
+            .bind(WRONG_RUNNER)
+            .fetch_one(pool)
+            .await
+            .unwrap();
+    assert_eq!(ran, 1, "the held call never ran, the one made again did");
 
     // A person turns that warning into a guard: the next session's call is
     // refused before it runs, and the model reads why and what to run.
@@ -662,7 +739,7 @@ async fn a_call_that_failed_in_an_earlier_session_is_warned_of_with_that_very_ca
         assert!(ok, "lore {args:?}: {stdout}{stderr}");
     }
     let guarded = ModelStub::start(vec![
-        vec![Block::tool("Bash", json!({"command": WRONG_RUNNER, "description": "Run the tests"}))],
+        vec![bash(WRONG_RUNNER)],
         vec![Block::Text("Refused; I will use the repository's runner.".into())],
     ])
     .await;

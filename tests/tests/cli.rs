@@ -499,9 +499,11 @@ async fn lore_eval_replay_through_the_server_warns_at_the_start_and_at_the_call_
     };
     let (runs, steps) = (write("runs.jsonl", &runs), write("steps.jsonl", &steps));
     let chart = dir.path().join("coverage.svg").display().to_string();
+    let trade_off = dir.path().join("trade-off.svg").display().to_string();
     let briefings = dir.path().join("briefings");
     let briefings_arg = briefings.display().to_string();
-    let args = ["eval", "replay", "--runs", &runs, "--steps", &steps, "--chart", &chart];
+    let args =
+        ["eval", "replay", "--runs", &runs, "--steps", &steps, "--chart", &chart, "--trade-off-chart", &trade_off];
     let shipped = ["--min-sessions", "1", "--min-rate", "0.15", "--briefings", &briefings_arg];
     let (ok, stdout, stderr) = lore(&server, &[&args[..], &shipped[..]].concat()).await;
     assert!(ok, "{stderr}");
@@ -511,6 +513,9 @@ async fn lore_eval_replay_through_the_server_warns_at_the_start_and_at_the_call_
     assert!(last.starts_with("replay runs=10 recurring=3 coverage=1.000 precision=1.000 "), "{stdout}\n{stderr}");
     assert!(!stderr.contains("the hooks logged"), "every hook's write arrived: {stderr}");
     assert!(std::fs::read_to_string(&chart).unwrap().starts_with("<svg"));
+    let trade_off = std::fs::read_to_string(&trade_off).unwrap();
+    assert!(trade_off.starts_with("<svg") && trade_off.contains("naive: three failures"), "{trade_off}");
+    assert!(last.contains(" steps_at_stake_covered="), "{last}");
     let told_c = std::fs::read_to_string(briefings.join("c.md")).unwrap();
     assert!(told_c.contains("## Failures many recent sessions of this project hit"), "{told_c}");
     assert!(told_c.contains("- 2 of 8 sessions: `NameError:ˆnameˆ<*>ˆisˆnotˆdefined`"), "{told_c}");

@@ -91,6 +91,18 @@ fn input_text(request: &Value) -> String {
     request["input"].to_string()
 }
 
+/// The output of the last call a Responses API request reports: what the
+/// model reads of the call it made last.
+fn last_output(request: &Value) -> String {
+    request["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .rfind(|item| item["type"] == "function_call_output")
+        .map(Value::to_string)
+        .unwrap_or_default()
+}
+
 #[tokio::test]
 async fn the_real_codex_cli_is_briefed_calls_lore_and_its_failing_check_is_captured() {
     let lore = lore_e2e::CalcLore::start().await;
@@ -219,6 +231,9 @@ async fn the_real_codex_cli_is_briefed_calls_lore_and_its_failing_check_is_captu
 }
 
 const WRONG_RUNNER: &str = "python3 -m pytest_lore_absent test_calc.py";
+/// What only the wrong runner's own output says (Lore's warning names the
+/// failure by its template, `<*> No module named pytest_lore_absent`).
+const RAN: &str = "python3: No module named pytest_lore_absent";
 
 /// Earlier, the wrong runner failed and the repository's own passed; a
 /// fresh Codex session making the same call is told, with that call, what
@@ -266,14 +281,44 @@ async fn the_real_codex_cli_is_warned_at_the_call_naming_what_worked() {
     assert!(!after_ls.contains("earlier sessions of this project"), "a call that never failed: {after_ls}");
     let after_runner = input_text(&requests[2]);
     assert!(
-        after_runner.contains(lore_e2e::WHAT_WORKED) && after_runner.contains("No module named"),
-        "the request after the call carries Lore's warning; hook log: {}; call index: {:?}\n{after_runner}",
+        after_runner.contains(lore_e2e::WHAT_WORKED) && after_runner.contains("failed in 1 of 1 earlier sessions"),
+        "one earlier session is weak evidence: the warning comes beside the result; hook log: {}; call index: \
+         {:?}\n{after_runner}",
         hook_log(),
         std::fs::read_dir(state.join("calls")).map(|dir| dir
             .flatten()
             .map(|entry| std::fs::read_to_string(entry.path()).unwrap_or_default())
             .collect::<Vec<_>>())
     );
+    let output = last_output(&requests[2]);
+    assert!(output.contains(RAN), "the call ran: {output}");
+
+    // Two sessions of two failed that way: the next session's first such
+    // call is held before it runs; the same call made again runs.
+    assert!(lore.command_recorded(WRONG_RUNNER, 2).await, "the second session's call; hook log: {}", hook_log());
+    let held = ModelStub::start(vec![
+        vec![Block::tool("exec_command", json!({"cmd": WRONG_RUNNER}))],
+        vec![Block::tool("exec_command", json!({"cmd": WRONG_RUNNER}))],
+        vec![Block::Text("Done.".into())],
+    ])
+    .await;
+    configure(&held);
+    let run = codex_exec(&lore, &home, &repo, &state, &path, "Run the tests").await;
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let requests = held.main_requests();
+    assert!(requests.len() >= 3, "{} requests; hook log: {}", requests.len(), hook_log());
+    let refused = last_output(&requests[1]);
+    assert!(
+        refused.contains(lore_e2e::HELD)
+            && refused.contains("failed in 2 of 2 earlier sessions here")
+            && refused.contains("what worked after: `runtests.sh`")
+            && !refused.contains(RAN),
+        "the model reads the warning in place of the call's output; hook log: {}\n{refused}",
+        hook_log()
+    );
+    let again = last_output(&requests[2]);
+    assert!(again.contains(RAN) && !again.contains(lore_e2e::HELD), "the same call again runs: {again}");
+    assert!(lore.command_recorded(WRONG_RUNNER, 3).await, "the call made again is recorded");
 
     // A person guards that call: Codex's next session is refused before it
     // runs, and the model reads why and what to run instead.

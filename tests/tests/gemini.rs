@@ -241,6 +241,9 @@ async fn the_real_gemini_cli_runs_headless_against_a_stand_in_and_its_hooks_and_
 }
 
 const WRONG_RUNNER: &str = "python3 -m pytest_lore_absent test_calc.py";
+/// What only the wrong runner's own output says (Lore's warning names the
+/// failure by its template, `<*> No module named pytest_lore_absent`).
+const RAN: &str = "python3: No module named pytest_lore_absent";
 
 /// Earlier, the wrong runner failed and the repository's own passed. A
 /// fresh Gemini session making the same call is told by a deny whose reason
@@ -267,26 +270,48 @@ async fn the_real_gemini_cli_is_warned_at_the_call_naming_what_worked() {
         vec![shell("ls")],
         vec![shell(WRONG_RUNNER)],
         vec![shell(WRONG_RUNNER)],
+        vec![shell("./runtests.sh")],
         vec![Block::Text("Done.".into())],
     ])
     .await;
     let run = run_gemini(&lore, &home, &repo, &state, &fresh, "Run the tests").await;
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     let requests = fresh.main_requests();
-    assert!(requests.len() >= 4, "{} requests; hook log: {}", requests.len(), hook_log());
+    assert!(requests.len() >= 5, "{} requests; hook log: {}", requests.len(), hook_log());
     let after_ls = requests[1]["contents"].to_string();
     assert!(!after_ls.contains("earlier sessions of this project"), "a call that never failed: {after_ls}");
     let after_runner = requests[2]["contents"].to_string();
+    let held = &after_runner[after_runner.rfind("functionResponse").unwrap_or(0)..];
     assert!(
-        after_runner.contains(lore_e2e::WHAT_WORKED) && after_runner.contains("Noˆmoduleˆnamed"),
-        "the request after the call carries Lore's warning; hook log: {}\n{after_runner}",
+        held.contains(lore_e2e::WHAT_WORKED) && held.contains(lore_e2e::HELD) && !held.contains(RAN),
+        "the call is held before it runs and the model reads Lore's warning instead; hook log: {}\n{held}",
         hook_log()
     );
-    // Told once: the same call again runs, and fails as it did before.
+    // Told once: the same call again runs, and fails as it did before, with
+    // nothing more said after it.
     let again = requests[3]["contents"].to_string();
     let last_answer = &again[again.rfind("functionResponse").unwrap_or(0)..];
-    assert!(!last_answer.contains("What later worked"), "{last_answer}");
-    assert!(last_answer.contains("No module named pytest_lore_absent"), "{last_answer}");
+    assert!(!again[again.rfind("\"model\"").unwrap_or(0)..].contains("what worked after"), "{again}");
+    assert!(last_answer.contains(RAN), "{last_answer}");
+    assert!(lore.command_recorded("./runtests.sh", 2).await, "the second recovery; hook log: {}", hook_log());
+
+    // In `context` mode Gemini's hook, which can only refuse before the
+    // call, says nothing then; right after the call fails as it did
+    // before, AfterTool tells what worked after.
+    lore.set_call_warnings("context").await;
+    let context = ModelStub::start(vec![vec![shell(WRONG_RUNNER)], vec![Block::Text("Done.".into())]]).await;
+    let run = run_gemini(&lore, &home, &repo, &state, &context, "Run the tests").await;
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let requests = context.main_requests();
+    assert!(requests.len() >= 2, "{} requests; hook log: {}", requests.len(), hook_log());
+    let after = requests[1]["contents"].to_string();
+    assert!(after.contains(RAN) && !after.contains(lore_e2e::HELD), "the call ran: {after}");
+    assert!(
+        after.contains("failed this way in 2 of 2 earlier sessions here; what worked after: `runtests.sh` (2 of 2)"),
+        "the model reads what worked after, right after the failure; hook log: {}\n{after}",
+        hook_log()
+    );
+    lore.set_call_warnings("deny-once").await;
 
     // A person guards that call: refused every time, the reason and the
     // alternative in the model's view, the command never run.

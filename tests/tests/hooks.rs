@@ -517,6 +517,47 @@ impl ServerRig {
     }
 }
 
+/// Right after a failure earlier sessions recovered from, the
+/// post-tool-use hook says what worked after, once, though the evidence was
+/// too weak to speak before the call (two sessions in ten).
+#[tokio::test]
+async fn right_after_a_failure_an_earlier_session_recovered_from_what_worked_is_said_once() {
+    let rig = ServerRig::start().await;
+    let no_rule = "Exit code 2\nmake: *** No rule to make target 'check'.  Stop.";
+    let failed = |session: &str| {
+        let extra = json!({"tool_name": "Bash", "tool_input": {"command": "make check"}, "error": no_rule});
+        rig.event(session, "PostToolUseFailure", extra)
+    };
+    let passed = |session: &str, command: &str| {
+        let extra = json!({"tool_name": "Bash", "tool_input": {"command": command},
+                           "tool_response": {"stdout": "ok", "stderr": "", "exit_code": 0}});
+        rig.event(session, "PostToolUse", extra)
+    };
+    for _ in 0..2 {
+        let earlier = Uuid::now_v7().to_string();
+        rig.run("post-tool-use", failed(&earlier));
+        rig.run("post-tool-use", passed(&earlier, "make test"));
+    }
+    for _ in 0..8 {
+        rig.run("post-tool-use", passed(&Uuid::now_v7().to_string(), "make check"));
+    }
+    let session = Uuid::now_v7().to_string();
+    rig.run("session-start", rig.event(&session, "SessionStart", json!({"source": "startup"})));
+    let call = json!({"tool_name": "Bash", "tool_input": {"command": "make check"}});
+    let before = rig.run("pre-tool-use", rig.event(&session, "PreToolUse", call));
+    assert_eq!(before, "", "two sessions in ten are too weak to speak before the call");
+    let after = rig.run("post-tool-use", failed(&session));
+    let after: Value = serde_json::from_str(&after)
+        .unwrap_or_else(|error| panic!("nothing after the failure ({error}); {}", log(rig.state.path())));
+    assert_eq!(after["hookSpecificOutput"]["hookEventName"], "PostToolUseFailure");
+    let context = after["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(
+        context.contains("failed this way in 2 of 10 earlier sessions here; what worked after: `make test`"),
+        "{context}"
+    );
+    assert_eq!(rig.run("post-tool-use", failed(&session)), "", "said once a session");
+}
+
 /// A pre-tool-use hook never waits on Lore: with no call index it says
 /// nothing and starts a refresh in the background, after which the same
 /// call in another session gets its warning from the index alone.
@@ -561,8 +602,8 @@ async fn a_missing_call_index_is_refreshed_in_the_background_and_then_warns() {
     let answer: Value =
         serde_json::from_str(&warned.unwrap_or_else(|| panic!("never warned; hook log: {log}"))).unwrap();
     let context = answer["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
-    assert!(context.contains("`npm test` failed") && context.contains("Missingˆscript"), "{context}");
-    assert!(context.contains("What later worked, in 1 of 1 sessions: `npx vitest <arg>`"), "{context}");
+    assert!(context.contains("`npm test` failed") && context.contains("Missing script"), "{context}");
+    assert!(context.contains("what worked after: `npx vitest <arg>` (1 of 1)"), "{context}");
 }
 
 /// A guard set by a person with `lore qa guards` refuses the call on the
@@ -625,7 +666,7 @@ async fn a_guard_a_person_set_refuses_the_call_and_the_ledger_keeps_what_was_giv
         assert!(reason.contains("no pytest suite") && reason.contains("Run instead: `npx vitest run`"), "{reason}");
     }
     let warned: Value = serde_json::from_str(&run("pre-tool-use", call("npm test"))).unwrap();
-    assert!(warned["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("Missingˆscript"), "{warned}");
+    assert!(warned["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("Missing script"), "{warned}");
     assert_eq!(run("pre-tool-use", call("ls -la")), "", "a call that never failed: nothing");
 
     // The next hook that talks to Lore reports the three; a later one sends nothing again.
@@ -697,5 +738,27 @@ async fn a_briefing_leaves_to_the_call_the_warning_the_call_index_gives() {
     let third = prompt(&Uuid::now_v7().to_string());
     let call = json!({"tool_name": "Bash", "tool_input": {"command": "npm test"}});
     let warned = rig.run("pre-tool-use", rig.event(&third, "PreToolUse", call));
-    assert!(warned.contains(&format!("How to avoid it (reviewed fix): {}", fix.replace('"', "\\\""))), "{warned}");
+    assert!(warned.contains(&format!("how to avoid it (reviewed fix): {}", fix.replace('"', "\\\""))), "{warned}");
+    let warned: Value = serde_json::from_str(&warned).unwrap();
+    assert_eq!(warned["hookSpecificOutput"]["permissionDecision"], "deny", "2 of 2 sessions: held once");
+
+    // A person sets the project's mode with the CLI; the next session's
+    // index follows it.
+    let server = &rig.server;
+    let mode = async |mode: &str| {
+        let (ok, stdout, stderr) =
+            lore_e2e::lore_cli(server, None, &["qa", "guards", "call-warnings", "--project", "hooks", mode]).await;
+        assert!(ok, "{stdout}{stderr}");
+        stdout
+    };
+    let listed = mode("context").await;
+    assert!(listed.contains("warnings at the call: beside the result, never refused"), "{listed}");
+    let fourth = prompt(&Uuid::now_v7().to_string());
+    let call = json!({"tool_name": "Bash", "tool_input": {"command": "npm test"}});
+    let beside: Value = serde_json::from_str(&rig.run("pre-tool-use", rig.event(&fourth, "PreToolUse", call.clone())))
+        .unwrap_or_else(|error| panic!("no warning ({error}); {log}"));
+    assert!(beside["hookSpecificOutput"]["additionalContext"].is_string(), "context, never held: {beside}");
+    mode("off").await;
+    let fifth = prompt(&Uuid::now_v7().to_string());
+    assert_eq!(rig.run("pre-tool-use", rig.event(&fifth, "PreToolUse", call)), "", "off: nothing at the call");
 }

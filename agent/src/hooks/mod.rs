@@ -53,6 +53,7 @@
 //! session state, sending writes, the hooks' log) stays here.
 
 pub mod adapter;
+mod after_failure;
 pub mod input;
 mod post_tool_use;
 mod pre_tool_use;
@@ -315,6 +316,11 @@ async fn handle(
         }
         return Ok(answer);
     }
+    // Right after a failure: a local file answers too, and the answer does
+    // not wait on (or fail with) the record's writes below.
+    let after_failure = (args.event == HookEvent::PostToolUse)
+        .then(|| after_failure::answer(args.agent, &identity.project, session_id, &input, &crate::home::state_dir()))
+        .flatten();
     // A sidecar that is not running refuses at once; one that hangs must
     // leave time for the server.
     let connection = match address.connect((budget / 3).min(Duration::from_millis(500)), "hook").await {
@@ -322,6 +328,10 @@ async fn handle(
         Err(error) if error.is_unreachable() => {
             log.write(args.event, None, &format!("{error} The hook's writes wait in the outbox."));
             None
+        }
+        Err(error) if after_failure.is_some() => {
+            log.write(args.event, Some(session_id), &error.to_string());
+            return Ok(after_failure);
         }
         Err(error) => return Err(error),
     };
@@ -376,7 +386,14 @@ async fn handle(
             }
             Ok(None)
         }
-        HookEvent::PostToolUse => hook.post_tool_use(&input).await.map(|()| None),
+        HookEvent::PostToolUse => match hook.post_tool_use(&input).await {
+            Ok(()) => Ok(after_failure),
+            Err(error) if after_failure.is_some() => {
+                log.write(args.event, Some(session_id), &error.to_string());
+                Ok(after_failure)
+            }
+            Err(error) => Err(error),
+        },
         HookEvent::Stop => hook.stop(&input).await.map(|()| None),
         HookEvent::SessionEnd => hook.session_end(&input).await.map(|()| None),
         HookEvent::SubagentStart => hook.subagent_start(&input).await.map(|()| None),

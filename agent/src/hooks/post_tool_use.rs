@@ -171,7 +171,7 @@ impl Hook<'_> {
                     summary: approach,
                     outcome: if failed { proto::FixOutcome::Failure } else { proto::FixOutcome::Success } as i32,
                     qa_result: if failed {
-                        checks::error_lines(&input.tool_output()).join("\n")
+                        crate::failure_lines::error_lines(&input.tool_output()).join("\n")
                     } else {
                         format!("{name} passes")
                     },

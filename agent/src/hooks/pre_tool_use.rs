@@ -1,4 +1,4 @@
-//! `lore hook pre-tool-use`: the warning that comes with the call.
+//! `lore hook pre-tool-use`: the warning that comes before the call runs.
 //!
 //! Before a shell command runs, the project's call index (see
 //! [`crate::call_index`]) is asked whether earlier sessions failed with this
@@ -13,23 +13,28 @@
 //! Everything given is kept for the injection ledger (see
 //! [`crate::call_ledger`]).
 //!
-//! How the warning reaches the model depends on the agent:
-//! - **Claude Code** and **Codex**: `additionalContext` of their PreToolUse
-//!   answer, added to the model's context with the call, which still runs.
-//! - **Gemini CLI**: its BeforeTool answer has no context field; a `deny`
-//!   whose `reason` is the warning is what reaches the model (as the tool's
-//!   error). Given once, so the model can make the call again.
+//! How a warning reaches the model depends on the project's mode
+//! ([`CallWarnings`]) and the agent:
+//! - **A hold** (`deny_once`, strong evidence: [`CallWarning::is_strong`]):
+//!   the call is refused before it runs, with the warning and what worked
+//!   after as the reason, for all three agents. It is the only way to be
+//!   heard before the call: Claude Code and Codex place a PreToolUse
+//!   `additionalContext` after the call's result.
+//! - **Context** (weaker evidence, or the `context` mode): Claude Code's
+//!   and Codex's `additionalContext`, beside the result of a call that runs.
+//! - **Gemini CLI**'s BeforeTool answer has no context field: in
+//!   `deny_once` every warning is a hold, in `context` it says nothing.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use lore_calls::{CallWarning, Shape};
+use lore_calls::Shape;
 use serde_json::json;
 use uuid::Uuid;
 
 use super::input::HookInput;
 use super::record;
-use crate::call_index;
+use crate::call_index::{self, CallWarnings};
 use crate::call_ledger::{self, Given};
 use crate::identity::AgentKind;
 
@@ -48,18 +53,26 @@ pub fn answer(agent: AgentKind, project: &str, session: Uuid, input: &HookInput,
         keep_given(state_dir, project, session, Some(guard.guard_id.clone()), &guard.shape, &guard.reason, &text);
         return Some(agent_answer(agent, Said::Refusal, &text));
     }
-    let warning = index.warning(command, &shape)?;
-    if !mark_given(&given_path(state_dir, session), &warning) {
+    if !index.warns_at_call(agent.as_str()) {
         return None;
     }
-    let text = warning.text();
+    let warning = index.warning(command, &shape)?;
+    let hold = match (index.call_warnings, agent) {
+        (CallWarnings::DenyOnce, AgentKind::Gemini) => true,
+        (CallWarnings::DenyOnce, _) => warning.is_strong(),
+        (CallWarnings::Context | CallWarnings::Off, _) => false,
+    };
+    if !mark_given(&given_path(state_dir, session), &warning.command, &warning.failure) {
+        return None;
+    }
+    let (said, text) = if hold { (Said::Refusal, warning.refusal_text()) } else { (Said::Warning, warning.text()) };
     keep_given(state_dir, project, session, None, &shape.text(), &warning.failure, &text);
-    Some(agent_answer(agent, Said::Warning, &text))
+    Some(agent_answer(agent, said, &text))
 }
 
 /// Keeps what was given for the ledger; a record that cannot be kept is
 /// not worth failing the call over.
-fn keep_given(
+pub(super) fn keep_given(
     state_dir: &Path,
     project: &str,
     session: Uuid,
@@ -102,18 +115,29 @@ pub fn prune_given(state_dir: &Path) {
 }
 
 /// Where a session's given warnings are kept, one fingerprint a line.
-fn given_path(state_dir: &Path, session: Uuid) -> PathBuf {
+pub(super) fn given_path(state_dir: &Path, session: Uuid) -> PathBuf {
     state_dir.join("calls").join(format!("given-{session}"))
+}
+
+/// The fingerprint of a warning of `failure` at calls of `command` (a
+/// command's key: word for word, or its shape).
+fn fingerprint(command: &str, failure: &str) -> String {
+    blake3::hash(format!("{command}\u{0}{failure}").as_bytes()).to_hex()[..16].to_owned()
+}
+
+/// Whether the session was told of `failure` at `command` already.
+pub(super) fn was_given(path: &Path, command: &str, failure: &str) -> bool {
+    let line = fingerprint(command, failure);
+    std::fs::read_to_string(path).is_ok_and(|given| given.lines().any(|given| given == line))
 }
 
 /// Records the warning as given; false when it was given already (or
 /// cannot be recorded: a warning given on every call is worse than none).
-fn mark_given(path: &Path, warning: &CallWarning) -> bool {
-    let fingerprint = blake3::hash(format!("{}\u{0}{}", warning.command, warning.failure).as_bytes()).to_hex();
-    let line = &fingerprint[..16];
-    if std::fs::read_to_string(path).is_ok_and(|given| given.lines().any(|given| given == line)) {
+pub(super) fn mark_given(path: &Path, command: &str, failure: &str) -> bool {
+    if was_given(path, command, failure) {
         return false;
     }
+    let line = fingerprint(command, failure);
     let appended = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| {
         let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
         writeln!(file, "{line}")
@@ -124,15 +148,15 @@ fn mark_given(path: &Path, warning: &CallWarning) -> bool {
 /// What Lore says with a call.
 #[derive(Clone, Copy)]
 enum Said {
-    /// A warning: the call still runs (except on Gemini, see the module).
+    /// A warning beside the result: the call still runs.
     Warning,
-    /// A guard's refusal: the call does not run, and the reason is what
-    /// the model reads instead of its output.
+    /// A guard's refusal or a warning's hold: the call does not run, and
+    /// the reason is what the model reads instead of its output.
     Refusal,
 }
 
 /// `text` in the agent's answer format. Gemini's BeforeTool has only a
-/// deny to speak with, for both.
+/// deny to speak with (it is never asked for a warning beside the result).
 fn agent_answer(agent: AgentKind, said: Said, text: &str) -> String {
     let answer = match (agent, said) {
         (AgentKind::Gemini, _) => json!({ "decision": "deny", "reason": text }),
@@ -152,7 +176,6 @@ mod tests {
     use lore_proto::v1 as proto;
 
     use super::*;
-    use crate::call_index::CallIndex;
 
     fn input(tool: &str, command: &str) -> HookInput {
         let bytes = json!({
@@ -164,37 +187,82 @@ mod tests {
 
     /// Two earlier sessions ran pytest, failed, and then the repository's runner passed.
     fn indexed(state_dir: &Path) {
+        indexed_with(state_dir, 2, CallWarnings::DenyOnce);
+    }
+
+    /// `sessions` earlier sessions as [`indexed`]'s, under `mode`.
+    fn indexed_with(state_dir: &Path, sessions: usize, mode: CallWarnings) {
         let mut memory = CallMemory::new();
-        for _ in 0..2 {
+        for _ in 0..sessions {
             memory.learn(&[
                 Call { command: "pytest tests".into(), outcome: Outcome::Failed("No module named <*>".into()) },
                 Call { command: "./tests/runtests.py forms".into(), outcome: Outcome::Passed },
             ]);
         }
-        let index = CallIndex {
-            project: "acme".into(),
-            refreshed_at: 0,
-            refreshed_for: Uuid::nil(),
-            memory,
-            guards: Vec::new(),
-            fixes: Default::default(),
-        };
+        let index = call_index::index_for_tests(memory, mode);
         call_index::save(&call_index::path(state_dir, "acme"), &index).expect("saved");
     }
 
+    fn json(answer: Option<String>) -> serde_json::Value {
+        serde_json::from_str(&answer.expect("an answer")).expect("JSON")
+    }
+
     #[test]
-    fn a_call_that_failed_before_is_warned_of_once_per_session() {
+    fn weak_evidence_is_context_beside_the_result_once_per_session() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        indexed_with(dir.path(), 1, CallWarnings::DenyOnce);
+        let session = Uuid::now_v7();
+        let call = input("Bash", "pytest tests/test_forms.py");
+        let answer = json(answer(AgentKind::ClaudeCode, "acme", session, &call, dir.path()));
+        let context = answer["hookSpecificOutput"]["additionalContext"].as_str().expect("context");
+        assert!(context.contains("what worked after: `tests/runtests.py <arg>` (1 of 1)"), "{context}");
+        assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+        assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], serde_json::Value::Null, "the call runs");
+        assert_eq!(super::answer(AgentKind::ClaudeCode, "acme", session, &call, dir.path()), None, "given once");
+        assert!(super::answer(AgentKind::ClaudeCode, "acme", Uuid::now_v7(), &call, dir.path()).is_some());
+    }
+
+    #[test]
+    fn strong_evidence_holds_the_first_call_of_a_session_and_the_same_call_again_runs() {
         let dir = tempfile::tempdir().expect("tempdir");
         indexed(dir.path());
         let session = Uuid::now_v7();
         let call = input("Bash", "pytest tests/test_forms.py");
-        let answer = answer(AgentKind::ClaudeCode, "acme", session, &call, dir.path()).expect("a warning");
-        let answer: serde_json::Value = serde_json::from_str(&answer).expect("JSON");
-        let context = answer["hookSpecificOutput"]["additionalContext"].as_str().expect("context");
-        assert!(context.contains("What later worked, in 2 of 2 sessions: `tests/runtests.py <arg>`"), "{context}");
-        assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "PreToolUse");
-        assert_eq!(super::answer(AgentKind::ClaudeCode, "acme", session, &call, dir.path()), None, "given once");
-        assert!(super::answer(AgentKind::ClaudeCode, "acme", Uuid::now_v7(), &call, dir.path()).is_some());
+        for agent in [AgentKind::ClaudeCode, AgentKind::Codex] {
+            let session = Uuid::now_v7();
+            let held = json(answer(agent, "acme", session, &call, dir.path()));
+            assert_eq!(held["hookSpecificOutput"]["permissionDecision"], "deny", "{held}");
+            let reason = held["hookSpecificOutput"]["permissionDecisionReason"].as_str().expect("a reason");
+            assert!(reason.contains("failed in 2 of 2 earlier sessions here"), "{reason}");
+            assert!(reason.contains("what worked after: `tests/runtests.py <arg>` (2 of 2)"), "{reason}");
+            assert!(reason.ends_with("make it again to run it."), "{reason}");
+            assert_eq!(answer(agent, "acme", session, &call, dir.path()), None, "the same call again runs");
+        }
+        let gemini =
+            json(answer(AgentKind::Gemini, "acme", session, &input("run_shell_command", "pytest x"), dir.path()));
+        assert_eq!(gemini["decision"], "deny");
+    }
+
+    #[test]
+    fn the_projects_mode_keeps_a_call_from_being_held_or_silences_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        indexed_with(dir.path(), 2, CallWarnings::Context);
+        let call = input("Bash", "pytest tests");
+        let context = json(answer(AgentKind::ClaudeCode, "acme", Uuid::now_v7(), &call, dir.path()));
+        assert!(
+            context["hookSpecificOutput"]["additionalContext"].is_string(),
+            "strong, yet beside the result: {context}"
+        );
+        let gemini = input("run_shell_command", "pytest tests");
+        assert_eq!(
+            answer(AgentKind::Gemini, "acme", Uuid::now_v7(), &gemini, dir.path()),
+            None,
+            "it could only refuse"
+        );
+        indexed_with(dir.path(), 2, CallWarnings::Off);
+        for agent in [AgentKind::ClaudeCode, AgentKind::Codex, AgentKind::Gemini] {
+            assert_eq!(answer(agent, "acme", Uuid::now_v7(), &call, dir.path()), None);
+        }
     }
 
     #[test]
@@ -209,7 +277,7 @@ mod tests {
         let answer = answer(AgentKind::ClaudeCode, "acme", Uuid::now_v7(), &input("Bash", "pytest x"), dir.path());
         let answer = answer.expect("a warning");
         assert!(
-            answer.contains("How to avoid it (verified fix): Run the suite with tests/runtests.py, not pytest."),
+            answer.contains("how to avoid it (verified fix): Run the suite with tests/runtests.py, not pytest."),
             "{answer}"
         );
     }
@@ -222,7 +290,7 @@ mod tests {
         let answer = answer(AgentKind::Gemini, "acme", Uuid::now_v7(), &call, dir.path()).expect("a warning");
         let answer: serde_json::Value = serde_json::from_str(&answer).expect("JSON");
         assert_eq!(answer["decision"], "deny");
-        assert!(answer["reason"].as_str().is_some_and(|reason| reason.contains("failed with")));
+        assert!(answer["reason"].as_str().is_some_and(|reason| reason.contains("failed in 2 of 2")));
     }
 
     #[test]
@@ -251,7 +319,7 @@ mod tests {
         assert!(gemini.contains(r#""decision":"deny""#), "{gemini}");
         // A call the guard does not hold is still warned of, once.
         let warned = answer(AgentKind::ClaudeCode, "acme", session, &input("Bash", "pytest tests"), dir.path());
-        assert!(warned.is_some_and(|warned| warned.contains("additionalContext")));
+        assert!(warned.is_some_and(|warned| warned.contains("failed in 2 of 2")));
         let taken = call_ledger::take(dir.path());
         let kinds: Vec<i32> = taken
             .writes

@@ -64,6 +64,10 @@ fn kinds_are_what_the_command_does() {
     assert_eq!(kind("npx eslint ."), Some(Kind::Lint));
     assert_eq!(kind("cargo build --release"), Some(Kind::Build));
     assert_eq!(kind("make"), Some(Kind::Build));
+    // The job a recovery must share: `make test` after a failed `make check`.
+    assert_eq!(kind("make check"), Some(Kind::Test));
+    assert_eq!(kind("make test"), Some(Kind::Test));
+    assert_eq!(kind("cargo check"), Some(Kind::Build));
     assert_eq!(kind("pip install -e ."), Some(Kind::Install));
     assert_eq!(kind("npm ci"), Some(Kind::Install));
     assert_eq!(kind("ruff check ."), Some(Kind::Lint));

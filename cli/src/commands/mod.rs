@@ -19,6 +19,7 @@ pub mod knowledge_search;
 pub mod leave_one_out;
 pub mod log;
 pub mod mcp;
+pub mod naming;
 pub mod qa;
 pub mod qa_guards;
 pub mod qa_hotspots;

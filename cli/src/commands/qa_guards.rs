@@ -46,6 +46,22 @@ pub enum GuardsCommand {
         #[arg(long, env = "LORE_PROJECT")]
         project: String,
     },
+    /// Set how the project's agents are warned of a call that failed in
+    /// earlier sessions (admin): deny-once holds the first such call of a
+    /// session when the evidence is strong, context only speaks beside the
+    /// result, off says nothing.
+    CallWarnings {
+        #[arg(long, env = "LORE_PROJECT")]
+        project: String,
+        mode: CallWarningMode,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum CallWarningMode {
+    DenyOnce,
+    Context,
+    Off,
 }
 
 pub async fn guards(qa: &mut QaLearningServiceClient<Channel>, command: GuardsCommand) -> anyhow::Result<()> {
@@ -71,6 +87,19 @@ pub async fn guards(qa: &mut QaLearningServiceClient<Channel>, command: GuardsCo
         }
         GuardsCommand::On { project } => switch(qa, project, true).await?,
         GuardsCommand::Off { project } => switch(qa, project, false).await?,
+        GuardsCommand::CallWarnings { project, mode } => {
+            let mode = match mode {
+                CallWarningMode::DenyOnce => proto::CallWarningMode::DenyOnce,
+                CallWarningMode::Context => proto::CallWarningMode::Context,
+                CallWarningMode::Off => proto::CallWarningMode::Off,
+            };
+            let request = proto::SetCallWarningModeRequest { project: project.clone(), mode: mode as i32 };
+            let listed = qa.set_call_warning_mode(request).await?.into_inner();
+            if mode != proto::CallWarningMode::Off && listed.call_warnings == proto::CallWarningMode::Off as i32 {
+                println!("set, but the qa.warnings kill switch keeps warnings at the call off");
+            }
+            print_guards(&project, listed);
+        }
     }
     Ok(())
 }
@@ -89,6 +118,12 @@ fn print_guards(project: &str, listed: proto::ListGuardsResponse) {
     let state =
         if listed.enabled { "on: calls of these shapes are refused" } else { "off: agents are warned, never refused" };
     println!("guards of {project}: {state}");
+    let warnings = match proto::CallWarningMode::try_from(listed.call_warnings) {
+        Ok(proto::CallWarningMode::Context) => "beside the result, never refused",
+        Ok(proto::CallWarningMode::Off) => "off",
+        _ => "the first call held once when the evidence is strong, else beside the result",
+    };
+    println!("warnings at the call: {warnings}");
     if listed.guards.is_empty() {
         println!("no guard");
     }

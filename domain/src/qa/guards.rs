@@ -3,13 +3,15 @@
 //! their call index, so a refusal needs no network at the call.
 //!
 //! Guards are off for a project until a person turns them on, and the
-//! `qa.warnings.enabled` kill switch turns them off with every warning.
+//! `qa.warnings.enabled` kill switch turns them off with every warning,
+//! warnings at the call included. The project's call warning mode travels
+//! with its guards, since the same hooks read both.
 
 use uuid::Uuid;
 
 use super::QaLearning;
 use crate::Error;
-use lore_model::qa::guards::{Guard, Guards};
+use lore_model::qa::guards::{CallWarningMode, Guard, Guards};
 use lore_model::scope::ProjectScope;
 use lore_store::qa::guards as store;
 
@@ -18,8 +20,25 @@ impl QaLearning {
     pub async fn guards(&self, scope: &ProjectScope, project: &str) -> Result<Guards, Error> {
         scope.require(project)?;
         let mut guards = store::guards(&self.pool, project).await?;
-        guards.enabled &= self.switches.warnings();
+        if !self.switches.warnings() {
+            guards.enabled = false;
+            guards.call_warnings = CallWarningMode::Off;
+        }
         Ok(guards)
+    }
+
+    /// Sets how the project's agents are warned at the call, and answers
+    /// with the guards and the mode in force.
+    pub async fn set_call_warning_mode(
+        &self,
+        scope: &ProjectScope,
+        project: &str,
+        mode: CallWarningMode,
+        by: &str,
+    ) -> Result<Guards, Error> {
+        scope.require(project)?;
+        store::set_call_warning_mode(&self.pool, project, mode, by).await?;
+        self.guards(scope, project).await
     }
 
     /// Adds the guard, or replaces the project's guard of the same shape.

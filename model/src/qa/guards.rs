@@ -34,11 +34,48 @@ pub struct Guard {
     pub created_at: DateTime<Utc>,
 }
 
-/// A project's guards and whether they are on.
+/// A project's guards and whether they are on, with how its agents are
+/// warned at the call: what the hooks read into their call index.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Guards {
     pub enabled: bool,
     pub guards: Vec<Guard>,
+    pub call_warnings: CallWarningMode,
+}
+
+/// How an agent is told, at the call, of a failure earlier sessions hit
+/// with the same command (guards are apart).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CallWarningMode {
+    /// Strong evidence holds the first such call of a session before it
+    /// runs (`lore_calls::memory::REFUSE`); weaker evidence comes as
+    /// context beside the result.
+    #[default]
+    DenyOnce,
+    /// Context beside the result, never a refusal.
+    Context,
+    Off,
+}
+
+impl CallWarningMode {
+    /// The name the store keeps.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::DenyOnce => "deny_once",
+            Self::Context => "context",
+            Self::Off => "off",
+        }
+    }
+
+    /// A stored name; `None` for a name the table's CHECK would refuse.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "deny_once" => Some(Self::DenyOnce),
+            "context" => Some(Self::Context),
+            "off" => Some(Self::Off),
+            _ => None,
+        }
+    }
 }
 
 impl Guard {
@@ -102,6 +139,14 @@ mod tests {
         assert_eq!(guard.shape, "pytest <arg> -x");
         let again = Guard::submitted("guard", "acme", &guard.shape, "r", "", "ann").expect("a shape is a command");
         assert_eq!(again.shape, guard.shape, "a person may guard the shape Lore showed");
+    }
+
+    #[test]
+    fn a_call_warning_mode_reads_back_its_stored_name() {
+        for mode in [CallWarningMode::DenyOnce, CallWarningMode::Context, CallWarningMode::Off] {
+            assert_eq!(CallWarningMode::parse(mode.as_str()), Some(mode));
+        }
+        assert_eq!(CallWarningMode::parse("deny-once"), None);
     }
 
     #[test]

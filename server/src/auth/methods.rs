@@ -88,6 +88,7 @@ const METHODS: &[(&str, &str, Access)] = &[
     (QA, "PutGuard", Access::Admin),
     (QA, "RemoveGuard", Access::Admin),
     (QA, "SetGuardsEnabled", Access::Admin),
+    (QA, "SetCallWarningMode", Access::Admin),
     // An agent's own bookkeeping about what it was shown, as RecordOutcome.
     (QA, "AcknowledgeWarning", Access::Write),
     // Read access, as GetWarnings: a briefing is what an agent reads before

@@ -92,6 +92,51 @@ async fn a_person_sets_guards_an_agent_reads_them_and_the_switch_is_per_project(
 }
 
 #[tokio::test]
+async fn a_person_sets_how_a_projects_agents_are_warned_at_the_call_and_the_hooks_read_it_with_the_guards() {
+    let server = server_with_auth(0).await;
+    let admin = token(&server, "ann", Role::Admin, None).await;
+    let agent = token(&server, "agent", Role::Agent, Some(&["shop"])).await;
+    let mut person = QaLearningServiceClient::new(authed(&server, &admin).await);
+    let mut agent = QaLearningServiceClient::new(authed(&server, &agent).await);
+    let mode_of = |listed: proto::ListGuardsResponse| proto::CallWarningMode::try_from(listed.call_warnings).unwrap();
+    let set = |project: &str, mode: proto::CallWarningMode| proto::SetCallWarningModeRequest {
+        project: project.into(),
+        mode: mode as i32,
+    };
+
+    let listed = agent.list_guards(proto::ListGuardsRequest { project: "shop".into() }).await.unwrap();
+    assert_eq!(mode_of(listed.into_inner()), proto::CallWarningMode::DenyOnce, "the default");
+    let refused = agent.set_call_warning_mode(set("shop", proto::CallWarningMode::Off)).await.unwrap_err();
+    assert_eq!(refused.code(), Code::PermissionDenied, "a person's decision: {refused:?}");
+
+    let context = person.set_call_warning_mode(set("shop", proto::CallWarningMode::Context)).await.unwrap();
+    assert_eq!(mode_of(context.into_inner()), proto::CallWarningMode::Context);
+    let read = agent.list_guards(proto::ListGuardsRequest { project: "shop".into() }).await.unwrap().into_inner();
+    assert_eq!(mode_of(read), proto::CallWarningMode::Context, "the hooks read it");
+    let other = person.list_guards(proto::ListGuardsRequest { project: "other".into() }).await.unwrap();
+    assert_eq!(mode_of(other.into_inner()), proto::CallWarningMode::DenyOnce, "per project");
+
+    for bad in [
+        set("shop", proto::CallWarningMode::Unspecified),
+        proto::SetCallWarningModeRequest { project: "shop".into(), mode: 42 },
+    ] {
+        let status = person.set_call_warning_mode(bad).await.unwrap_err();
+        assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+        assert!(status.message().starts_with("mode:"), "names the field: {}", status.message());
+    }
+    let status = person.set_call_warning_mode(set("", proto::CallWarningMode::Off)).await.unwrap_err();
+    assert!(status.message().starts_with("project:"), "{status:?}");
+    let kept = person.list_guards(proto::ListGuardsRequest { project: "shop".into() }).await.unwrap();
+    assert_eq!(mode_of(kept.into_inner()), proto::CallWarningMode::Context, "a refused change changes nothing");
+
+    // The kill switch silences the call with every other warning.
+    let kill = proto::SetSwitchesRequest { warnings_enabled: Some(false), learning_enabled: None };
+    person.set_switches(kill).await.unwrap();
+    let killed = agent.list_guards(proto::ListGuardsRequest { project: "shop".into() }).await.unwrap();
+    assert_eq!(mode_of(killed.into_inner()), proto::CallWarningMode::Off);
+}
+
+#[tokio::test]
 async fn a_warning_given_at_the_call_is_stored_once_and_listed_in_the_ledger() {
     let server = server_with_auth(0).await;
     let agent = token(&server, "agent", Role::Agent, Some(&["shop"])).await;

@@ -5,7 +5,7 @@ use sqlx::{PgPool, Row as _};
 use uuid::Uuid;
 
 use lore_model::Error;
-use lore_model::qa::guards::{Guard, Guards};
+use lore_model::qa::guards::{CallWarningMode, Guard, Guards};
 
 fn guard_from_row(row: &PgRow) -> Result<Guard, sqlx::Error> {
     Ok(Guard {
@@ -21,17 +21,39 @@ fn guard_from_row(row: &PgRow) -> Result<Guard, sqlx::Error> {
 
 const COLUMNS: &str = "guard_id, project, shape, reason, alternative, created_by, created_at";
 
-/// The project's guards by shape, and its switch (off when never set).
+/// The project's guards by shape, its switch (off when never set) and
+/// its call warning mode (deny once when never set).
 pub async fn guards(pool: &PgPool, project: &str) -> Result<Guards, Error> {
     let statement = format!("SELECT {COLUMNS} FROM qa_guards WHERE project = $1 ORDER BY shape");
-    let (rows, enabled) = tokio::try_join!(
+    let (rows, enabled, mode) = tokio::try_join!(
         sqlx::query(sqlx::AssertSqlSafe(statement)).bind(project).fetch_all(pool),
         sqlx::query_scalar::<_, bool>("SELECT enabled FROM qa_guard_switches WHERE project = $1")
             .bind(project)
             .fetch_optional(pool),
+        sqlx::query_scalar::<_, String>("SELECT mode FROM qa_call_warning_modes WHERE project = $1")
+            .bind(project)
+            .fetch_optional(pool),
     )?;
     let guards = rows.iter().map(guard_from_row).collect::<Result<_, _>>()?;
-    Ok(Guards { enabled: enabled.unwrap_or(false), guards })
+    // The table's CHECK admits only the names `parse` reads.
+    let call_warnings = mode.as_deref().and_then(CallWarningMode::parse).unwrap_or_default();
+    Ok(Guards { enabled: enabled.unwrap_or(false), guards, call_warnings })
+}
+
+/// Sets how the project's agents are warned at the call.
+pub async fn set_call_warning_mode(pool: &PgPool, project: &str, mode: CallWarningMode, by: &str) -> Result<(), Error> {
+    sqlx::query(
+        "WITH project AS (INSERT INTO projects (name) VALUES ($1) ON CONFLICT DO NOTHING)
+         INSERT INTO qa_call_warning_modes (project, mode, updated_by) VALUES ($1, $2, $3)
+         ON CONFLICT (project) DO UPDATE SET mode = EXCLUDED.mode, updated_by = EXCLUDED.updated_by,
+             updated_at = now()",
+    )
+    .bind(project)
+    .bind(mode.as_str())
+    .bind(by)
+    .execute(pool)
+    .await?;
+    Ok(())
 }
 
 /// Adds the guard, or replaces the project's guard of the same shape

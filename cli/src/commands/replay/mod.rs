@@ -17,7 +17,7 @@
 //! alone.
 
 mod chart;
-mod runs;
+pub(crate) mod runs;
 mod simulate;
 mod through_server;
 
@@ -45,6 +45,10 @@ pub struct Args {
     /// Where the SVG chart of coverage as runs accumulate is written.
     #[arg(long, default_value = "replay-coverage.svg")]
     chart: PathBuf,
+    /// Where the SVG chart of coverage against tokens a run, per setting
+    /// and for the naive briefings, is written.
+    #[arg(long, default_value = "replay-trade-off.svg")]
+    trade_off_chart: PathBuf,
     /// Replay under this one setting instead of choosing it with each
     /// repository left out (both flags together).
     #[arg(long, requires = "min_rate")]
@@ -148,13 +152,15 @@ fn evaluate(args: &Args, all: &[runs::Run], source: Source) -> anyhow::Result<()
     bar.finish_and_clear();
     let sources: Vec<String> = repos.keys().map(|repo| (*repo).to_owned()).collect();
 
+    let per_setting = pooled_per_setting(settings.len(), &figures);
     if settings.len() > 1 {
-        print_trade_off(&settings, &figures);
+        print_trade_off(&settings, &per_setting);
     }
     let folds = leave_one_out::folds(&sources, &figures, Figures::f1);
-    println!("\nEach repository under the setting chosen on the others (F1 of coverage and precision):");
+    println!("\nEach repository under the setting chosen on the others (F1 of coverage and precision);");
+    println!("held: calls held once before they ran, passed: of them, calls that would have passed:");
     println!(
-        "{:<22} {:<26} {:>5} {:>9} {:>8} {:>9} {:>8} {:>7} {:>7} | {:>13} {:>9} {:>7}",
+        "{:<22} {:<26} {:>5} {:>9} {:>8} {:>9} {:>8} {:>7} {:>7} {:>5} {:>6} | {:>13} {:>9} {:>7}",
         "repository",
         "setting",
         "runs",
@@ -164,6 +170,8 @@ fn evaluate(args: &Args, all: &[runs::Run], source: Source) -> anyhow::Result<()
         "recovery",
         "briefed",
         "tokens",
+        "held",
+        "passed",
         "naive cover",
         "precision",
         "tokens"
@@ -183,48 +191,123 @@ fn evaluate(args: &Args, all: &[runs::Run], source: Source) -> anyhow::Result<()
     let svg = chart::svg(&held_points, "Recurring failures warned of before they happened (each repository held out)");
     std::fs::write(&args.chart, svg).with_context(|| format!("cannot write the chart to {}", args.chart.display()))?;
     println!("chart: {}", args.chart.display());
+    let mut choices: Vec<chart::Choice> = settings
+        .iter()
+        .zip(&per_setting)
+        .map(|(strength, pooled)| chart::Choice {
+            name: describe(strength),
+            tokens: pooled.tokens_per_run(),
+            coverage: pooled.coverage(),
+            baseline: false,
+        })
+        .collect();
+    for (name, tokens, coverage) in [
+        ("naive: three failures", pooled.naive_tokens_per_run(), pooled.naive_coverage()),
+        ("naive: five failures", pooled.naive5_tokens_per_run(), pooled.naive5_coverage()),
+        ("Lore, each repository left out", pooled.tokens_per_run(), pooled.coverage()),
+    ] {
+        choices.push(chart::Choice { name: name.to_owned(), tokens, coverage, baseline: true });
+    }
+    let trade_off =
+        chart::trade_off_svg(&choices, "What each setting covers for its tokens (every repository together)");
+    std::fs::write(&args.trade_off_chart, trade_off)
+        .with_context(|| format!("cannot write the chart to {}", args.trade_off_chart.display()))?;
+    println!("trade-off chart: {}", args.trade_off_chart.display());
     if let Source::Server(known) = source {
         let withheld: u64 = known.values().map(|known| known.withheld).sum();
         println!("briefing items the injection screen withheld for review (shown to no run): {withheld}");
     }
+    print_summary(&pooled);
+    Ok(())
+}
+
+/// What the selector of what Lore says is for, every repository left out
+/// in turn: tokens by surface, holds, steps at stake, the naive briefings.
+fn print_summary(pooled: &Figures) {
+    let per_run = |tokens: u64| if pooled.runs == 0 { 0.0 } else { tokens as f64 / pooled.runs as f64 };
     println!(
-        "replay runs={} recurring={} coverage={:.3} precision={:.3} tokens_per_run={:.1}",
+        "tokens a run by surface: start {:.1}, prompt {:.1}, call {:.1}, after a failure {:.1} ({} said)",
+        per_run(pooled.start_tokens),
+        per_run(pooled.prompt_tokens),
+        per_run(pooled.tokens),
+        per_run(pooled.after_failure_tokens),
+        pooled.after_failure
+    );
+    println!(
+        "said right after a failure: {}, of which {} named a command the run later passed with, {} steps after the failure",
+        pooled.after_failure, pooled.after_failure_right, pooled.after_failure_steps
+    );
+    println!(
+        "calls held once before they ran (strong evidence, the default mode): {}, of which {} would have passed",
+        pooled.held, pooled.held_would_pass
+    );
+    println!(
+        "steps at stake (from a recurring failure to what worked after): {} steps, {} output tokens; warned of before: {:.3} of the steps, {:.3} of the tokens",
+        pooled.stake_steps,
+        pooled.stake_output_tokens,
+        pooled.stake_covered(),
+        if pooled.stake_output_tokens == 0 {
+            0.0
+        } else {
+            pooled.stake_output_tokens_covered as f64 / pooled.stake_output_tokens as f64
+        }
+    );
+    println!(
+        "naive briefing of three failures: coverage {:.3} at {:.1} tokens a run; of five: {:.3} at {:.1}",
+        pooled.naive_coverage(),
+        pooled.naive_tokens_per_run(),
+        pooled.naive5_coverage(),
+        pooled.naive5_tokens_per_run()
+    );
+    println!(
+        "replay runs={} recurring={} coverage={:.3} precision={:.3} tokens_per_run={:.1} steps_at_stake_covered={:.3}",
         pooled.runs,
         pooled.recurring,
         pooled.coverage(),
         pooled.precision(),
-        pooled.tokens_per_run()
+        pooled.tokens_per_run(),
+        pooled.stake_covered()
     );
-    Ok(())
+}
+
+/// Each setting's figures, every repository together.
+fn pooled_per_setting(settings: usize, figures: &[Vec<Figures>]) -> Vec<Figures> {
+    (0..settings)
+        .map(|index| {
+            let mut pooled = Figures::default();
+            for row in figures {
+                pooled.add(&row[index]);
+            }
+            pooled
+        })
+        .collect()
 }
 
 /// Every setting on every repository together: what speaking more costs.
-fn print_trade_off(settings: &[Strength], figures: &[Vec<Figures>]) {
+fn print_trade_off(settings: &[Strength], per_setting: &[Figures]) {
     println!("The trade-off, every repository together (seen: for reading, not for choosing):");
     println!(
-        "{:<26} {:>8} {:>9} {:>8} {:>8} {:>7}",
-        "setting", "coverage", "precision", "warnings", "recovery", "tokens"
+        "{:<26} {:>8} {:>9} {:>8} {:>8} {:>7} {:>5} {:>11}",
+        "setting", "coverage", "precision", "warnings", "recovery", "tokens", "held", "held passed"
     );
-    for (index, strength) in settings.iter().enumerate() {
-        let mut pooled = Figures::default();
-        for row in figures {
-            pooled.add(&row[index]);
-        }
+    for (strength, pooled) in settings.iter().zip(per_setting) {
         println!(
-            "{:<26} {:>8.3} {:>9.3} {:>8} {:>8.3} {:>7.1}",
+            "{:<26} {:>8.3} {:>9.3} {:>8} {:>8.3} {:>7.1} {:>5} {:>11}",
             describe(strength),
             pooled.coverage(),
             pooled.precision(),
             pooled.warnings,
             pooled.recovery_rate(),
-            pooled.tokens_per_run()
+            pooled.tokens_per_run(),
+            pooled.held,
+            pooled.held_would_pass
         );
     }
 }
 
 fn print_row(name: &str, setting: &str, figures: &Figures) {
     println!(
-        "{:<22} {:<26} {:>5} {:>9} {:>8.3} {:>9.3} {:>8.3} {:>7} {:>7.1} | {:>13.3} {:>9.3} {:>7.1}",
+        "{:<22} {:<26} {:>5} {:>9} {:>8.3} {:>9.3} {:>8.3} {:>7} {:>7.1} {:>5} {:>6} | {:>13.3} {:>9.3} {:>7.1}",
         name,
         setting,
         figures.runs,
@@ -234,6 +317,8 @@ fn print_row(name: &str, setting: &str, figures: &Figures) {
         figures.recovery_rate(),
         figures.briefed,
         figures.tokens_per_run(),
+        figures.held,
+        figures.held_would_pass,
         figures.naive_coverage(),
         figures.naive_precision(),
         figures.naive_tokens_per_run()

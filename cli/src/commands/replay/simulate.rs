@@ -18,16 +18,18 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use lore_agent::call_index::{self, CallIndex};
-use lore_agent::checks;
+use lore_agent::failure_lines;
 use lore_calls::memory::tokens;
-use lore_calls::{Call, CallMemory, Outcome, Shape, Strength};
+use lore_calls::{Call, CallMemory, Outcome, Shape, Strength, shape};
 use lore_grouping::template::Template;
 
 use super::runs::{Ended, Event, Run, timeline};
 use crate::commands::leave_one_out::Counts;
 
-/// Briefed at the start by the naive baseline: the most frequent failures.
+/// Briefed at the start by the naive baselines: the three, and the five,
+/// most frequent failures.
 const NAIVE_BRIEFING: usize = 3;
+const NAIVE_BRIEFING_LONGER: usize = 5;
 
 /// What a replay counts; rates are computed from pooled counts.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -46,16 +48,43 @@ pub struct Figures {
     pub followed: u64,
     /// Tokens of the call warnings.
     pub tokens: u64,
+    /// What was said right after a failure earlier sessions recovered from
+    /// (when nothing was said of it before the call), and its tokens.
+    pub after_failure: u64,
+    pub after_failure_tokens: u64,
+    /// Of those, how many named a command the run later passed with, and
+    /// the steps the run took from the failure to it (what the message
+    /// could have saved).
+    pub after_failure_right: u64,
+    pub after_failure_steps: u64,
+    /// Warnings strong enough to hold the call once before it runs (the
+    /// default mode, `CallWarning::is_strong`), and those of them whose
+    /// call then passed: each such hold cost the agent a step.
+    pub held: u64,
+    pub held_would_pass: u64,
     /// Warnings the briefings at the start gave (QA patterns and failures
     /// named from the call index), and every token the briefings injected
-    /// (lessons and the rest included).
+    /// (lessons and the rest included), at session start and with the
+    /// task's prompt.
     pub briefed: u64,
-    pub briefing_tokens: u64,
+    pub start_tokens: u64,
+    pub prompt_tokens: u64,
+    /// Steps at stake: for each recurring failure that the run recovered
+    /// from, the steps from the failure to what worked after (the next
+    /// passing command of the same kind) and the tokens of their output;
+    /// and those of covered failures, which a warning could have saved.
+    pub stake_steps: u64,
+    pub stake_steps_covered: u64,
+    pub stake_output_tokens: u64,
+    pub stake_output_tokens_covered: u64,
     pub naive_covered: u64,
     pub naive_briefed: u64,
     /// Failures the naive briefing named that the run then hit.
     pub naive_followed: u64,
     pub naive_tokens: u64,
+    /// The naive briefing of five failures.
+    pub naive5_covered: u64,
+    pub naive5_tokens: u64,
 }
 
 impl Counts for Figures {
@@ -67,8 +96,21 @@ impl Counts for Figures {
         self.warnings += other.warnings;
         self.followed += other.followed;
         self.tokens += other.tokens;
+        self.after_failure += other.after_failure;
+        self.after_failure_tokens += other.after_failure_tokens;
+        self.after_failure_right += other.after_failure_right;
+        self.after_failure_steps += other.after_failure_steps;
+        self.held += other.held;
+        self.held_would_pass += other.held_would_pass;
         self.briefed += other.briefed;
-        self.briefing_tokens += other.briefing_tokens;
+        self.start_tokens += other.start_tokens;
+        self.prompt_tokens += other.prompt_tokens;
+        self.stake_steps += other.stake_steps;
+        self.stake_steps_covered += other.stake_steps_covered;
+        self.stake_output_tokens += other.stake_output_tokens;
+        self.stake_output_tokens_covered += other.stake_output_tokens_covered;
+        self.naive5_covered += other.naive5_covered;
+        self.naive5_tokens += other.naive5_tokens;
         self.naive_covered += other.naive_covered;
         self.naive_briefed += other.naive_briefed;
         self.naive_followed += other.naive_followed;
@@ -92,7 +134,17 @@ impl Figures {
     }
     /// Everything Lore injected, at the start and at the calls.
     pub fn tokens_per_run(&self) -> f64 {
-        rate(self.tokens + self.briefing_tokens, self.runs)
+        rate(self.tokens + self.after_failure_tokens + self.start_tokens + self.prompt_tokens, self.runs)
+    }
+    /// The share of the steps at stake whose failure was warned of before.
+    pub fn stake_covered(&self) -> f64 {
+        rate(self.stake_steps_covered, self.stake_steps)
+    }
+    pub fn naive5_coverage(&self) -> f64 {
+        rate(self.naive5_covered, self.recurring)
+    }
+    pub fn naive5_tokens_per_run(&self) -> f64 {
+        rate(self.naive5_tokens, self.runs)
     }
     pub fn naive_coverage(&self) -> f64 {
         rate(self.naive_covered, self.recurring)
@@ -130,8 +182,10 @@ pub struct Known {
     pub patterns: Vec<String>,
     /// The failures they named from the call index, by Lore's names.
     pub failures: Vec<String>,
-    /// Tokens of everything the briefings injected.
-    pub briefing_tokens: u64,
+    /// Tokens of everything the briefings injected, at session start and
+    /// with the task's prompt.
+    pub start_tokens: u64,
+    pub prompt_tokens: u64,
     /// Items the injection screen withheld from the briefings (held for a
     /// person's review): shown to no one, so they warn of nothing, and
     /// counted so that a screen that holds too much shows.
@@ -174,7 +228,8 @@ impl Learner {
             if let Some(label) = step.label.failure() {
                 hit.insert(label);
                 if matches!(source, Source::Server(_)) {
-                    let lines = checks::error_lines(&step.output).iter().map(|line| Template::of(line)).collect();
+                    let lines =
+                        failure_lines::error_lines(&step.output).iter().map(|line| Template::of(line)).collect();
                     self.failed_lines.push((lines, label.to_owned()));
                 }
             }
@@ -202,17 +257,30 @@ impl Learner {
         most_frequent(&labels).map(str::to_owned)
     }
 
-    /// The naive briefing: the failures most runs hit so far.
-    fn most_frequent(&self) -> Vec<&str> {
+    /// The naive briefing: the `count` failures most runs hit so far.
+    fn most_frequent(&self, count: usize) -> Vec<&str> {
         let mut ranked: Vec<(&String, &u32)> = self.runs_hit.iter().collect();
         ranked.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        ranked.into_iter().take(NAIVE_BRIEFING).map(|(label, _)| label.as_str()).collect()
+        ranked.into_iter().take(count).map(|(label, _)| label.as_str()).collect()
     }
 }
 
 /// The most frequent label, the first by name on a tie.
 fn most_frequent(labels: &BTreeMap<String, u32>) -> Option<&str> {
     labels.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(label, _)| label.as_str())
+}
+
+/// The steps from the failure at `failed` to what worked after (the next
+/// command of the same kind that passed), and the tokens of their output:
+/// what the run paid for the failure. `None` when nothing of its kind
+/// passed later in the run.
+fn at_stake(steps: &[super::runs::Step], failed: usize) -> Option<(u64, u64)> {
+    let kind = Shape::of(&steps[failed].command).kind()?;
+    let recovered = steps[failed + 1..]
+        .iter()
+        .position(|step| step.ended == Ended::Exit(0) && Shape::of(&step.command).kind().as_ref() == Some(&kind))?;
+    let paid = &steps[failed..=failed + recovered];
+    Some((paid.len() as u64, paid.iter().map(|step| tokens(&step.output) as u64).sum()))
 }
 
 /// Each step as the hook's call index learns it (`None`: no command, or
@@ -262,16 +330,21 @@ pub fn replay(
         };
         let before = figures.clone();
         figures.runs += 1;
-        let naive = learner.most_frequent();
+        let naive = learner.most_frequent(NAIVE_BRIEFING);
+        let naive5 = learner.most_frequent(NAIVE_BRIEFING_LONGER);
+        let naive_tokens = |labels: &[&str]| {
+            labels.iter().map(|label| tokens(&format!("- Earlier runs failed with: {label}\n"))).sum::<usize>() as u64
+        };
         figures.naive_briefed += naive.len() as u64;
-        figures.naive_tokens +=
-            naive.iter().map(|label| tokens(&format!("- Earlier runs failed with: {label}\n"))).sum::<usize>() as u64;
+        figures.naive_tokens += naive_tokens(&naive);
+        figures.naive5_tokens += naive_tokens(&naive5);
         let mut given: HashSet<(String, String)> = HashSet::new();
         // Labels warned of, and whether the warning named what worked.
         let mut warned: HashMap<String, bool> = HashMap::new();
         if let Some(known) = known {
             figures.briefed += (known.patterns.len() + known.failures.len()) as u64;
-            figures.briefing_tokens += known.briefing_tokens;
+            figures.start_tokens += known.start_tokens;
+            figures.prompt_tokens += known.prompt_tokens;
             let labels = known
                 .patterns
                 .iter()
@@ -283,7 +356,7 @@ pub fn replay(
         }
         let mut seen: HashSet<&str> = HashSet::new();
         let mut hit: HashSet<&str> = HashSet::new();
-        for step in run.steps.iter().filter(|step| step.ended != Ended::NoCommand) {
+        for (at, step) in run.steps.iter().enumerate().filter(|(_, step)| step.ended != Ended::NoCommand) {
             let warning = match known {
                 Some(known) => known.index.warning_at(&step.command, &Shape::of(&step.command), strength),
                 None => learner.memory.warning(&step.command, strength),
@@ -292,7 +365,14 @@ pub fn replay(
                 && given.insert((warning.command.clone(), warning.failure.clone()))
             {
                 figures.warnings += 1;
-                figures.tokens += tokens(&warning.text()) as u64;
+                let text = if warning.is_strong() {
+                    figures.held += 1;
+                    figures.held_would_pass += u64::from(!step.ended.failed());
+                    warning.refusal_text()
+                } else {
+                    warning.text()
+                };
+                figures.tokens += tokens(&text) as u64;
                 if let Some(label) = learner.label_of(&warning.failure) {
                     if step.label.failure() == Some(label) {
                         figures.followed += 1;
@@ -301,17 +381,51 @@ pub fn replay(
                     *named |= warning.recovery.is_some() || warning.fix.is_some();
                 }
             }
+            // Right after a failure, as the post-tool-use hook answers.
+            if let Some(Some(Call { outcome: Outcome::Failed(failure), .. })) = calls[run.id.as_str()].get(at) {
+                let shape = Shape::of(&step.command);
+                let memory = known.map_or(&learner.memory, |known| &known.index.memory);
+                let told = [shape::exact(&step.command), shape.text()]
+                    .into_iter()
+                    .any(|key| given.contains(&(key, failure.clone())));
+                if let Some(after) = memory.recovery_after(&step.command, &shape, failure)
+                    && !told
+                    && given.insert((after.command.clone(), failure.clone()))
+                    && let Some(text) = after.after_failure_text()
+                {
+                    figures.after_failure += 1;
+                    figures.after_failure_tokens += tokens(&text) as u64;
+                    let named = after.recovery.as_ref().map(|recovery| recovery.command.as_str());
+                    let reached = run.steps[at + 1..].iter().position(|later| {
+                        later.ended == Ended::Exit(0) && Some(Shape::of(&later.command).text().as_str()) == named
+                    });
+                    if let Some(steps) = reached {
+                        figures.after_failure_right += 1;
+                        figures.after_failure_steps += steps as u64 + 1;
+                    }
+                }
+            }
             let Some(label) = step.label.failure() else { continue };
             hit.insert(label);
             if step.label.sig_in_task_text || !seen.insert(label) || !learner.runs_hit.contains_key(label) {
                 continue;
             }
             figures.recurring += 1;
+            let stake = at_stake(&run.steps, at);
             if let Some(named) = warned.get(label) {
                 figures.covered += 1;
                 figures.recovery_named += u64::from(*named);
+                if let Some((steps, output_tokens)) = stake {
+                    figures.stake_steps_covered += steps;
+                    figures.stake_output_tokens_covered += output_tokens;
+                }
+            }
+            if let Some((steps, output_tokens)) = stake {
+                figures.stake_steps += steps;
+                figures.stake_output_tokens += output_tokens;
             }
             figures.naive_covered += u64::from(naive.contains(&label));
+            figures.naive5_covered += u64::from(naive5.contains(&label));
         }
         figures.naive_followed += naive.iter().filter(|label| hit.contains(*label)).count() as u64;
         points.push(RunPoint {

@@ -63,6 +63,14 @@ fn a_failure_earlier_runs_hit_is_warned_of_at_the_call_with_what_worked() {
     // b learned only from a, whose failure had a recovery: 1 of 1.
     assert_eq!(figures.recovery_named, 2);
     assert!(figures.tokens > 0);
+    // c's call failed in 2 of 2 earlier runs: held before it ran, and it
+    // would have failed; b's (1 of 1) came beside the result.
+    assert_eq!((figures.held, figures.held_would_pass), (1, 0));
+    // Each recurring failure cost its run one step before the runner that
+    // passed, and both were warned of.
+    assert_eq!((figures.stake_steps, figures.stake_steps_covered), (2, 2));
+    assert!(figures.stake_output_tokens > 0 && figures.stake_output_tokens == figures.stake_output_tokens_covered);
+    assert_eq!(figures.naive5_covered, figures.naive_covered, "one failure: five names cover what three do");
     // The naive briefing names the one failure earlier runs hit.
     assert_eq!((figures.naive_covered, figures.naive_briefed, figures.naive_followed), (2, 3, 2));
 }
@@ -72,6 +80,7 @@ fn a_strength_never_reached_says_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let figures = replay(&repository(dir.path()), Strength { min_sessions: 3, min_rate: 0.0 });
     assert_eq!((figures.recurring, figures.covered, figures.warnings, figures.tokens), (2, 0, 0, 0));
+    assert_eq!((figures.stake_steps, figures.stake_steps_covered), (2, 0));
 }
 
 #[test]

@@ -163,7 +163,8 @@ impl Project<'_> {
             let fields = json!({ "prompt": run.task_text });
             self.hooks.run(HookEvent::UserPromptSubmit, &self.name, &self.session(run), fields).await?
         };
-        let briefing_tokens = (tokens(&context_of(&started)) + tokens(&context_of(&prompted))) as u64;
+        let (start_tokens, prompt_tokens) =
+            (tokens(&context_of(&started)) as u64, tokens(&context_of(&prompted)) as u64);
         if let Some(dir) = &self.briefings {
             let file =
                 dir.join(format!("{}.md", run.id.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_")));
@@ -179,7 +180,8 @@ impl Project<'_> {
             );
         };
         let (warned, withheld) = self.warned(run).await?;
-        let mut known = Known { index, patterns: Vec::new(), failures: Vec::new(), briefing_tokens, withheld };
+        let mut known =
+            Known { index, patterns: Vec::new(), failures: Vec::new(), start_tokens, prompt_tokens, withheld };
         for item in warned {
             match item {
                 Warned::Pattern(pattern) => known.patterns.push(self.template(&pattern).await?),

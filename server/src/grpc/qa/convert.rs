@@ -17,7 +17,7 @@ use crate::grpc::convert::{
 };
 use lore_domain::qa::hotspots::HotSpotQuery;
 use lore_domain::qa::remining::Remined;
-use lore_model::qa::guards::{Guard, Guards};
+use lore_model::qa::guards::{CallWarningMode, Guard, Guards};
 use lore_model::qa::hotspots::{HotSpot, HotSpots};
 use lore_model::qa::limits::{
     MAX_CHECK_OUTPUT_BYTES, MAX_CHECKS, MAX_FILES, MAX_MESSAGE_BYTES, MAX_MESSAGES, MAX_NAME_CHARS, MAX_PATH_CHARS,
@@ -742,5 +742,28 @@ pub fn guard_to_proto(guard: &Guard) -> proto::Guard {
 }
 
 pub fn guards_to_proto(guards: &Guards) -> proto::ListGuardsResponse {
-    proto::ListGuardsResponse { enabled: guards.enabled, guards: guards.guards.iter().map(guard_to_proto).collect() }
+    proto::ListGuardsResponse {
+        enabled: guards.enabled,
+        guards: guards.guards.iter().map(guard_to_proto).collect(),
+        call_warnings: call_warning_mode_to_proto(guards.call_warnings) as i32,
+    }
+}
+
+pub fn call_warning_mode(field: &str, value: i32) -> FieldResult<CallWarningMode> {
+    Ok(match enum_value::<proto::CallWarningMode>(field, value)? {
+        proto::CallWarningMode::Unspecified => {
+            return Err(FieldError::new(field, "required: deny_once, context or off"));
+        }
+        proto::CallWarningMode::DenyOnce => CallWarningMode::DenyOnce,
+        proto::CallWarningMode::Context => CallWarningMode::Context,
+        proto::CallWarningMode::Off => CallWarningMode::Off,
+    })
+}
+
+fn call_warning_mode_to_proto(mode: CallWarningMode) -> proto::CallWarningMode {
+    match mode {
+        CallWarningMode::DenyOnce => proto::CallWarningMode::DenyOnce,
+        CallWarningMode::Context => proto::CallWarningMode::Context,
+        CallWarningMode::Off => proto::CallWarningMode::Off,
+    }
 }

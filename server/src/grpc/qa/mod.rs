@@ -341,6 +341,19 @@ impl QaLearningService for QaLearningApi {
         Ok(Response::new(convert::guards_to_proto(&guards)))
     }
 
+    async fn set_call_warning_mode(
+        &self,
+        request: Request<proto::SetCallWarningModeRequest>,
+    ) -> Result<Response<proto::ListGuardsResponse>, Status> {
+        let scope = request_scope(&request);
+        let by = super::request_origin(&request).token;
+        let message = request.get_ref();
+        let project = field(lore_model::validate::project("project", &message.project))?;
+        let mode = field(convert::call_warning_mode("mode", message.mode))?;
+        let guards = self.qa.set_call_warning_mode(&scope, &project, mode, &by).await?;
+        Ok(Response::new(convert::guards_to_proto(&guards)))
+    }
+
     async fn split_pattern(
         &self,
         request: Request<proto::SplitPatternRequest>,

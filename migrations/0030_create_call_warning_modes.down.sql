@@ -1,0 +1,1 @@
+DROP TABLE qa_call_warning_modes;
