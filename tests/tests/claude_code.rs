@@ -153,6 +153,16 @@ fn last_tool_result(request: &Value) -> String {
         .unwrap_or_default()
 }
 
+/// The calls of `command` recorded in `session`.
+async fn runs_of(pool: &sqlx::PgPool, session: Uuid, command: &str) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM actions WHERE session_id = $1 AND context->'input'->>'command' = $2")
+        .bind(session)
+        .bind(command)
+        .fetch_one(pool)
+        .await
+        .unwrap()
+}
+
 /// Waits (up to a minute) until the shell calls of `command` recorded in
 /// the project are `enough`.
 async fn shell_calls_of(pool: &sqlx::PgPool, command: &str, enough: impl Fn(i64) -> bool) -> Option<()> {
@@ -708,13 +718,7 @@ async fn a_call_that_failed_in_an_earlier_session_is_warned_of_with_that_very_ca
     )
     .await;
     assert!(ran.is_some(), "the call made again is recorded; hook log: {}", rig.hook_log());
-    let ran: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM actions WHERE session_id = $1 AND context->'input'->>'command' = $2")
-            .bind(third)
-            .bind(WRONG_RUNNER)
-            .fetch_one(pool)
-            .await
-            .unwrap();
+    let ran = runs_of(pool, third, WRONG_RUNNER).await;
     assert_eq!(ran, 1, "the held call never ran, the one made again did");
 
     // A person turns that warning into a guard: the next session's call is
@@ -752,13 +756,7 @@ async fn a_call_that_failed_in_an_earlier_session_is_warned_of_with_that_very_ca
         refused.contains("Lore guard") && refused.contains("Run instead: `./runtests.sh`"),
         "the tool's answer is the guard's refusal; hook log: {hook_log}\n{refused}"
     );
-    let ran: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM actions WHERE session_id = $1 AND context->'input'->>'command' = $2")
-            .bind(third)
-            .bind(WRONG_RUNNER)
-            .fetch_one(pool)
-            .await
-            .unwrap();
+    let ran = runs_of(pool, third, WRONG_RUNNER).await;
     assert_eq!(ran, 0, "the refused call never ran");
     let given = lore_e2e::eventually(|| async {
         let counted: i64 = sqlx::query_scalar(
