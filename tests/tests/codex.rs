@@ -43,10 +43,14 @@ fn path_with_codex() -> String {
 }
 
 /// The user's Codex configuration: the stand-in as its model provider.
+/// `/tmp` is no writable root of the sandbox: Codex's sandbox makes mount
+/// targets (`.git`, `.codex`) in each root and may leave them behind, and
+/// a `/tmp/.git` makes every temporary directory look like a repository
+/// to the tests that run after.
 fn codex_config(home: &Path, model: &ModelStub) {
     std::fs::create_dir_all(home.join(".codex")).unwrap();
     let config = format!(
-        "model = \"stand-in\"\nmodel_provider = \"stand-in\"\n\n[model_providers.stand-in]\nname = \"Stand-in\"\nbase_url = \"{}\"\nwire_api = \"responses\"\n",
+        "model = \"stand-in\"\nmodel_provider = \"stand-in\"\n\n[model_providers.stand-in]\nname = \"Stand-in\"\nbase_url = \"{}\"\nwire_api = \"responses\"\n\n[sandbox_workspace_write]\nexclude_slash_tmp = true\nexclude_tmpdir_env_var = true\n",
         model.openai_base_url()
     );
     std::fs::write(home.join(".codex/config.toml"), config).unwrap();
