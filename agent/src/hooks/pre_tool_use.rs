@@ -39,8 +39,8 @@ use crate::call_ledger::{self, Given};
 use crate::identity::AgentKind;
 
 /// The agent's answer to `input`'s call, when Lore has one: a guard's
-/// refusal (every time), or a warning (once per session). Each is kept for
-/// the injection ledger.
+/// refusal (every time), or a warning, held or beside the result (once per
+/// session). Each is kept for the injection ledger.
 pub fn answer(agent: AgentKind, project: &str, session: Uuid, input: &HookInput, state_dir: &Path) -> Option<String> {
     if !record::is_shell(&input.tool_name) {
         return None;
