@@ -112,7 +112,31 @@ struct FailureStats {
     recoveries: BTreeMap<String, u32>,
 }
 
+impl FailureStats {
+    /// What most of its sessions recovered with, when at least
+    /// `min_sessions` did (the first by command on a tie).
+    fn recovery(&self, min_sessions: u32) -> Option<Recovery> {
+        self.recoveries
+            .iter()
+            .filter(|(_, sessions)| **sessions >= min_sessions)
+            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+            .map(|(command, sessions)| Recovery { command: command.clone(), sessions: *sessions })
+    }
+}
+
 impl KeyStats {
+    /// The warning of `failure` at calls of `key`, by these counts.
+    fn warning(&self, key: &str, failure: &str, failed: &FailureStats, recovery: Option<Recovery>) -> CallWarning {
+        CallWarning {
+            command: key[EXACT_KEY.len()..].to_owned(),
+            failure: failure.to_owned(),
+            failed_in: failed.sessions,
+            ran_in: self.sessions,
+            recovery,
+            fix: None,
+        }
+    }
+
     /// The failure a call of this key is warned of: the one whose rate's
     /// lower bound is highest, when the evidence is strong enough.
     fn warned(&self, strength: Strength) -> Option<(&String, &FailureStats)> {
@@ -280,20 +304,7 @@ impl CallMemory {
         keys(command, shape)?.iter().find_map(|key| {
             let stats = self.keys.get(key)?;
             let (failure, failed) = stats.warned(strength)?;
-            let recovery = failed
-                .recoveries
-                .iter()
-                .filter(|(_, sessions)| **sessions >= strength.min_sessions)
-                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
-                .map(|(command, sessions)| Recovery { command: command.clone(), sessions: *sessions });
-            Some(CallWarning {
-                command: key[2..].to_owned(),
-                failure: failure.clone(),
-                failed_in: failed.sessions,
-                ran_in: stats.sessions,
-                recovery,
-                fix: None,
-            })
+            Some(stats.warning(key, failure, failed, failed.recovery(strength.min_sessions)))
         })
     }
 
@@ -306,19 +317,8 @@ impl CallMemory {
         keys(command, shape)?.iter().find_map(|key| {
             let stats = self.keys.get(key)?;
             let failed = stats.failures.get(failure)?;
-            let (recovered_by, sessions) = failed
-                .recoveries
-                .iter()
-                .filter(|(_, sessions)| **sessions >= REFUSE.min_sessions)
-                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))?;
-            Some(CallWarning {
-                command: key[2..].to_owned(),
-                failure: failure.to_owned(),
-                failed_in: failed.sessions,
-                ran_in: stats.sessions,
-                recovery: Some(Recovery { command: recovered_by.clone(), sessions: *sessions }),
-                fix: None,
-            })
+            let recovery = failed.recovery(REFUSE.min_sessions)?;
+            Some(stats.warning(key, failure, failed, Some(recovery)))
         })
     }
 }
