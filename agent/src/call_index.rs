@@ -39,9 +39,9 @@ const REFRESH_EVERY: Duration = Duration::from_secs(60);
 /// Actions read per refresh, newest first: enough for dozens of sessions,
 /// few enough to read within a hook's budget.
 const MAX_ACTIONS: usize = 2_000;
-/// Failures a session-start briefing names at most: a briefing of the
-/// three most frequent failures is the baseline of issue 41.
-const FREQUENT_AT_START: usize = 3;
+/// Failures a session-start briefing request offers at most (the server
+/// takes ten): the briefing's selector says those worth their tokens.
+const FREQUENT_AT_START: usize = 10;
 /// A failure one session hit may be that session's own accident.
 const FREQUENT_MIN_SESSIONS: u32 = 2;
 const PAGE_SIZE: u32 = 500;
@@ -206,7 +206,12 @@ pub fn session_start_hints(state_dir: &Path, project: &str, agent: &str) -> (Vec
     let frequent = index
         .frequent_failures(wired)
         .into_iter()
-        .map(|failure| proto::FrequentFailure { failure: failure.failure, sessions: failure.sessions, of_sessions })
+        .map(|failure| proto::FrequentFailure {
+            failure: failure.failure,
+            sessions: failure.sessions,
+            of_sessions,
+            chance: failure.chance,
+        })
         .collect();
     (at_call, frequent)
 }
@@ -340,8 +345,14 @@ pub async fn refresh(
             sessions.entry(action.session_id.clone()).or_default().push(action);
         }
     }
+    // Oldest session first, so the memory weighs the recent most.
+    let first_at = |session: &Vec<proto::Action>| {
+        session.iter().filter_map(|action| action.occurred_at.as_ref().map(|at| (at.seconds, at.nanos))).min()
+    };
+    let mut sessions: Vec<Vec<proto::Action>> = sessions.into_values().collect();
+    sessions.sort_by_cached_key(first_at);
     let mut memory = CallMemory::new();
-    for (_, session) in sessions {
+    for session in sessions {
         let calls = calls_of(session);
         if !calls.is_empty() {
             memory.learn(&calls);

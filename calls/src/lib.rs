@@ -6,6 +6,8 @@
 //! - [`memory`]: over finished sessions, which failure each shape led to,
 //!   in how many sessions, and what later worked in the same session.
 //! - [`guard`]: a person's refusal of every call of one shape.
+//! - [`select`]: what Lore says, chosen by its worth per token within a
+//!   budget, and nothing when nothing is worth saying.
 //! - [`policy`]: commands that are never offered as "what worked", however
 //!   often they did.
 //!
@@ -16,6 +18,7 @@
 pub mod guard;
 pub mod memory;
 pub mod policy;
+pub mod select;
 pub mod shape;
 
 pub use guard::Guard;

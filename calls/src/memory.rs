@@ -159,13 +159,45 @@ pub struct CallMemory {
     /// Sessions that hit each failure, whatever the command.
     #[serde(default)]
     failures: BTreeMap<String, u32>,
+    /// The same counts weighted toward recent sessions.
+    #[serde(default)]
+    recent: Recent,
 }
 
+/// Sessions, and per failure the sessions that hit it, each weighted by
+/// how recent it is: a session's weight halves every [`HALF_LIFE`]
+/// sessions learned after it. A failure a project has since fixed fades
+/// instead of being said for ever.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+struct Recent {
+    sessions: f64,
+    failures: BTreeMap<String, f64>,
+}
+
+/// Sessions after which a session counts half: a few weeks of an active
+/// project's work.
+pub const HALF_LIFE: f64 = 20.0;
+/// How far a failure's share is shrunk toward the project's base rate: as
+/// if this many more sessions had each hit it at the base rate (the
+/// empirical-Bayes estimate of a rate with a prior of that weight).
+pub const PRIOR_SESSIONS: f64 = 5.0;
+
 /// A failure many earlier sessions hit, as a briefing names it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FrequentFailure {
     pub failure: String,
     pub sessions: u32,
+    /// The chance this session hits it ([`CallMemory::chance`]).
+    pub chance: f64,
+}
+
+/// The heading of a briefing's failures many sessions hit.
+pub const FREQUENT_HEADING: &str = "## Failures many earlier sessions here hit\n";
+
+/// A failure many sessions hit as a briefing says it: one screened line,
+/// in code, and the counts.
+pub fn frequent_line(failure: &str, sessions: u32, of_sessions: u32) -> String {
+    format!("- {} ({sessions} of {of_sessions} sessions)\n", code(failure))
 }
 
 /// How a command's word-for-word key and its shape's key begin.
@@ -199,6 +231,7 @@ impl CallMemory {
                 .take(FREQUENT_KEPT)
                 .map(|(failure, sessions)| (failure.clone(), sessions))
                 .collect();
+            self.recent.failures.retain(|failure, _| kept.contains_key(failure));
             self.failures = kept;
         }
         self
@@ -212,21 +245,43 @@ impl CallMemory {
         ranked
     }
 
-    /// The `count` failures the most sessions hit, each by at least
-    /// `min_sessions`, leaving out those in `except` (what the call will
-    /// warn of with the command that fails).
+    /// The `count` failures this session most likely hits
+    /// ([`Self::chance`]), each hit by at least `min_sessions` earlier
+    /// sessions, leaving out those in `except` (what the call will warn of
+    /// with the command that fails).
     pub fn frequent_failures(
         &self,
         count: usize,
         min_sessions: u32,
         except: &BTreeSet<String>,
     ) -> Vec<FrequentFailure> {
-        self.ranked_failures()
-            .into_iter()
-            .filter(|(failure, sessions)| *sessions >= min_sessions && !except.contains(*failure))
-            .take(count)
-            .map(|(failure, sessions)| FrequentFailure { failure: failure.clone(), sessions })
-            .collect()
+        let mut frequent: Vec<FrequentFailure> = self
+            .failures
+            .iter()
+            .filter(|(failure, sessions)| **sessions >= min_sessions && !except.contains(*failure))
+            .map(|(failure, sessions)| FrequentFailure {
+                failure: failure.clone(),
+                sessions: *sessions,
+                chance: self.chance(failure),
+            })
+            .collect();
+        frequent.sort_by(|a, b| b.chance.total_cmp(&a.chance).then(b.sessions.cmp(&a.sessions)));
+        frequent.truncate(count);
+        frequent
+    }
+
+    /// The chance that the next session hits `failure`: the recency-weighted
+    /// share of sessions that hit it, shrunk toward the project's base rate
+    /// (the mean share of its failures) by [`PRIOR_SESSIONS`].
+    pub fn chance(&self, failure: &str) -> f64 {
+        let recent = &self.recent;
+        let hit = recent.failures.get(failure).copied().unwrap_or(0.0);
+        let base = if recent.failures.is_empty() || recent.sessions <= 0.0 {
+            0.0
+        } else {
+            recent.failures.values().sum::<f64>() / (recent.sessions * recent.failures.len() as f64)
+        };
+        (hit + PRIOR_SESSIONS * base) / (recent.sessions + PRIOR_SESSIONS)
     }
 
     /// Every failure some call would be warned of under `strength`: what a
@@ -253,7 +308,8 @@ impl CallMemory {
             .collect()
     }
 
-    /// Learns one finished session's calls, in the order they ran.
+    /// Learns one finished session's calls, in the order they ran; sessions
+    /// are learned oldest first, so the recent weigh most.
     pub fn learn(&mut self, calls: &[Call]) {
         self.sessions += 1;
         let shapes: Vec<Shape> = calls.iter().map(|call| Shape::of(&call.command)).collect();
@@ -281,8 +337,14 @@ impl CallMemory {
                 Outcome::Passed => None,
             })
             .collect();
+        let decay = 0.5_f64.powf(1.0 / HALF_LIFE);
+        self.recent.sessions = self.recent.sessions * decay + 1.0;
+        for weight in self.recent.failures.values_mut() {
+            *weight *= decay;
+        }
         for failure in hit {
             *self.failures.entry(failure.clone()).or_default() += 1;
+            *self.recent.failures.entry(failure.clone()).or_default() += 1.0;
         }
         for ((key, failure), recovery) in failed {
             let stats = self.keys.entry(key).or_default().failures.entry(failure).or_default();
@@ -365,17 +427,17 @@ impl CallWarning {
     /// marks: those are for free text, and would double its tokens.
     pub fn text(&self) -> String {
         let mut text = format!(
-            "Lore: `{}` failed in {} of {} earlier sessions here",
+            "Lore: {} failed in {} of {} earlier sessions here",
             code(&self.command),
             self.failed_in,
             self.ran_in,
         );
         if self.failure != NO_OUTPUT && self.failure != NO_ERROR_LINE {
-            text.push_str(&format!(" (`{}`)", code(&self.failure)));
+            text.push_str(&format!(" ({})", code(&self.failure)));
         }
         if let Some(recovery) = &self.recovery {
             text.push_str(&format!(
-                "; what worked after: `{}` ({} of {})",
+                "; what worked after: {} ({} of {})",
                 code(&recovery.command),
                 recovery.sessions,
                 self.failed_in
@@ -393,7 +455,7 @@ impl CallWarning {
     pub fn after_failure_text(&self) -> Option<String> {
         let recovery = self.recovery.as_ref()?;
         Some(format!(
-            "Lore: `{}` failed this way in {} of {} earlier sessions here; what worked after: `{}` ({} of {}).",
+            "Lore: {} failed this way in {} of {} earlier sessions here; what worked after: {} ({} of {}).",
             code(&self.command),
             self.failed_in,
             self.ran_in,
@@ -418,15 +480,9 @@ impl CallWarning {
 /// of its 95 % interval must be, and one session is no pattern.
 pub const REFUSE: Strength = Strength { min_sessions: 2, min_rate: 1.0 / 3.0 };
 
-/// A single-line quote for backticks: control characters and backticks
-/// become spaces, at most [`QUOTE_CHARS`].
+/// A single-line quote in backticks, at most [`QUOTE_CHARS`].
 fn code(text: &str) -> String {
-    let line: String = text.chars().map(|c| if c.is_control() || c == '`' { ' ' } else { c }).collect();
-    let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
-    match line.char_indices().nth(QUOTE_CHARS) {
-        Some((end, _)) => format!("{}…", &line[..end]),
-        None => line,
-    }
+    lore_screen::fence::code(text, QUOTE_CHARS)
 }
 
 /// Text on one line, without backticks, cut: a trusted fix as a warning

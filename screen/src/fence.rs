@@ -54,6 +54,20 @@ pub fn quoted(text: &str) -> String {
     }
 }
 
+/// A single line that passed the injection screen (an error line's
+/// template, a command), in inline code without data marks: control
+/// characters and backticks become spaces, blanks fold, and it is cut to
+/// `max_chars`. Data marks are for free text; on a screened single line
+/// they would about double its tokens and say nothing more.
+pub fn code(text: &str, max_chars: usize) -> String {
+    let line: String = text.chars().map(|c| if c.is_control() || c == '`' { ' ' } else { c }).collect();
+    let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(max_chars) {
+        Some((end, _)) => format!("`{}…`", &line[..end]),
+        None => format!("`{line}`"),
+    }
+}
+
 /// Untrusted text of several lines as a ```text block: datamarked, cut to
 /// `max_chars`, and unable to close its fence (a run of backticks becomes
 /// quotes).

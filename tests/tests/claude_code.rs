@@ -277,7 +277,7 @@ async fn the_real_claude_code_is_briefed_and_its_session_failure_and_fix_are_rec
             message["content"].as_array().into_iter().flatten().any(|block| {
                 block["type"] == "tool_result"
                     && block.to_string().contains("PAT-DIV")
-                    && block.to_string().contains("Lore briefing")
+                    && block.to_string().contains("## Lessons")
             })
         })
     });

@@ -47,7 +47,7 @@ const CHECKS: &[(&str, &[&str], &[&str])] = &[
     ("the recurring failure patterns", &["database connection refused", "\"occurrenceCount\": \"1\""], &[]),
     (
         "what agent-7 should know before it fixes the flaky test (a briefing, as markdown too)",
-        &["\"markdown\": \"# Lore briefing (project lore)", "Flaky test: retry the database connection", "{session}"],
+        &["\"markdown\": \"", "## Lessons", "Flaky test: retry the database connection", "{session}"],
         &[],
     ),
 ];

@@ -186,12 +186,15 @@ pub struct HookArgs {
     /// by the server itself, not again by the hook.
     #[arg(long, default_value = crate::mcp::SERVER_NAME)]
     pub mcp_name: String,
-    /// Size of the session-start briefing in characters.
-    #[arg(long, env = "LORE_BRIEFING_CHARS", default_value_t = 4000)]
-    pub briefing_chars: u32,
-    /// Size of a prompt's briefing in characters.
-    #[arg(long, env = "LORE_PROMPT_BRIEFING_CHARS", default_value_t = 2500)]
-    pub prompt_briefing_chars: u32,
+    /// Tokens the session-start briefing may take (where the last session
+    /// stopped comes first). Every token is paid again at every later step
+    /// of the run, so the budget is small and the briefing says only what
+    /// is worth its tokens (`lore_calls::select`).
+    #[arg(long, env = "LORE_START_TOKENS", default_value_t = 120)]
+    pub start_tokens: u32,
+    /// Tokens a prompt's briefing may take.
+    #[arg(long, env = "LORE_PROMPT_TOKENS", default_value_t = 60)]
+    pub prompt_tokens: u32,
     /// A file of the project's own recognizers of typed actions, read
     /// before Lore's (the shape of agent/src/action_types.toml).
     #[arg(long, env = "LORE_ACTION_TYPES")]
@@ -204,6 +207,12 @@ pub struct HookArgs {
     /// the repository's CLAUDE.md or AGENTS.md (sync), or leave it (off).
     #[arg(long, env = "LORE_INSTRUCTIONS", default_value = "sync", value_parser = ["sync", "off"])]
     pub instructions: String,
+}
+
+/// A briefing's budget in tokens as a request's characters (four a token,
+/// the ledger's estimate).
+fn chars_of(tokens: u32) -> u32 {
+    tokens.saturating_mul(4)
 }
 
 fn parse_epic(text: &str) -> Result<String, String> {

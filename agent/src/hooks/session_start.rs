@@ -4,7 +4,7 @@
 //! instructions.
 
 use super::input::HookInput;
-use super::{Hook, HookEvent, context_answer, typed};
+use super::{Hook, HookEvent, chars_of, context_answer, typed};
 use crate::AgentError;
 use crate::connection::Connection;
 use crate::requests::{self};
@@ -70,7 +70,7 @@ impl Hook<'_> {
                 self.args.agent.as_str(),
             );
             let request = proto::BriefRequest {
-                budget_chars: self.args.briefing_chars,
+                budget_chars: chars_of(self.args.start_tokens),
                 surface: proto::InjectionSurface::SessionStart as i32,
                 missing_files,
                 at_call,

@@ -30,7 +30,7 @@ impl Hook<'_> {
         let missing_files = self.missing_cited_files().await;
         let task = proto::BriefTask { title, description, ..Default::default() };
         let request = proto::BriefRequest {
-            budget_chars: self.args.prompt_briefing_chars,
+            budget_chars: super::chars_of(self.args.prompt_tokens),
             omit_given: true,
             omit_last_session: true,
             surface: proto::InjectionSurface::Prompt as i32,

@@ -236,3 +236,32 @@ fn right_after_a_failure_what_worked_after_it_is_found_however_weak_the_evidence
     assert_eq!(memory.recovery_after("make check", &Shape::of("make check"), "another failure"), None);
     assert_eq!(memory.recovery_after("make lint", &Shape::of("make lint"), "x"), None);
 }
+
+#[test]
+fn the_chance_of_a_failure_weighs_recent_sessions_and_is_shrunk_toward_the_base_rate() {
+    let fading = "E: old failure";
+    let rising = "E: new failure";
+    let mut memory = CallMemory::new();
+    // The same count, 10 of 60 sessions each: one in the oldest sessions,
+    // one in the newest.
+    for index in 0..60 {
+        let calls = match index {
+            0..10 => vec![failed("make", fading)],
+            50..60 => vec![failed("make", rising)],
+            _ => vec![passed("make")],
+        };
+        memory.learn(&calls);
+    }
+    let (old, new) = (memory.chance(fading), memory.chance(rising));
+    assert!(new > 2.0 * old, "the recent failure is the likelier: {new} vs {old}");
+    let ranked: Vec<String> =
+        memory.frequent_failures(2, 2, &BTreeSet::new()).into_iter().map(|failure| failure.failure).collect();
+    assert_eq!(ranked, [rising, fading]);
+    // One session of one is no certainty: shrunk toward the base rate.
+    let mut young = CallMemory::new();
+    young.learn(&[failed("make", fading), failed("cargo build", rising)]);
+    young.learn(&[passed("make")]);
+    assert!(young.chance(fading) < 0.5, "{}", young.chance(fading));
+    assert_eq!(young.chance(fading), young.chance(rising));
+    assert_eq!(CallMemory::new().chance(fading), 0.0, "nothing learned, nothing likely");
+}

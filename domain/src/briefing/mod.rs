@@ -67,10 +67,10 @@ const HIGH_RELEVANCE: f64 = 0.8;
 
 /// Bounds on what a Brief or Resume request may carry, in one place.
 pub mod limits {
-    /// The smallest and largest budget a request may ask for: below 500
-    /// characters not even one lesson fits; above 50,000 a briefing is no
-    /// longer a briefing.
-    pub const MIN_BUDGET_CHARS: usize = 500;
+    /// The smallest and largest budget a request may ask for: below 100
+    /// characters (25 tokens) not even one line fits; above 50,000 a
+    /// briefing is no longer a briefing.
+    pub const MIN_BUDGET_CHARS: usize = 100;
     pub const MAX_BUDGET_CHARS: usize = 50_000;
     /// Lessons or warnings one briefing may be asked for.
     pub const MAX_ITEMS: usize = 20;
@@ -108,11 +108,20 @@ pub struct BriefingConfig {
     /// only new reviewed or verified items of high relevance: a long
     /// session is not fed the same context at every prompt.
     pub session_budget_chars: usize,
+    /// What an item must be worth to be said: the chance this run hits
+    /// what it tells of, times its value (`lore_calls::select`). Below it,
+    /// silence.
+    pub min_worth: f64,
 }
 
 impl Default for BriefingConfig {
     fn default() -> Self {
-        Self { budget_chars: 4_000, min_semantic_similarity: 0.3, session_budget_chars: 40_000 }
+        Self {
+            budget_chars: 4_000,
+            min_semantic_similarity: 0.3,
+            session_budget_chars: 40_000,
+            min_worth: lore_calls::select::MIN_WORTH,
+        }
     }
 }
 
@@ -123,6 +132,9 @@ impl BriefingConfig {
         }
         if !(0.0..=1.0).contains(&self.min_semantic_similarity) {
             return Err("briefing.min_semantic_similarity must be 0 to 1".into());
+        }
+        if !(0.0..=2.0).contains(&self.min_worth) {
+            return Err("briefing.min_worth must be 0 to 2".into());
         }
         if self.session_budget_chars < MIN_BUDGET_CHARS {
             return Err(format!("briefing.session_budget_chars must be at least {MIN_BUDGET_CHARS}"));
@@ -176,6 +188,9 @@ pub struct FrequentFailure {
     pub failure: String,
     pub sessions: u32,
     pub of_sessions: u32,
+    /// The chance this session hits it, as the hooks estimated it
+    /// (`lore_calls::CallMemory::chance`).
+    pub chance: f64,
 }
 
 /// A lesson as a briefing shows it.
@@ -329,7 +344,8 @@ impl Briefer {
         let contents = render::Contents::now(&request.project, last_session.as_ref(), &lessons, shown_warnings)
             .with_history(&hot_spots, &similar)
             .with_frequent(&frequent)
-            .with_left_out(&left_out);
+            .with_left_out(&left_out)
+            .with_min_worth(self.config.min_worth);
         let rendered = render::render(&contents, budget);
         let briefing_id = Uuid::now_v7();
         let mut items = rendered_items(last_session.as_ref(), &lessons, &warnings, chosen.held_out, &rendered);
@@ -895,9 +911,8 @@ fn left_out(warnings_held_back: bool, search_degraded: Option<&str>) -> Vec<Stri
     let mut notes = Vec::new();
     if warnings_held_back {
         notes.push(
-            "QA warnings matched this task but are held back: it is in the control group that measures \
-             whether warnings prevent failures (qa.holdout_fraction). Their absence here does not mean \
-             nothing is known to fail."
+            "QA warnings that match this task are held back (the control group, qa.holdout_fraction): \
+             their absence does not mean nothing is known to fail."
                 .to_owned(),
         );
     }

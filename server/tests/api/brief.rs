@@ -194,7 +194,6 @@ async fn one_call_brings_the_last_session_the_lessons_and_the_warnings_and_recor
     let markdown = &briefing.markdown;
     assert!(markdown.len() <= 4000 && !markdown.is_empty(), "{} chars", markdown.len());
     for expected in [
-        "# Lore briefing (project calc)",
         "## Where your last session stopped",
         "lost its network",
         "ZeroDivisionError in calc.divide when the divisor is zero",
@@ -353,8 +352,8 @@ async fn a_held_out_task_gets_no_warnings_but_they_are_recorded_as_held_out() {
     assert!(briefing.warnings_held_out && briefing.warnings.is_empty());
     assert!(!briefing.markdown.contains("## QA warnings"), "{}", briefing.markdown);
     // Not an empty briefing that reads as "nothing to warn about".
-    assert!(briefing.markdown.starts_with("# Lore briefing (project"), "{}", briefing.markdown);
-    assert!(briefing.markdown.contains("QA warnings matched this task but are held back"), "{}", briefing.markdown);
+    assert!(briefing.markdown.contains("## Left out\n"), "{}", briefing.markdown);
+    assert!(briefing.markdown.contains("QA warnings that match this task are held back"), "{}", briefing.markdown);
     let held: i64 = sqlx::query_scalar("SELECT count(*) FROM qa_warning_deliveries WHERE task_id = 'T-9' AND held_out")
         .fetch_one(server.pool())
         .await
@@ -540,8 +539,12 @@ async fn a_warning_given_at_the_call_is_left_out_of_the_briefing_and_the_ledger_
 async fn the_failures_many_sessions_hit_are_named_at_the_start_and_recorded() {
     let server = TestServer::start().await;
     let mut agent = agent(&server).await;
-    let frequent =
-        |failure: &str, sessions: u32| proto::FrequentFailure { failure: failure.into(), sessions, of_sessions: 40 };
+    let frequent = |failure: &str, sessions: u32| proto::FrequentFailure {
+        failure: failure.into(),
+        sessions,
+        of_sessions: 40,
+        chance: f64::from(sessions) / 40.0,
+    };
     let request = |failures: Vec<proto::FrequentFailure>| proto::BriefRequest {
         project: PROJECT.into(),
         agent_id: AGENT.into(),
@@ -556,8 +559,9 @@ async fn the_failures_many_sessions_hit_are_named_at_the_start_and_recorded() {
     let session = asked.session_id.clone();
     let briefing = agent.brief(asked).await.unwrap().into_inner();
     let markdown = &briefing.markdown;
-    assert!(markdown.contains("## Failures many recent sessions of this project hit"), "{markdown}");
-    assert!(markdown.contains("- 12 of 40 sessions: `ModuleNotFoundError:ˆNoˆmoduleˆnamedˆ<*>`"), "{markdown}");
+    assert!(markdown.contains("## Failures many earlier sessions here hit"), "{markdown}");
+    // One screened line: in code, without data marks.
+    assert!(markdown.contains("- `ModuleNotFoundError: No module named <*>` (12 of 40 sessions)"), "{markdown}");
     assert!(!crate::unmarked(markdown).contains("Ignore all previous"), "{markdown}");
     let ledger = session_ledger(&mut agent, session).await;
     let items: Vec<&proto::InjectedItem> =

@@ -78,7 +78,7 @@ async fn the_folders_that_fail_qa_are_hot_and_a_briefing_in_them_says_so_with_si
         .unwrap()
         .into_inner();
     let markdown = &briefing.markdown;
-    assert!(markdown.contains("## Hot spots among your files"), "{markdown}");
+    assert!(markdown.contains("## Your files that fail QA more than the rest"), "{markdown}");
     assert!(markdown.contains("`db/*`: 6 of 8 sessions"), "{markdown}");
     let hot: Vec<&str> = briefing.hot_spots.iter().map(|spot| spot.name.as_str()).collect();
     assert!(hot.contains(&"db/*") && !hot.iter().any(|name| name.starts_with("web")), "{hot:?}");

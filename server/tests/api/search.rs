@@ -287,7 +287,7 @@ async fn a_failing_embedding_provider_degrades_to_keyword_search_without_an_erro
         .await
         .unwrap()
         .into_inner();
-    assert!(briefing.markdown.contains("## What this briefing leaves out"), "{}", briefing.markdown);
+    assert!(briefing.markdown.contains("## Left out"), "{}", briefing.markdown);
     assert!(briefing.markdown.contains("Lessons were found by keyword alone"), "{}", briefing.markdown);
 }
 

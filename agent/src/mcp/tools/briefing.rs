@@ -42,7 +42,7 @@ pub struct BriefingArgs {
     /// Leave out the lessons and warnings this session was already given.
     #[serde(default)]
     pub only_new: bool,
-    /// Size of the briefing in characters (500 to 50000; default 4000).
+    /// Size of the briefing in characters (100 to 50000; default 4000).
     #[serde(default)]
     #[schemars(range(min = 500, max = 50000))]
     pub budget_chars: Option<u32>,

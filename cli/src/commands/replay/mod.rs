@@ -27,9 +27,10 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use indicatif::{ProgressBar, ProgressStyle};
 use lore_calls::Strength;
+use lore_calls::select::MIN_WORTH;
 
 use super::leave_one_out::{self, Counts as _};
-use simulate::{Figures, RunPoint, Source};
+use simulate::{Figures, RunPoint, Setting, Source};
 
 use super::Channel;
 
@@ -65,19 +66,28 @@ pub struct Args {
     briefings: Option<PathBuf>,
 }
 
-/// The settings tried, the most cautious first (a tie goes to it).
-fn settings() -> Vec<Strength> {
+/// The settings tried, the most cautious first (a tie goes to it): every
+/// strength at the call with the default bar for briefings, then, in
+/// process (through the server its own setting decides), every bar with
+/// the default strength.
+fn settings(in_process: bool) -> Vec<Setting> {
     let mut settings = Vec::new();
     for min_rate in [0.4, 0.3, 0.2, 0.15, 0.1, 0.05, 0.02, 0.0] {
         for min_sessions in [5, 3, 2, 1] {
-            settings.push(Strength { min_sessions, min_rate });
+            settings.push(Setting { strength: Strength { min_sessions, min_rate }, min_worth: MIN_WORTH });
+        }
+    }
+    if in_process {
+        for min_worth in [0.3, 0.2, 0.15, 0.1, 0.08, 0.03, 0.02, 0.0] {
+            settings.push(Setting { strength: Strength::default(), min_worth });
         }
     }
     settings
 }
 
-fn describe(strength: &Strength) -> String {
-    format!("≥{} sessions, rate ≥{:.2}", strength.min_sessions, strength.min_rate)
+fn describe(setting: &Setting) -> String {
+    let Setting { strength, min_worth } = setting;
+    format!("≥{} sessions, rate ≥{:.2}, worth ≥{min_worth:.2}", strength.min_sessions, strength.min_rate)
 }
 
 /// `--in-process`: the call memory alone, in this process.
@@ -128,8 +138,10 @@ fn evaluate(args: &Args, all: &[runs::Run], source: Source) -> anyhow::Result<()
     let calls: HashMap<&str, Vec<Option<lore_calls::Call>>> =
         all.iter().map(|run| (run.id.as_str(), simulate::calls_of(run))).collect();
     let settings = match (args.min_sessions, args.min_rate) {
-        (Some(min_sessions), Some(min_rate)) => vec![Strength { min_sessions, min_rate }],
-        _ => settings(),
+        (Some(min_sessions), Some(min_rate)) => {
+            vec![Setting { strength: Strength { min_sessions, min_rate }, min_worth: MIN_WORTH }]
+        }
+        _ => settings(matches!(source, Source::InProcess)),
     };
     let bar = ProgressBar::new((settings.len() * repos.len()) as u64).with_style(
         ProgressStyle::with_template("scoring {bar:40} {pos}/{len} repository × setting, {elapsed}")
@@ -141,9 +153,9 @@ fn evaluate(args: &Args, all: &[runs::Run], source: Source) -> anyhow::Result<()
     for runs in repos.values() {
         let (row, row_points): (Vec<_>, Vec<_>) = settings
             .iter()
-            .map(|strength| {
+            .map(|setting| {
                 bar.inc(1);
-                simulate::replay(runs, &calls, *strength, source)
+                simulate::replay(runs, &calls, *setting, source)
             })
             .unzip();
         figures.push(row);
@@ -156,11 +168,13 @@ fn evaluate(args: &Args, all: &[runs::Run], source: Source) -> anyhow::Result<()
     if settings.len() > 1 {
         print_trade_off(&settings, &per_setting);
     }
-    let folds = leave_one_out::folds(&sources, &figures, Figures::f1);
-    println!("\nEach repository under the setting chosen on the others (F1 of coverage and precision);");
+    // Chosen by what a run's context keeps, net: every injected token is
+    // read again at every later step, and so is a failure's output.
+    let folds = leave_one_out::folds(&sources, &figures, Figures::net_context_per_run);
+    println!("\nEach repository under the setting chosen on the others (context tokens saved a run, net);");
     println!("held: calls held once before they ran, passed: of them, calls that would have passed:");
     println!(
-        "{:<22} {:<26} {:>5} {:>9} {:>8} {:>9} {:>8} {:>7} {:>7} {:>5} {:>6} | {:>13} {:>9} {:>7}",
+        "{:<22} {:<40} {:>5} {:>9} {:>8} {:>9} {:>8} {:>7} {:>7} {:>5} {:>6} | {:>13} {:>9} {:>7}",
         "repository",
         "setting",
         "runs",
@@ -185,7 +199,7 @@ fn evaluate(args: &Args, all: &[runs::Run], source: Source) -> anyhow::Result<()
         held_points.extend_from_slice(&points[index][fold.chosen]);
     }
     print_row("all, held out", "", &pooled);
-    let shipped = leave_one_out::chosen_on_all(&figures, Figures::f1);
+    let shipped = leave_one_out::chosen_on_all(&figures, Figures::net_context_per_run);
     println!("chosen on every repository: {}", describe(&settings[shipped]));
 
     let svg = chart::svg(&held_points, "Recurring failures warned of before they happened (each repository held out)");
@@ -194,8 +208,8 @@ fn evaluate(args: &Args, all: &[runs::Run], source: Source) -> anyhow::Result<()
     let mut choices: Vec<chart::Choice> = settings
         .iter()
         .zip(&per_setting)
-        .map(|(strength, pooled)| chart::Choice {
-            name: describe(strength),
+        .map(|(setting, pooled)| chart::Choice {
+            name: describe(setting),
             tokens: pooled.tokens_per_run(),
             coverage: pooled.coverage(),
             baseline: false,
@@ -260,6 +274,13 @@ fn print_summary(pooled: &Figures) {
         pooled.naive5_tokens_per_run()
     );
     println!(
+        "context tokens a run saved, net of what was injected (each token read at every later step): Lore {:.0}, \
+         naive three {:.0}; of all Lore warned of, the run hit {:.3}",
+        pooled.net_context_per_run(),
+        pooled.naive_net_context_per_run(),
+        pooled.precision_overall()
+    );
+    println!(
         "replay runs={} recurring={} coverage={:.3} precision={:.3} tokens_per_run={:.1} steps_at_stake_covered={:.3}",
         pooled.runs,
         pooled.recurring,
@@ -284,30 +305,31 @@ fn pooled_per_setting(settings: usize, figures: &[Vec<Figures>]) -> Vec<Figures>
 }
 
 /// Every setting on every repository together: what speaking more costs.
-fn print_trade_off(settings: &[Strength], per_setting: &[Figures]) {
+fn print_trade_off(settings: &[Setting], per_setting: &[Figures]) {
     println!("The trade-off, every repository together (seen: for reading, not for choosing):");
     println!(
-        "{:<26} {:>8} {:>9} {:>8} {:>8} {:>7} {:>5} {:>11}",
-        "setting", "coverage", "precision", "warnings", "recovery", "tokens", "held", "held passed"
+        "{:<40} {:>8} {:>9} {:>8} {:>8} {:>7} {:>5} {:>11} {:>10}",
+        "setting", "coverage", "precision", "warnings", "recovery", "tokens", "held", "held passed", "net saved"
     );
-    for (strength, pooled) in settings.iter().zip(per_setting) {
+    for (setting, pooled) in settings.iter().zip(per_setting) {
         println!(
-            "{:<26} {:>8.3} {:>9.3} {:>8} {:>8.3} {:>7.1} {:>5} {:>11}",
-            describe(strength),
+            "{:<40} {:>8.3} {:>9.3} {:>8} {:>8.3} {:>7.1} {:>5} {:>11} {:>10.0}",
+            describe(setting),
             pooled.coverage(),
             pooled.precision(),
             pooled.warnings,
             pooled.recovery_rate(),
             pooled.tokens_per_run(),
             pooled.held,
-            pooled.held_would_pass
+            pooled.held_would_pass,
+            pooled.net_context_per_run()
         );
     }
 }
 
 fn print_row(name: &str, setting: &str, figures: &Figures) {
     println!(
-        "{:<22} {:<26} {:>5} {:>9} {:>8.3} {:>9.3} {:>8.3} {:>7} {:>7.1} {:>5} {:>6} | {:>13.3} {:>9.3} {:>7.1}",
+        "{:<22} {:<40} {:>5} {:>9} {:>8.3} {:>9.3} {:>8.3} {:>7} {:>7.1} {:>5} {:>6} | {:>13.3} {:>9.3} {:>7.1}",
         name,
         setting,
         figures.runs,

@@ -19,7 +19,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use lore_agent::call_index::{self, CallIndex};
 use lore_agent::failure_lines;
-use lore_calls::memory::tokens;
+use lore_calls::memory::{self, tokens};
+use lore_calls::select::{self, Candidate, VALUE_SEEN};
 use lore_calls::{Call, CallMemory, Outcome, Shape, Strength, shape};
 use lore_grouping::template::Template;
 
@@ -30,6 +31,21 @@ use crate::commands::leave_one_out::Counts;
 /// most frequent failures.
 const NAIVE_BRIEFING: usize = 3;
 const NAIVE_BRIEFING_LONGER: usize = 5;
+/// The session-start hook's defaults: the tokens of its briefing, the
+/// failures it offers, and how many sessions make one frequent
+/// (`lore_agent::call_index`).
+const START_TOKENS: usize = 120;
+const FREQUENT_OFFERED: usize = 10;
+const FREQUENT_MIN_SESSIONS: u32 = 2;
+
+/// What a replay varies: when a call is warned of, and what a briefing
+/// item must be worth to be said (in process only: through the server,
+/// the server's own setting decides).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Setting {
+    pub strength: Strength,
+    pub min_worth: f64,
+}
 
 /// What a replay counts; rates are computed from pooled counts.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -62,6 +78,10 @@ pub struct Figures {
     /// call then passed: each such hold cost the agent a step.
     pub held: u64,
     pub held_would_pass: u64,
+    /// Failures (by label) the briefings at the start named, and of them
+    /// those the run then hit: the briefings' own precision.
+    pub start_labels: u64,
+    pub start_labels_hit: u64,
     /// Warnings the briefings at the start gave (QA patterns and failures
     /// named from the call index), and every token the briefings injected
     /// (lessons and the rest included), at session start and with the
@@ -77,6 +97,16 @@ pub struct Figures {
     pub stake_steps_covered: u64,
     pub stake_output_tokens: u64,
     pub stake_output_tokens_covered: u64,
+    /// What every token costs: it stays in the context and is read again
+    /// at every later step. Spent: each injected token times the steps left
+    /// in its run; saved: the output of each covered failure's steps at
+    /// stake times the steps left after it (what a warning that prevents
+    /// the failure keeps out of the context).
+    pub context_spent: u64,
+    pub context_saved: u64,
+    /// The same for the naive briefing of three failures.
+    pub naive_context_spent: u64,
+    pub naive_context_saved: u64,
     pub naive_covered: u64,
     pub naive_briefed: u64,
     /// Failures the naive briefing named that the run then hit.
@@ -103,12 +133,18 @@ impl Counts for Figures {
         self.held += other.held;
         self.held_would_pass += other.held_would_pass;
         self.briefed += other.briefed;
+        self.start_labels += other.start_labels;
+        self.start_labels_hit += other.start_labels_hit;
         self.start_tokens += other.start_tokens;
         self.prompt_tokens += other.prompt_tokens;
         self.stake_steps += other.stake_steps;
         self.stake_steps_covered += other.stake_steps_covered;
         self.stake_output_tokens += other.stake_output_tokens;
         self.stake_output_tokens_covered += other.stake_output_tokens_covered;
+        self.context_spent += other.context_spent;
+        self.context_saved += other.context_saved;
+        self.naive_context_spent += other.naive_context_spent;
+        self.naive_context_saved += other.naive_context_saved;
         self.naive5_covered += other.naive5_covered;
         self.naive5_tokens += other.naive5_tokens;
         self.naive_covered += other.naive_covered;
@@ -155,11 +191,17 @@ impl Figures {
     pub fn naive_tokens_per_run(&self) -> f64 {
         rate(self.naive_tokens, self.runs)
     }
-    /// What a setting is chosen by: the harmonic mean of coverage and
-    /// precision, so neither silence nor noise wins.
-    pub fn f1(&self) -> f64 {
-        let (coverage, precision) = (self.coverage(), self.precision());
-        if coverage + precision == 0.0 { 0.0 } else { 2.0 * coverage * precision / (coverage + precision) }
+    /// Context tokens a run saved, net of what Lore's tokens cost it.
+    pub fn net_context_per_run(&self) -> f64 {
+        (self.context_saved as f64 - self.context_spent as f64) / self.runs.max(1) as f64
+    }
+    pub fn naive_net_context_per_run(&self) -> f64 {
+        (self.naive_context_saved as f64 - self.naive_context_spent as f64) / self.runs.max(1) as f64
+    }
+    /// Of everything Lore warned of, at the start and at the calls, the
+    /// share the run then hit.
+    pub fn precision_overall(&self) -> f64 {
+        rate(self.followed + self.start_labels_hit, self.warnings + self.start_labels)
     }
 }
 
@@ -300,13 +342,39 @@ pub fn calls_of(run: &Run) -> Vec<Option<Call>> {
         .collect()
 }
 
-/// Replays one repository's runs (any order) under `strength`.
+/// What the session-start briefing says in process, as the hook offers
+/// the call index's failures and the server's selector keeps those worth
+/// their tokens: the failures said, and the tokens.
+fn start_briefing(memory: &CallMemory, setting: Setting) -> (Vec<String>, u64) {
+    let at_call = memory.warned_by_shape(setting.strength);
+    let offered = memory.frequent_failures(FREQUENT_OFFERED, FREQUENT_MIN_SESSIONS, &at_call);
+    let lines: Vec<String> = offered
+        .iter()
+        .map(|failure| memory::frequent_line(&failure.failure, failure.sessions, memory.sessions()))
+        .collect();
+    let candidates: Vec<Candidate> = offered
+        .iter()
+        .zip(&lines)
+        .map(|(failure, line)| Candidate { chance: failure.chance, value: VALUE_SEEN, tokens: tokens(line) })
+        .collect();
+    let budget = START_TOKENS - tokens(memory::FREQUENT_HEADING);
+    let chosen = select::fill(&candidates, budget, setting.min_worth);
+    if chosen.is_empty() {
+        return (Vec::new(), 0);
+    }
+    let said = chosen.iter().map(|&index| offered[index].failure.clone()).collect();
+    let spent = tokens(memory::FREQUENT_HEADING) + chosen.iter().map(|&index| candidates[index].tokens).sum::<usize>();
+    (said, spent as u64)
+}
+
+/// Replays one repository's runs (any order) under `setting`.
 pub fn replay(
     runs: &[&Run],
     calls: &HashMap<&str, Vec<Option<Call>>>,
-    strength: Strength,
+    setting: Setting,
     source: Source,
 ) -> (Figures, Vec<RunPoint>) {
+    let strength = setting.strength;
     let mut learner = Learner {
         memory: CallMemory::new(),
         labels: HashMap::new(),
@@ -337,6 +405,7 @@ pub fn replay(
         };
         figures.naive_briefed += naive.len() as u64;
         figures.naive_tokens += naive_tokens(&naive);
+        figures.naive_context_spent += naive_tokens(&naive) * run.steps.len() as u64;
         figures.naive5_tokens += naive_tokens(&naive5);
         let mut given: HashSet<(String, String)> = HashSet::new();
         // Labels warned of, and whether the warning named what worked.
@@ -345,6 +414,7 @@ pub fn replay(
             figures.briefed += (known.patterns.len() + known.failures.len()) as u64;
             figures.start_tokens += known.start_tokens;
             figures.prompt_tokens += known.prompt_tokens;
+            figures.context_spent += (known.start_tokens + known.prompt_tokens) * run.steps.len() as u64;
             let labels = known
                 .patterns
                 .iter()
@@ -353,7 +423,18 @@ pub fn replay(
             for label in labels {
                 warned.entry(label).or_default();
             }
+        } else if matches!(source, Source::InProcess) {
+            let (said, spent) = start_briefing(&learner.memory, setting);
+            figures.briefed += said.len() as u64;
+            figures.start_tokens += spent;
+            figures.context_spent += spent * run.steps.len() as u64;
+            for failure in said {
+                if let Some(label) = learner.label_of(&failure) {
+                    warned.entry(label.to_owned()).or_default();
+                }
+            }
         }
+        let at_start: Vec<String> = warned.keys().cloned().collect();
         let mut seen: HashSet<&str> = HashSet::new();
         let mut hit: HashSet<&str> = HashSet::new();
         for (at, step) in run.steps.iter().enumerate().filter(|(_, step)| step.ended != Ended::NoCommand) {
@@ -373,6 +454,7 @@ pub fn replay(
                     warning.text()
                 };
                 figures.tokens += tokens(&text) as u64;
+                figures.context_spent += (tokens(&text) * (run.steps.len() - at)) as u64;
                 if let Some(label) = learner.label_of(&warning.failure) {
                     if step.label.failure() == Some(label) {
                         figures.followed += 1;
@@ -395,6 +477,7 @@ pub fn replay(
                 {
                     figures.after_failure += 1;
                     figures.after_failure_tokens += tokens(&text) as u64;
+                    figures.context_spent += (tokens(&text) * (run.steps.len() - at)) as u64;
                     let named = after.recovery.as_ref().map(|recovery| recovery.command.as_str());
                     let reached = run.steps[at + 1..].iter().position(|later| {
                         later.ended == Ended::Exit(0) && Some(Shape::of(&later.command).text().as_str()) == named
@@ -418,6 +501,7 @@ pub fn replay(
                 if let Some((steps, output_tokens)) = stake {
                     figures.stake_steps_covered += steps;
                     figures.stake_output_tokens_covered += output_tokens;
+                    figures.context_saved += output_tokens * (run.steps.len() - at) as u64;
                 }
             }
             if let Some((steps, output_tokens)) = stake {
@@ -425,9 +509,14 @@ pub fn replay(
                 figures.stake_output_tokens += output_tokens;
             }
             figures.naive_covered += u64::from(naive.contains(&label));
+            if let Some((_, output_tokens)) = stake.filter(|_| naive.contains(&label)) {
+                figures.naive_context_saved += output_tokens * (run.steps.len() - at) as u64;
+            }
             figures.naive5_covered += u64::from(naive5.contains(&label));
         }
         figures.naive_followed += naive.iter().filter(|label| hit.contains(*label)).count() as u64;
+        figures.start_labels += at_start.len() as u64;
+        figures.start_labels_hit += at_start.iter().filter(|label| hit.contains(label.as_str())).count() as u64;
         points.push(RunPoint {
             start: run.start,
             recurring: figures.recurring - before.recurring,

@@ -47,10 +47,14 @@ fn repository(dir: &Path) -> Vec<Run> {
 }
 
 fn replay(runs: &[Run], strength: Strength) -> Figures {
+    replay_with(runs, simulate::Setting { strength, min_worth: lore_calls::select::MIN_WORTH })
+}
+
+fn replay_with(runs: &[Run], setting: simulate::Setting) -> Figures {
     let calls: HashMap<&str, Vec<Option<lore_calls::Call>>> =
         runs.iter().map(|run| (run.id.as_str(), simulate::calls_of(run))).collect();
     let refs: Vec<&Run> = runs.iter().collect();
-    simulate::replay(&refs, &calls, strength, simulate::Source::InProcess).0
+    simulate::replay(&refs, &calls, setting, simulate::Source::InProcess).0
 }
 
 #[test]
@@ -76,11 +80,21 @@ fn a_failure_earlier_runs_hit_is_warned_of_at_the_call_with_what_worked() {
 }
 
 #[test]
-fn a_strength_never_reached_says_nothing() {
+fn a_strength_never_reached_leaves_the_failure_to_the_start_and_a_bar_never_reached_says_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let figures = replay(&repository(dir.path()), Strength { min_sessions: 3, min_rate: 0.0 });
-    assert_eq!((figures.recurring, figures.covered, figures.warnings, figures.tokens), (2, 0, 0, 0));
-    assert_eq!((figures.stake_steps, figures.stake_steps_covered), (2, 0));
+    let runs = repository(dir.path());
+    let never = Strength { min_sessions: 3, min_rate: 0.0 };
+    let figures = replay(&runs, never);
+    // Nothing at the call; c and d started after two runs hit the failure,
+    // and their start briefings name it (b's, after one, does not); c hit
+    // it, d did not.
+    assert_eq!((figures.recurring, figures.covered, figures.warnings, figures.tokens), (2, 1, 0, 0));
+    assert_eq!((figures.briefed, figures.start_labels, figures.start_labels_hit), (2, 2, 1));
+    assert!(figures.start_tokens > 0);
+    assert_eq!((figures.stake_steps, figures.stake_steps_covered), (2, 1));
+
+    let silent = replay_with(&runs, simulate::Setting { strength: never, min_worth: 1.5 });
+    assert_eq!((silent.covered, silent.briefed, silent.start_tokens, silent.tokens), (0, 0, 0, 0));
 }
 
 #[test]

@@ -109,7 +109,18 @@ fn frequent_failures(failures: &[proto::FrequentFailure]) -> FieldResult<Vec<Fre
                     format!("{} is not between 1 and of_sessions ({})", failure.sessions, failure.of_sessions),
                 ));
             }
-            Ok(FrequentFailure { failure: text, sessions: failure.sessions, of_sessions: failure.of_sessions })
+            if !(0.0..=1.0).contains(&failure.chance) {
+                return Err(FieldError::new(
+                    format!("{field}.chance"),
+                    format!("{} is not between 0 and 1", failure.chance),
+                ));
+            }
+            let chance = if failure.chance > 0.0 {
+                failure.chance
+            } else {
+                f64::from(failure.sessions) / f64::from(failure.of_sessions)
+            };
+            Ok(FrequentFailure { failure: text, sessions: failure.sessions, of_sessions: failure.of_sessions, chance })
         })
         .collect()
 }
