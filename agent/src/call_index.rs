@@ -103,14 +103,12 @@ impl CallIndex {
         Some(warning)
     }
 
-    /// The failures the session-start briefing names: those the most
-    /// earlier sessions hit, except, when the agent's pre-tool-use hook
-    /// runs (`calls_warned`), what a call's shape is warned of: that is
-    /// said with the call, not before.
-    pub fn frequent_failures(&self, calls_warned: bool) -> Vec<FrequentFailure> {
-        let at_call = if calls_warned { self.memory.warned_by_shape(Strength::default()) } else { Default::default() };
+    /// The failures the session-start briefing may name: those this
+    /// session most likely hits, each with its chance; the server's
+    /// selector says those worth their tokens.
+    pub fn frequent_failures(&self) -> Vec<FrequentFailure> {
         self.memory
-            .frequent_failures(FREQUENT_AT_START, FREQUENT_MIN_SESSIONS, &at_call)
+            .frequent_failures(FREQUENT_AT_START, FREQUENT_MIN_SESSIONS)
             .into_iter()
             .filter(|frequent| fits_a_request(&frequent.failure))
             .collect()
@@ -204,7 +202,7 @@ pub fn session_start_hints(state_dir: &Path, project: &str, agent: &str) -> (Vec
     let at_call = if wired { index.at_call() } else { Vec::new() };
     let of_sessions = index.memory.sessions();
     let frequent = index
-        .frequent_failures(wired)
+        .frequent_failures()
         .into_iter()
         .map(|failure| proto::FrequentFailure {
             failure: failure.failure,

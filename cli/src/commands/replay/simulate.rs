@@ -346,8 +346,7 @@ pub fn calls_of(run: &Run) -> Vec<Option<Call>> {
 /// the call index's failures and the server's selector keeps those worth
 /// their tokens: the failures said, and the tokens.
 fn start_briefing(memory: &CallMemory, setting: Setting) -> (Vec<String>, u64) {
-    let at_call = memory.warned_by_shape(setting.strength);
-    let offered = memory.frequent_failures(FREQUENT_OFFERED, FREQUENT_MIN_SESSIONS, &at_call);
+    let offered = memory.frequent_failures(FREQUENT_OFFERED, FREQUENT_MIN_SESSIONS);
     let lines: Vec<String> = offered
         .iter()
         .map(|failure| memory::frequent_line(&failure.failure, failure.sessions, memory.sessions()))
