@@ -64,6 +64,10 @@ const RESUME_WARNINGS: usize = 5;
 /// as a lesson of [`Relevance::High`] (fused similarity >= 0.8) is; so is
 /// the best match of either kind.
 const HIGH_RELEVANCE: f64 = 0.8;
+/// A session with less than this left of its budget has spent it: only
+/// new reviewed or verified items of high relevance are shown, within the
+/// briefing's own budget (what a lesson of a few lines needs).
+const SESSION_SPENT_BELOW_CHARS: usize = 500;
 
 /// Bounds on what a Brief or Resume request may carry, in one place.
 pub mod limits {
@@ -316,7 +320,7 @@ impl Briefer {
             at_call: request.at_call.iter().map(String::as_str).collect(),
             given: &given,
             omit_given: request.omit_given,
-            past_budget: request.session_id.is_some() && remaining < MIN_BUDGET_CHARS,
+            past_budget: request.session_id.is_some() && remaining < SESSION_SPENT_BELOW_CHARS,
         };
         let mut withheld: Vec<InjectedItem> = Vec::new();
         let last_session = match last_session {

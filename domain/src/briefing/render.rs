@@ -38,10 +38,14 @@ const SESSION_LINES: usize = 3;
 const MAX_BLOCK_SHARE: usize = 2;
 const MIN_BLOCK_CHARS: usize = 200;
 /// A lesson's summary is cut to this.
-const SUMMARY_CHARS: usize = 300;
-/// What trust words mean, said once when a lesson carries one.
-const TRUST_LEVELS: &str =
-    "Trust: reviewed (a person approved it), verified (a passing check came after it), observed (neither).";
+const SUMMARY_CHARS: usize = 160;
+/// What each trust word means, said once for those the lessons shown
+/// carry: the word as a lesson's label ends with it, and its meaning.
+const TRUST_WORDS: [(&str, &str); 3] = [
+    ("; reviewed]", "reviewed: a person approved it"),
+    ("; verified]", "verified: a passing check came after it"),
+    ("; observed, from", "observed: neither"),
+];
 /// Characters a token, as the ledger estimates them (`tokens`).
 const CHARS_PER_TOKEN: usize = 4;
 
@@ -281,8 +285,16 @@ fn layout(blocks: &[&Block], omitted: usize) -> String {
     if body.contains(DATAMARK) || body.contains("```text") {
         notes.push(lore_screen::fence::EXPLAINED);
     }
-    if sorted.iter().any(|block| block.section == Section::Lessons) {
-        notes.push(TRUST_LEVELS);
+    let lessons: Vec<&str> =
+        sorted.iter().filter(|block| block.section == Section::Lessons).map(|block| block.text.as_str()).collect();
+    let trust: Vec<&str> = TRUST_WORDS
+        .iter()
+        .filter(|(label, _)| lessons.iter().any(|text| text.contains(label)))
+        .map(|(_, meaning)| *meaning)
+        .collect();
+    let trust = if trust.is_empty() { String::new() } else { format!("Trust: {}.", trust.join("; ")) };
+    if !trust.is_empty() {
+        notes.push(&trust);
     }
     if notes.is_empty() || body.is_empty() { body } else { format!("_{}_\n{body}", notes.join(" ")) }
 }
@@ -380,59 +392,65 @@ fn ago(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
     }
 }
 
-/// A lesson: a reviewed or verified one in its own words; an observed one
-/// (an agent's) quoted, with its fix left to `get_lesson`.
+/// A lesson in one line, by its key (`get_lesson` shows the rest): a
+/// reviewed or verified one with its best fix in its own words; an
+/// observed one (an agent's) quoted, with who wrote it and its fix left to
+/// `get_lesson`.
 fn lesson_text(lesson: &Lesson) -> String {
     let entry = &lesson.hit.entry;
-    let label = entry.key.clone().unwrap_or_else(|| entry.kind.as_str().replace('_', " "));
-    let speaks = entry.trust.speaks();
-    let title = if speaks { format!("**{}**", one_line(&entry.title)) } else { quoted(&entry.title) };
-    let mut text = format!(
-        "- {title} [{}; {}, from {}]: why it matches: {}.\n",
-        quoted(&label),
-        entry.trust.as_str(),
-        entry.origin.describe(),
-        lesson.why
-    );
-    if let Some(best) = lesson.hit.best_solution() {
-        let record = if best.times_applied == 0 {
-            "not applied yet".to_owned()
-        } else {
-            let minutes = best.avg_resolution_minutes();
-            let time = if minutes > 0.0 { format!(", ~{minutes:.0} min") } else { String::new() };
-            format!("worked {} of {} times{time}", best.times_successful, best.times_applied)
-        };
-        if speaks {
-            text.push_str(&format!("  Fix ({record}): {}\n", one_line(&best.description)));
-        } else {
-            text.push_str(&format!(
-                "  Fix ({record}): an agent's, neither reviewed nor verified: read it with get_lesson and judge it.\n"
-            ));
+    let label = quoted(&lesson.handle());
+    if !entry.trust.speaks() {
+        return format!(
+            "- {} [{label}; observed, from {}]: an agent's, neither reviewed nor verified: read it with get_lesson \
+             and judge it.\n",
+            quoted(&entry.title),
+            entry.origin.describe()
+        );
+    }
+    let head = format!("- **{}** [{label}; {}]", one_line(&entry.title), entry.trust.as_str());
+    match lesson.hit.best_solution() {
+        Some(best) => {
+            let record = if best.times_applied == 0 {
+                "not applied yet".to_owned()
+            } else {
+                let minutes = best.avg_resolution_minutes();
+                let time = if minutes > 0.0 { format!(", ~{minutes:.0} min") } else { String::new() };
+                format!("worked {} of {} times{time}", best.times_successful, best.times_applied)
+            };
+            format!("{head}: Fix ({record}): {}\n", one_line(&best.description))
+        }
+        None => {
+            let summary = one_line(&entry.summary);
+            if summary.is_empty() || summary == one_line(&entry.title) {
+                format!("{head}\n")
+            } else {
+                format!("{head}: {}\n", cut(&summary, SUMMARY_CHARS).trim_end())
+            }
         }
     }
-    let summary = one_line(&entry.summary);
-    if !summary.is_empty() && summary != one_line(&entry.title) {
-        if speaks {
-            text.push_str(&format!("  {}\n", cut(&summary, SUMMARY_CHARS).trim_end()));
-        } else {
-            text.push_str(&format!("  Summary: {}\n", quoted(&summary)));
-        }
-    }
-    text.push_str(&format!("  Expand: get_lesson {{\"entry\": \"{}\"}}\n", lesson.handle()));
-    text
 }
 
-/// A warning: the failure as a tool printed it (quoted), the counts, and a
-/// fix only when it is reviewed or verified (the text QA made for it says
-/// so already: `qa::warnings::actionable_text`).
+/// A QA warning in one line: the failure's template (one line the screen
+/// passed before it was grouped, so in code without data marks), in how
+/// many tasks QA failed with it, a fix only when a person reviewed it or a
+/// passing check verified it, and the id an agent acknowledges it by
+/// (`acknowledge_warning`). Why it matched stays in the ledger.
 fn warning_text(warning: &Warning) -> String {
-    let mut text = format!("- **{}**: {}", warning.category.replace('_', " "), one_line(&warning.text));
-    if !warning.reason.is_empty() {
-        text.push_str(&format!(" (Relevant: {}.)", one_line(&warning.reason).trim_end_matches('.')));
+    let mut text = format!(
+        "- {}: QA failed with it in {} task(s)",
+        lore_screen::fence::code(&warning.template, lore_screen::fence::QUOTE_CHARS),
+        warning.task_count
+    );
+    if let Some(trust) = warning.fix_trust.filter(|trust| trust.speaks())
+        && !warning.recommended_fix.trim().is_empty()
+    {
+        text.push_str(&format!(
+            "; how to avoid ({} fix): {}",
+            trust.as_str(),
+            one_line(&warning.recommended_fix).trim_end_matches('.')
+        ));
     }
-    // The id an agent acknowledges it by (`acknowledge_warning`).
-    text.push_str(&format!(" `warning {}`", warning.delivery_id));
-    text.push('\n');
+    text.push_str(&format!(". `warning {}`\n", warning.delivery_id));
     text
 }
 
@@ -653,7 +671,7 @@ mod tests {
         let markdown = &rendered.markdown;
         // No title; the trust words explained, as a lesson carries one; no
         // line on data marks, as nothing marked follows.
-        assert!(markdown.starts_with("_Trust: reviewed (a person approved it)"), "{markdown}");
+        assert!(markdown.starts_with("_Trust: reviewed: a person approved it._\n"), "{markdown}");
         assert!(!markdown.contains("# Lore") && !markdown.contains('ˆ'), "{markdown}");
         assert!(!markdown.contains("never instructions to follow"), "{markdown}");
         let session = markdown.find("## Where your last session stopped").unwrap();
@@ -663,8 +681,7 @@ mod tests {
         assert!(markdown.contains("lost its network 3 h ago, after 12 action(s)"), "{markdown}");
         assert!(markdown.contains("- Unfinished: validation of tests failed: 4 != 5"), "{markdown}");
         assert!(markdown.contains("Fix (worked 9 of 10 times, ~12 min): Guard the divisor"), "{markdown}");
-        assert!(markdown.contains("why it matches: shares \"divide\""), "{markdown}");
-        assert!(markdown.contains("Expand: get_lesson {\"entry\": \"PAT-16\"}"), "{markdown}");
+        assert!(markdown.contains("- **Division by zero** [`PAT-16`; reviewed]: Fix (worked"), "{markdown}");
         assert_eq!((rendered.lessons, rendered.warnings, rendered.omitted), (vec![0], vec![0], 0));
         assert!(!markdown.contains("did not fit"));
     }
@@ -686,7 +703,7 @@ mod tests {
             min_worth: select::MIN_WORTH,
             now: now(),
         };
-        for budget in [500, 1000, 2000] {
+        for budget in [500, 800, 1000] {
             let rendered = render(&contents, budget);
             assert!(chars(&rendered.markdown) <= budget, "{budget}: {} chars", chars(&rendered.markdown));
             assert!(rendered.omitted > 0, "{budget}");
@@ -697,10 +714,14 @@ mod tests {
                 assert!(shown.iter().enumerate().all(|(position, index)| position == *index), "{shown:?}");
             }
         }
-        // The session comes first, then the first lesson and warning.
-        let small = render(&contents, 2000);
+        // The session comes first, then the worthiest per token: a lesson
+        // with a proven fix (similarity 0.8) before a warning (relevance 0.5).
+        let small = render(&contents, 1000);
         assert!(small.markdown.contains("Where your last session stopped"));
-        assert_eq!((small.lessons.first(), small.warnings.first()), (Some(&0), Some(&0)), "{}", small.markdown);
+        assert_eq!(small.lessons, vec![0, 1, 2, 3, 4], "{}", small.markdown);
+        assert!(small.warnings.len() < 5, "{}", small.markdown);
+        let roomy = render(&contents, 4000);
+        assert_eq!((roomy.lessons.len(), roomy.warnings.len(), roomy.omitted), (5, 5, 0), "{}", roomy.markdown);
     }
 
     #[test]
@@ -747,7 +768,9 @@ mod tests {
 
     #[test]
     fn a_huge_item_is_cut_to_its_share_and_nothing_means_empty() {
-        let lessons = [lesson("Long", 20_000)];
+        let mut long = lesson("Long", 20_000);
+        long.hit.entry.solutions[0].description = "y".repeat(20_000);
+        let lessons = [long];
         let contents = Contents {
             project: "p",
             last_session: None,
@@ -811,11 +834,14 @@ mod tests {
         assert!(!observed_block.contains("Guard the divisor"), "the observed lesson's fix is not said: {markdown}");
         assert!(markdown.contains("an agent's, neither reviewed nor verified"), "{markdown}");
         assert!(
-            markdown.contains("- **Division by zero** [`PAT-16`; reviewed, from a person (token ops) through cli]"),
+            markdown.contains("- **Division by zero** [`PAT-16`; reviewed]: Fix (worked 9 of 10 times, ~12 min)"),
             "{markdown}"
         );
         assert!(markdown.contains("Fix (worked 9 of 10 times, ~12 min): Guard the divisor"), "{markdown}");
-        assert!(markdown.contains("- **type error**: QA has failed with `TypeError`."), "{markdown}");
+        assert!(
+            markdown.contains("- `TypeError`: QA failed with it in 2 task(s); how to avoid (verified fix): check ids."),
+            "{markdown}"
+        );
     }
 
     fn frequent(failure: &str, sessions: u32, chance: f64) -> FrequentFailure {

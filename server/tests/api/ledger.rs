@@ -295,8 +295,13 @@ async fn past_the_session_budget_only_new_trusted_and_highly_relevant_items_are_
     let agent_token = token(&server, "vm-4", Role::Agent, Some(&[PROJECT])).await;
     let mut admin = clients(&server, &admin_token).await;
     let mut agent = clients(&server, &agent_token).await;
+    // Long titles: three of them fill the session's budget, as briefings
+    // of one line an item would not otherwise.
     for index in 0..4 {
-        let title = format!("Division by zero in calc divide, case {index}");
+        let title = format!(
+            "Division by zero in calc divide, case {index}: the divisor comes from the parsed form field and \
+             is empty when the user leaves it blank, so the handler divides by zero and returns a 500"
+        );
         admin.knowledge.upsert_entry(lesson(&format!("DIV-{index}"), &title, &[])).await.unwrap();
     }
     agent.knowledge.upsert_entry(lesson("AG-1", "Storage client uploads are flaky", &[])).await.unwrap();
