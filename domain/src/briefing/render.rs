@@ -278,7 +278,8 @@ fn layout(blocks: &[&Block], omitted: usize) -> String {
         }
         body.push_str(&block.text);
     }
-    if omitted > 0 {
+    // A note alone would be all the briefing says: silence instead.
+    if omitted > 0 && !body.is_empty() {
         body.push_str(&format!("_{omitted} more lesson(s) or warning(s) did not fit: `search_lessons` finds them._\n"));
     }
     let mut notes = Vec::new();
@@ -887,6 +888,15 @@ mod tests {
         assert_eq!(roomy.frequent, vec![0, 1, 2, 3]);
         let strict = render(&with_frequent(&failures).with_min_worth(0.15), 4000);
         assert_eq!(strict.frequent, vec![1, 2], "{}", strict.markdown);
+    }
+
+    #[test]
+    fn when_nothing_fits_nothing_is_said_not_even_that_it_did_not_fit() {
+        let lessons = [lesson("Division by zero", 40)];
+        let contents = Contents { now: now(), ..Contents::now("p", None, &lessons, &[]) };
+        let tight = render(&contents, 100);
+        assert_eq!((tight.markdown.as_str(), tight.lessons.len(), tight.omitted), ("", 0, 1));
+        assert_eq!(render(&contents, 400).lessons, vec![0]);
     }
 
     #[test]
