@@ -41,9 +41,9 @@ const REFRESH_EVERY: Duration = Duration::from_secs(60);
 const MAX_ACTIONS: usize = 2_000;
 /// Failures a session-start briefing request offers at most (the server
 /// takes ten): the briefing's selector says those worth their tokens.
-const FREQUENT_AT_START: usize = 10;
+pub const FREQUENT_AT_START: usize = 10;
 /// A failure one session hit may be that session's own accident.
-const FREQUENT_MIN_SESSIONS: u32 = 2;
+pub const FREQUENT_MIN_SESSIONS: u32 = 2;
 const PAGE_SIZE: u32 = 500;
 
 /// The index file's content.

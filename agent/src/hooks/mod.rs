@@ -190,10 +190,10 @@ pub struct HookArgs {
     /// stopped comes first). Every token is paid again at every later step
     /// of the run, so the budget is small and the briefing says only what
     /// is worth its tokens (`lore_calls::select`).
-    #[arg(long, env = "LORE_START_TOKENS", default_value_t = 120)]
+    #[arg(long, env = "LORE_START_TOKENS", default_value_t = START_TOKENS)]
     pub start_tokens: u32,
     /// Tokens a prompt's briefing may take.
-    #[arg(long, env = "LORE_PROMPT_TOKENS", default_value_t = 60)]
+    #[arg(long, env = "LORE_PROMPT_TOKENS", default_value_t = PROMPT_TOKENS)]
     pub prompt_tokens: u32,
     /// A file of the project's own recognizers of typed actions, read
     /// before Lore's (the shape of agent/src/action_types.toml).
@@ -208,6 +208,11 @@ pub struct HookArgs {
     #[arg(long, env = "LORE_INSTRUCTIONS", default_value = "sync", value_parser = ["sync", "off"])]
     pub instructions: String,
 }
+
+/// The tokens a session-start briefing and a prompt's take unless told
+/// otherwise.
+pub const START_TOKENS: u32 = 120;
+pub const PROMPT_TOKENS: u32 = 60;
 
 /// A briefing's budget in tokens as a request's characters (four a token,
 /// the ledger's estimate).

@@ -3,11 +3,15 @@
 //!
 //! Each repository is a project; its runs are replayed in time order, and
 //! only runs that finished before a run started teach it (see
-//! [`simulate`]). When to speak, the [`Strength`] of evidence, is chosen
-//! with one repository left out: each repository is scored under the
-//! setting the others prefer, so no figure is fitted to the runs it
-//! reports on. The naive baseline briefs each run, at its start, on the
-//! three failures most earlier runs hit.
+//! [`simulate`]). When to speak, the [`Strength`] of evidence at the call
+//! and (in process) the worth a briefing item must reach, is chosen with
+//! one repository left out: each repository is scored under the setting
+//! the others prefer, so no figure is fitted to the runs it reports on.
+//! The setting preferred is the one under which a run's context keeps the
+//! most, net: every injected token is read again at every later step, and
+//! so is the output of a failure a warning could have prevented. The naive
+//! baseline briefs each run, at its start, on the three failures most
+//! earlier runs hit.
 //!
 //! By default it replays into the real server at `--server`, through the
 //! hooks' own code ([`through_server`]): the briefings at the start count,

@@ -31,12 +31,8 @@ use crate::commands::leave_one_out::Counts;
 /// most frequent failures.
 const NAIVE_BRIEFING: usize = 3;
 const NAIVE_BRIEFING_LONGER: usize = 5;
-/// The session-start hook's defaults: the tokens of its briefing, the
-/// failures it offers, and how many sessions make one frequent
-/// (`lore_agent::call_index`).
-const START_TOKENS: usize = 120;
-const FREQUENT_OFFERED: usize = 10;
-const FREQUENT_MIN_SESSIONS: u32 = 2;
+/// The session-start hook's budget, in tokens.
+const START_TOKENS: usize = lore_agent::hooks::START_TOKENS as usize;
 
 /// What a replay varies: when a call is warned of, and what a briefing
 /// item must be worth to be said (in process only: through the server,
@@ -346,7 +342,7 @@ pub fn calls_of(run: &Run) -> Vec<Option<Call>> {
 /// the call index's failures and the server's selector keeps those worth
 /// their tokens: the failures said, and the tokens.
 fn start_briefing(memory: &CallMemory, setting: Setting) -> (Vec<String>, u64) {
-    let offered = memory.frequent_failures(FREQUENT_OFFERED, FREQUENT_MIN_SESSIONS);
+    let offered = memory.frequent_failures(call_index::FREQUENT_AT_START, call_index::FREQUENT_MIN_SESSIONS);
     let lines: Vec<String> = offered
         .iter()
         .map(|failure| memory::frequent_line(&failure.failure, failure.sessions, memory.sessions()))
