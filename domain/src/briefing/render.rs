@@ -3,7 +3,8 @@
 //! Every piece (a line about the last session, a failure many sessions
 //! hit, a hot spot, a similar past session, a lesson, a warning) is a
 //! block: one line with counts. The lines about the last session are taken
-//! first, whatever else there is: continuing is what an agent does first.
+//! first, within a budget of their own: continuing is what an agent does
+//! first, and a resumed session is not told less for what else is known.
 //! The rest are candidates of [`lore_calls::select`]: each has the chance
 //! that this run hits what it tells of and what knowing it is worth, and
 //! the budget is filled by worth per token, with nothing said of what does
@@ -196,8 +197,9 @@ pub fn render(contents: &Contents, budget: usize) -> Rendered {
     let similar_chars = sizes(Section::Similar, contents.similar.len());
     let frequent_chars = sizes(Section::Frequent, contents.frequent.len());
 
-    // The last session's lines first, as far as they fit; then the rest by
-    // worth per token in what is left.
+    // The last session's lines first, within a budget of their own (where
+    // the last session stopped always matters); then the rest by worth per
+    // token within the budget.
     let mut chosen: Vec<&Block> = Vec::new();
     for block in blocks.iter().filter(|block| block.candidate.is_none()) {
         let mut trial = chosen.clone();
@@ -207,7 +209,8 @@ pub fn render(contents: &Contents, budget: usize) -> Rendered {
         }
     }
     let candidates: Vec<&Block> = blocks.iter().filter(|block| block.candidate.is_some()).collect();
-    let left = budget.saturating_sub(chars(&layout(&chosen, 0))) / CHARS_PER_TOKEN;
+    let room = chars(&layout(&chosen, 0)) + budget;
+    let left = budget / CHARS_PER_TOKEN;
     let offered: Vec<Candidate> = candidates.iter().filter_map(|block| block.candidate).collect();
     let mut picked: Vec<&Block> =
         select::fill(&offered, left, contents.min_worth).into_iter().map(|index| candidates[index]).collect();
@@ -226,7 +229,7 @@ pub fn render(contents: &Contents, budget: usize) -> Rendered {
         let mut all = chosen.clone();
         all.extend(picked.iter().copied());
         let markdown = layout(&all, said_of(&picked));
-        if chars(&markdown) <= budget || picked.is_empty() {
+        if chars(&markdown) <= room || picked.is_empty() {
             break markdown;
         }
         picked.pop();
@@ -704,9 +707,14 @@ mod tests {
             min_worth: select::MIN_WORTH,
             now: now(),
         };
+        let session = chars(Section::Session.heading())
+            + render(&Contents { lessons: &[], warnings: &[], ..contents }, 500).session_chars;
         for budget in [500, 800, 1000] {
             let rendered = render(&contents, budget);
-            assert!(chars(&rendered.markdown) <= budget, "{budget}: {} chars", chars(&rendered.markdown));
+            // The last session has a budget of its own.
+            assert_eq!(rendered.session_chars + chars(Section::Session.heading()), session);
+            let size = chars(&rendered.markdown);
+            assert!(size <= budget + session, "{budget}: {size} chars");
             assert!(rendered.omitted > 0, "{budget}");
             assert_eq!(rendered.lessons.len() + rendered.warnings.len() + rendered.omitted, 10, "{budget}");
             assert!(rendered.markdown.contains(&format!("_{} more", rendered.omitted)), "{budget}");
@@ -888,6 +896,17 @@ mod tests {
         assert_eq!(roomy.frequent, vec![0, 1, 2, 3]);
         let strict = render(&with_frequent(&failures).with_min_worth(0.15), 4000);
         assert_eq!(strict.frequent, vec![1, 2], "{}", strict.markdown);
+    }
+
+    #[test]
+    fn where_the_last_session_stopped_does_not_take_the_items_budget() {
+        let summary = summary();
+        let failures = [frequent("ModuleNotFoundError: No module named <*>", 11, 0.25)];
+        let contents = Contents { last_session: Some(&summary), ..with_frequent(&failures) };
+        let rendered = render(&contents, 250);
+        assert!(rendered.session_chars > 150, "{}", rendered.markdown);
+        assert_eq!(rendered.frequent, vec![0], "{}", rendered.markdown);
+        assert!(rendered.markdown.contains("lost its network"), "{}", rendered.markdown);
     }
 
     #[test]
