@@ -311,7 +311,7 @@ impl Briefer {
         let filtering = request.omit_given || !request.missing_files.is_empty() || !request.at_call.is_empty();
         let warning_request = warning_request(request, &task_id, filtering);
         let lessons_wanted = if filtering { MAX_ITEMS * 2 } else { request.max_lessons * 2 };
-        let Gathered { last_session, hits, degraded, chosen, given, hot_spots, similar } =
+        let Gathered { last_session, hits, degraded, chosen, given, hot_spots, mut similar } =
             self.gather(scope, request, &warning_request, lessons_wanted).await?;
 
         let remaining = self.config.session_budget_chars.saturating_sub(given.chars);
@@ -329,6 +329,11 @@ impl Briefer {
             }
             _ => None,
         };
+        // The last session is told where it stopped; as a similar session
+        // it would be told twice.
+        if let Some(last) = &last_session {
+            similar.retain(|past| past.session_id != last.session.session_id);
+        }
         let lessons = admit(hits.into_iter().map(Lesson::of), request.max_lessons, &mut withheld, |lesson, best| {
             gate.lesson(lesson, best).map(|why| ledger::hit_item(&lesson.hit, Some(&lesson.why), None).withheld(why))
         });
