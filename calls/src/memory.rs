@@ -258,6 +258,7 @@ impl CallMemory {
     /// more of the recurring failures for 6 tokens a run). A failure with
     /// no line to name it by is not: its name says nothing.
     pub fn frequent_failures(&self, count: usize, min_sessions: u32) -> Vec<FrequentFailure> {
+        let base = self.base_rate();
         let mut frequent: Vec<FrequentFailure> = self
             .failures
             .iter()
@@ -265,7 +266,7 @@ impl CallMemory {
             .map(|(failure, sessions)| FrequentFailure {
                 failure: failure.clone(),
                 sessions: *sessions,
-                chance: self.chance(failure),
+                chance: self.chance_at(failure, base),
             })
             .collect();
         frequent.sort_by(|a, b| b.chance.total_cmp(&a.chance).then(b.sessions.cmp(&a.sessions)));
@@ -277,14 +278,23 @@ impl CallMemory {
     /// share of sessions that hit it, shrunk toward the project's base rate
     /// (the mean share of its failures) by [`PRIOR_SESSIONS`].
     pub fn chance(&self, failure: &str) -> f64 {
+        self.chance_at(failure, self.base_rate())
+    }
+
+    /// [`Self::chance`] with the base rate read once for many failures.
+    fn chance_at(&self, failure: &str, base: f64) -> f64 {
+        let hit = self.recent.failures.get(failure).copied().unwrap_or(0.0);
+        (hit + PRIOR_SESSIONS * base) / (self.recent.sessions + PRIOR_SESSIONS)
+    }
+
+    /// The mean recency-weighted share of sessions the project's failures
+    /// were hit in.
+    fn base_rate(&self) -> f64 {
         let recent = &self.recent;
-        let hit = recent.failures.get(failure).copied().unwrap_or(0.0);
-        let base = if recent.failures.is_empty() || recent.sessions <= 0.0 {
-            0.0
-        } else {
-            recent.failures.values().sum::<f64>() / (recent.sessions * recent.failures.len() as f64)
-        };
-        (hit + PRIOR_SESSIONS * base) / (recent.sessions + PRIOR_SESSIONS)
+        if recent.failures.is_empty() || recent.sessions <= 0.0 {
+            return 0.0;
+        }
+        recent.failures.values().sum::<f64>() / (recent.sessions * recent.failures.len() as f64)
     }
 
     /// Every failure some call would be warned of under `strength`: what a

@@ -23,8 +23,9 @@ pub const VALUE_SEEN: f64 = 1.0;
 pub const VALUE_WITH_REMEDY: f64 = 2.0;
 
 /// The expected worth an item must reach to be said at all, by default:
-/// chosen with each repository left out by `lore eval replay
-/// --in-process` (docs/EVALUATION.md, "What Lore says and when").
+/// the bar `lore eval replay --in-process` chooses on every repository of
+/// the development runs (docs/EVALUATION.md, "In this process"; with
+/// django left out the others choose silence at the start).
 pub const MIN_WORTH: f64 = 0.02;
 
 /// One item Lore could inject.

@@ -350,7 +350,7 @@ impl Briefer {
         // not something it could not read.
         let failed_search = degraded.as_deref().filter(|_| self.knowledge.embedder().is_some());
         let left_out = left_out(chosen.held_out && !warnings.is_empty(), failed_search);
-        let contents = render::Contents::now(&request.project, last_session.as_ref(), &lessons, shown_warnings)
+        let contents = render::Contents::now(last_session.as_ref(), &lessons, shown_warnings)
             .with_history(&hot_spots, &similar)
             .with_frequent(&frequent)
             .with_left_out(&left_out)

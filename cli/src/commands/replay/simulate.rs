@@ -399,8 +399,9 @@ pub fn replay(
             labels.iter().map(|label| tokens(&format!("- Earlier runs failed with: {label}\n"))).sum::<usize>() as u64
         };
         figures.naive_briefed += naive.len() as u64;
-        figures.naive_tokens += naive_tokens(&naive);
-        figures.naive_context_spent += naive_tokens(&naive) * run.steps.len() as u64;
+        let naive_spent = naive_tokens(&naive);
+        figures.naive_tokens += naive_spent;
+        figures.naive_context_spent += naive_spent * run.steps.len() as u64;
         figures.naive5_tokens += naive_tokens(&naive5);
         let mut given: HashSet<(String, String)> = HashSet::new();
         // Labels warned of, and whether the warning named what worked.
