@@ -9,6 +9,10 @@
 //! by those, the failures of every test run would be one pattern, and its
 //! warning would say nothing (issue 55).
 
+/// The line that marks where a long error was cut when it was recorded
+/// (`hooks::record`): it says nothing of the failure.
+pub const CUT_LINE: &str = "[…]";
+
 /// Error lines taken as the failure's messages, each cut to this.
 const MAX_ERROR_LINES: usize = 20;
 const MAX_LINE_CHARS: usize = 500;
@@ -211,15 +215,45 @@ fn is_bare_exit(line: &str) -> bool {
         && tokens.iter().any(|(_, token)| EXIT_MARKS.contains(&token.as_str()))
 }
 
+/// How Python begins a traceback. Its frames follow, indented deeper, and
+/// then, at the header's own indent, the exception that explains it
+/// (`django.core.exceptions.ImproperlyConfigured: ...`), whatever the
+/// exception's class is called. A traceback may itself be indented (`site`
+/// prints one so when a `.pth` file fails).
+const TRACEBACK_HEADER: &str = "Traceback (most recent call last):";
+
+/// The exception lines of the Python tracebacks in `output`: the first line
+/// after each traceback's header at no deeper indent than the header.
+fn exception_lines(output: &str) -> Vec<&str> {
+    let indent = |line: &str| line.len() - line.trim_start().len();
+    let mut found = Vec::new();
+    let mut header_indent = None;
+    for line in output.lines().filter(|line| !line.trim().is_empty()) {
+        if line.trim() == TRACEBACK_HEADER {
+            header_indent = Some(indent(line));
+        } else if header_indent.is_some_and(|header| indent(line) <= header) {
+            found.push(line.trim());
+            header_indent = None;
+        }
+    }
+    found
+}
+
 /// The lines of a failed command's output that explain the failure: those
-/// that read as errors and do not report on the run, at most
-/// [`MAX_ERROR_LINES`]. When no line reads as an error, the last lines that
-/// are not reports. Empty when every line is a report (a bare `Exit code
-/// 1`): no line explains that failure, and none names it.
+/// that read as errors, and a Python traceback's exception line, and do not
+/// report on the run, at most [`MAX_ERROR_LINES`]. When no line reads as an
+/// error, the last lines that are not reports. Empty when every line is a
+/// report (a bare `Exit code 1`): no line explains that failure, and none
+/// names it.
 pub fn error_lines(output: &str) -> Vec<String> {
-    let lines: Vec<&str> = output.lines().map(str::trim).filter(|line| !line.is_empty() && !is_report(line)).collect();
+    let exceptions = exception_lines(output);
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && *line != CUT_LINE && !is_report(line))
+        .collect();
     let mut picked: Vec<String> = Vec::new();
-    for line in lines.iter().filter(|line| is_error_line(line)) {
+    for line in lines.iter().filter(|line| is_error_line(line) || exceptions.contains(line)) {
         let line = cut(line, MAX_LINE_CHARS);
         if !picked.contains(&line) {
             picked.push(line);
@@ -251,10 +285,26 @@ mod tests {
             vec!["test b ... FAILED", "thread 'b' panicked at src/lib.rs:4:5:", "assertion `left == right` failed",]
         );
         assert_eq!(error_lines("a\nb\nc\n"), vec!["a", "b", "c"]);
+        assert_eq!(error_lines(&format!("a\n{CUT_LINE}\nExit code 1")), vec!["a"], "the cut's mark names nothing");
         assert!(error_lines("").is_empty());
         let traceback =
             "Traceback (most recent call last):\n  File \"x.py\", line 1\nModuleNotFoundError: No module named 'y'";
         assert_eq!(error_lines(traceback).last().map(String::as_str), Some("ModuleNotFoundError: No module named 'y'"));
+        let unnamed = "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    settings.configure()\ndjango.core.exceptions.ImproperlyConfigured: Requested setting DEBUG, but settings are not configured.";
+        assert_eq!(
+            error_lines(unnamed),
+            vec![
+                "Traceback (most recent call last):",
+                "django.core.exceptions.ImproperlyConfigured: Requested setting DEBUG, but settings are not configured."
+            ],
+            "a traceback is explained by its exception, whatever its class is called"
+        );
+        let indented = "Error processing line 1 of x.pth:\n\n  Traceback (most recent call last):\n    File \"site.py\", line 177, in addpackage\n      exec(line)\n  ModuleNotFoundError: No module named '_distutils_hack'\n\nRemainder of file ignored";
+        assert_eq!(
+            error_lines(indented).last().map(String::as_str),
+            Some("ModuleNotFoundError: No module named '_distutils_hack'"),
+            "an indented traceback ends at its header's indent"
+        );
         let java = "Exception in thread \"main\" java.lang.NullPointerException\n\tat Main.main(Main.java:3)";
         assert_eq!(error_lines(java), vec!["Exception in thread \"main\" java.lang.NullPointerException"]);
         assert_eq!(error_lines("Errors\nan Errorless run\nnothing"), vec!["Errors"]);

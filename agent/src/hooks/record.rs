@@ -8,6 +8,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use super::input::HookInput;
+use crate::failure_lines::CUT_LINE;
 
 /// A command or other string kept in a summary is cut to this.
 const MAX_STRING_CHARS: usize = 2000;
@@ -21,8 +22,6 @@ const MAX_ERROR_CHARS: usize = 1000;
 /// its end, which is what names most failures (a traceback's exception, a
 /// test runner's summary, a shell's last complaint).
 const ERROR_HEAD_CHARS: usize = 250;
-/// Marks where a long error was cut.
-const CUT_MARKER: &str = "\n[…]\n";
 
 /// The tools that run shell commands, by agent.
 pub fn is_shell(tool: &str) -> bool {
@@ -111,10 +110,10 @@ fn start_and_end(text: &str, max: usize) -> String {
     if count <= max {
         return text.to_owned();
     }
-    let end = max - ERROR_HEAD_CHARS - CUT_MARKER.chars().count();
+    let end = max - ERROR_HEAD_CHARS - CUT_LINE.chars().count() - 2;
     let start: String = text.chars().take(ERROR_HEAD_CHARS).collect();
     let ending: String = text.chars().skip(count - end).collect();
-    format!("{start}{CUT_MARKER}{ending}")
+    format!("{start}\n{CUT_LINE}\n{ending}")
 }
 
 /// The files a tool call edited, relative to the session's directory when
@@ -205,7 +204,7 @@ mod tests {
         assert_eq!(kept.chars().count(), MAX_ERROR_CHARS);
         assert!(kept.starts_with("Traceback (most recent call last):"), "{kept}");
         assert!(kept.ends_with("No module named 'reproduce_app'"), "{kept}");
-        assert!(kept.contains(CUT_MARKER));
+        assert!(kept.contains(&format!("\n{CUT_LINE}\n")));
         assert_eq!(start_and_end("short", MAX_ERROR_CHARS), "short");
     }
 
