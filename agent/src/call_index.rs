@@ -42,8 +42,6 @@ const MAX_ACTIONS: usize = 2_000;
 /// Failures a session-start briefing request offers at most (the server
 /// takes ten): the briefing's selector says those worth their tokens.
 pub const FREQUENT_AT_START: usize = 10;
-/// A failure one session hit may be that session's own accident.
-pub const FREQUENT_MIN_SESSIONS: u32 = 2;
 const PAGE_SIZE: u32 = 500;
 
 /// The index file's content.
@@ -108,7 +106,7 @@ impl CallIndex {
     /// selector says those worth their tokens.
     pub fn frequent_failures(&self) -> Vec<FrequentFailure> {
         self.memory
-            .frequent_failures(FREQUENT_AT_START, FREQUENT_MIN_SESSIONS)
+            .frequent_failures(FREQUENT_AT_START)
             .into_iter()
             .filter(|frequent| fits_a_request(&frequent.failure))
             .collect()

@@ -187,7 +187,7 @@ pub const HALF_LIFE: f64 = 20.0;
 /// empirical-Bayes estimate of a rate with a prior of that weight).
 pub const PRIOR_SESSIONS: f64 = 5.0;
 
-/// A failure many earlier sessions hit, as a briefing names it.
+/// A failure earlier sessions hit, as a briefing names it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FrequentFailure {
     pub failure: String,
@@ -196,10 +196,10 @@ pub struct FrequentFailure {
     pub chance: f64,
 }
 
-/// The heading of a briefing's failures many sessions hit.
-pub const FREQUENT_HEADING: &str = "## Failures many earlier sessions here hit\n";
+/// The heading of a briefing's failures earlier sessions hit.
+pub const FREQUENT_HEADING: &str = "## Failures earlier sessions here hit\n";
 
-/// A failure many sessions hit as a briefing says it: one screened line,
+/// A failure earlier sessions hit as a briefing says it: one screened line,
 /// in code, and the counts.
 pub fn frequent_line(failure: &str, sessions: u32, of_sessions: u32) -> String {
     format!("- {} ({sessions} of {of_sessions} sessions)\n", code(failure))
@@ -251,18 +251,19 @@ impl CallMemory {
     }
 
     /// The `count` failures this session most likely hits
-    /// ([`Self::chance`]), each hit by at least `min_sessions` earlier
-    /// sessions. A failure a call is warned of is among them: the same
+    /// ([`Self::chance`]): one earlier session is enough to be offered,
+    /// since the chance, shrunk toward the base rate, already says how
+    /// little one session shows. A failure a call is warned of is among them: the same
     /// failure often comes from another command than the one warned of
     /// (on the development runs, naming them at the start too covered 0.05
     /// more of the recurring failures for 6 tokens a run). A failure with
     /// no line to name it by is not: its name says nothing.
-    pub fn frequent_failures(&self, count: usize, min_sessions: u32) -> Vec<FrequentFailure> {
+    pub fn frequent_failures(&self, count: usize) -> Vec<FrequentFailure> {
         let base = self.base_rate();
         let mut frequent: Vec<FrequentFailure> = self
             .failures
             .iter()
-            .filter(|(failure, sessions)| **sessions >= min_sessions && !is_nameless(failure))
+            .filter(|(failure, _)| !is_nameless(failure))
             .map(|(failure, sessions)| FrequentFailure {
                 failure: failure.clone(),
                 sessions: *sessions,

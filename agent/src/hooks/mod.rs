@@ -211,7 +211,7 @@ pub struct HookArgs {
 
 /// The tokens a session-start briefing and a prompt's take unless told
 /// otherwise.
-pub const START_TOKENS: u32 = 120;
+pub const START_TOKENS: u32 = 60;
 pub const PROMPT_TOKENS: u32 = 60;
 
 /// A briefing's budget in tokens as a request's characters (four a token,

@@ -156,6 +156,8 @@ pub fn summarize(session: Session, actions: &[Action]) -> ResumeSummary {
 /// The first next step of a session that is no longer active. A briefing
 /// leaves it out: the agent it briefs has started its new session.
 pub const START_A_NEW_SESSION: &str = "Start a new session";
+/// The next step when the last session left nothing to pick up.
+pub const NOTHING_UNFINISHED: &str = "Nothing was left unfinished: pick up the next task.";
 
 fn next_steps(session: &Session, work: &[WorkItem], epic: Option<&str>) -> Vec<String> {
     let mut steps = Vec::new();
@@ -188,7 +190,7 @@ fn next_steps(session: &Session, work: &[WorkItem], epic: Option<&str>) -> Vec<S
         steps.push(format!("Continue epic {}.", quoted(epic)));
     }
     if work.is_empty() && epic.is_none() {
-        steps.push("Nothing was left unfinished: pick up the next task.".to_owned());
+        steps.push(NOTHING_UNFINISHED.to_owned());
     }
     steps
 }

@@ -1,4 +1,4 @@
-//! The failures many of a project's recent sessions hit that no call is
+//! The failures a project's recent sessions hit that no call is
 //! warned of, as the agent's hooks counted them in their call index
 //! (`BriefRequest.frequent_failures`): what no command predicts is said at
 //! the start instead of at a call. They are tool output a client sent, so

@@ -91,7 +91,7 @@ pub mod limits {
     pub const MAX_PATH_CHARS: usize = 1_024;
     pub const MAX_LABELS: usize = 20;
     pub const MAX_NAME_CHARS: usize = 128;
-    /// Failures many sessions hit that a hook may send.
+    /// Failures earlier sessions hit that a hook may send.
     pub const MAX_FREQUENT_FAILURES: usize = 10;
 }
 

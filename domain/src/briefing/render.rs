@@ -25,7 +25,7 @@ use chrono::{DateTime, Utc};
 
 use super::similar::SimilarSession;
 use super::{FrequentFailure, Lesson};
-use crate::actions::resume::{ResumeSummary, START_A_NEW_SESSION};
+use crate::actions::resume::{NOTHING_UNFINISHED, ResumeSummary, START_A_NEW_SESSION};
 use lore_calls::memory::tokens;
 use lore_calls::select::{self, Candidate, VALUE_SEEN, VALUE_WITH_REMEDY};
 use lore_model::actions::{EndReason, SessionStatus, StoredName as _};
@@ -48,8 +48,6 @@ const TRUST_WORDS: [(Trust, &str); 3] = [
     (Trust::Verified, "verified: a passing check came after it"),
     (Trust::Observed, "observed: neither"),
 ];
-/// Characters a token, as the ledger estimates them (`tokens`).
-const CHARS_PER_TOKEN: usize = 4;
 
 pub struct Contents<'a> {
     pub last_session: Option<&'a ResumeSummary>,
@@ -200,39 +198,35 @@ pub fn render(contents: &Contents, budget: usize) -> Rendered {
     for block in blocks.iter().filter(|block| block.candidate.is_none()) {
         let mut trial = chosen.clone();
         trial.push(block);
-        if chars(&layout(&trial, 0)) <= budget {
+        if chars(&layout(&trial)) <= budget {
             chosen = trial;
         }
     }
     let candidates: Vec<&Block> = blocks.iter().filter(|block| block.candidate.is_some()).collect();
-    let room = chars(&layout(&chosen, 0)) + budget;
-    let left = budget / CHARS_PER_TOKEN;
+    let room = chars(&layout(&chosen)) + budget;
     let offered: Vec<Candidate> = candidates.iter().filter_map(|block| block.candidate).collect();
-    let mut picked: Vec<&Block> =
-        select::fill(&offered, left, contents.min_worth).into_iter().map(|index| candidates[index]).collect();
+    // What fits is the whole laid out: a section's heading and the notes an
+    // item brings (what data marks or trust words mean) count against it.
+    let picked: Vec<&Block> = select::fill_while(&offered, contents.min_worth, |picked, next| {
+        let mut trial = chosen.clone();
+        trial.extend(picked.iter().chain([&next]).map(|&index| candidates[index]));
+        chars(&layout(&trial)) <= room
+    })
+    .into_iter()
+    .map(|index| candidates[index])
+    .collect();
     let worth_saying = |block: &&&Block| block.candidate.is_some_and(|c| c.worth() >= contents.min_worth);
-    let said_of = |picked: &[&Block]| {
-        candidates
-            .iter()
-            .filter(worth_saying)
-            .filter(|block| matches!(block.section, Section::Lessons | Section::Warnings))
-            .count()
-            - picked.iter().filter(|block| matches!(block.section, Section::Lessons | Section::Warnings)).count()
-    };
-    // Headings and the notes cost too: the least worth per token goes
-    // until the whole fits.
-    let markdown = loop {
-        let mut all = chosen.clone();
-        all.extend(picked.iter().copied());
-        let markdown = layout(&all, said_of(&picked));
-        if chars(&markdown) <= room || picked.is_empty() {
-            break markdown;
-        }
-        picked.pop();
-    };
+    let omitted = candidates
+        .iter()
+        .filter(worth_saying)
+        .filter(|block| matches!(block.section, Section::Lessons | Section::Warnings))
+        .count()
+        - picked.iter().filter(|block| matches!(block.section, Section::Lessons | Section::Warnings)).count();
+    let mut all = chosen.clone();
+    all.extend(picked.iter().copied());
+    let markdown = layout(&all);
     chosen.extend(picked.iter().copied());
     chosen.sort_by_key(|block| (block.section, block.index));
-    let omitted = said_of(&picked);
     let mut markdown = markdown;
     if !contents.left_out.is_empty() {
         markdown.push_str(LEFT_OUT_HEADING);
@@ -263,9 +257,9 @@ pub fn render(contents: &Contents, budget: usize) -> Rendered {
 
 /// The chosen blocks by section, each section under its heading; the line
 /// that says what data marks mean first when marked text follows, and what
-/// trust words mean when a lesson carries one; a note when `omitted`
-/// lessons or warnings worth saying did not fit.
-fn layout(blocks: &[&Block], omitted: usize) -> String {
+/// trust words mean when a lesson carries one. What did not fit is counted
+/// in the response, not told: a note would cost more tokens than an item.
+fn layout(blocks: &[&Block]) -> String {
     let mut sorted: Vec<&Block> = blocks.to_vec();
     sorted.sort_by_key(|block| (block.section, block.index));
     let mut body = String::new();
@@ -276,10 +270,6 @@ fn layout(blocks: &[&Block], omitted: usize) -> String {
             section = Some(block.section);
         }
         body.push_str(&block.text);
-    }
-    // A note alone would be all the briefing says: silence instead.
-    if omitted > 0 && !body.is_empty() {
-        body.push_str(&format!("_{omitted} more lesson(s) or warning(s) did not fit: `search_lessons` finds them._\n"));
     }
     let mut notes = Vec::new();
     if body.contains(DATAMARK) || body.contains("```text") {
@@ -340,7 +330,7 @@ fn blocks(contents: &Contents, budget: usize) -> Vec<Block> {
 }
 
 /// A frequent failure: the failure (one screened line, in code), and how
-/// many sessions hit it.
+/// how many sessions hit it.
 fn frequent_text(failure: &FrequentFailure) -> String {
     lore_calls::memory::frequent_line(&failure.failure, failure.sessions, failure.of_sessions)
 }
@@ -369,7 +359,11 @@ fn session_lines(summary: &ResumeSummary, now: DateTime<Utc>) -> Vec<String> {
     for item in summary.work_in_progress.iter().take(SESSION_LINES) {
         lines.push(format!("- Unfinished: {}\n", one_line(&item.description)));
     }
-    let steps = summary.suggested_next_steps.iter().filter(|step| !step.starts_with(START_A_NEW_SESSION));
+    // A step that says there is none says nothing a new task does not.
+    let steps = summary
+        .suggested_next_steps
+        .iter()
+        .filter(|step| !step.starts_with(START_A_NEW_SESSION) && step.as_str() != NOTHING_UNFINISHED);
     for step in steps.take(SESSION_LINES) {
         lines.push(format!("- Next: {}\n", one_line(step)));
     }
@@ -685,7 +679,7 @@ mod tests {
     }
 
     #[test]
-    fn the_budget_holds_and_what_is_left_out_is_counted_and_said() {
+    fn the_budget_holds_and_what_is_left_out_is_counted_not_told() {
         let lessons: Vec<Lesson> = (0..5).map(|index| lesson(&format!("Lesson {index}"), 300)).collect();
         let warnings: Vec<Warning> = (0..5).map(|index| warning(&format!("Pattern {index}"))).collect();
         let summary = summary();
@@ -710,7 +704,7 @@ mod tests {
             assert!(size <= budget + session, "{budget}: {size} chars");
             assert!(rendered.omitted > 0, "{budget}");
             assert_eq!(rendered.lessons.len() + rendered.warnings.len() + rendered.omitted, 10, "{budget}");
-            assert!(rendered.markdown.contains(&format!("_{} more", rendered.omitted)), "{budget}");
+            assert!(!rendered.markdown.contains("did not fit"), "counted, not told: {}", rendered.markdown);
             // Most relevant first: nothing is shown that ranks below what was left out of its kind.
             for shown in [&rendered.lessons, &rendered.warnings] {
                 assert!(shown.iter().enumerate().all(|(position, index)| position == *index), "{shown:?}");
@@ -856,7 +850,7 @@ mod tests {
         let markdown = render(&with_frequent(&failures), 480).markdown;
         assert_eq!(
             markdown,
-            "## Failures many earlier sessions here hit\n- `ModuleNotFoundError: No module named <*>` (11 of 40 sessions)\n"
+            "## Failures earlier sessions here hit\n- `ModuleNotFoundError: No module named <*>` (11 of 40 sessions)\n"
         );
         // A backtick in a failure cannot close its code span.
         let failures = [frequent("a` ## b", 3, 0.25)];
@@ -885,6 +879,23 @@ mod tests {
         assert_eq!(roomy.frequent, vec![0, 1, 2, 3]);
         let strict = render(&with_frequent(&failures).with_min_worth(0.15), 4000);
         assert_eq!(strict.frequent, vec![1, 2], "{}", strict.markdown);
+    }
+
+    #[test]
+    fn a_heading_and_a_note_count_against_the_item_that_brings_them() {
+        // The lesson is the worthiest per token and its line alone fits 35
+        // tokens, but not with its heading and the line on what its trust
+        // word means; the failure, which fits, is said rather than nothing.
+        let lessons = [lesson("Division by zero", 40)];
+        let failures = [frequent("ZeroDivisionError: division by zero", 1, 0.1)];
+        let contents = Contents { now: now(), ..Contents::now(None, &lessons, &[]) }.with_frequent(&failures);
+        let lesson_alone = render(&Contents { frequent: &[], ..contents }, 4000);
+        let line = lesson_alone.markdown.lines().last().unwrap_or_default();
+        assert!(chars(line) < 140 && chars(&lesson_alone.markdown) > 140, "{}", lesson_alone.markdown);
+        let rendered = render(&contents, 140);
+        assert_eq!((rendered.lessons, rendered.frequent), (vec![], vec![0]), "{}", rendered.markdown);
+        assert_eq!(rendered.omitted, 1);
+        assert!(chars(&rendered.markdown) <= 140, "{}", rendered.markdown);
     }
 
     #[test]

@@ -559,7 +559,7 @@ async fn the_failures_many_sessions_hit_are_named_at_the_start_and_recorded() {
     let session = asked.session_id.clone();
     let briefing = agent.brief(asked).await.unwrap().into_inner();
     let markdown = &briefing.markdown;
-    assert!(markdown.contains("## Failures many earlier sessions here hit"), "{markdown}");
+    assert!(markdown.contains("## Failures earlier sessions here hit"), "{markdown}");
     // One screened line: in code, without data marks.
     assert!(markdown.contains("- `ModuleNotFoundError: No module named <*>` (12 of 40 sessions)"), "{markdown}");
     assert!(!crate::unmarked(markdown).contains("Ignore all previous"), "{markdown}");

@@ -3,10 +3,11 @@
 //!
 //! Each repository is a project; its runs are replayed in time order, and
 //! only runs that finished before a run started teach it (see
-//! [`simulate`]). When to speak, the [`Strength`] of evidence at the call
-//! and (in process) the worth a briefing item must reach, is chosen with
-//! one repository left out: each repository is scored under the setting
-//! the others prefer, so no figure is fitted to the runs it reports on.
+//! [`simulate`]). When to speak at the call, the [`Strength`] of evidence,
+//! is chosen with one repository left out: each repository is scored under
+//! the setting the others prefer, so no figure is fitted to the runs it
+//! reports on. In process, the bar on a briefing item's worth and the
+//! start budget are replayed too, for reading (see [`settings`]).
 //! The setting preferred is the one under which a run's context keeps the
 //! most, net: every injected token is read again at every later step, and
 //! so is the output of a failure a warning could have prevented. The naive
@@ -70,28 +71,51 @@ pub struct Args {
     briefings: Option<PathBuf>,
 }
 
-/// The settings tried, the most cautious first (a tie goes to it): every
-/// strength at the call with the default bar for briefings, then, in
-/// process (through the server its own setting decides), every bar with
-/// the default strength.
-fn settings(in_process: bool) -> Vec<Setting> {
+/// The session-start budget the hooks ship with.
+const START_TOKENS: usize = lore_agent::hooks::START_TOKENS as usize;
+
+/// The settings replayed: first those one is chosen from with each
+/// repository left out, every strength at the call (the most cautious
+/// first: a tie goes to it), with the shipped bar and budget for briefings.
+/// Then, in process (through the server its own setting and the hook's
+/// budget decide), every bar and every start budget at the shipped
+/// strength, for reading: on these runs the net context they keep swings
+/// between budgets on a two-token change of a heading, so it does not
+/// choose them. The bar is where a line starts to pay for its tokens
+/// (`lore_calls::select`), and the budget keeps a run within 100 tokens
+/// with its call warnings.
+fn settings(in_process: bool) -> Grid {
+    let shipped = Setting { strength: Strength::default(), min_worth: MIN_WORTH, start_tokens: START_TOKENS };
     let mut settings = Vec::new();
     for min_rate in [0.4, 0.3, 0.2, 0.15, 0.1, 0.05, 0.02, 0.0] {
         for min_sessions in [5, 3, 2, 1] {
-            settings.push(Setting { strength: Strength { min_sessions, min_rate }, min_worth: MIN_WORTH });
+            settings.push(Setting { strength: Strength { min_sessions, min_rate }, ..shipped });
         }
     }
+    let choosable = settings.len();
     if in_process {
-        for min_worth in [0.3, 0.2, 0.15, 0.1, 0.08, 0.03, 0.02, 0.0] {
-            settings.push(Setting { strength: Strength::default(), min_worth });
+        for min_worth in [0.3, 0.2, 0.15, 0.1, 0.08, 0.03, 0.0] {
+            settings.push(Setting { min_worth, ..shipped });
+        }
+        for start_tokens in [40, 80, 100, 120, 160] {
+            settings.push(Setting { start_tokens, ..shipped });
         }
     }
-    settings
+    Grid { settings, choosable }
+}
+
+/// The settings replayed; the first `choosable` are chosen from.
+struct Grid {
+    settings: Vec<Setting>,
+    choosable: usize,
 }
 
 fn describe(setting: &Setting) -> String {
-    let Setting { strength, min_worth } = setting;
-    format!("≥{} sessions, rate ≥{:.2}, worth ≥{min_worth:.2}", strength.min_sessions, strength.min_rate)
+    let Setting { strength, min_worth, start_tokens } = setting;
+    format!(
+        "≥{} sessions, rate ≥{:.2}, worth ≥{min_worth:.2}, start {start_tokens}",
+        strength.min_sessions, strength.min_rate
+    )
 }
 
 /// `--in-process`: the call memory alone, in this process.
@@ -141,10 +165,15 @@ fn evaluate(args: &Args, all: &[runs::Run], source: Source) -> anyhow::Result<()
     let repos = by_repository(all);
     let calls: HashMap<&str, Vec<Option<lore_calls::Call>>> =
         all.iter().map(|run| (run.id.as_str(), simulate::calls_of(run))).collect();
-    let settings = match (args.min_sessions, args.min_rate) {
-        (Some(min_sessions), Some(min_rate)) => {
-            vec![Setting { strength: Strength { min_sessions, min_rate }, min_worth: MIN_WORTH }]
-        }
+    let Grid { settings, choosable } = match (args.min_sessions, args.min_rate) {
+        (Some(min_sessions), Some(min_rate)) => Grid {
+            settings: vec![Setting {
+                strength: Strength { min_sessions, min_rate },
+                min_worth: MIN_WORTH,
+                start_tokens: START_TOKENS,
+            }],
+            choosable: 1,
+        },
         _ => settings(matches!(source, Source::InProcess)),
     };
     let bar = ProgressBar::new((settings.len() * repos.len()) as u64).with_style(
@@ -174,7 +203,8 @@ fn evaluate(args: &Args, all: &[runs::Run], source: Source) -> anyhow::Result<()
     }
     // Chosen by what a run's context keeps, net: every injected token is
     // read again at every later step, and so is a failure's output.
-    let folds = leave_one_out::folds(&sources, &figures, Figures::net_context_per_run);
+    let choosing: Vec<Vec<Figures>> = figures.iter().map(|row| row[..choosable].to_vec()).collect();
+    let folds = leave_one_out::folds(&sources, &choosing, Figures::net_context_per_run);
     println!("\nEach repository under the setting chosen on the others (context tokens saved a run, net);");
     println!("held: calls held once before they ran, passed: of them, calls that would have passed:");
     println!(
@@ -203,7 +233,7 @@ fn evaluate(args: &Args, all: &[runs::Run], source: Source) -> anyhow::Result<()
         held_points.extend_from_slice(&points[index][fold.chosen]);
     }
     print_row("all, held out", "", &pooled);
-    let shipped = leave_one_out::chosen_on_all(&figures, Figures::net_context_per_run);
+    let shipped = leave_one_out::chosen_on_all(&choosing, Figures::net_context_per_run);
     println!("chosen on every repository: {}", describe(&settings[shipped]));
 
     let svg = chart::svg(&held_points, "Recurring failures warned of before they happened (each repository held out)");

@@ -31,16 +31,15 @@ use crate::commands::leave_one_out::Counts;
 /// most frequent failures.
 const NAIVE_BRIEFING: usize = 3;
 const NAIVE_BRIEFING_LONGER: usize = 5;
-/// The session-start hook's budget, in tokens.
-const START_TOKENS: usize = lore_agent::hooks::START_TOKENS as usize;
 
-/// What a replay varies: when a call is warned of, and what a briefing
-/// item must be worth to be said (in process only: through the server,
-/// the server's own setting decides).
+/// What a replay varies: when a call is warned of, and (in process only:
+/// through the server, its own settings and the hook's budget decide) what
+/// a briefing item must be worth to be said and the session-start budget.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Setting {
     pub strength: Strength,
     pub min_worth: f64,
+    pub start_tokens: usize,
 }
 
 /// What a replay counts; rates are computed from pooled counts.
@@ -342,7 +341,7 @@ pub fn calls_of(run: &Run) -> Vec<Option<Call>> {
 /// the call index's failures and the server's selector keeps those worth
 /// their tokens: the failures said, and the tokens.
 fn start_briefing(memory: &CallMemory, setting: Setting) -> (Vec<String>, u64) {
-    let offered = memory.frequent_failures(call_index::FREQUENT_AT_START, call_index::FREQUENT_MIN_SESSIONS);
+    let offered = memory.frequent_failures(call_index::FREQUENT_AT_START);
     let lines: Vec<String> = offered
         .iter()
         .map(|failure| memory::frequent_line(&failure.failure, failure.sessions, memory.sessions()))
@@ -352,7 +351,7 @@ fn start_briefing(memory: &CallMemory, setting: Setting) -> (Vec<String>, u64) {
         .zip(&lines)
         .map(|(failure, line)| Candidate { chance: failure.chance, value: VALUE_SEEN, tokens: tokens(line) })
         .collect();
-    let budget = START_TOKENS - tokens(memory::FREQUENT_HEADING);
+    let budget = setting.start_tokens.saturating_sub(tokens(memory::FREQUENT_HEADING));
     let chosen = select::fill(&candidates, budget, setting.min_worth);
     if chosen.is_empty() {
         return (Vec::new(), 0);

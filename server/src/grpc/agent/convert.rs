@@ -88,7 +88,7 @@ pub fn brief_request(request: &proto::BriefRequest) -> FieldResult<BriefRequest>
     })
 }
 
-/// A hook's count of failures many recent sessions hit: one line each,
+/// A hook's count of failures recent sessions hit: one line each,
 /// within bounds, and counts that add up.
 fn frequent_failures(failures: &[proto::FrequentFailure]) -> FieldResult<Vec<FrequentFailure>> {
     if failures.len() > MAX_FREQUENT_FAILURES {
