@@ -253,8 +253,9 @@ impl CallMemory {
     /// The `count` failures this session most likely hits
     /// ([`Self::chance`]): one earlier session is enough to be offered,
     /// since the chance, shrunk toward the base rate, already says how
-    /// little one session shows. A failure a call is warned of is among them: the same
-    /// failure often comes from another command than the one warned of
+    /// little one session shows. A failure a call is warned of is among
+    /// them: the same failure often comes from another command than the one
+    /// warned of
     /// (on the development runs, naming them at the start too covered 0.05
     /// more of the recurring failures for 6 tokens a run). A failure with
     /// no line to name it by is not: its name says nothing.

@@ -110,10 +110,12 @@ fn start_and_end(text: &str, max: usize) -> String {
     if count <= max {
         return text.to_owned();
     }
-    let end = max - ERROR_HEAD_CHARS - CUT_LINE.chars().count() - 2;
+    // The mark stands on a line of its own, so no error line is read with it.
+    let mark = format!("\n{CUT_LINE}\n");
+    let end = max - ERROR_HEAD_CHARS - mark.chars().count();
     let start: String = text.chars().take(ERROR_HEAD_CHARS).collect();
     let ending: String = text.chars().skip(count - end).collect();
-    format!("{start}\n{CUT_LINE}\n{ending}")
+    format!("{start}{mark}{ending}")
 }
 
 /// The files a tool call edited, relative to the session's directory when

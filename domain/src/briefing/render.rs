@@ -222,12 +222,9 @@ pub fn render(contents: &Contents, budget: usize) -> Rendered {
         .filter(|block| matches!(block.section, Section::Lessons | Section::Warnings))
         .count()
         - picked.iter().filter(|block| matches!(block.section, Section::Lessons | Section::Warnings)).count();
-    let mut all = chosen.clone();
-    all.extend(picked.iter().copied());
-    let markdown = layout(&all);
     chosen.extend(picked.iter().copied());
+    let mut markdown = layout(&chosen);
     chosen.sort_by_key(|block| (block.section, block.index));
-    let mut markdown = markdown;
     if !contents.left_out.is_empty() {
         markdown.push_str(LEFT_OUT_HEADING);
         for note in contents.left_out {
@@ -330,7 +327,7 @@ fn blocks(contents: &Contents, budget: usize) -> Vec<Block> {
 }
 
 /// A frequent failure: the failure (one screened line, in code), and how
-/// how many sessions hit it.
+/// many sessions hit it.
 fn frequent_text(failure: &FrequentFailure) -> String {
     lore_calls::memory::frequent_line(&failure.failure, failure.sessions, failure.of_sessions)
 }

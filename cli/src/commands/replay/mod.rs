@@ -32,7 +32,6 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use indicatif::{ProgressBar, ProgressStyle};
 use lore_calls::Strength;
-use lore_calls::select::MIN_WORTH;
 
 use super::leave_one_out::{self, Counts as _};
 use simulate::{Figures, RunPoint, Setting, Source};
@@ -71,9 +70,6 @@ pub struct Args {
     briefings: Option<PathBuf>,
 }
 
-/// The session-start budget the hooks ship with.
-const START_TOKENS: usize = lore_agent::hooks::START_TOKENS as usize;
-
 /// The settings replayed: first those one is chosen from with each
 /// repository left out, every strength at the call (the most cautious
 /// first: a tie goes to it), with the shipped bar and budget for briefings.
@@ -85,7 +81,7 @@ const START_TOKENS: usize = lore_agent::hooks::START_TOKENS as usize;
 /// (`lore_calls::select`), and the budget keeps a run within 100 tokens
 /// with its call warnings.
 fn settings(in_process: bool) -> Grid {
-    let shipped = Setting { strength: Strength::default(), min_worth: MIN_WORTH, start_tokens: START_TOKENS };
+    let shipped = Setting::shipped(Strength::default());
     let mut settings = Vec::new();
     for min_rate in [0.4, 0.3, 0.2, 0.15, 0.1, 0.05, 0.02, 0.0] {
         for min_sessions in [5, 3, 2, 1] {
@@ -166,14 +162,9 @@ fn evaluate(args: &Args, all: &[runs::Run], source: Source) -> anyhow::Result<()
     let calls: HashMap<&str, Vec<Option<lore_calls::Call>>> =
         all.iter().map(|run| (run.id.as_str(), simulate::calls_of(run))).collect();
     let Grid { settings, choosable } = match (args.min_sessions, args.min_rate) {
-        (Some(min_sessions), Some(min_rate)) => Grid {
-            settings: vec![Setting {
-                strength: Strength { min_sessions, min_rate },
-                min_worth: MIN_WORTH,
-                start_tokens: START_TOKENS,
-            }],
-            choosable: 1,
-        },
+        (Some(min_sessions), Some(min_rate)) => {
+            Grid { settings: vec![Setting::shipped(Strength { min_sessions, min_rate })], choosable: 1 }
+        }
         _ => settings(matches!(source, Source::InProcess)),
     };
     let bar = ProgressBar::new((settings.len() * repos.len()) as u64).with_style(

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use lore_agent::call_index::{self, CallIndex};
 use lore_agent::failure_lines;
 use lore_calls::memory::{self, tokens};
-use lore_calls::select::{self, Candidate, VALUE_SEEN};
+use lore_calls::select::{self, Candidate, MIN_WORTH, VALUE_SEEN};
 use lore_calls::{Call, CallMemory, Outcome, Shape, Strength, shape};
 use lore_grouping::template::Template;
 
@@ -40,6 +40,14 @@ pub struct Setting {
     pub strength: Strength,
     pub min_worth: f64,
     pub start_tokens: usize,
+}
+
+impl Setting {
+    /// `strength` at the call, with the bar and the start budget Lore
+    /// ships with.
+    pub fn shipped(strength: Strength) -> Self {
+        Self { strength, min_worth: MIN_WORTH, start_tokens: lore_agent::hooks::START_TOKENS as usize }
+    }
 }
 
 /// What a replay counts; rates are computed from pooled counts.

@@ -9,7 +9,6 @@ use super::simulate::{self, Figures};
 
 const NO_PYTEST: &str = "ModuleNotFoundError: No module named 'pytest'";
 const ANY: Strength = Strength { min_sessions: 1, min_rate: 0.0 };
-const START_TOKENS: usize = lore_agent::hooks::START_TOKENS as usize;
 
 fn write_lines(dir: &Path, name: &str, lines: &[serde_json::Value]) -> PathBuf {
     let path = dir.join(name);
@@ -48,10 +47,7 @@ fn repository(dir: &Path) -> Vec<Run> {
 }
 
 fn replay(runs: &[Run], strength: Strength) -> Figures {
-    replay_with(
-        runs,
-        simulate::Setting { strength, min_worth: lore_calls::select::MIN_WORTH, start_tokens: START_TOKENS },
-    )
+    replay_with(runs, simulate::Setting::shipped(strength))
 }
 
 fn replay_with(runs: &[Run], setting: simulate::Setting) -> Figures {
@@ -97,7 +93,7 @@ fn a_strength_never_reached_leaves_the_failure_to_the_start_and_a_bar_never_reac
     assert!(figures.start_tokens > 0);
     assert_eq!((figures.stake_steps, figures.stake_steps_covered), (2, 2));
 
-    let silent = replay_with(&runs, simulate::Setting { strength: never, min_worth: 1.5, start_tokens: START_TOKENS });
+    let silent = replay_with(&runs, simulate::Setting { min_worth: 1.5, ..simulate::Setting::shipped(never) });
     assert_eq!((silent.covered, silent.briefed, silent.start_tokens, silent.tokens), (0, 0, 0, 0));
 }
 
