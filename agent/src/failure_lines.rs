@@ -146,13 +146,23 @@ pub fn is_report(line: &str) -> bool {
 }
 
 /// Markup: a line that begins and ends with a run of one mark
-/// (`=== FAILURES ===`, `____ test_x ____`, `------`).
+/// (`=== FAILURES ===`, `____ test_x ____`, `------`), or one tag alone
+/// (`</output>`, `<testcase name="x">`).
 fn is_rule(line: &str) -> bool {
     ['=', '-', '_', '*', '#', '~'].into_iter().any(|mark| {
         let leading = line.chars().take_while(|c| *c == mark).count();
         let trailing = line.chars().rev().take_while(|c| *c == mark).count();
         leading >= 3 && trailing >= 3
-    })
+    }) || is_tag(line)
+}
+
+/// One XML or HTML tag and nothing else.
+fn is_tag(line: &str) -> bool {
+    let Some(inside) = line.strip_prefix('<').and_then(|rest| rest.strip_suffix('>')) else {
+        return false;
+    };
+    let name = inside.strip_prefix('/').unwrap_or(inside);
+    name.starts_with(|c: char| c.is_ascii_alphabetic()) && !inside.contains(['<', '>'])
 }
 
 /// The words and numbers of a line, lower case, each with the characters
@@ -222,38 +232,104 @@ fn is_bare_exit(line: &str) -> bool {
 /// prints one so when a `.pth` file fails).
 const TRACEBACK_HEADER: &str = "Traceback (most recent call last):";
 
-/// The exception lines of the Python tracebacks in `output`: the first line
-/// after each traceback's header at no deeper indent than the header.
-fn exception_lines(output: &str) -> Vec<&str> {
+/// How pytest marks the source line a test failed at (`>       raise
+/// TypeError(...)`): code, with the explaining `E   ` lines after it.
+const PYTEST_SOURCE_MARK: &str = ">   ";
+
+/// What a line of output is to the traceback around it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// The exception a Python traceback ends with: it explains the failure.
+    Exception,
+    /// Where the failure happened: a traceback's frames and the source they
+    /// quote, or the source line pytest marks. Code that mentions an error
+    /// (`raise TypeError(`) is not the error, so it names no failure.
+    Frame,
+    /// A test pytest's short summary lists without a reason (`FAILED
+    /// tests/test_x.py::test_y`): which test, not why. With a reason
+    /// (`FAILED ... - KeyError: 'id'`) the line explains.
+    Listed,
+    Other,
+}
+
+/// How pytest heads the section that lists each failed test again.
+const PYTEST_SUMMARY: &str = "short test summary info";
+
+/// The role of each of `lines`: the first line after a traceback's header
+/// at no deeper indent than the header is its exception, the lines between
+/// are its frames.
+fn roles(lines: &[&str]) -> Vec<Role> {
     let indent = |line: &str| line.len() - line.trim_start().len();
-    let mut found = Vec::new();
+    let mut roles = vec![Role::Other; lines.len()];
     let mut header_indent = None;
-    for line in output.lines().filter(|line| !line.trim().is_empty()) {
+    let mut in_summary = false;
+    for (index, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        if is_rule(line.trim()) {
+            in_summary = line.contains(PYTEST_SUMMARY);
+        } else if in_summary && is_listed(line.trim()) {
+            roles[index] = Role::Listed;
+        }
         if line.trim() == TRACEBACK_HEADER {
             header_indent = Some(indent(line));
-        } else if header_indent.is_some_and(|header| indent(line) <= header) {
-            found.push(line.trim());
-            header_indent = None;
+        } else if let Some(header) = header_indent {
+            if indent(line) <= header {
+                roles[index] = Role::Exception;
+                header_indent = None;
+            } else {
+                roles[index] = Role::Frame;
+            }
+        } else if line.starts_with(PYTEST_SOURCE_MARK) {
+            roles[index] = Role::Frame;
         }
     }
-    found
+    roles
+}
+
+/// A summary's line that names a test and gives no reason.
+fn is_listed(line: &str) -> bool {
+    ["FAILED ", "ERROR "]
+        .iter()
+        .any(|word| line.strip_prefix(word).is_some_and(|test| !test.trim().is_empty() && !test.trim().contains(' ')))
 }
 
 /// The lines of a failed command's output that explain the failure: those
-/// that read as errors, and a Python traceback's exception line, and do not
-/// report on the run, at most [`MAX_ERROR_LINES`]. When no line reads as an
-/// error, the last lines that are not reports. Empty when every line is a
-/// report (a bare `Exit code 1`): no line explains that failure, and none
-/// names it.
+/// that read as errors, and a Python traceback's exception line, and
+/// neither report on the run nor show where it failed, the last
+/// [`MAX_ERROR_LINES`] of them. When no line reads as an error, the tests
+/// a summary lists, else the last lines that are not reports. Empty when every line is a report (a bare `Exit code
+/// 1`): no line explains that failure, and none names it.
 pub fn error_lines(output: &str) -> Vec<String> {
-    let exceptions = exception_lines(output);
-    let lines: Vec<&str> = output
-        .lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty() && *line != CUT_LINE && !is_report(line))
+    let raw: Vec<&str> = output.lines().collect();
+    let lines: Vec<(&str, Role)> = raw
+        .iter()
+        .zip(roles(&raw))
+        .map(|(line, role)| (line.trim(), role))
+        .filter(|(line, role)| !line.is_empty() && *line != CUT_LINE && *role != Role::Frame && !is_report(line))
         .collect();
+    let explaining = last_distinct(
+        lines.iter().filter(|(line, role)| *role == Role::Exception || (*role == Role::Other && is_error_line(line))),
+    );
+    if !explaining.is_empty() {
+        return explaining;
+    }
+    // Which tests failed says more than whatever the run printed last.
+    let listed = last_distinct(lines.iter().filter(|(_, role)| *role == Role::Listed));
+    if !listed.is_empty() {
+        return listed;
+    }
+    let unlisted: Vec<&(&str, Role)> = lines.iter().filter(|(_, role)| *role != Role::Listed).collect();
+    unlisted[unlisted.len().saturating_sub(LAST_LINES)..].iter().map(|(line, _)| cut(line, MAX_LINE_CHARS)).collect()
+}
+
+/// The last [`MAX_ERROR_LINES`] distinct `lines`, in order, each cut: the
+/// last, since a failure is named by its last explaining line and the cap
+/// must not choose another.
+fn last_distinct<'a>(lines: impl DoubleEndedIterator<Item = &'a (&'a str, Role)>) -> Vec<String> {
     let mut picked: Vec<String> = Vec::new();
-    for line in lines.iter().filter(|line| is_error_line(line) || exceptions.contains(line)) {
+    for (line, _) in lines.rev() {
         let line = cut(line, MAX_LINE_CHARS);
         if !picked.contains(&line) {
             picked.push(line);
@@ -262,9 +338,7 @@ pub fn error_lines(output: &str) -> Vec<String> {
             break;
         }
     }
-    if picked.is_empty() {
-        picked = lines[lines.len().saturating_sub(LAST_LINES)..].iter().map(|line| cut(line, MAX_LINE_CHARS)).collect();
-    }
+    picked.reverse();
     picked
 }
 
@@ -305,6 +379,32 @@ mod tests {
             Some("ModuleNotFoundError: No module named '_distutils_hack'"),
             "an indented traceback ends at its header's indent"
         );
+        // Where a failure happened, and which test a summary lists, explain
+        // it only when nothing else does.
+        for (output, expected, why) in [
+            (
+                "Traceback (most recent call last):\n  File \"x.py\", line 3, in <module>\n    raise TypeError(\"bad input\")\nTypeError: bad input",
+                &["Traceback (most recent call last):", "TypeError: bad input"][..],
+                "the code a frame quotes is not the error",
+            ),
+            (
+                "    def test_parse():\n>       raise ValueError(\"no digits\")\nE       ValueError: no digits\n\ntest_x.py:2: ValueError",
+                &["E       ValueError: no digits", "test_x.py:2: ValueError"],
+                "the source line pytest marks is code",
+            ),
+            (
+                "E       KeyError: 'id'\n=========================== short test summary info ============================\nFAILED test_x.py::test_id\nFAILED test_x.py::test_name - AssertionError: 'a' != 'b'\n========================= 2 failed in 0.02s =========================",
+                &["E       KeyError: 'id'", "FAILED test_x.py::test_name - AssertionError: 'a' != 'b'"],
+                "pytest's summary lists a test without a reason: which test, not why",
+            ),
+            (
+                "plugins: cov-4.1.0\ncollected 2 items\n==== short test summary info ====\nFAILED test_x.py::test_id\n==== 1 failed, 1 passed in 0.02s ====",
+                &["FAILED test_x.py::test_id"],
+                "when nothing says why, which test",
+            ),
+        ] {
+            assert_eq!(error_lines(output), expected, "{why}");
+        }
         let java = "Exception in thread \"main\" java.lang.NullPointerException\n\tat Main.main(Main.java:3)";
         assert_eq!(error_lines(java), vec!["Exception in thread \"main\" java.lang.NullPointerException"]);
         assert_eq!(error_lines("Errors\nan Errorless run\nnothing"), vec!["Errors"]);
@@ -329,6 +429,9 @@ mod tests {
             "npm ERR! errno 1",
             "Process exited with code 137",
             "error: 2 errors generated.",
+            "</output>",
+            "<testcase classname=\"calc\" name=\"test_divide\">",
+            "</error>",
         ] {
             assert!(is_report(report), "{report:?} reports on the run");
         }
@@ -347,6 +450,8 @@ mod tests {
             "fatal: not a git repository (or any of the parent directories): .git",
             "queue.c:9:12: error: 'queue' undeclared (first use in this function)",
             "CacheRecord.java:2: error: cannot find symbol",
+            "<*> ValueError: <b> is not a tag",
+            "error: expected `<` or `>`",
         ] {
             assert!(!is_report(explains), "{explains:?} explains a failure");
         }

@@ -35,9 +35,22 @@ const FREQUENT_KEPT: usize = 100;
 pub const NO_OUTPUT: &str = "(no output)";
 pub const NO_ERROR_LINE: &str = "(no error line)";
 
-/// Whether a failure has no line to name it by.
-fn is_nameless(failure: &str) -> bool {
-    failure == NO_OUTPUT || failure == NO_ERROR_LINE
+/// How a template marks a variable (`lore_grouping::template::WILDCARD`).
+const VARIABLE: &str = "<*>";
+
+/// Whether a failure has no line to name it by, or a name that keeps no
+/// word of its line once its variables are masked (`<*>`, `<*> <*> in
+/// <*>`): said, it would take a line and tell the agent nothing. A word is
+/// a run of three letters, so that `in` or `at` alone do not count.
+pub fn is_nameless(failure: &str) -> bool {
+    let keeps_a_word = failure.split(VARIABLE).any(|constant| {
+        let mut letters = 0;
+        constant.chars().any(|c| {
+            letters = if c.is_alphabetic() { letters + 1 } else { 0 };
+            letters >= 3
+        })
+    });
+    failure == NO_OUTPUT || failure == NO_ERROR_LINE || !keeps_a_word
 }
 
 /// How a call ended, as Lore names it.

@@ -287,7 +287,8 @@ pub struct Totals {
 
 /// What a session was given so far: the entries and patterns shown to it
 /// (by briefings and reads, and warnings through GetWarnings), and the
-/// characters.
+/// characters. A pattern counts as given, too, when a failure of its
+/// template's name was (a call warning, or a failure the start named).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Given {
     pub entries: HashSet<Uuid>,

@@ -86,13 +86,17 @@ pub async fn insert(connection: &mut PgConnection, injection: &Injection) -> Res
 pub async fn given(pool: &PgPool, project: &str, session_id: Uuid) -> Result<Given, Error> {
     let row = sqlx::query(
         "WITH shown AS (
-             SELECT i.kind, i.item_id FROM injection_items i JOIN injections j USING (injection_id)
+             SELECT i.kind, i.item_id, i.label FROM injection_items i JOIN injections j USING (injection_id)
              WHERE j.session_id = $1 AND j.project = $2 AND i.withheld IS NULL)
          SELECT ARRAY(SELECT DISTINCT item_id FROM shown WHERE kind = 'lesson') AS entries,
                 ARRAY(SELECT item_id FROM shown WHERE kind = 'warning'
                       UNION
                       SELECT pattern_id FROM qa_warning_deliveries
-                       WHERE session_id = $1 AND project = $2 AND NOT held_out) AS patterns,
+                       WHERE session_id = $1 AND project = $2 AND NOT held_out
+                      UNION
+                      SELECT pattern_id FROM qa_patterns
+                       WHERE project = $2
+                         AND template IN (SELECT label FROM shown WHERE kind = 'call_warning')) AS patterns,
                 (SELECT COALESCE(sum(chars), 0) FROM injections WHERE session_id = $1 AND project = $2) AS chars",
     )
     .bind(session_id)

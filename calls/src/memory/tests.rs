@@ -212,6 +212,28 @@ fn the_failures_most_sessions_hit_are_counted_once_a_session_and_one_without_a_n
 }
 
 #[test]
+fn a_name_that_keeps_no_word_of_its_line_names_nothing() {
+    for nameless in [NO_OUTPUT, NO_ERROR_LINE, "<*>", "<*> <*> <*> in <*> <*>", "<*>: <*> at <*>", "-- <*> --"] {
+        assert!(is_nameless(nameless), "{nameless:?}");
+    }
+    for named in [
+        "ERROR <*>",
+        "<*> No module named pytest",
+        "E<*>: bad",
+        "KeyError: <*>",
+        "make: *** No rule to make target <*> Stop.",
+    ] {
+        assert!(!is_nameless(named), "{named:?}");
+    }
+    let mut memory = CallMemory::new();
+    memory.learn(&[failed("python x.py", "<*> <*> in <*> <*>"), passed("python y.py")]);
+    memory.learn(&[failed("python x.py", "<*> <*> in <*> <*>")]);
+    assert!(memory.frequent_failures(3).is_empty(), "nothing to name it by at the start");
+    let text = memory.warning("python x.py", ANY).expect("a warning").text();
+    assert_eq!(text, "Lore: `python x.py` failed in 2 of 2 earlier sessions here.", "nor at the call");
+}
+
+#[test]
 fn a_failure_no_line_explains_is_warned_of_without_a_quote() {
     let mut memory = CallMemory::new();
     memory.learn(&[failed("make lint", NO_ERROR_LINE), passed("make check")]);

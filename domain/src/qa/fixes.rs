@@ -111,6 +111,9 @@ impl QaLearning {
         let mut gotchas = Vec::new();
         for (pattern, fix_success_rate) in store::fixes::failure_patterns(transaction, attempt.failure_id).await? {
             store::fixes::fill_from_fix(transaction, pattern.pattern_id, attempt).await?;
+            if names_nothing(&pattern) {
+                continue;
+            }
             let current = self.current_gotcha(transaction, scope, &pattern).await?;
             if let Some(current) = current.as_ref().filter(|current| current.trust < attempt.trust) {
                 // An unverified fix does not rewrite a verified gotcha.
@@ -151,6 +154,9 @@ impl QaLearning {
             for (pattern, fix_success_rate) in
                 store::fixes::failure_patterns(&mut transaction, attempt.failure_id).await?
             {
+                if names_nothing(&pattern) {
+                    continue;
+                }
                 let entry = gotcha(&pattern, &attempt, fix_success_rate, &messages);
                 wrote |= self.follow_verified(&mut transaction, scope, &pattern, &attempt, entry).await?;
             }
@@ -237,6 +243,12 @@ impl QaLearning {
         }
         Ok(ids)
     }
+}
+
+/// A pattern whose template keeps no word of its line (`<*> <*> in <*>`):
+/// a gotcha of it would tell an agent nothing, and it gets none.
+fn names_nothing(pattern: &Pattern) -> bool {
+    lore_calls::memory::is_nameless(&pattern.template)
 }
 
 /// One gotcha per pattern: later fixes update it rather than pile up.

@@ -63,8 +63,13 @@ impl QaLearning {
             weights: &WEIGHTS,
         };
         let candidates = store::warning_candidates(&self.pool, scope, &signals, request.limit as i64).await?;
-        let mut ranked: Vec<Warning> =
-            candidates.iter().map(|candidate| warning(candidate, self.screening(), &request.project)).collect();
+        // A template that keeps no word of its line would be said and tell
+        // the agent nothing.
+        let mut ranked: Vec<Warning> = candidates
+            .iter()
+            .map(|candidate| warning(candidate, self.screening(), &request.project))
+            .filter(|warning| !lore_calls::memory::is_nameless(&warning.template))
+            .collect();
         ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.pattern_id.cmp(&b.pattern_id)));
         let held_out = held_out(&request.project, &task.task_id, self.config.holdout_fraction);
         Ok(Warnings { warnings: ranked, held_out })

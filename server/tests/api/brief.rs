@@ -107,6 +107,13 @@ async fn seed_pattern(server: &TestServer) -> String {
     pattern
 }
 
+/// The template QA grouped a pattern by.
+async fn template_of(server: &TestServer, pattern_id: &str) -> String {
+    let request = proto::GetPatternRequest { pattern_id: pattern_id.to_owned(), ..Default::default() };
+    let pattern = QaLearningServiceClient::new(server.channel().await).get_pattern(request).await.unwrap();
+    pattern.into_inner().pattern.unwrap().template
+}
+
 async fn start_session(server: &TestServer, agent_id: &str) -> String {
     let mut actions = ActionServiceClient::new(server.channel().await);
     let start = proto::StartSessionRequest { project: PROJECT.into(), agent_id: agent_id.into(), ..Default::default() };
@@ -497,11 +504,7 @@ async fn a_warning_given_at_the_call_is_left_out_of_the_briefing_and_the_ledger_
     let server = TestServer::start().await;
     let pattern_id = seed_pattern(&server).await;
     let mut agent = agent(&server).await;
-    let template = {
-        let request = proto::GetPatternRequest { pattern_id: pattern_id.clone(), ..Default::default() };
-        let pattern = QaLearningServiceClient::new(server.channel().await).get_pattern(request).await.unwrap();
-        pattern.into_inner().pattern.unwrap().template
-    };
+    let template = template_of(&server, &pattern_id).await;
     let request = |at_call: Vec<String>| proto::BriefRequest {
         project: PROJECT.into(),
         agent_id: AGENT.into(),
@@ -582,5 +585,90 @@ async fn the_failures_many_sessions_hit_are_named_at_the_start_and_recorded() {
         let status = agent.brief(request(failures)).await.unwrap_err();
         assert_eq!(status.code(), Code::InvalidArgument);
         assert!(status.message().starts_with(field), "{field}: {status:?}");
+    }
+}
+
+/// A failure the session was already told of by name (the start named it
+/// from the hooks' count) is not said again in another form: the prompt's
+/// briefing leaves out the QA warning of that template, and the ledger
+/// says it was given. A session whose start did not name it still gets it.
+#[tokio::test]
+async fn a_failure_the_start_named_is_not_warned_of_again_at_the_prompt() {
+    let server = TestServer::start().await;
+    let pattern_id = seed_pattern(&server).await;
+    let mut agent = agent(&server).await;
+    let template = template_of(&server, &pattern_id).await;
+    let gotcha = {
+        let mut qa = QaLearningServiceClient::new(server.channel().await);
+        let failure_id = Uuid::now_v7().to_string();
+        qa.capture_failure(proto::CaptureFailureRequest {
+            failure_id: failure_id.clone(),
+            project: PROJECT.into(),
+            task: Some(proto::Task {
+                task_id: "T-3".into(),
+                title: "Add percentages to calc".into(),
+                ..Default::default()
+            }),
+            failed_checks: vec![proto::FailedCheck { name: "pytest".into(), output: ERROR.into(), exit_code: 1 }],
+            error_messages: vec![ERROR.into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let fixed = proto::RecordFixAttemptRequest {
+            attempt_id: Uuid::now_v7().to_string(),
+            failure_id,
+            attempt_number: 1,
+            approach: "Return None from calc.divide when the divisor is zero".into(),
+            outcome: proto::FixOutcome::Success.into(),
+            files_changed: vec!["src/calc.py".into()],
+            ..Default::default()
+        };
+        qa.record_fix_attempt(fixed).await.unwrap().into_inner().gotcha_entry_id
+    };
+    let named = proto::FrequentFailure { failure: template.clone(), sessions: 3, of_sessions: 6, chance: 0.5 };
+    // The start knows no task yet; the prompt brings the one the pattern
+    // failed in.
+    let start = |session: &str, frequent_failures: Vec<proto::FrequentFailure>| proto::BriefRequest {
+        project: PROJECT.into(),
+        agent_id: AGENT.into(),
+        session_id: session.into(),
+        surface: proto::InjectionSurface::SessionStart as i32,
+        frequent_failures,
+        ..Default::default()
+    };
+    let prompt = |session: &str| proto::BriefRequest {
+        project: PROJECT.into(),
+        agent_id: AGENT.into(),
+        session_id: session.into(),
+        task: Some(task("Add percentages to calc")),
+        surface: proto::InjectionSurface::Prompt as i32,
+        omit_given: true,
+        omit_last_session: true,
+        ..Default::default()
+    };
+    let warned = |briefing: &proto::BriefResponse| {
+        briefing.warnings.iter().any(|warning| warning.pattern_id == pattern_id)
+            || briefing.lessons.iter().any(|lesson| lesson.entry_id == gotcha)
+    };
+
+    let untold = Uuid::now_v7().to_string();
+    let started = agent.brief(start(&untold, Vec::new())).await.unwrap().into_inner();
+    assert!(!warned(&started), "the start gives no QA warning here: {}", started.markdown);
+    let briefing = agent.brief(prompt(&untold)).await.unwrap().into_inner();
+    assert!(briefing.warnings.iter().any(|warning| warning.pattern_id == pattern_id), "{}", briefing.markdown);
+    assert!(briefing.lessons.iter().any(|lesson| lesson.entry_id == gotcha), "its gotcha: {}", briefing.markdown);
+
+    let told = Uuid::now_v7().to_string();
+    let started = agent.brief(start(&told, vec![named])).await.unwrap().into_inner();
+    assert!(!warned(&started), "{}", started.markdown);
+    assert!(started.markdown.contains(&format!("`{template}`")), "the start names it: {}", started.markdown);
+    let briefing = agent.brief(prompt(&told)).await.unwrap().into_inner();
+    assert!(!warned(&briefing), "said again: {}", briefing.markdown);
+    assert!(briefing.omitted_as_given >= 1, "{briefing:?}");
+    let ledger = session_ledger(&mut agent, told).await;
+    for id in [&pattern_id, &gotcha] {
+        let item = ledger.injections[0].items.iter().find(|item| &item.item_id == id).expect("considered");
+        assert_eq!(item.withheld, proto::Withheld::AlreadyGiven as i32, "{item:?}");
     }
 }
