@@ -292,15 +292,17 @@ fn roles(lines: &[&str]) -> Vec<Role> {
 fn is_listed(line: &str) -> bool {
     ["FAILED ", "ERROR "]
         .iter()
-        .any(|word| line.strip_prefix(word).is_some_and(|test| !test.trim().is_empty() && !test.trim().contains(' ')))
+        .filter_map(|word| line.strip_prefix(word).map(str::trim))
+        .any(|test| !test.is_empty() && !test.contains(' '))
 }
 
 /// The lines of a failed command's output that explain the failure: those
 /// that read as errors, and a Python traceback's exception line, and
 /// neither report on the run nor show where it failed, the last
 /// [`MAX_ERROR_LINES`] of them. When no line reads as an error, the tests
-/// a summary lists, else the last lines that are not reports. Empty when every line is a report (a bare `Exit code
-/// 1`): no line explains that failure, and none names it.
+/// a summary lists, else the last lines that are not reports. Empty when
+/// every line is a report (a bare `Exit code 1`): no line explains that
+/// failure, and none names it.
 pub fn error_lines(output: &str) -> Vec<String> {
     let raw: Vec<&str> = output.lines().collect();
     let lines: Vec<(&str, Role)> = raw
@@ -320,8 +322,7 @@ pub fn error_lines(output: &str) -> Vec<String> {
     if !listed.is_empty() {
         return listed;
     }
-    let unlisted: Vec<&(&str, Role)> = lines.iter().filter(|(_, role)| *role != Role::Listed).collect();
-    unlisted[unlisted.len().saturating_sub(LAST_LINES)..].iter().map(|(line, _)| cut(line, MAX_LINE_CHARS)).collect()
+    lines[lines.len().saturating_sub(LAST_LINES)..].iter().map(|(line, _)| cut(line, MAX_LINE_CHARS)).collect()
 }
 
 /// The last [`MAX_ERROR_LINES`] distinct `lines`, in order, each cut: the

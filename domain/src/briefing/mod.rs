@@ -722,7 +722,7 @@ impl Gate<'_> {
         let entry = &lesson.hit.entry;
         // A pattern's gotcha says its failure again.
         let given = self.given.entries.contains(&entry.entry_id)
-            || gotcha_pattern(entry).is_some_and(|pattern| self.given.patterns.contains(&pattern));
+            || crate::qa::fixes::gotcha_pattern(entry).is_some_and(|pattern| self.given.patterns.contains(&pattern));
         let high = best || lesson.hit.relevance == Relevance::High;
         self.why_not(&entry.cited_files, given, entry.trust.speaks() && high)
     }
@@ -748,11 +748,6 @@ impl Gate<'_> {
             None
         }
     }
-}
-
-/// The QA pattern whose gotcha `entry` is (`qa::fixes::gotcha`).
-fn gotcha_pattern(entry: &lore_model::knowledge::Entry) -> Option<Uuid> {
-    entry.details.get("qa_pattern_id").and_then(|id| id.as_str()).and_then(|id| Uuid::parse_str(id).ok())
 }
 
 /// An item citing files, every one of which is gone from the checkout.

@@ -258,7 +258,17 @@ pub fn gotcha_key(pattern_id: Uuid) -> String {
 
 /// The fix attempt a gotcha was made from.
 fn gotcha_attempt(entry: &Entry) -> Option<Uuid> {
-    entry.details.get("attempt_id").and_then(|id| id.as_str()).and_then(|id| Uuid::parse_str(id).ok())
+    gotcha_id(entry, "attempt_id")
+}
+
+/// The QA pattern whose gotcha `entry` is.
+pub fn gotcha_pattern(entry: &Entry) -> Option<Uuid> {
+    gotcha_id(entry, "qa_pattern_id")
+}
+
+/// An id a gotcha's details hold (`GotchaDetails`).
+fn gotcha_id(entry: &Entry, field: &str) -> Option<Uuid> {
+    entry.details.get(field).and_then(|id| id.as_str()).and_then(|id| Uuid::parse_str(id).ok())
 }
 
 /// A failure's distinct messages as an entry's symptoms: a few, each cut
