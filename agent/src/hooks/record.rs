@@ -22,6 +22,10 @@ const MAX_ERROR_CHARS: usize = 1000;
 /// its end, which is what names most failures (a traceback's exception, a
 /// test runner's summary, a shell's last complaint).
 const ERROR_HEAD_CHARS: usize = 250;
+/// The line that names a long error's failure, when its end does not hold
+/// it, is kept to this: enough for an exception and its message, with room
+/// left for the end.
+const MAX_NAMING_CHARS: usize = 400;
 
 /// The tools that run shell commands, by agent.
 pub fn is_shell(tool: &str) -> bool {
@@ -100,22 +104,41 @@ pub fn response_summary(input: &HookInput) -> Value {
     Value::Object(summary)
 }
 
-/// The error of a failed tool call: a long one keeps its start and its end.
+/// The error of a failed tool call: a long one keeps its start, the line
+/// that names its failure and its end.
 pub fn error_text(input: &HookInput) -> String {
-    start_and_end(&input.tool_output(), MAX_ERROR_CHARS)
+    kept_error(&input.tool_output())
 }
 
-fn start_and_end(text: &str, max: usize) -> String {
+/// What the action log keeps of a failed call's `output`, and so what the
+/// call index later names its failure from.
+pub fn kept_error(output: &str) -> String {
+    let naming = crate::failure_lines::error_lines(output).pop().unwrap_or_default();
+    start_and_end(output, &naming, MAX_ERROR_CHARS)
+}
+
+/// `text` within `max` characters: its start and its end, and between them
+/// `naming` when the end does not hold it. The call index names a failure
+/// from what is kept here, so a long test run whose explaining line sits
+/// above a page of teardown must not lose it.
+fn start_and_end(text: &str, naming: &str, max: usize) -> String {
     let count = text.chars().count();
     if count <= max {
         return text.to_owned();
     }
     // The mark stands on a line of its own, so no error line is read with it.
     let mark = format!("\n{CUT_LINE}\n");
-    let end = max - ERROR_HEAD_CHARS - mark.chars().count();
+    let room = max - ERROR_HEAD_CHARS - mark.chars().count();
     let start: String = text.chars().take(ERROR_HEAD_CHARS).collect();
-    let ending: String = text.chars().skip(count - end).collect();
-    format!("{start}{mark}{ending}")
+    let ending = |chars: usize| -> String { text.chars().skip(count - chars).collect() };
+    let tail = ending(room);
+    let named = naming.is_empty() || tail.lines().any(|line| line.trim() == naming);
+    if named {
+        return format!("{start}{mark}{tail}");
+    }
+    let naming: String = naming.chars().take(MAX_NAMING_CHARS).collect();
+    let room = room - naming.chars().count() - mark.chars().count();
+    format!("{start}{mark}{naming}{mark}{}", ending(room))
 }
 
 /// The files a tool call edited, relative to the session's directory when
@@ -207,7 +230,27 @@ mod tests {
         assert!(kept.starts_with("Traceback (most recent call last):"), "{kept}");
         assert!(kept.ends_with("No module named 'reproduce_app'"), "{kept}");
         assert!(kept.contains(&format!("\n{CUT_LINE}\n")));
-        assert_eq!(start_and_end("short", MAX_ERROR_CHARS), "short");
+        assert_eq!(start_and_end("short", "", MAX_ERROR_CHARS), "short");
+    }
+
+    #[test]
+    fn a_long_error_keeps_its_explaining_line_when_its_end_has_moved_on() {
+        let run = format!(
+            "Creating test database for alias 'default'...\n{}AssertionError: 'constraints_product' unexpectedly found\n\n{}\nRan 20 tests in 0.115s\n\nFAILED (failures=1)\n{}",
+            "  File \"/testbed/tests/constraints/tests.py\", line 79, in test\n".repeat(20),
+            "-".repeat(70),
+            "Destroying test database for alias 'default'...\n".repeat(30)
+        );
+        let failed = input(json!({"tool_name": "Bash", "tool_response": {"stderr": run, "exit_code": 1}}));
+        let kept = error_text(&failed);
+        assert!(kept.chars().count() <= MAX_ERROR_CHARS, "{kept}");
+        assert!(kept.starts_with("Creating test database"), "{kept}");
+        assert!(kept.ends_with("Destroying test database for alias 'default'...\n"), "{kept}");
+        assert_eq!(
+            crate::call_index::failure_name(&kept),
+            "AssertionError: <*> unexpectedly found",
+            "the line that names the failure is kept: {kept}"
+        );
     }
 
     #[test]

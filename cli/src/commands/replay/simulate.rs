@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use lore_agent::call_index::{self, CallIndex};
 use lore_agent::failure_lines;
+use lore_agent::hooks::record;
 use lore_calls::memory::{self, tokens};
 use lore_calls::select::{self, Candidate, MIN_WORTH, VALUE_SEEN};
 use lore_calls::{Call, CallMemory, Outcome, Shape, Strength, shape};
@@ -338,8 +339,11 @@ pub fn calls_of(run: &Run) -> Vec<Option<Call>> {
                 Ended::Exit(code) => Some(code),
                 Ended::Timeout | Ended::NoCommand => None,
             };
+            // What the action log keeps of a failed call, as the hook
+            // records it, is what the index learns from.
+            let error = if step.ended.failed() { record::kept_error(&step.output) } else { String::new() };
             (step.ended != Ended::NoCommand)
-                .then(|| call_index::call_of(&step.command, step.ended.failed(), exit_code, &step.output))
+                .then(|| call_index::call_of(&step.command, step.ended.failed(), exit_code, &error))
                 .flatten()
         })
         .collect()
