@@ -367,8 +367,9 @@ pub async fn refresh(
 }
 
 /// The fixes a person reviewed or a passing task verified, of the
-/// project's most frequent patterns (one page), by template. An agent's
-/// unverified fix is never said as advice.
+/// project's most frequent patterns (one page), by template. Only a fix a
+/// person reviewed is said as advice: a verified one is an agent's words
+/// about what a passing result proved, and waits for a person (issue 56).
 async fn trusted_fixes(connection: &Connection, project: &str) -> Result<BTreeMap<String, KnownFix>, AgentError> {
     let request = proto::ListPatternsRequest {
         project: project.to_owned(),
@@ -382,7 +383,6 @@ async fn trusted_fixes(connection: &Connection, project: &str) -> Result<BTreeMa
         .filter_map(|pattern| {
             let trust = match proto::Trust::try_from(pattern.fix_trust) {
                 Ok(proto::Trust::Reviewed) => "reviewed",
-                Ok(proto::Trust::Verified) => "verified",
                 _ => return None,
             };
             Some((pattern.template, KnownFix { trust: trust.to_owned(), text: pattern.recommended_fix }))

@@ -87,13 +87,15 @@ pub enum Withheld {
     OverBudget,
     /// The session was given it already.
     AlreadyGiven,
-    /// The session's total budget is spent and it is not a new, reviewed or
-    /// verified item of high relevance.
+    /// The session's total budget is spent and it is not a new, reviewed
+    /// item of high relevance.
     SessionBudget,
     /// The task is in the held-out group of the warnings' A/B measure.
     HeldOut,
     /// The agent's hooks give it with the call that would fail.
     AtCall,
+    /// An agent's written text no person has reviewed yet.
+    Unreviewed,
 }
 
 impl StoredName for Withheld {}
@@ -106,11 +108,10 @@ impl Withheld {
             Self::Stale => "the files it cites are gone from the agent's checkout",
             Self::OverBudget => "did not fit the briefing's size budget",
             Self::AlreadyGiven => "this session was given it already",
-            Self::SessionBudget => {
-                "the session's budget is spent, and it is not a new reviewed or verified item of high relevance"
-            }
+            Self::SessionBudget => "the session's budget is spent, and it is not a new reviewed item of high relevance",
             Self::HeldOut => "the task is held out of warnings to measure them",
             Self::AtCall => "the agent's hooks give it with the call that would fail",
+            Self::Unreviewed => "an agent wrote it and no person has reviewed it yet",
         }
     }
 }

@@ -57,7 +57,10 @@ async fn the_official_python_sdk_calls_every_tool_over_stdio_and_http_and_writes
     let token =
         |name: &str, role| NewToken { name: name.into(), role, projects: Some(vec!["calc".into()]), expires_at: None };
     let (_, agent_token) = lore_server::auth::create_token(&database.pool, &token("agent", Role::Agent)).await.unwrap();
-    let authed = InterceptedService::new(server.channel().await, Bearer::new(Some(&agent_token)).unwrap());
+    // A person's lesson: an agent's would wait for review before any
+    // briefing said it.
+    let (_, admin_token) = lore_server::auth::create_token(&database.pool, &token("ops", Role::Admin)).await.unwrap();
+    let authed = InterceptedService::new(server.channel().await, Bearer::new(Some(&admin_token)).unwrap());
     let lesson = proto::Entry {
         key: "PAT-DIV".into(),
         project: "calc".into(),

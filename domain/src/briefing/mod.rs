@@ -19,8 +19,8 @@
 //! ([`crate::ledger`]), shown or withheld with the reason: stale (the
 //! files it cites are gone from the agent's checkout), already given,
 //! over the briefing's budget, or over the session's (past
-//! `session_budget_chars`, only new reviewed or verified items of high
-//! relevance are shown).
+//! `session_budget_chars`, only new reviewed items of high relevance are
+//! shown), or unreviewed (an agent's written text waits for a person).
 
 pub mod frequent;
 pub mod render;
@@ -65,7 +65,7 @@ const RESUME_WARNINGS: usize = 5;
 /// the best match of either kind.
 const HIGH_RELEVANCE: f64 = 0.8;
 /// A session with less than this left of its budget has spent it: only
-/// new reviewed or verified items of high relevance are shown, within the
+/// new reviewed items of high relevance are shown, within the
 /// briefing's own budget (what a lesson of a few lines needs).
 const SESSION_SPENT_BELOW_CHARS: usize = 500;
 
@@ -109,7 +109,7 @@ pub struct BriefingConfig {
     pub min_semantic_similarity: f64,
     /// What one session is given in total, in characters (briefings and
     /// reads together, ~4 characters a token). Past it, a briefing shows
-    /// only new reviewed or verified items of high relevance: a long
+    /// only new reviewed items of high relevance: a long
     /// session is not fed the same context at every prompt.
     pub session_budget_chars: usize,
     /// What an item must be worth to be said: the chance this run hits
@@ -469,16 +469,8 @@ impl Briefer {
                 return Ok(Vec::new());
             }
             let text = format!("{} {}", request.task.title, request.task.description);
-            similar::find(
-                self.actions.pool(),
-                self.knowledge.screening(),
-                scope,
-                &request.project,
-                request.session_id,
-                &text,
-                &request.task.files,
-            )
-            .await
+            similar::find(self.actions.pool(), scope, &request.project, request.session_id, &text, &request.task.files)
+                .await
         };
         let (session_and_lessons, chosen, given, hot_spots, similar) = tokio::join!(
             session_and_lessons,
@@ -584,10 +576,17 @@ impl Briefer {
             self.qa.choose_warnings(scope, &warning_request)
         );
         let ((lessons, _), chosen) = (found?, chosen?);
-        let lessons: Vec<Hit> = lessons.into_iter().take(RESUME_LESSONS).collect();
+        // An agent's written lesson waits for a person, here as in a briefing.
+        let (lessons, unreviewed): (Vec<Hit>, Vec<Hit>) =
+            lessons.into_iter().take(RESUME_LESSONS).partition(|hit| hit.entry.trust.speaks());
         let shown: Vec<Warning> = if chosen.held_out { Vec::new() } else { chosen.warnings.clone() };
         let mut items: Vec<InjectedItem> =
             lessons.iter().map(|hit| ledger::hit_item(hit, Some(&why_matched(hit)), None)).collect();
+        items.extend(
+            unreviewed
+                .iter()
+                .map(|hit| ledger::hit_item(hit, Some(&why_matched(hit)), None).withheld(Withheld::Unreviewed)),
+        );
         items.extend(chosen.warnings.iter().map(|warning| {
             let item = ledger::warning_item(warning, None);
             if chosen.held_out { item.withheld(Withheld::HeldOut) } else { item }
@@ -720,11 +719,14 @@ impl Gate<'_> {
     /// vector yet, and one signal alone never makes "high".
     fn lesson(&self, lesson: &Lesson, best: bool) -> Option<Withheld> {
         let entry = &lesson.hit.entry;
+        if !entry.trust.speaks() {
+            return Some(Withheld::Unreviewed);
+        }
         // A pattern's gotcha says its failure again.
         let given = self.given.entries.contains(&entry.entry_id)
             || crate::qa::fixes::gotcha_pattern(entry).is_some_and(|pattern| self.given.patterns.contains(&pattern));
         let high = best || lesson.hit.relevance == Relevance::High;
-        self.why_not(&entry.cited_files, given, entry.trust.speaks() && high)
+        self.why_not(&entry.cited_files, given, high)
     }
 
     fn warning(&self, warning: &Warning, best: bool) -> Option<Withheld> {

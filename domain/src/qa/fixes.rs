@@ -187,7 +187,7 @@ impl QaLearning {
             // Verified with its attempt (`store::qa::verify_fixes`).
             return Ok(false);
         }
-        if !current.trust.speaks() {
+        if current.trust == Trust::Observed {
             self.knowledge.upsert_in(transaction, scope, &entry).await?;
             return Ok(true);
         }

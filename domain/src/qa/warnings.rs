@@ -165,7 +165,13 @@ fn warning(candidate: &WarningCandidate, screening: &Screening, project: &str) -
         pattern_id: pattern.pattern_id,
         pattern_name: pattern.name.clone(),
         text: actionable_text(pattern),
-        recommended_fix: pattern.recommended_fix.clone(),
+        // An agent's fix waits for a person before any agent reads it,
+        // in a briefing, a resume or an MCP answer.
+        recommended_fix: if pattern.fix_trust.is_some_and(Trust::speaks) {
+            pattern.recommended_fix.clone()
+        } else {
+            String::new()
+        },
         fix_trust: pattern.fix_trust,
         template: pattern.template.clone(),
         category: pattern.category.clone(),
@@ -189,8 +195,9 @@ fn normalized_frequency(occurrences: i64, most_frequent: i64) -> f64 {
 
 /// What happens, why, how to avoid it, how often, and how well the warning
 /// has worked, as an agent may read it: the error is quoted as tool output;
-/// the cause and the fix are an agent's prose unless a person reviewed the
-/// fix or a passing result verified it, and only then are they said.
+/// the cause and the fix are an agent's prose until a person reviewed the
+/// fix, and only then are they said (a passing result verifies what was
+/// done, not what was written of it).
 /// (A description is only ever a person's edit.)
 pub fn actionable_text(pattern: &Pattern) -> String {
     let mut text = if pattern.description.is_empty() {
@@ -213,7 +220,7 @@ pub fn actionable_text(pattern: &Pattern) -> String {
             pattern.recommended_fix.trim_end_matches('.')
         )),
         _ if !pattern.recommended_fix.is_empty() => {
-            text.push_str(" No reviewed or verified fix yet: check this before you submit.")
+            text.push_str(" A fix is recorded and waits for a person's review: check this before you submit.")
         }
         _ => text.push_str(" How to avoid: check this before you submit; no fix is recorded yet."),
     }

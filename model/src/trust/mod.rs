@@ -26,10 +26,14 @@ pub enum Trust {
 impl StoredName for Trust {}
 
 impl Trust {
-    /// Whether a briefing may show the item's prose in its own words, rather
-    /// than only the facts around it.
+    /// Whether the item's written text (a fix's approach, a lesson's prose)
+    /// may reach another agent in its own words, rather than only the
+    /// observed facts around it: only once a person has read it. A passing
+    /// result verifies what was done, not what the agent wrote about it,
+    /// and a payload needs to pass a screen only once to be repeated to
+    /// every later agent (issue 56).
     pub fn speaks(self) -> bool {
-        matches!(self, Trust::Reviewed | Trust::Verified)
+        self == Trust::Reviewed
     }
 
     /// The least trusted of two (an item built from both is no better).
@@ -82,17 +86,16 @@ const AGENT_CHANNELS: [&str; 3] = ["mcp", "hook", "sidecar"];
 
 impl Origin {
     /// The caller of a request: a person when its token is an admin's, an
-    /// agent otherwise. With auth off there is no token and every caller is
-    /// an admin (auth is off only behind something else that
-    /// authenticates), so the client decides: Lore's own agent clients
-    /// (hooks, the MCP server, a sidecar shipping for them) write as
-    /// agents, everything else as a person.
+    /// agent otherwise. Lore's own agent clients (hooks, the MCP server, a
+    /// sidecar shipping for them) always write as agents, whatever token
+    /// they hold: an agent's hook set up with an admin's token (the dev
+    /// server's, say) is still an agent, and what it writes is no person's
+    /// review. With auth off there is no token and every caller is an
+    /// admin (auth is off only behind something else that authenticates),
+    /// so the client alone decides.
     pub fn caller(token: Option<(&str, &str)>, channel: Option<&str>) -> Self {
         let channel = channel.map(str::trim).filter(|channel| CHANNELS.contains(channel)).unwrap_or("rpc");
-        let person = match token {
-            Some((_, role)) => role == "admin",
-            None => !AGENT_CHANNELS.contains(&channel),
-        };
+        let person = !AGENT_CHANNELS.contains(&channel) && token.is_none_or(|(_, role)| role == "admin");
         let (token, role) = token.unwrap_or_default();
         Self {
             author: if person { Author::Person } else { Author::Agent },
@@ -215,6 +218,9 @@ mod tests {
         let no_token = Origin::caller(None, Some("not a channel"));
         assert_eq!((no_token.channel.as_str(), no_token.trust()), ("rpc", Trust::Reviewed));
         assert_eq!(Origin::caller(None, Some("hook")).trust(), Trust::Observed);
+        // An agent's client holding an admin's token is still an agent.
+        assert_eq!(Origin::caller(Some(("dev", "admin")), Some("hook")).trust(), Trust::Observed);
+        assert_eq!(Origin::caller(Some(("dev", "admin")), Some("mcp")).author, Author::Agent);
         let tool = agent.clone().tool_output();
         assert_eq!(tool.describe(), "captured tool output (agent claude-7, token vm-17) through hook");
         assert_eq!(Origin::from_json(&tool.to_json()), tool);
@@ -222,8 +228,8 @@ mod tests {
     }
 
     #[test]
-    fn only_reviewed_and_verified_prose_speaks() {
-        assert!(Trust::Reviewed.speaks() && Trust::Verified.speaks() && !Trust::Observed.speaks());
+    fn only_what_a_person_read_speaks() {
+        assert!(Trust::Reviewed.speaks() && !Trust::Verified.speaks() && !Trust::Observed.speaks());
         assert_eq!(Trust::Reviewed.least(Trust::Observed), Trust::Observed);
         assert_eq!(Trust::Verified.least(Trust::Reviewed), Trust::Verified);
     }

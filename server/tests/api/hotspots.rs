@@ -91,11 +91,14 @@ async fn the_folders_that_fail_qa_are_hot_and_a_briefing_in_them_says_so_with_si
         briefing.similar_sessions
     );
     assert_eq!(first.outcome, "failed QA and stopped unfixed");
-    assert!(first.what_happened.starts_with("`Addedˆtheˆinvoicesˆtableˆmigration"), "{}", first.what_happened);
+    // Told by what it did, never by what its agent wrote.
+    assert_eq!(first.what_happened, "1 action, 2 files changed");
+    assert!(!crate::unmarked(markdown).contains("invoices table"), "{markdown}");
     assert!(markdown.contains(&format!("(`resume` session `{invoices}`)")), "{markdown}");
     assert!(
-        briefing.similar_sessions.iter().all(|similar| !similar.what_happened.contains("cart")),
-        "a web session shares neither folders nor words"
+        briefing.similar_sessions.iter().all(|similar| similar.what_happened.ends_with("2 files changed")),
+        "a web session (one file) shares neither folders nor words: {:?}",
+        briefing.similar_sessions
     );
     // The ledger records the similar sessions the briefing told of.
     let told: i64 = sqlx::query_scalar("SELECT count(*) FROM injection_items WHERE kind = 'similar_session'")

@@ -295,9 +295,9 @@ async fn past_the_session_budget_only_new_trusted_and_highly_relevant_items_are_
     let agent_token = token(&server, "vm-4", Role::Agent, Some(&[PROJECT])).await;
     let mut admin = clients(&server, &admin_token).await;
     let mut agent = clients(&server, &agent_token).await;
-    // Long titles: three of them fill the session's budget, as briefings
+    // Long titles: a few of them fill the session's budget, as briefings
     // of one line an item would not otherwise.
-    for index in 0..4 {
+    for index in 0..6 {
         let title = format!(
             "Division by zero in calc divide, case {index}: the divisor comes from the parsed form field and \
              is empty when the user leaves it blank, so the handler divides by zero and returns a 500"
@@ -305,11 +305,7 @@ async fn past_the_session_budget_only_new_trusted_and_highly_relevant_items_are_
         admin.knowledge.upsert_entry(lesson(&format!("DIV-{index}"), &title, &[])).await.unwrap();
     }
     agent.knowledge.upsert_entry(lesson("AG-1", "Storage client uploads are flaky", &[])).await.unwrap();
-    admin
-        .knowledge
-        .upsert_entry(lesson("REV-1", "Flaky upload retries in the storage client time out", &[]))
-        .await
-        .unwrap();
+    admin.knowledge.upsert_entry(lesson("LOW-1", "Storage client uploads are flaky", &[])).await.unwrap();
     // Ranked by both signals, not by whichever entry the embedder reached
     // first: a fresh entry has only its words, and is never "high" alone.
     lore_server::testing::embedded(server.pool()).await;
@@ -324,8 +320,15 @@ async fn past_the_session_budget_only_new_trusted_and_highly_relevant_items_are_
     assert!(first.markdown.chars().count() <= 1_000, "the session's budget caps the first briefing too");
     assert!(!first.lessons.is_empty());
 
-    // Spent: an agent's (observed) lesson is withheld however relevant; a
-    // reviewed one that matches the task closely still gets through.
+    // Spent: a reviewed lesson written since, that matches the task
+    // closely, still gets through; an agent's (observed) lesson never does,
+    // budget or not: it waits for a person.
+    admin
+        .knowledge
+        .upsert_entry(lesson("REV-1", "Flaky upload retries in the storage client time out", &[]))
+        .await
+        .unwrap();
+    lore_server::testing::embedded(server.pool()).await;
     let second = agent
         .agent
         .brief(brief(
@@ -347,6 +350,8 @@ async fn past_the_session_budget_only_new_trusted_and_highly_relevant_items_are_
         .iter()
         .filter(|item| item.withheld == proto::Withheld::SessionBudget as i32)
         .collect();
-    assert!(withheld.iter().any(|item| item.label == "AG-1"), "{withheld:?}");
+    assert!(withheld.iter().any(|item| item.label == "LOW-1"), "{withheld:?}");
     assert!(withheld.iter().all(|item| item.withheld_reason.contains("budget")), "{withheld:?}");
+    let unreviewed = listed.injections[0].items.iter().find(|item| item.label == "AG-1").expect("AG-1 considered");
+    assert_eq!(unreviewed.withheld, proto::Withheld::Unreviewed as i32, "{unreviewed:?}");
 }

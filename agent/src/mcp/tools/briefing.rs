@@ -98,7 +98,7 @@ pub fn briefing_output(briefing: &proto::BriefResponse) -> ToolOutput {
                 "best_fix": lesson
                     .best_solution
                     .as_ref()
-                    .filter(|_| matches!(proto::Trust::try_from(lesson.trust), Ok(proto::Trust::Reviewed | proto::Trust::Verified)))
+                    .filter(|_| proto::Trust::try_from(lesson.trust) == Ok(proto::Trust::Reviewed))
                     .map(|solution| solution.description.clone()),
                 "success_rate": lesson.success_rate,
                 "times_applied": lesson.times_applied,

@@ -46,11 +46,11 @@ pub(super) fn record_of(solution: &proto::Solution) -> String {
     }
 }
 
-/// Whether a lesson may speak in its own words: a person reviewed it or a
-/// passing check verified it. An agent's lesson (observed) is quoted, and
-/// its fix shown only by get_lesson, marked as data.
+/// Whether a lesson may speak in its own words: a person reviewed it
+/// (`lore_model::trust::Trust::speaks`). Anything else is an agent's
+/// words, quoted, and its fix shown only by get_lesson, marked as data.
 pub(super) fn speaks(entry: &proto::Entry) -> bool {
-    matches!(proto::Trust::try_from(entry.trust), Ok(proto::Trust::Reviewed | proto::Trust::Verified))
+    proto::Trust::try_from(entry.trust) == Ok(proto::Trust::Reviewed)
 }
 
 pub(super) fn trust_name(trust: i32) -> &'static str {
@@ -80,7 +80,7 @@ pub(super) fn best_fix_of(entry: &proto::Entry, solution: Option<&proto::Solutio
             format!(" Best fix ({}): {}.", record_of(solution), one_line(&solution.description, 200))
         }
         Some(solution) => format!(
-            " Fix ({}): an agent's, neither reviewed nor verified; get_lesson shows it as data.",
+            " Fix ({}): an agent's, not reviewed by a person yet; get_lesson shows it as data.",
             record_of(solution)
         ),
         None => String::new(),

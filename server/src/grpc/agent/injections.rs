@@ -86,6 +86,7 @@ fn withheld_to_proto(withheld: Option<Withheld>) -> proto::Withheld {
         Some(Withheld::SessionBudget) => proto::Withheld::SessionBudget,
         Some(Withheld::HeldOut) => proto::Withheld::HeldOut,
         Some(Withheld::AtCall) => proto::Withheld::AtCall,
+        Some(Withheld::Unreviewed) => proto::Withheld::Unreviewed,
     }
 }
 
