@@ -79,6 +79,7 @@ def read_pages(page, axe_source):
         "guards": "/projects/shop/guards",
         "pattern": f"/patterns/{SEED['patterns'][0]}",
         "promotions": "/projects/shop/promotions",
+        "fixes": "/projects/shop/fixes",
         "quarantine": "/projects/shop/quarantine",
         "injected": "/projects/shop/injections",
         "session-injections": f"/sessions/{SEED['session']}/injections",
@@ -117,6 +118,19 @@ def approve_draft(page):
     page.wait_for_selector("p.notice")
     notice = page.locator("p.notice").inner_text()
     check(notice.startswith("Approved"), f"approving said: {notice}")
+    return notice
+
+
+def review_fix(page):
+    """An agent's verified fix waits for a person, who reads it and approves it."""
+    page.goto(URL + "/projects/shop/fixes")
+    card = page.locator(f"#fix-{SEED['fix']}")
+    check("Cast the quantity to int" in card.inner_text(), f"the fix's words are not shown: {card.inner_text()}")
+    card.get_by_role("button", name="Approve").click()
+    page.wait_for_selector("p.notice")
+    notice = page.locator("p.notice").inner_text()
+    check(notice.startswith("The fix is approved"), f"approving said: {notice}")
+    check(page.locator(f"#fix-{SEED['fix']}").count() == 0, "an approved fix is still in the queue")
     return notice
 
 
@@ -406,6 +420,7 @@ def main():
         results["pages"] = read_pages(page, axe_source)
         results["search"] = search(page)
         results["approved"] = approve_draft(page)
+        results["fix"] = review_fix(page)
         results["merged"] = merge_patterns(page)
         results["masks"] = grouping_masks(page)
         results["guards"] = guards(page)

@@ -645,6 +645,76 @@ async fn lore_qa_captures_warns_lists_and_shows_the_dashboard() {
 
 /// Masks proposed from merges, decided from the command line: listed,
 /// accepted under a name of one's own (which re-mines), rejected.
+/// `request` as an agent's hook sends it: with auth off the client says
+/// what it is, and Lore's agent clients write as agents.
+fn from_hook<T>(request: T) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(request);
+    request.metadata_mut().insert(lore_proto::metadata::CLIENT, tonic::metadata::MetadataValue::from_static("hook"));
+    request
+}
+
+#[tokio::test]
+async fn lore_qa_fixes_lists_an_agents_verified_fix_and_a_person_approves_it() {
+    let (_database, server) = server().await;
+    let mut qa = QaLearningServiceClient::new(server.channel().await);
+    let task = proto::Task { task_id: "T-1".into(), ..Default::default() };
+    let captured = qa
+        .capture_failure(from_hook(proto::CaptureFailureRequest {
+            failure_id: uuid::Uuid::now_v7().to_string(),
+            project: "cli".into(),
+            task: Some(task.clone()),
+            error_messages: vec!["KeyError: 'currency' in price_total".into()],
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    let attempt_id = uuid::Uuid::now_v7().to_string();
+    qa.record_fix_attempt(from_hook(proto::RecordFixAttemptRequest {
+        attempt_id: attempt_id.clone(),
+        failure_id: captured.ack.unwrap().id,
+        attempt_number: 1,
+        approach: "Default the currency to EUR in price_total".into(),
+        outcome: proto::FixOutcome::Success as i32,
+        ..Default::default()
+    }))
+    .await
+    .unwrap();
+    qa.record_task_result(from_hook(proto::RecordTaskResultRequest {
+        result_id: uuid::Uuid::now_v7().to_string(),
+        project: "cli".into(),
+        task: Some(task),
+        verdict: proto::TaskVerdict::Passed as i32,
+        ..Default::default()
+    }))
+    .await
+    .unwrap();
+
+    let (ok, stdout, stderr) = lore(&server, &["qa", "fixes", "pending", "--project", "cli"]).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains(&attempt_id) && stdout.contains("fixed: KeyError: <*> in price_total"), "{stdout}");
+    assert!(stdout.contains("approach: \"Default the currency to EUR in price_total\""), "{stdout}");
+    let (ok, _, stderr) = lore(&server, &["qa", "fixes", "approve", "not-an-id"]).await;
+    assert!(!ok && stderr.contains("attempt_id"), "{stderr}");
+    let (ok, stdout, stderr) = lore(&server, &["qa", "fixes", "approve", &attempt_id, "--note", "read it"]).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout.trim(), format!("{attempt_id} approved"));
+    let (ok, stdout, _) = lore(&server, &["qa", "fixes", "pending", "--project", "cli"]).await;
+    assert!(ok && stdout.contains("No fix waits for review."), "{stdout}");
+    let (ok, _, stderr) = lore(&server, &["qa", "fixes", "reject", &attempt_id]).await;
+    assert!(!ok && stderr.contains("decided already"), "{stderr}");
+    let patterns = qa
+        .list_patterns(proto::ListPatternsRequest { project: "cli".into(), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner()
+        .patterns;
+    assert_eq!(
+        (patterns[0].fix_trust, patterns[0].recommended_fix.as_str()),
+        (proto::Trust::Reviewed as i32, "Default the currency to EUR in price_total")
+    );
+}
+
 #[tokio::test]
 async fn lore_qa_masks_lists_accepts_and_rejects_proposals() {
     let (_database, server) = server().await;

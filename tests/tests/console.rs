@@ -71,6 +71,47 @@ struct Seeded {
     entry_title: String,
     drafts: [String; 2],
     patterns: [String; 2],
+    /// An agent's verified fix, waiting for a person.
+    fix: String,
+}
+
+/// An agent's fix of a failure, verified by its task's passing result: its
+/// words wait in the review queue. Returns the attempt id.
+async fn seed_fix(agent: Authed) -> String {
+    let mut qa = QaLearningServiceClient::new(agent);
+    let task = proto::Task { task_id: "T-fix".into(), title: "cart totals".into(), ..Default::default() };
+    let captured = qa
+        .capture_failure(proto::CaptureFailureRequest {
+            failure_id: Uuid::new_v4().to_string(),
+            project: "shop".into(),
+            task: Some(task.clone()),
+            error_messages: vec!["TypeError: unsupported operand type(s) for +: 'int' and 'str' in cart.total".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let attempt_id = Uuid::now_v7().to_string();
+    qa.record_fix_attempt(proto::RecordFixAttemptRequest {
+        attempt_id: attempt_id.clone(),
+        failure_id: captured.ack.unwrap().id,
+        attempt_number: 1,
+        approach: "Cast the quantity to int before adding it to the total".into(),
+        outcome: proto::FixOutcome::Success as i32,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    qa.record_task_result(proto::RecordTaskResultRequest {
+        result_id: Uuid::now_v7().to_string(),
+        project: "shop".into(),
+        task: Some(task),
+        verdict: proto::TaskVerdict::Passed as i32,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    attempt_id
 }
 
 /// A day of a shop's agent, a lesson, two drafts and two failure patterns,
@@ -250,6 +291,7 @@ async fn seed(channel: Authed) -> Seeded {
         entry_title,
         drafts: [drafts[0].clone(), drafts[1].clone()],
         patterns: [patterns[0].clone(), patterns[1].clone()],
+        fix: String::new(),
     }
 }
 
@@ -265,7 +307,10 @@ async fn a_supervisor_uses_the_console_in_a_real_browser_and_its_access_rules_ho
     let reader = token(&database, "shop-reader", Role::Reader, Some(vec!["shop".into()])).await;
     let other = token(&database, "bank-agent", Role::Agent, Some(vec!["bank".into()])).await;
     let channel = InterceptedService::new(server.channel().await, Bearer::new(Some(&admin)).unwrap());
-    let seeded = seed(channel.clone()).await;
+    let mut seeded = seed(channel.clone()).await;
+    let shop_agent = token(&database, "shop-agent", Role::Agent, Some(vec!["shop".into()])).await;
+    seeded.fix =
+        seed_fix(InterceptedService::new(server.channel().await, Bearer::new(Some(&shop_agent)).unwrap())).await;
 
     let seed_json = json!({
         "url": format!("http://{web}"),
@@ -279,6 +324,7 @@ async fn a_supervisor_uses_the_console_in_a_real_browser_and_its_access_rules_ho
         "approved_title": "Unlock the migrations before deploying",
         "drafts": seeded.drafts,
         "patterns": seeded.patterns,
+        "fix": seeded.fix,
     });
     let shots = screenshots_dir();
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/console_browser.py");
@@ -302,6 +348,20 @@ async fn a_supervisor_uses_the_console_in_a_real_browser_and_its_access_rules_ho
         server.log()
     );
     let results: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap();
+
+    // The fix the browser approved is its pattern's, reviewed, in its words.
+    let patterns = QaLearningServiceClient::new(channel.clone())
+        .list_patterns(proto::ListPatternsRequest { project: "shop".into(), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner()
+        .patterns;
+    let fixed = patterns.iter().find(|pattern| pattern.template.contains("unsupported operand")).expect("its pattern");
+    assert_eq!(
+        (fixed.fix_trust, fixed.recommended_fix.as_str()),
+        (proto::Trust::Reviewed as i32, "Cast the quantity to int before adding it to the total"),
+        "{results}"
+    );
 
     // The download holds exactly what SearchActions answers for the filter.
     let mut actions = ActionServiceClient::new(channel);
@@ -414,6 +474,7 @@ async fn a_supervisor_uses_the_console_in_a_real_browser_and_its_access_rules_ho
         "guards",
         "pattern",
         "promotions",
+        "fixes",
         "quarantine",
         "injected",
         "session-injections",

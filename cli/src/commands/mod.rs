@@ -21,6 +21,7 @@ pub mod log;
 pub mod mcp;
 pub mod naming;
 pub mod qa;
+pub mod qa_fixes;
 pub mod qa_guards;
 pub mod qa_hotspots;
 pub mod qa_masks;

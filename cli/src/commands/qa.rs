@@ -25,6 +25,9 @@ pub enum Command {
     Result(qa_results::ResultArgs),
     /// Record a fix attempt of a captured failure.
     Fix(qa_results::FixArgs),
+    /// Agents' fixes waiting for a person: list, approve, reject (admin).
+    #[command(subcommand)]
+    Fixes(super::qa_fixes::FixesCommand),
     /// Judge warning deliveries by hand (a task result does it by itself).
     Outcome(qa_results::OutcomeArgs),
     /// Promotion of proven patterns to published learnings.
@@ -186,6 +189,7 @@ pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {
     match command {
         Command::Result(args) => qa_results::result(&mut qa, args).await?,
         Command::Fix(args) => qa_results::fix(&mut qa, args).await?,
+        Command::Fixes(command) => super::qa_fixes::fixes(&mut qa, command).await?,
         Command::Outcome(args) => qa_results::outcome(&mut qa, args).await?,
         Command::Hotspots(args) => super::qa_hotspots::run(&mut qa, args).await?,
         Command::Ack(args) => super::qa_switches::ack(&mut qa, args).await?,

@@ -20,7 +20,7 @@ use uuid::Uuid;
 use super::QaLearning;
 use crate::Error;
 use lore_model::knowledge::{Entry, EntryKind, EntryStatus, GotchaDetails, NewEntry};
-use lore_model::qa::{FixAttempt, FixOutcome, FixRecorded, Pattern};
+use lore_model::qa::{FixAttempt, FixOutcome, FixRecorded, FixToReview, Pattern};
 use lore_model::scope::ProjectScope;
 use lore_model::trust::quarantine::ItemKind;
 use lore_model::trust::{Author, Origin, Trust};
@@ -224,6 +224,72 @@ impl QaLearning {
             return Ok(false);
         }
         Ok(!self.apply_fix(transaction, scope, &attempt).await?.is_empty())
+    }
+
+    /// A project's successful fixes waiting for a person, newest first.
+    pub async fn fixes_to_review(
+        &self,
+        scope: &ProjectScope,
+        project: &str,
+        limit: i64,
+    ) -> Result<Vec<FixToReview>, Error> {
+        store::fixes::fixes_to_review(&self.pool, scope, project, limit).await
+    }
+
+    /// A person's decision on a fix's words. Approved, they become its
+    /// patterns' reviewed fix and, when it resolved its failure, their
+    /// gotcha, which a briefing then says; rejected, they leave the queue and
+    /// no pattern keeps them. An agent never decides (the RPC is a
+    /// person's), and a fix the screen holds is released or erased in the
+    /// quarantine queue first. Returns the fix's project and the fix as
+    /// decided.
+    pub async fn review_fix(
+        &self,
+        scope: &ProjectScope,
+        attempt_id: Uuid,
+        approved: bool,
+        reviewer: &Origin,
+        note: &str,
+    ) -> Result<(String, FixAttempt), Error> {
+        if reviewer.author != Author::Person {
+            return Err(Error::PermissionDenied("only a person reviews a fix".into()));
+        }
+        let mut transaction = self.pool.begin().await?;
+        let attempt = store::fixes::attempt(&mut transaction, attempt_id)
+            .await?
+            .ok_or_else(|| Error::NotFound(format!("fix attempt {attempt_id}")))?;
+        let (project, _) = store::fixes::lock_failure(&mut transaction, scope, attempt.failure_id).await?;
+        if attempt.held {
+            return Err(Error::FailedPrecondition(format!(
+                "attempt_id: the injection screen holds fix attempt {attempt_id}: release or erase it in the \
+                 quarantine queue"
+            )));
+        }
+        if attempt.outcome != FixOutcome::Success {
+            return Err(Error::FailedPrecondition(format!(
+                "attempt_id: fix attempt {attempt_id} did not succeed; only a successful fix is reviewed"
+            )));
+        }
+        if !store::fixes::review_attempt(&mut transaction, attempt_id, approved, &reviewer.token, note).await? {
+            return Err(Error::FailedPrecondition(format!("attempt_id: fix attempt {attempt_id} is decided already")));
+        }
+        let reviewed = store::fixes::attempt(&mut transaction, attempt_id)
+            .await?
+            .ok_or_else(|| Error::NotFound(format!("fix attempt {attempt_id}")))?;
+        let mut wrote = false;
+        if approved {
+            store::fixes::adopt_reviewed_fix(&mut transaction, &reviewed).await?;
+            if store::fixes::resolving_attempt(&mut transaction, reviewed.failure_id).await? == Some(attempt_id) {
+                wrote = !self.apply_fix(&mut transaction, scope, &reviewed).await?.is_empty();
+            }
+        } else {
+            store::fixes::drop_rejected_fix(&mut transaction, attempt_id).await?;
+        }
+        transaction.commit().await?;
+        if wrote {
+            self.knowledge.written().await;
+        }
+        Ok((project, reviewed))
     }
 
     async fn gotcha_ids(

@@ -217,6 +217,29 @@ pub struct FixAttempt {
     pub origin: Origin,
     /// The screen held its approach or summary and nobody released it.
     pub held: bool,
+    /// A person's decision on its words, once made.
+    pub review: Option<FixReview>,
+}
+
+/// A person's decision on a fix's words (issue 56): approved, they are its
+/// patterns' reviewed fix; rejected, they are never said.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FixReview {
+    pub approved: bool,
+    /// The reviewer's token name.
+    pub by: String,
+    pub at: DateTime<Utc>,
+    pub note: String,
+}
+
+/// A successful fix waiting for a person, with what it fixed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FixToReview {
+    pub attempt: FixAttempt,
+    pub project: String,
+    pub task_id: String,
+    /// The templates of the patterns its failure is in.
+    pub templates: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -62,6 +62,8 @@ const METHODS: &[(&str, &str, Access)] = &[
     (QA, "ListPatterns", Access::Read),
     (QA, "GetPattern", Access::Read),
     (QA, "UpdatePattern", Access::Admin),
+    (QA, "ListFixesToReview", Access::Admin),
+    (QA, "ReviewFix", Access::Admin),
     (QA, "MergePatterns", Access::Admin),
     (QA, "SplitPattern", Access::Admin),
     (QA, "RemineProject", Access::Admin),

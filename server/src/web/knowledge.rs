@@ -269,9 +269,7 @@ pub async fn review(
 ) -> Result<Response, PageError> {
     let Submitted { viewer, fields } = submitted;
     viewer.require(REVIEW_DRAFT)?;
-    let verdict = fields
-        .choice("decision", &[("approve", Verdict::Approve), ("reject", Verdict::Reject)])?
-        .ok_or_else(|| Error::invalid("decision", "required: approve or reject"))?;
+    let verdict = if fields.approves()? { Verdict::Approve } else { Verdict::Reject };
     let field = |name: &str| fields.get(name).unwrap_or_default();
     // A rejection's form still carries the approval's fields: they are not
     // edits then.

@@ -17,17 +17,19 @@ pub enum Section {
     Drafts,
     Qa,
     Promotions,
+    Fixes,
     Quarantine,
     Injections,
     Reports,
 }
 
-const TABS: [(Section, &str, &str); 8] = [
+const TABS: [(Section, &str, &str); 9] = [
     (Section::Activity, "Activity", ""),
     (Section::Knowledge, "Knowledge", "/knowledge"),
     (Section::Drafts, "Drafts", "/drafts"),
     (Section::Qa, "QA", "/qa"),
     (Section::Promotions, "Promotions", "/promotions"),
+    (Section::Fixes, "Fixes to review", "/fixes"),
     (Section::Quarantine, "Quarantine", "/quarantine"),
     (Section::Injections, "Injected", "/injections"),
     (Section::Reports, "Reports", "/reports"),

@@ -23,6 +23,7 @@
 mod activity;
 mod assets;
 mod charts;
+mod fix_reviews;
 mod fleet;
 mod grouping_masks;
 mod guards;
@@ -139,6 +140,8 @@ impl Console {
             .route("/patterns/{pattern_id}/split", post(qa::split))
             .route("/projects/{project}/promotions", get(qa::promotions))
             .route("/promotions/{promotion_id}/review", post(qa::review_promotion))
+            .route("/projects/{project}/fixes", get(fix_reviews::queue))
+            .route("/fixes/{attempt_id}/review", post(fix_reviews::review))
             .route("/projects/{project}/quarantine", get(quarantine::page))
             .route("/quarantine/{quarantine_id}/decide", post(quarantine::decide))
             .route("/projects/{project}/reports", get(reports::project))

@@ -94,6 +94,12 @@ impl Params {
         })
     }
 
+    /// A review form's required `decision`: `approve` (true) or `reject`.
+    pub fn approves(&self) -> Result<bool, Error> {
+        self.choice("decision", &[("approve", true), ("reject", false)])?
+            .ok_or_else(|| Error::invalid("decision", "required: approve or reject"))
+    }
+
     /// The fields whose names are in `keep`, encoded again: a filter carried
     /// from one page to the next.
     pub fn encode_only(&self, keep: &[&str]) -> String {

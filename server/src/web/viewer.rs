@@ -42,6 +42,12 @@ impl Viewer {
         self.caller.as_ref().map_or("console", |caller| caller.name.as_str())
     }
 
+    /// Who acts, as the items they write or decide record it.
+    pub fn origin(&self) -> lore_model::trust::Origin {
+        let token = self.caller.as_ref().map(|caller| (caller.name.as_str(), <&str>::from(caller.role)));
+        lore_model::trust::Origin::caller(token, Some("console"))
+    }
+
     pub fn role(&self) -> Role {
         self.caller.as_ref().map_or(Role::Admin, |caller| caller.role)
     }

@@ -142,6 +142,12 @@ async fn approve_fix(admin: &mut Clients, pattern_id: &str, fix: &str) {
     assert_eq!(pattern.fix_trust, proto::Trust::Reviewed as i32, "{pattern:?}");
 }
 
+/// The project's fixes waiting for a person, as `clients` may read them.
+async fn fixes_to_review(clients: &mut Clients) -> Result<Vec<proto::FixToReview>, tonic::Status> {
+    let request = proto::ListFixesToReviewRequest { project: PROJECT.into(), ..Default::default() };
+    Ok(clients.qa.list_fixes_to_review(request).await?.into_inner().fixes)
+}
+
 fn brief_request(agent: &str) -> proto::BriefRequest {
     proto::BriefRequest {
         project: PROJECT.into(),
@@ -489,7 +495,9 @@ async fn what_an_agent_wrote_reaches_no_briefing_in_any_style_however_verified_u
     let mut admin = clients(&server, &admin_token).await;
     let mut agent = clients(&server, &agent_token).await;
     let error = "ZeroDivisionError: division by zero in calc.divide at src/calc.py:12";
-    for (index, (text, _)) in UNSCREENED_STYLES.iter().enumerate() {
+    let approved = "Raise ValueError when the divisor is zero";
+    let fixes = UNSCREENED_STYLES.iter().map(|(text, _)| *text).chain([approved]);
+    for (index, text) in fixes.enumerate() {
         // As a fix: the failure, the agent's fix in its words, then the
         // task's passing result, which verifies what the agent did.
         let task = format!("T-{index}");
@@ -497,6 +505,9 @@ async fn what_an_agent_wrote_reaches_no_briefing_in_any_style_however_verified_u
         let fixed = agent.qa.record_fix_attempt(fix(captured.ack.unwrap().id, text, text)).await.unwrap().into_inner();
         assert!(fixed.resolved, "{fixed:?}");
         agent.qa.record_task_result(crate::passed(PROJECT, &task)).await.unwrap();
+        if text == approved {
+            continue;
+        }
         // As a lesson, in its title and as its fix.
         let mut entry = lesson(&format!("AG-{index}"), "solution", text);
         entry.title = format!("Division by zero in calc divide: {}", text.replace('\n', " "));
@@ -518,7 +529,7 @@ async fn what_an_agent_wrote_reaches_no_briefing_in_any_style_however_verified_u
         markdown.contains("`ZeroDivisionError: division by zero in calc.divide at <*>`"),
         "what the agents hit is said: {markdown}"
     );
-    for (_, phrase) in UNSCREENED_STYLES {
+    for phrase in UNSCREENED_STYLES.iter().map(|(_, phrase)| *phrase).chain([approved]) {
         assert!(!markdown.contains(phrase), "{phrase:?} reached the briefing:\n{markdown}");
     }
     assert!(briefing.lessons.is_empty(), "{:?}", briefing.lessons);
@@ -547,11 +558,46 @@ async fn what_an_agent_wrote_reaches_no_briefing_in_any_style_however_verified_u
         }
     }
 
-    // A person reads the fix and approves it: then, and only then, it is said.
-    let approved = "Raise ValueError when the divisor is zero";
-    approve_fix(&mut admin, &pattern.pattern_id, approved).await;
+    // The review queue holds every fix the screen let through, words and
+    // all, for a person; an agent may neither read it nor decide.
+    let refused = fixes_to_review(&mut agent).await.unwrap_err();
+    assert_eq!(refused.code(), Code::PermissionDenied);
+    let queue = fixes_to_review(&mut admin).await.unwrap();
+    let words = |fix: &proto::FixToReview| fix.attempt.as_ref().map(|attempt| attempt.approach.clone()).unwrap();
+    let benign = queue.iter().find(|fix| words(fix) == approved).expect("the benign fix waits for review");
+    assert_eq!(benign.templates, vec![pattern.template.clone()]);
+    assert_eq!(benign.attempt.as_ref().unwrap().trust, proto::Trust::Verified as i32);
+    let attempt_id = benign.attempt.as_ref().unwrap().attempt_id.clone();
+    let decide = |attempt_id: &str, decision: proto::FixDecision| proto::ReviewFixRequest {
+        attempt_id: attempt_id.to_owned(),
+        decision: decision as i32,
+        note: "read it".into(),
+    };
+    let refused = agent.qa.review_fix(decide(&attempt_id, proto::FixDecision::Approve)).await.unwrap_err();
+    assert_eq!(refused.code(), Code::PermissionDenied);
+    let unspecified = admin.qa.review_fix(decide(&attempt_id, proto::FixDecision::Unspecified)).await.unwrap_err();
+    assert!(unspecified.message().starts_with("decision"), "{unspecified:?}");
+
+    // A person rejects the payloads: they leave the queue, and no pattern
+    // keeps their words.
+    for fix in queue.iter().filter(|fix| words(fix) != approved) {
+        let id = &fix.attempt.as_ref().unwrap().attempt_id;
+        let rejected = admin.qa.review_fix(decide(id, proto::FixDecision::Reject)).await.unwrap().into_inner();
+        let review = rejected.review.unwrap();
+        assert!(!review.approved && review.reviewed_by == "ops" && review.note == "read it", "{review:?}");
+    }
+    // And approves the benign one: then, and only then, it is said.
+    let reviewed = admin.qa.review_fix(decide(&attempt_id, proto::FixDecision::Approve)).await.unwrap().into_inner();
+    assert_eq!(reviewed.trust, proto::Trust::Reviewed as i32);
+    let twice = admin.qa.review_fix(decide(&attempt_id, proto::FixDecision::Reject)).await.unwrap_err();
+    assert_eq!(twice.code(), Code::FailedPrecondition, "{twice:?}");
+    let left = fixes_to_review(&mut admin).await.unwrap();
+    assert!(left.is_empty(), "{left:?}");
     let after = agent.agent.brief(brief_request("claude-8")).await.unwrap().into_inner().markdown;
     assert!(after.contains(&format!("how to avoid (reviewed fix): {approved}")), "{after}");
+    for (_, phrase) in UNSCREENED_STYLES {
+        assert!(!crate::unmarked(&after).contains(phrase), "{phrase:?} reached the briefing:\n{after}");
+    }
 }
 
 #[tokio::test]

@@ -11,13 +11,13 @@ use super::{PATTERN_COLUMNS, pattern_from_row};
 use crate::knowledge::parse;
 use lore_model::Error;
 use lore_model::actions::StoredName as _;
-use lore_model::qa::{FixAttempt, Pattern};
+use lore_model::qa::{FixAttempt, FixReview, FixToReview, Pattern};
 use lore_model::scope::ProjectScope;
 use lore_model::trust::Origin;
 
 const ATTEMPT_COLUMNS: &str = "a.attempt_id, a.failure_id, a.attempt_number, a.approach, a.files_changed, a.summary, \
-     a.outcome, a.qa_result, a.recorded_at, a.trust, a.origin, \
-     EXISTS (SELECT 1 FROM quarantine q WHERE q.item_kind = 'fix_attempt' AND q.item_id = a.attempt_id \
+     a.outcome, a.qa_result, a.recorded_at, a.trust, a.origin, a.review, a.reviewed_by, a.reviewed_at, \
+     a.review_note, EXISTS (SELECT 1 FROM quarantine q WHERE q.item_kind = 'fix_attempt' AND q.item_id = a.attempt_id \
              AND q.status <> 'released') AS held";
 
 fn attempt_from_row(row: &PgRow) -> Result<FixAttempt, sqlx::Error> {
@@ -35,7 +35,108 @@ fn attempt_from_row(row: &PgRow) -> Result<FixAttempt, sqlx::Error> {
         trust: parse("trust", &row.try_get::<String, _>("trust")?)?,
         origin: Origin::from_json(&row.try_get::<Json<serde_json::Value>, _>("origin")?.0),
         held: row.try_get("held")?,
+        review: match row.try_get::<Option<String>, _>("review")? {
+            None => None,
+            Some(review) => Some(FixReview {
+                approved: review == "approved",
+                by: row.try_get::<Option<String>, _>("reviewed_by")?.unwrap_or_default(),
+                at: row.try_get::<Option<DateTime<Utc>>, _>("reviewed_at")?.unwrap_or_default(),
+                note: row.try_get("review_note")?,
+            }),
+        },
     })
+}
+
+/// A project's successful fixes whose words no person has decided on yet,
+/// newest first: neither reviewed nor rejected, with words to read, and
+/// not held by the screen (the quarantine queue has those).
+pub async fn fixes_to_review(
+    pool: &PgPool,
+    scope: &ProjectScope,
+    project: &str,
+    limit: i64,
+) -> Result<Vec<FixToReview>, Error> {
+    scope.require(project)?;
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {ATTEMPT_COLUMNS}, f.task_id,
+                ARRAY(SELECT DISTINCT p.template FROM qa_pattern_occurrences o JOIN qa_patterns p USING (pattern_id)
+                      WHERE o.failure_id = a.failure_id ORDER BY p.template) AS templates
+         FROM qa_fix_attempts a JOIN qa_failures f USING (failure_id)
+         WHERE a.project = $1 AND a.outcome = 'success' AND a.review IS NULL AND a.trust <> 'reviewed'
+           AND (a.approach <> '' OR a.summary <> '')
+           AND NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.item_kind = 'fix_attempt'
+                           AND q.item_id = a.attempt_id AND q.status <> 'released')
+         ORDER BY a.recorded_at DESC, a.attempt_id DESC
+         LIMIT $2"
+    )))
+    .bind(project)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(FixToReview {
+                attempt: attempt_from_row(row)?,
+                project: project.to_owned(),
+                task_id: row.try_get("task_id")?,
+                templates: row.try_get("templates")?,
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(Error::from)
+}
+
+/// Records a person's decision on `attempt_id` (an approved fix becomes
+/// reviewed); false when it was decided already.
+pub async fn review_attempt(
+    connection: &mut PgConnection,
+    attempt_id: Uuid,
+    approved: bool,
+    by: &str,
+    note: &str,
+) -> Result<bool, Error> {
+    let decided = sqlx::query(
+        "UPDATE qa_fix_attempts SET review = $2, reviewed_by = $3, reviewed_at = now(), review_note = $4,
+                trust = CASE WHEN $2 = 'approved' THEN 'reviewed' ELSE trust END
+         WHERE attempt_id = $1 AND review IS NULL",
+    )
+    .bind(attempt_id)
+    .bind(if approved { "approved" } else { "rejected" })
+    .bind(by)
+    .bind(note)
+    .execute(connection)
+    .await?;
+    Ok(decided.rows_affected() == 1)
+}
+
+/// An approved fix becomes the fix of its failure's patterns, unless a
+/// person wrote a pattern's fix in their own words.
+pub async fn adopt_reviewed_fix(connection: &mut PgConnection, attempt: &FixAttempt) -> Result<(), Error> {
+    sqlx::query(
+        "UPDATE qa_patterns SET recommended_fix = $3, fix_trust = 'reviewed', fix_attempt_id = $2,
+                common_cause = CASE WHEN common_cause = '' THEN $4 ELSE common_cause END, updated_at = now()
+         WHERE pattern_id IN (SELECT pattern_id FROM qa_pattern_occurrences WHERE failure_id = $1)
+           AND $3 <> '' AND NOT (fix_trust = 'reviewed' AND fix_attempt_id IS NULL)",
+    )
+    .bind(attempt.failure_id)
+    .bind(attempt.attempt_id)
+    .bind(&attempt.approach)
+    .bind(&attempt.summary)
+    .execute(connection)
+    .await?;
+    Ok(())
+}
+
+/// A rejected fix is no pattern's fix any more.
+pub async fn drop_rejected_fix(connection: &mut PgConnection, attempt_id: Uuid) -> Result<(), Error> {
+    sqlx::query(
+        "UPDATE qa_patterns SET recommended_fix = '', fix_trust = NULL, fix_attempt_id = NULL, updated_at = now()
+         WHERE fix_attempt_id = $1 AND fix_trust <> 'reviewed'",
+    )
+    .bind(attempt_id)
+    .execute(connection)
+    .await?;
+    Ok(())
 }
 
 /// Fix attempts of the failures linked to a pattern, newest first.
@@ -214,7 +315,7 @@ pub async fn verify_fixes(
         "UPDATE qa_fix_attempts a SET trust = 'verified', verified_by = $3
          FROM qa_failures f
          WHERE f.failure_id = a.failure_id AND f.project = $1 AND f.task_id = $2
-           AND a.outcome = 'success' AND a.trust = 'observed'
+           AND a.outcome = 'success' AND a.trust = 'observed' AND a.review IS NULL
            AND NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.item_kind = 'fix_attempt'
                            AND q.item_id = a.attempt_id AND q.status <> 'released')
          RETURNING a.attempt_id, a.failure_id, a.approach, a.summary",

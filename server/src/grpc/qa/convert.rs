@@ -20,15 +20,15 @@ use lore_domain::qa::remining::Remined;
 use lore_model::qa::guards::{CallWarningMode, Guard, Guards};
 use lore_model::qa::hotspots::{HotSpot, HotSpots};
 use lore_model::qa::limits::{
-    MAX_CHECK_OUTPUT_BYTES, MAX_CHECKS, MAX_FILES, MAX_MESSAGE_BYTES, MAX_MESSAGES, MAX_NAME_CHARS, MAX_PATH_CHARS,
-    MAX_TEXT_CHARS, MAX_WARNINGS,
+    MAX_CHECK_OUTPUT_BYTES, MAX_CHECKS, MAX_FILES, MAX_MESSAGE_BYTES, MAX_MESSAGES, MAX_NAME_CHARS, MAX_NOTE_CHARS,
+    MAX_PATH_CHARS, MAX_TEXT_CHARS, MAX_WARNINGS,
 };
 use lore_model::qa::significance::{Comparison, GroupRate};
 use lore_model::qa::{
-    CategoryRule, CheckResult, Dashboard, DashboardQuery, FailedCheck, FixAttempt, FixOutcome, GroupingMask,
-    NewFailure, NewTaskResult, Occurrence, Pattern, PatternCursor, PatternEdits, PatternFilter, PatternLink,
-    PatternStatus, Promotion, PromotionReview, PromotionStatus, Split, Task, TaskFigures, TaskResultRecorded, Warning,
-    WarningOutcome, WarningRequest,
+    CategoryRule, CheckResult, Dashboard, DashboardQuery, FailedCheck, FixAttempt, FixOutcome, FixToReview,
+    GroupingMask, NewFailure, NewTaskResult, Occurrence, Pattern, PatternCursor, PatternEdits, PatternFilter,
+    PatternLink, PatternStatus, Promotion, PromotionReview, PromotionStatus, Split, Task, TaskFigures,
+    TaskResultRecorded, Warning, WarningOutcome, WarningRequest,
 };
 use lore_model::validate;
 
@@ -193,6 +193,7 @@ pub fn fix_attempt(request: &proto::RecordFixAttemptRequest, now: DateTime<Utc>)
         trust: Trust::Observed,
         origin: Origin::default(),
         held: false,
+        review: None,
     })
 }
 
@@ -210,7 +211,48 @@ pub fn fix_to_proto(attempt: &FixAttempt) -> proto::FixAttempt {
         trust: trust_to_proto(attempt.trust) as i32,
         origin: Some(origin_to_proto(&attempt.origin)),
         quarantined: attempt.held,
+        review: attempt.review.as_ref().map(|review| proto::FixReview {
+            approved: review.approved,
+            reviewed_by: review.by.clone(),
+            reviewed_at: Some(to_timestamp(review.at)),
+            note: review.note.clone(),
+        }),
     }
+}
+
+/// Fixes to review: at most this many at once.
+const MAX_FIXES_TO_REVIEW: u32 = 500;
+const DEFAULT_FIXES_TO_REVIEW: u32 = 50;
+
+/// ListFixesToReview: the project and how many.
+pub fn fixes_to_review_request(request: &proto::ListFixesToReviewRequest) -> FieldResult<(String, i64)> {
+    let limit = match request.limit {
+        0 => DEFAULT_FIXES_TO_REVIEW,
+        limit => limit.min(MAX_FIXES_TO_REVIEW),
+    };
+    Ok((project("project", &request.project)?, i64::from(limit)))
+}
+
+pub fn fix_to_review_to_proto(fix: &FixToReview) -> proto::FixToReview {
+    proto::FixToReview {
+        attempt: Some(fix_to_proto(&fix.attempt)),
+        task_id: fix.task_id.clone(),
+        templates: fix.templates.clone(),
+    }
+}
+
+/// ReviewFix: the attempt, whether it is approved, and the note.
+pub fn fix_review(request: &proto::ReviewFixRequest) -> FieldResult<(Uuid, bool, String)> {
+    let attempt_id = required_uuid("attempt_id", &request.attempt_id)?;
+    let approved = match enum_value::<proto::FixDecision>("decision", request.decision)? {
+        proto::FixDecision::Approve => true,
+        proto::FixDecision::Reject => false,
+        proto::FixDecision::Unspecified => {
+            return Err(FieldError::new("decision", "required: FIX_DECISION_APPROVE or FIX_DECISION_REJECT"));
+        }
+    };
+    let note = validate::text("note", &request.note, MAX_NOTE_CHARS, false)?;
+    Ok((attempt_id, approved, note))
 }
 
 pub fn warning_request(request: &proto::GetWarningsRequest) -> FieldResult<WarningRequest> {

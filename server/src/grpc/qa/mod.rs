@@ -201,6 +201,29 @@ impl QaLearningService for QaLearningApi {
         Ok(Response::new(convert::pattern_to_proto(&pattern)))
     }
 
+    async fn list_fixes_to_review(
+        &self,
+        request: Request<proto::ListFixesToReviewRequest>,
+    ) -> Result<Response<proto::ListFixesToReviewResponse>, Status> {
+        let scope = request_scope(&request);
+        let (project, limit) = field(convert::fixes_to_review_request(request.get_ref()))?;
+        let fixes = self.qa.fixes_to_review(&scope, &project, limit).await?;
+        Ok(Response::new(proto::ListFixesToReviewResponse {
+            fixes: fixes.iter().map(convert::fix_to_review_to_proto).collect(),
+        }))
+    }
+
+    async fn review_fix(
+        &self,
+        request: Request<proto::ReviewFixRequest>,
+    ) -> Result<Response<proto::FixAttempt>, Status> {
+        let scope = request_scope(&request);
+        let (attempt_id, approved, note) = field(convert::fix_review(request.get_ref()))?;
+        let reviewer = super::request_origin(&request);
+        let (_, attempt) = self.qa.review_fix(&scope, attempt_id, approved, &reviewer, &note).await?;
+        Ok(Response::new(convert::fix_to_proto(&attempt)))
+    }
+
     async fn merge_patterns(
         &self,
         request: Request<proto::MergePatternsRequest>,
