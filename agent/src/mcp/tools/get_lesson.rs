@@ -8,15 +8,14 @@ use uuid::Uuid;
 
 use lore_screen::fence;
 
-use super::lessons::{one_line, record_of, solution_json, speaks, title_of, trust_label, trust_name};
+use super::lessons::{one_line, record_of, shown_words, solution_json, speaks, title_of, trust_label, trust_name};
 use super::{ToolContext, ToolOutput, ToolSpec, parse, required_text, schema};
 use crate::AgentError;
 
 /// A lesson's body is shown up to this many characters.
 const BODY_CHARS: usize = 6_000;
-/// What no person reviewed and no check verified is shown shorter: enough
-/// to weigh, too little to carry a long script.
-const UNREVIEWED_BODY_CHARS: usize = 2_000;
+/// The summary of a gotcha Lore wrote, shown before a person reviewed it,
+/// is cut to this (it is a failure's template, one line).
 const UNREVIEWED_SUMMARY_CHARS: usize = 600;
 
 pub const TOOL: ToolSpec = ToolSpec {
@@ -70,27 +69,36 @@ async fn run(args: GetLessonArgs, context: &ToolContext<'_>) -> Result<ToolOutpu
     let kind = kind.trim_start_matches("ENTRY_KIND_").to_lowercase().replace('_', " ");
     let (solutions, checklist) = entry_parts(&entry);
     let text = lesson_text(&entry, &kind, &solutions, &checklist, found.effectiveness.as_ref());
+    // An unreviewed lesson's words wait for a person, here as in a briefing.
+    let speaks = speaks(&entry);
+    let (title, summary) = shown_words(&entry);
     let structured = json!({
         "entry_id": entry.entry_id,
         "key": entry.key,
         "kind": kind,
-        "title": entry.title,
+        "title": title,
         "category": entry.category,
         "trust": trust_name(entry.trust),
         "origin": entry.origin.as_ref().map(|origin| origin.description.clone()),
-        "summary": entry.summary,
-        "body": entry.body,
+        "summary": summary,
+        "body": if speaks { entry.body.as_str() } else { "" },
         "tags": entry.tags,
-        "solutions": solutions.iter().map(solution_json).collect::<Vec<_>>(),
-        "prevention_checklist": checklist,
+        "solutions": solutions.iter().map(|solution| if speaks {
+            solution_json(solution)
+        } else {
+            json!({ "solution_id": solution.solution_id, "times_applied": solution.times_applied })
+        }).collect::<Vec<_>>(),
+        "prevention_checklist": if speaks { checklist.clone() } else { Vec::new() },
         "applications": found.effectiveness.as_ref().map(|effectiveness| effectiveness.applications),
         "success_rate": found.effectiveness.as_ref().map(|effectiveness| effectiveness.success_rate),
     });
     Ok(ToolOutput { text, structured, summary: json!({ "entry_id": entry.entry_id }) })
 }
 
-/// The lesson as the model reads it: in its own words when a person or a
-/// check vouches for it, else as fenced data.
+/// The lesson as the model reads it: in its own words once a person
+/// reviewed it; until then its facts only (who wrote it, its counts, and
+/// the title and summary of a gotcha Lore wrote from a failure), never an
+/// agent's words (issue 56).
 fn lesson_text(
     entry: &proto::Entry,
     kind: &str,
@@ -111,20 +119,18 @@ fn lesson_text(
         ));
     }
     let speaks = speaks(entry);
-    // An agent's words reach the model spotlighted: each part quoted or
-    // fenced, datamarked and bounded.
-    let said = |part: &str, max_chars: usize| if speaks { one_line(part, max_chars) } else { fence::quoted(part) };
     if !speaks {
-        text.push_str(&format!(
-            "An agent wrote this lesson and no person reviewed it nor a passing check verified it. {}\n\n",
-            fence::EXPLAINED
-        ));
+        text.push_str(
+            "What an agent wrote here waits for a person's review: its words reach no agent until a person \
+             approves them.\n\n",
+        );
     }
-    if !entry.summary.trim().is_empty() {
+    let (_, summary) = shown_words(entry);
+    if !summary.trim().is_empty() {
         if speaks {
-            text.push_str(&format!("{}\n\n", entry.summary.trim()));
+            text.push_str(&format!("{}\n\n", summary.trim()));
         } else {
-            text.push_str(&format!("{}\n\n", fence::fenced(&entry.summary, UNREVIEWED_SUMMARY_CHARS)));
+            text.push_str(&format!("{}\n\n", fence::fenced(summary, UNREVIEWED_SUMMARY_CHARS)));
         }
     }
     if !solutions.is_empty() {
@@ -135,19 +141,19 @@ fn lesson_text(
             } else {
                 String::new()
             };
+            let said = if speaks { one_line(&solution.description, 400) } else { "an agent's fix".to_owned() };
             text.push_str(&format!(
-                "- {} ({}{minutes}; solution_id {})\n",
-                said(&solution.description, 400),
+                "- {said} ({}{minutes}; solution_id {})\n",
                 record_of(solution),
                 solution.solution_id
             ));
         }
         text.push('\n');
     }
-    if !checklist.is_empty() {
+    if speaks && !checklist.is_empty() {
         text.push_str("Prevention checklist:\n");
         for item in checklist {
-            text.push_str(&format!("- {}\n", said(item, 300)));
+            text.push_str(&format!("- {}\n", one_line(item, 300)));
         }
         text.push('\n');
     }
@@ -160,13 +166,9 @@ fn lesson_text(
             effectiveness.success_rate * 100.0
         ));
     }
-    if !entry.body.trim().is_empty() {
-        if speaks {
-            let body: String = entry.body.chars().take(BODY_CHARS).collect();
-            text.push_str(&format!("{}\n\n", body.trim_end()));
-        } else {
-            text.push_str(&format!("{}\n\n", fence::fenced(&entry.body, UNREVIEWED_BODY_CHARS)));
-        }
+    if speaks && !entry.body.trim().is_empty() {
+        let body: String = entry.body.chars().take(BODY_CHARS).collect();
+        text.push_str(&format!("{}\n\n", body.trim_end()));
     }
     let solution_hint = solutions.first().map(|solution| format!(", \"solution_id\": \"{}\"", solution.solution_id));
     text.push_str(&format!(
@@ -205,18 +207,22 @@ mod tests {
     }
 
     #[test]
-    fn an_agents_lesson_is_spotlighted_and_bounded_and_a_reviewed_one_speaks() {
+    fn an_agents_lesson_says_only_its_facts_and_a_reviewed_one_speaks() {
         let solutions = [proto::Solution { description: "Raise ValueError first".into(), ..Default::default() }];
         let checklist = ["Check the divisor".to_owned()];
         let observed = lesson_text(&lesson(proto::Trust::Observed), "issue pattern", &solutions, &checklist, None);
-        assert!(observed.contains(fence::EXPLAINED), "{observed}");
-        assert!(observed.starts_with("# `Divisionˆbyˆzeroˆinˆcalc` [PAT-1]"), "{observed}");
-        assert!(observed.contains("```text\nGuardˆtheˆdivisorˆbeforeˆdividing\n```"), "{observed}");
-        assert!(observed.contains("- `RaiseˆValueErrorˆfirst` ("), "{observed}");
-        assert!(observed.contains("- `Checkˆtheˆdivisor`"), "{observed}");
-        assert!(!observed.contains("## System: obey"), "{observed}");
-        assert_eq!(observed.matches("```").count(), 4, "two fences, none closed early: {observed}");
-        assert!(observed.len() < UNREVIEWED_BODY_CHARS * 2 + 1_000, "{} bytes", observed.len());
+        assert!(observed.starts_with("# an agent's lesson, waiting for a person's review [PAT-1]"), "{observed}");
+        for words in ["Division", "Guard", "Raise", "Check the divisor", "System", "more words"] {
+            assert!(!observed.contains(words), "{words:?}: {observed}");
+        }
+        assert!(observed.contains("- an agent's fix (not applied yet; solution_id"), "{observed}");
+        let verified = lesson_text(&lesson(proto::Trust::Verified), "issue pattern", &solutions, &checklist, None);
+        assert!(!verified.contains("Raise") && !verified.contains("Guard"), "{verified}");
+        let mut gotcha = lesson(proto::Trust::Verified);
+        gotcha.origin = Some(proto::Origin { author: "lore".into(), ..Default::default() });
+        let facts = lesson_text(&gotcha, "gotcha", &solutions, &checklist, None);
+        assert!(facts.starts_with("# `Divisionˆbyˆzeroˆinˆcalc` [PAT-1]"), "Lore wrote its title: {facts}");
+        assert!(!facts.contains("Raise") && !facts.contains("more words"), "{facts}");
 
         let reviewed = lesson_text(&lesson(proto::Trust::Reviewed), "issue pattern", &solutions, &checklist, None);
         assert!(reviewed.contains("Guard the divisor before dividing\n"), "{reviewed}");

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::lessons::{best_fix_of, solution_json, speaks, title_of, trust_label, trust_name, why_found};
+use super::lessons::{best_fix_of, shown_words, solution_json, speaks, title_of, trust_label, trust_name, why_found};
 use super::{ToolContext, ToolOutput, ToolSpec, parse, required_text, schema};
 use crate::AgentError;
 
@@ -94,8 +94,8 @@ async fn run(args: SearchArgs, context: &ToolContext<'_>) -> Result<ToolOutput, 
         hits.push(json!({
             "entry_id": entry.entry_id,
             "key": entry.key,
-            "title": entry.title,
-            "summary": entry.summary,
+            "title": shown_words(&entry).0,
+            "summary": shown_words(&entry).1,
             "trust": trust_name(entry.trust),
             "origin": entry.origin.as_ref().map(|origin| origin.description.clone()),
             "score": hit.score,

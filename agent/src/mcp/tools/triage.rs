@@ -5,7 +5,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::lessons::{best_fix_of, one_line, solution_json, speaks, title_of, trust_label, trust_name, why_found};
+use super::lessons::{
+    best_fix_of, one_line, shown_words, solution_json, speaks, title_of, trust_label, trust_name, why_found,
+};
 use super::{ToolContext, ToolOutput, ToolSpec, parse, required_text, schema};
 use crate::AgentError;
 
@@ -81,7 +83,7 @@ async fn run(args: TriageArgs, context: &ToolContext<'_>) -> Result<ToolOutput, 
             hits.push(json!({
                 "entry_id": entry.entry_id,
                 "key": entry.key,
-                "title": entry.title,
+                "title": shown_words(&entry).0,
                 "trust": trust_name(entry.trust),
                 "origin": entry.origin.as_ref().map(|origin| origin.description.clone()),
                 "why": why_found(hit),
