@@ -8,9 +8,9 @@ use super::QaLearning;
 use super::template::Template;
 use crate::Error;
 use lore_model::qa::mask_proposals::MaskProposal;
-use lore_model::qa::{Merge, Pattern, PatternEdits, PatternFilter, PatternReport, PatternStatus, Split};
+use lore_model::qa::{FixAttempt, Merge, Pattern, PatternEdits, PatternFilter, PatternReport, PatternStatus, Split};
 use lore_model::scope::ProjectScope;
-use lore_model::trust::Origin;
+use lore_model::trust::{Author, Origin, Trust};
 use lore_store::qa as store;
 
 /// What a merge did.
@@ -150,6 +150,27 @@ impl QaLearning {
 }
 
 /// The template covering all of these that have the first one's length.
+/// A pattern as `reader` may read it: an agent reads its fix and the cause
+/// drawn from it only once a person reviewed the fix (issue 56); a person
+/// reads everything, to review it.
+pub fn as_read_by(mut pattern: Pattern, reader: &Origin) -> Pattern {
+    if reader.author != Author::Person && !pattern.fix_trust.is_some_and(Trust::speaks) {
+        pattern.recommended_fix.clear();
+        pattern.common_cause.clear();
+    }
+    pattern
+}
+
+/// A fix attempt as `reader` may read it: an agent reads its words only
+/// once a person reviewed them; what it changed and how it went stay.
+pub fn fix_as_read_by(mut attempt: FixAttempt, reader: &Origin) -> FixAttempt {
+    if reader.author != Author::Person && !attempt.trust.speaks() {
+        attempt.approach.clear();
+        attempt.summary.clear();
+    }
+    attempt
+}
+
 fn widest(templates: impl IntoIterator<Item = Template>) -> Option<Template> {
     let mut templates = templates.into_iter();
     let first = templates.next()?;

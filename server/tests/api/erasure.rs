@@ -215,7 +215,9 @@ async fn a_newer_verified_fix_supersedes_the_older_and_erasing_it_reaches_every_
     assert_eq!(older.superseded_by, newer.entry_id);
     assert!(newer.body.contains("Read the version from the header"), "{newer:?}");
     assert_eq!(newer.trust, proto::Trust::Verified as i32);
-    let pattern = qa.list_patterns(proto::ListPatternsRequest { project: PROJECT.into(), ..Default::default() });
+    // (A person reads the fix's words; an agent, once a person approved them.)
+    let mut admin_qa = QaLearningServiceClient::new(authed(&server, &admin_token).await);
+    let pattern = admin_qa.list_patterns(proto::ListPatternsRequest { project: PROJECT.into(), ..Default::default() });
     let pattern = pattern.await.unwrap().into_inner().patterns.remove(0);
     assert_eq!(pattern.recommended_fix, "Read the version from the header instead");
 

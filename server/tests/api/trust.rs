@@ -269,18 +269,29 @@ async fn every_writable_field_holds_a_payload_and_shows_a_benign_text_at_each_tr
     };
     // Its own "it worked" did not count; the task's passing result does.
     agent.qa.record_task_result(crate::passed(PROJECT, "T-2")).await.unwrap();
-    let pattern = agent
-        .qa
-        .get_pattern(proto::GetPatternRequest { pattern_id: pattern_id.clone(), ..Default::default() })
-        .await
-        .unwrap()
-        .into_inner();
+    let request = proto::GetPatternRequest { pattern_id: pattern_id.clone(), ..Default::default() };
+    // A person reads the verified fix's words, to review them.
+    let pattern = admin.qa.get_pattern(request.clone()).await.unwrap().into_inner();
     let stored = pattern.pattern.unwrap();
     assert_eq!(stored.fix_trust, proto::Trust::Verified as i32, "{stored:?}");
     assert_eq!(stored.recommended_fix, "Raise ValueError when the divisor is zero");
     let attempts: Vec<(i32, bool)> = pattern.fixes.iter().map(|fix| (fix.trust, fix.quarantined)).collect();
     assert!(attempts.contains(&(proto::Trust::Verified as i32, false)), "{attempts:?}");
     assert!(attempts.contains(&(proto::Trust::Observed as i32, true)), "{attempts:?}");
+    // An agent reads that a verified fix exists, not its words.
+    let read = agent.qa.get_pattern(request).await.unwrap().into_inner();
+    let pattern_read = read.pattern.unwrap();
+    assert_eq!(pattern_read.fix_trust, proto::Trust::Verified as i32);
+    assert!(pattern_read.recommended_fix.is_empty() && pattern_read.common_cause.is_empty(), "{pattern_read:?}");
+    assert!(read.fixes.iter().all(|fix| fix.approach.is_empty() && fix.summary.is_empty()), "{:?}", read.fixes);
+    let listed = agent
+        .qa
+        .list_patterns(proto::ListPatternsRequest { project: PROJECT.into(), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner()
+        .patterns;
+    assert!(listed.iter().all(|pattern| pattern.recommended_fix.is_empty()), "{listed:?}");
 
     // Drafts an agent proposes.
     for (text, status) in

@@ -13,7 +13,7 @@ use lore_proto::v1::qa_learning_service_server::QaLearningService;
 use super::request_scope;
 use crate::Error;
 use lore_domain::ledger::{self, Ledger, Surface};
-use lore_domain::qa::QaLearning;
+use lore_domain::qa::{QaLearning, patterns};
 use lore_domain::settings::{Settings, Switches};
 use lore_model::actions::query::Position;
 use lore_model::qa::{ChangedBy, Merge, PromotionDecision};
@@ -161,13 +161,15 @@ impl QaLearningService for QaLearningApi {
     ) -> Result<Response<proto::ListPatternsResponse>, Status> {
         let scope = request_scope(&request);
         let (filter, limit, after) = field(convert::pattern_filter(request.get_ref()))?;
+        let reader = super::request_origin(&request);
         let patterns = self.qa.list_patterns(&scope, &filter, limit, after).await?;
         let next_cursor = match patterns.last() {
             Some(last) if patterns.len() as i64 == limit => convert::pattern_cursor(last),
             _ => String::new(),
         };
+        let patterns = patterns.into_iter().map(|pattern| patterns::as_read_by(pattern, &reader));
         Ok(Response::new(proto::ListPatternsResponse {
-            patterns: patterns.iter().map(convert::pattern_to_proto).collect(),
+            patterns: patterns.map(|pattern| convert::pattern_to_proto(&pattern)).collect(),
             next_cursor,
         }))
     }
@@ -183,11 +185,14 @@ impl QaLearningService for QaLearningApi {
             0 => DEFAULT_OCCURRENCES,
             limit => limit.min(500),
         };
+        let reader = super::request_origin(&request);
         let report = self.qa.pattern(&scope, pattern_id, i64::from(limit)).await?;
+        let pattern = patterns::as_read_by(report.pattern, &reader);
+        let fixes = report.fixes.into_iter().map(|fix| patterns::fix_as_read_by(fix, &reader));
         Ok(Response::new(proto::GetPatternResponse {
-            pattern: Some(convert::pattern_to_proto(&report.pattern)),
+            pattern: Some(convert::pattern_to_proto(&pattern)),
             occurrences: report.occurrences.iter().map(convert::occurrence_to_proto).collect(),
-            fixes: report.fixes.iter().map(convert::fix_to_proto).collect(),
+            fixes: fixes.map(|fix| convert::fix_to_proto(&fix)).collect(),
         }))
     }
 
