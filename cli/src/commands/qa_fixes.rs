@@ -37,38 +37,47 @@ pub struct DecideArgs {
 }
 
 pub async fn fixes(qa: &mut QaLearningServiceClient<Channel>, command: FixesCommand) -> anyhow::Result<()> {
-    let (args, decision) = match command {
-        FixesCommand::Pending { project, limit } => {
-            let request = proto::ListFixesToReviewRequest { project, limit };
-            let fixes = qa.list_fixes_to_review(request).await?.into_inner().fixes;
-            if fixes.is_empty() {
-                println!("No fix waits for review.");
-            }
-            for fix in &fixes {
-                let Some(attempt) = &fix.attempt else { continue };
-                let by = attempt.origin.as_ref().map(|origin| origin.description.as_str()).unwrap_or("an agent");
-                println!("{}  task {}  by {by}", attempt.attempt_id, fix.task_id);
-                for template in &fix.templates {
-                    println!("  fixed: {template}");
-                }
-                // The agent's words, as data: a person reads them here.
-                println!("  approach: {:?}", attempt.approach);
-                if !attempt.summary.is_empty() {
-                    println!("  summary: {:?}", attempt.summary);
-                }
-                if !attempt.files_changed.is_empty() {
-                    println!("  files: {}", attempt.files_changed.join(", "));
-                }
-            }
-            return Ok(());
+    match command {
+        FixesCommand::Pending { project, limit } => pending(qa, project, limit).await,
+        FixesCommand::Approve(args) => decide(qa, args, proto::FixDecision::Approve).await,
+        FixesCommand::Reject(args) => decide(qa, args, proto::FixDecision::Reject).await,
+    }
+}
+
+/// The queue, each fix with what it fixed and its words (as data: a
+/// person reads them here).
+async fn pending(qa: &mut QaLearningServiceClient<Channel>, project: String, limit: u32) -> anyhow::Result<()> {
+    let fixes = qa.list_fixes_to_review(proto::ListFixesToReviewRequest { project, limit }).await?.into_inner().fixes;
+    if fixes.is_empty() {
+        println!("No fix waits for review.");
+    }
+    for fix in &fixes {
+        let Some(attempt) = &fix.attempt else { continue };
+        let by = attempt.origin.as_ref().map(|origin| origin.description.as_str()).unwrap_or("an agent");
+        println!("{}  task {}  by {by}", attempt.attempt_id, fix.task_id);
+        for template in &fix.templates {
+            println!("  fixed: {template}");
         }
-        FixesCommand::Approve(args) => (args, proto::FixDecision::Approve),
-        FixesCommand::Reject(args) => (args, proto::FixDecision::Reject),
-    };
+        println!("  approach: {:?}", attempt.approach);
+        if !attempt.summary.is_empty() {
+            println!("  summary: {:?}", attempt.summary);
+        }
+        if !attempt.files_changed.is_empty() {
+            println!("  files: {}", attempt.files_changed.join(", "));
+        }
+    }
+    Ok(())
+}
+
+async fn decide(
+    qa: &mut QaLearningServiceClient<Channel>,
+    args: DecideArgs,
+    decision: proto::FixDecision,
+) -> anyhow::Result<()> {
+    let verb = if decision == proto::FixDecision::Approve { "approved" } else { "rejected" };
     for attempt_id in args.attempt_ids {
         let request = proto::ReviewFixRequest { attempt_id, decision: decision as i32, note: args.note.clone() };
         let attempt = qa.review_fix(request).await?.into_inner();
-        let verb = if decision == proto::FixDecision::Approve { "approved" } else { "rejected" };
         println!("{} {verb}", attempt.attempt_id);
     }
     Ok(())

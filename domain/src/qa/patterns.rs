@@ -149,7 +149,6 @@ impl QaLearning {
     }
 }
 
-/// The template covering all of these that have the first one's length.
 /// A pattern as `reader` may read it: an agent reads its fix and the cause
 /// drawn from it only once a person reviewed the fix (issue 56); a person
 /// reads everything, to review it.
@@ -171,6 +170,7 @@ pub fn fix_as_read_by(mut attempt: FixAttempt, reader: &Origin) -> FixAttempt {
     attempt
 }
 
+/// The template covering all of these that have the first one's length.
 fn widest(templates: impl IntoIterator<Item = Template>) -> Option<Template> {
     let mut templates = templates.into_iter();
     let first = templates.next()?;

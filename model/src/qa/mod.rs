@@ -236,7 +236,6 @@ pub struct FixReview {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FixToReview {
     pub attempt: FixAttempt,
-    pub project: String,
     pub task_id: String,
     /// The templates of the patterns its failure is in.
     pub templates: Vec<String>,

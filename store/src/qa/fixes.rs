@@ -77,7 +77,6 @@ pub async fn fixes_to_review(
         .map(|row| {
             Ok(FixToReview {
                 attempt: attempt_from_row(row)?,
-                project: project.to_owned(),
                 task_id: row.try_get("task_id")?,
                 templates: row.try_get("templates")?,
             })
