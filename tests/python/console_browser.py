@@ -122,14 +122,22 @@ def approve_draft(page):
 
 
 def review_fix(page):
-    """An agent's verified fix waits for a person, who reads it and approves it."""
+    """An agent's verified fix waits for a person, who reads it, ticks it
+    and approves the ticked fixes at once."""
     page.goto(URL + "/projects/shop/fixes")
     card = page.locator(f"#fix-{SEED['fix']}")
     check("Cast the quantity to int" in card.inner_text(), f"the fix's words are not shown: {card.inner_text()}")
-    card.get_by_role("button", name="Approve").click()
+    # Approving with nothing ticked is refused, naming the field.
+    page.get_by_role("button", name="Approve the ticked fixes").click()
+    page.wait_for_load_state()
+    refused = page.locator("body").inner_text()
+    check("attempt: tick at least one" in refused.lower(), f"an empty approval said: {refused[:300]}")
+    page.goto(URL + "/projects/shop/fixes")
+    page.check(f"input[name=attempt][value='{SEED['fix']}']")
+    page.get_by_role("button", name="Approve the ticked fixes").click()
     page.wait_for_selector("p.notice")
     notice = page.locator("p.notice").inner_text()
-    check(notice.startswith("The fix is approved"), f"approving said: {notice}")
+    check(notice.startswith("1 fix is approved"), f"approving said: {notice}")
     check(page.locator(f"#fix-{SEED['fix']}").count() == 0, "an approved fix is still in the queue")
     return notice
 

@@ -44,6 +44,7 @@ use lore_model::knowledge::rank::{Relevance, Signal};
 use lore_model::qa::hotspots::HotSpot;
 use lore_model::qa::{Task, Warning, WarningRequest};
 use lore_model::scope::ProjectScope;
+use lore_model::trust::Author;
 use lore_store::knowledge::search::SearchFilter;
 use similar::SimilarSession;
 
@@ -499,9 +500,12 @@ impl Briefer {
         gate: &Gate<'_>,
         withheld: &mut Vec<InjectedItem>,
     ) -> Result<Option<ResumeSummary>, Error> {
-        let (summary, held) = screened::summary(self.actions.pool(), self.knowledge.screening(), summary).await?;
+        let (mut summary, held) = screened::summary(self.actions.pool(), self.knowledge.screening(), summary).await?;
         for part in held {
             withheld.push(last_session_item(&summary, &part, 0).withheld(Withheld::Quarantined));
+        }
+        for part in screened::without_written_words(&mut summary) {
+            withheld.push(last_session_item(&summary, part, 0).withheld(Withheld::Unreviewed));
         }
         if gate.past_budget {
             withheld.push(last_session_item(&summary, "", 0).withheld(Withheld::SessionBudget));
@@ -512,6 +516,8 @@ impl Briefer {
 
     /// A Resume stream (see [`ActionLog::resume`]) with the learnings and
     /// warnings for the session's unfinished work just before `caught_up`.
+    /// An agent `reader` reads the summary without the words its agent
+    /// wrote ([`screened::without_written_words`]); a person reads them.
     pub fn resume(
         &self,
         scope: ProjectScope,
@@ -519,6 +525,7 @@ impl Briefer {
         agent_filter: Option<String>,
         recent: usize,
         follow: bool,
+        reader: Author,
     ) -> impl futures_util::Stream<Item = Result<ResumeItem, Error>> + Send + 'static {
         let briefer = self.clone();
         let events = self.actions.resume(scope.clone(), session, agent_filter, recent, follow);
@@ -531,9 +538,19 @@ impl Briefer {
                 // What the agents wrote reaches the resuming agent screened.
                 let event = match event? {
                     ResumeEvent::Summary(opening) => {
-                        ResumeEvent::Summary(Box::new(screened::summary(&pool, &screening, *opening).await?.0))
+                        let mut opening = screened::summary(&pool, &screening, *opening).await?.0;
+                        if reader != Author::Person {
+                            screened::without_written_words(&mut opening);
+                        }
+                        ResumeEvent::Summary(Box::new(opening))
                     }
-                    ResumeEvent::Action(action) => ResumeEvent::Action(Box::new(screened::action(&pool, &screening, *action).await?)),
+                    ResumeEvent::Action(action) => {
+                        let mut action = screened::action(&pool, &screening, *action).await?;
+                        if reader != Author::Person {
+                            screened::action_without_written_words(&mut action);
+                        }
+                        ResumeEvent::Action(Box::new(action))
+                    }
                     other => other,
                 };
                 match &event {

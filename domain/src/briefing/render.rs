@@ -329,9 +329,8 @@ fn session_lines(summary: &ResumeSummary, now: DateTime<Utc>) -> Vec<String> {
     };
     let mut header =
         format!("Session {short} of {} {state}, after {} action(s)", quoted(&session.agent_id), session.action_count);
-    if !session.summary.trim().is_empty() {
-        header.push_str(&format!(". Its summary (the agent's last answer): {}", quoted(&session.summary)));
-    }
+    // The agent's own summary is written text; the briefing has taken it
+    // out (`screened::without_written_words`) and says what the log shows.
     if let Some(epic) = &summary.active_epic_id {
         header.push_str(&format!(". Epic: {}", quoted(epic)));
     }

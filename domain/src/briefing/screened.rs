@@ -23,6 +23,9 @@ use lore_store::trust::quarantine as store;
 /// What a held text is replaced by.
 pub const HELD_NOTE: &str = "[held for review by Lore's injection screen]";
 
+/// The longest epic or issue id an agent reads back.
+const EPIC_LABEL_CHARS: usize = 64;
+
 /// One held text and where it belongs.
 struct Hold {
     kind: ItemKind,
@@ -74,7 +77,7 @@ pub async fn summary(
         replaced.push(hold.held.part.clone());
         match (hold.kind, hold.held.part.as_str()) {
             (ItemKind::Session, "summary") => summary.session.summary = HELD_NOTE.to_owned(),
-            (ItemKind::Session, _) => summary.active_epic_id = None,
+            (ItemKind::Session, _) => drop_epic(&mut summary),
             _ => {
                 for item in &mut summary.work_in_progress {
                     if item.action.action.action_id == hold.item_id {
@@ -94,6 +97,53 @@ pub async fn summary(
     }
     debug_assert_eq!(summary.session.session_id, session_id);
     Ok((summary, replaced))
+}
+
+/// The summary without the words its agent wrote, for another agent (or
+/// the same one, in a later session) to read: no person reviews a
+/// session's last answer, so it is written text and stays out (issue 56),
+/// as does an epic that is prose rather than a label. What Lore composed
+/// from the log (the unfinished work, the next steps, the counts) stays.
+/// Returns the parts taken out, for the injection ledger.
+pub fn without_written_words(summary: &mut ResumeSummary) -> Vec<&'static str> {
+    let mut parts = Vec::new();
+    if !summary.session.summary.trim().is_empty() {
+        summary.session.summary.clear();
+        parts.push("summary");
+    }
+    if summary.active_epic_id.as_deref().is_some_and(|epic| !is_label(epic)) {
+        drop_epic(summary);
+        parts.push("epic");
+    }
+    let actions =
+        summary.last_action.iter_mut().chain(summary.work_in_progress.iter_mut().map(|item| &mut item.action));
+    actions.for_each(action_without_written_words);
+    parts
+}
+
+/// An action of a Resume stream without the labels its agent wrote as
+/// prose (see [`without_written_words`]): what it did, how it went and
+/// what the tool printed (screened) stay.
+pub fn action_without_written_words(action: &mut Action) {
+    for label in [&mut action.action.epic_id, &mut action.action.issue_id] {
+        if !is_label(label) {
+            label.clear();
+        }
+    }
+}
+
+/// Whether an epic or an issue id is a label (`PROJ-42`, `auth-rewrite`)
+/// and not prose: a label is short and has no blanks.
+fn is_label(text: &str) -> bool {
+    text.chars().count() <= EPIC_LABEL_CHARS && !text.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+/// The summary without its epic, and without the next step that names it.
+fn drop_epic(summary: &mut ResumeSummary) {
+    if let Some(epic) = summary.active_epic_id.take() {
+        let named = lore_screen::fence::quoted(&epic);
+        summary.suggested_next_steps.retain(|step| !step.contains(&named));
+    }
 }
 
 /// An action of a Resume stream with its error and context replaced when

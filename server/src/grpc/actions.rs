@@ -307,6 +307,7 @@ impl ActionService for ActionsApi {
         request: Request<proto::ResumeRequest>,
     ) -> Result<Response<BoxStream<proto::ResumeEvent>>, Status> {
         let scope = request_scope(&request);
+        let reader = super::request_origin(&request).author;
         let message = request.get_ref();
         let target = convert::resume_target(message).map_err(Error::from)?;
         let recent = match message.recent_limit {
@@ -316,7 +317,7 @@ impl ActionService for ActionsApi {
         let session = self.log.resume_session(&scope, &target).await?;
         let events = self
             .briefer
-            .resume(scope, session, target.agent_id, recent as usize, message.follow)
+            .resume(scope, session, target.agent_id, recent as usize, message.follow, reader)
             .map(|item| item.map(|item| resume_item_to_proto(&item)).map_err(Status::from));
         Ok(Response::new(Box::pin(events) as BoxStream<proto::ResumeEvent>))
     }

@@ -20,6 +20,9 @@ use lore_model::validate;
 const REVIEW: &str = "/lore.v1.QaLearningService/ReviewFix";
 const LIST: &str = "/lore.v1.QaLearningService/ListFixesToReview";
 const SHOWN: i64 = 100;
+/// The form that approves the ticked fixes at once, and its field.
+const BATCH_FORM: &str = "approve-ticked";
+const BATCH_FIELD: &str = "attempt";
 
 pub async fn queue(
     State(console): State<Console>,
@@ -32,6 +35,14 @@ pub async fn queue(
         p.muted { "What an agent wrote of a fix reaches no other agent until a person approves it here. \
                    Until then briefings say only what agents did: the failure, its counts, what passed after." }
         @if fixes.is_empty() { p.muted { "No fix waits for review." } }
+        @if viewer.may(REVIEW) && !fixes.is_empty() {
+            // The ticks on the cards belong to this form (their `form`
+            // attribute), so a reviewer clears a page in one submit.
+            form.actions-row id=(BATCH_FORM) method="post" action={ (layout::project_path(&project)) "/fixes/approve" } {
+                (layout::csrf_field(&viewer))
+                button type="submit" { "Approve the ticked fixes" }
+            }
+        }
         @for fix in &fixes { (fix_card(&viewer, fix)) }
     };
     Ok(layout::page(&viewer, &format!("{project}: fixes to review"), Some(&project), Section::Fixes, body))
@@ -42,6 +53,9 @@ fn fix_card(viewer: &Viewer, fix: &FixToReview) -> Markup {
     let id = attempt.attempt_id;
     html! {
         article.card id={ "fix-" (id) } {
+            @if viewer.may(REVIEW) {
+                p { label { input type="checkbox" name=(BATCH_FIELD) value=(id) form=(BATCH_FORM); " Tick to approve with the others" } }
+            }
             p { span class={ "badge trust-" (attempt.trust.as_str()) } { (attempt.trust.as_str()) }
                 " · " (layout::time(attempt.recorded_at)) " · task " code { (fix.task_id) }
                 " · by " (attempt.origin.describe()) }
@@ -81,4 +95,35 @@ pub async fn review(
     let (project, _) = console.qa.review_fix(&viewer.scope(), attempt_id, approved, &viewer.origin(), &note).await?;
     let verb = if approved { "approved: briefings now say it" } else { "rejected: it is never said" };
     Ok(layout::done_at(&format!("{}/fixes", layout::project_path(&project)), &format!("The fix is {verb}.")))
+}
+
+/// Approves every ticked fix: a person who has read a page of fixes clears
+/// it in one submit (the CLI takes several ids the same way).
+pub async fn approve_ticked(
+    State(console): State<Console>,
+    ProjectView { project, .. }: ProjectView,
+    submitted: Submitted,
+) -> Result<Response, PageError> {
+    let Submitted { viewer, fields } = submitted;
+    viewer.require(REVIEW)?;
+    let ticked = fields.all(BATCH_FIELD);
+    if ticked.is_empty() {
+        return Err(Error::invalid(BATCH_FIELD, "tick at least one fix to approve").into());
+    }
+    if ticked.len() > SHOWN as usize {
+        return Err(Error::invalid(BATCH_FIELD, format!("at most {SHOWN} fixes at once")).into());
+    }
+    let ids = ticked
+        .into_iter()
+        .map(|raw| validate::required_uuid(BATCH_FIELD, raw))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(Error::from)?;
+    for attempt_id in &ids {
+        console.qa.review_fix(&viewer.scope(), *attempt_id, true, &viewer.origin(), "").await?;
+    }
+    let done = match ids.len() {
+        1 => "1 fix is approved: briefings now say it.".to_owned(),
+        many => format!("{many} fixes are approved: briefings now say them."),
+    };
+    Ok(layout::done_at(&format!("{}/fixes", layout::project_path(&project)), &done))
 }

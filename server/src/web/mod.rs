@@ -141,6 +141,7 @@ impl Console {
             .route("/projects/{project}/promotions", get(qa::promotions))
             .route("/promotions/{promotion_id}/review", post(qa::review_promotion))
             .route("/projects/{project}/fixes", get(fix_reviews::queue))
+            .route("/projects/{project}/fixes/approve", post(fix_reviews::approve_ticked))
             .route("/fixes/{attempt_id}/review", post(fix_reviews::review))
             .route("/projects/{project}/quarantine", get(quarantine::page))
             .route("/quarantine/{quarantine_id}/decide", post(quarantine::decide))

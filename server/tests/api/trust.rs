@@ -9,6 +9,7 @@
 //! stored or refused naming the field, never a crash.
 
 use lore_proto::v1 as proto;
+use lore_proto::v1::action_service_client::ActionServiceClient;
 use lore_proto::v1::agent_service_client::AgentServiceClient;
 use lore_proto::v1::knowledge_service_client::KnowledgeServiceClient;
 use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
@@ -36,6 +37,7 @@ struct Clients {
     knowledge: KnowledgeServiceClient<Authed>,
     qa: QaLearningServiceClient<Authed>,
     agent: AgentServiceClient<Authed>,
+    actions: ActionServiceClient<Authed>,
 }
 
 async fn clients(server: &lore_server::testing::TestServer, token: &str) -> Clients {
@@ -43,6 +45,7 @@ async fn clients(server: &lore_server::testing::TestServer, token: &str) -> Clie
         knowledge: KnowledgeServiceClient::new(authed(server, token).await),
         qa: QaLearningServiceClient::new(authed(server, token).await),
         agent: AgentServiceClient::new(authed(server, token).await),
+        actions: ActionServiceClient::new(authed(server, token).await),
     }
 }
 
@@ -608,6 +611,88 @@ async fn what_an_agent_wrote_reaches_no_briefing_in_any_style_however_verified_u
     assert!(after.contains(&format!("how to avoid (reviewed fix): {approved}")), "{after}");
     for (_, phrase) in UNSCREENED_STYLES {
         assert!(!crate::unmarked(&after).contains(phrase), "{phrase:?} reached the briefing:\n{after}");
+    }
+}
+
+/// Every text of a Resume stream, as one string to search.
+async fn resumed(clients: &mut Clients, agent: &str) -> (proto::ResumeSummary, String) {
+    let request = proto::ResumeRequest { project: PROJECT.into(), agent_id: agent.into(), ..Default::default() };
+    let mut stream = clients.actions.resume(request).await.unwrap().into_inner();
+    let (mut summary, mut text) = (None, String::new());
+    while let Some(event) = stream.message().await.unwrap() {
+        text.push_str(&format!("{event:?}\n"));
+        if let Some(proto::resume_event::Event::Summary(opening)) = event.event {
+            summary = Some(opening);
+        }
+    }
+    (summary.expect("a Resume opens with the summary"), crate::unmarked(&text))
+}
+
+#[tokio::test]
+async fn a_sessions_summary_and_epic_in_any_style_reach_no_later_agent_and_what_it_did_does() {
+    let server = server_with_auth(60).await;
+    let admin_token = token(&server, "ops", Role::Admin, None).await;
+    let agent_token = token(&server, "vm-17", Role::Agent, Some(&[PROJECT])).await;
+    let mut admin = clients(&server, &admin_token).await;
+    let mut agent = clients(&server, &agent_token).await;
+    let mut shown_to_a_person = 0;
+    for (index, (text, phrase)) in UNSCREENED_STYLES.iter().enumerate() {
+        // One agent per style, so each briefing reads back that style only.
+        let agent_id = format!("claude-s{index}");
+        let start =
+            proto::StartSessionRequest { project: PROJECT.into(), agent_id: agent_id.clone(), ..Default::default() };
+        let session = agent.actions.start_session(start).await.unwrap().into_inner().session.unwrap();
+        let validation = proto::Action {
+            session_id: session.session_id.clone(),
+            project: PROJECT.into(),
+            action_type: "validate".into(),
+            category: "tests".into(),
+            outcome: proto::Outcome::Failure as i32,
+            error: "AssertionError: divide(4, 0) raised ZeroDivisionError".into(),
+            epic_id: text.replace('\n', " "),
+            occurred_at: Some(lore_server::grpc::convert::to_timestamp(chrono::Utc::now())),
+            ..Default::default()
+        };
+        agent.actions.log_action(proto::LogActionRequest { action: Some(validation) }).await.unwrap();
+        let end = proto::EndSessionRequest {
+            session_id: session.session_id.clone(),
+            reason: proto::EndReason::NetworkDisconnect as i32,
+            summary: (*text).to_owned(),
+        };
+        agent.actions.end_session(end).await.unwrap();
+
+        // The next session of the same agent is told what the log shows:
+        // the validation that failed, with its explaining line.
+        let briefing = agent.agent.brief(brief_request(&agent_id)).await.unwrap().into_inner();
+        let markdown = crate::unmarked(&briefing.markdown);
+        assert!(markdown.contains("Unfinished: validation of `tests` failed: `AssertionError"), "{markdown}");
+        assert!(!markdown.contains(phrase), "{phrase:?} reached the briefing:\n{markdown}");
+        let last = briefing.last_session.unwrap();
+        assert!(last.session.unwrap().summary.is_empty() && last.active_epic_id.is_empty());
+        let (summary, stream) = resumed(&mut agent, &agent_id).await;
+        assert!(summary.session.unwrap().summary.is_empty(), "an agent reads no summary");
+        assert!(!stream.contains(phrase), "{phrase:?} reached a resume:\n{stream}");
+        assert!(stream.contains("validation of `tests` failed"), "{stream}");
+        // A person reads the session as its agent left it, to judge it
+        // (or the screen's note, where the screen holds it for review).
+        let (summary, _) = resumed(&mut admin, &agent_id).await;
+        let read = summary.session.unwrap().summary;
+        assert!(read == *text || read.starts_with("[held for review"), "{read}");
+        shown_to_a_person += usize::from(read == *text);
+    }
+    assert!(shown_to_a_person >= 3, "the screen passes most of these styles: {shown_to_a_person}");
+    // The ledger says what was left out of each briefing, and why: the
+    // screen's hold, or the words no person reviewed.
+    for part in ["summary", "epic"] {
+        let sessions: i64 = sqlx::query_scalar(
+            "SELECT count(DISTINCT item_id) FROM injection_items WHERE kind = 'last_session' \
+             AND withheld IN ('unreviewed', 'quarantined') AND label LIKE '%: ' || $1",
+        )
+        .bind(part)
+        .fetch_one(server.pool())
+        .await
+        .unwrap();
+        assert_eq!(sessions, UNSCREENED_STYLES.len() as i64, "{part}");
     }
 }
 
