@@ -35,7 +35,8 @@ pub mod codex_trust;
 pub mod connection;
 pub mod current_session;
 pub mod error;
-pub mod failure_lines;
+/// Moved to `lore-calls`, where the server's domain reads it too.
+pub use lore_calls::failure_lines;
 pub mod home;
 pub mod hooks;
 pub mod identity;

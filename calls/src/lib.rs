@@ -1,5 +1,7 @@
 //! What Lore knows at the moment an agent is about to run a command.
 //!
+//! - [`failure_lines`]: the lines of a failed command's output that
+//!   explain its failure, the only lines a failure is named by.
 //! - [`shape`]: a shell command reduced to what repeats across sessions:
 //!   program, subcommand and flags, with paths and values masked, and the
 //!   kind of action it is (a test run, a build, an install...).
@@ -15,6 +17,7 @@
 //! memory without the server, and `lore eval replay` replays real runs
 //! through the same code.
 
+pub mod failure_lines;
 pub mod guard;
 pub mod memory;
 pub mod policy;

@@ -42,6 +42,13 @@ const VARIABLE: &str = "<*>";
 /// word of its line once its variables are masked (`<*>`, `<*> <*> in
 /// <*>`): said, it would take a line and tell the agent nothing. A word is
 /// a run of three letters, so that `in` or `at` alone do not count.
+///
+/// A line that does not read as an error, or only reports on the run
+/// ([`crate::failure_lines`]), names no failure either: it is what a tool
+/// printed around one, written text that no person
+/// reviewed (issue 56), and said as a failure's name it would carry a
+/// planted sentence to every later agent. Such a failure is told by what
+/// was observed: the command, and how often it failed.
 pub fn is_nameless(failure: &str) -> bool {
     let keeps_a_word = failure.split(VARIABLE).any(|constant| {
         let mut letters = 0;
@@ -50,7 +57,11 @@ pub fn is_nameless(failure: &str) -> bool {
             letters >= 3
         })
     });
-    failure == NO_OUTPUT || failure == NO_ERROR_LINE || !keeps_a_word
+    failure == NO_OUTPUT
+        || failure == NO_ERROR_LINE
+        || !keeps_a_word
+        || !crate::failure_lines::is_error_line(failure)
+        || crate::failure_lines::is_report(failure)
 }
 
 /// How a call ended, as Lore names it.

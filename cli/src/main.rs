@@ -156,6 +156,10 @@ enum EvalCommand {
     /// summary or an exit code), on real agent runs and real tool failure
     /// lines, per source (needs no server).
     Naming(commands::naming::Args),
+    /// Whether payloads written as an agent writes (a fix, a lesson, a
+    /// session's summary, a check's output) reach the next agent's
+    /// briefing, through the real RPCs, per source and route.
+    Routes(commands::routes::Args),
 }
 
 fn main() -> ExitCode {
@@ -234,6 +238,7 @@ async fn run(cli: Cli, address: lore_agent::connection::LoreAddress) -> ExitCode
             Command::Eval(EvalCommand::Redaction(args)) => commands::eval::run(channel, args).await,
             Command::Eval(EvalCommand::Retrieval(args)) => commands::retrieval::run(channel, args).await,
             Command::Eval(EvalCommand::Grouping(args)) => commands::grouping::run(channel, args).await,
+            Command::Eval(EvalCommand::Routes(args)) => commands::routes::run(channel, args).await,
             Command::Eval(EvalCommand::Replay(args)) => {
                 commands::replay::run(channel, &cli.server, cli.token.as_deref(), args).await
             }

@@ -34,6 +34,7 @@ pub mod replay;
 pub mod report;
 pub mod resume;
 pub mod retrieval;
+pub mod routes;
 pub mod screening;
 pub mod session;
 pub mod sidecar_status;

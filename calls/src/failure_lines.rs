@@ -38,7 +38,10 @@ const ERROR_WORDS: &[&str] = &[
 
 /// Phrases that say a call failed without an error word: the C library's
 /// messages (`strerror`) for the errors a shell command meets most, as
-/// every tool that reports them prints them, and GNU make's missing target.
+/// every tool that reports them prints them, GNU make's missing target,
+/// Python's missing module (its class name is often masked in a
+/// template: `<*> No module named <*>`) and a missing object as databases,
+/// git and package managers report it (`relation "users" does not exist`).
 const ERROR_PHRASES: &[&str] = &[
     "no such file or directory",
     "permission denied",
@@ -49,6 +52,8 @@ const ERROR_PHRASES: &[&str] = &[
     "not a directory",
     "segmentation fault",
     "no rule to make target",
+    "no module named",
+    "does not exist",
 ];
 
 /// A line that says something failed: one of [`ERROR_WORDS`], a word
