@@ -411,6 +411,9 @@ fn warning_text(warning: &Warning) -> String {
             trust.as_str(),
             one_line(&warning.recommended_fix).trim_end_matches('.')
         ));
+    } else if let Some(files) = crate::qa::warnings::passed_fix_files(warning.fix_trust, &warning.cited_files) {
+        // Its words wait for a person; the files it changed are observed.
+        text.push_str(&format!("; a fix that passed QA changed {files}"));
     }
     text.push_str(&format!(". `warning {}`\n", warning.delivery_id));
     text

@@ -164,7 +164,7 @@ fn warning(candidate: &WarningCandidate, screening: &Screening, project: &str) -
         delivery_id: Uuid::now_v7(),
         pattern_id: pattern.pattern_id,
         pattern_name: pattern.name.clone(),
-        text: actionable_text(pattern),
+        text: actionable_text(pattern, &candidate.fix_files),
         // An agent's fix waits for a person before any agent reads it,
         // in a briefing, a resume or an MCP answer.
         recommended_fix: if pattern.fix_trust.is_some_and(Trust::speaks) {
@@ -199,7 +199,7 @@ fn normalized_frequency(occurrences: i64, most_frequent: i64) -> f64 {
 /// fix, and only then are they said (a passing result verifies what was
 /// done, not what was written of it).
 /// (A description is only ever a person's edit.)
-pub fn actionable_text(pattern: &Pattern) -> String {
+pub fn actionable_text(pattern: &Pattern, fix_files: &[String]) -> String {
     let mut text = if pattern.description.is_empty() {
         format!(
             "QA has failed with {} ({}).",
@@ -220,7 +220,15 @@ pub fn actionable_text(pattern: &Pattern) -> String {
             pattern.recommended_fix.trim_end_matches('.')
         )),
         _ if !pattern.recommended_fix.is_empty() => {
-            text.push_str(" A fix is recorded and waits for a person's review: check this before you submit.")
+            // What the fix did is observed; what its agent wrote of it waits.
+            match passed_fix_files(pattern.fix_trust, fix_files) {
+                Some(files) => text.push_str(&format!(
+                    " A fix that passed QA changed {files}; its description waits for a person's review."
+                )),
+                None => {
+                    text.push_str(" A fix is recorded and waits for a person's review: check this before you submit.")
+                }
+            }
         }
         _ => text.push_str(" How to avoid: check this before you submit; no fix is recorded yet."),
     }
@@ -268,6 +276,26 @@ pub fn held_out(project: &str, task_id: &str, fraction: f64) -> bool {
     let bytes: [u8; 8] = hash.as_bytes()[..8].try_into().expect("8 bytes");
     (u64::from_le_bytes(bytes) as f64 / u64::MAX as f64) < fraction
 }
+
+/// The files a fix that passed QA changed, as a warning names them while
+/// its words wait for review: at most three, each a path (one word), in
+/// code; `None` when the fix is not verified or names no such file.
+pub fn passed_fix_files(fix_trust: Option<Trust>, files: &[String]) -> Option<String> {
+    if fix_trust != Some(Trust::Verified) {
+        return None;
+    }
+    let paths: Vec<String> = files
+        .iter()
+        .filter(|file| !file.is_empty() && !file.chars().any(|c| c.is_whitespace() || c.is_control()))
+        .take(MAX_FIX_FILES)
+        .map(|file| lore_screen::fence::code(file, FIX_FILE_CHARS))
+        .collect();
+    (!paths.is_empty()).then(|| paths.join(", "))
+}
+
+/// How many of a verified fix's files a warning names, and how long each.
+const MAX_FIX_FILES: usize = 3;
+const FIX_FILE_CHARS: usize = 120;
 
 #[cfg(test)]
 mod tests {

@@ -128,6 +128,7 @@ fn fix(failure_id: String, approach: &str, summary: &str) -> proto::RecordFixAtt
         attempt_number: 1,
         approach: approach.into(),
         summary: summary.into(),
+        files_changed: vec!["src/calc.py".into()],
         outcome: proto::FixOutcome::Success as i32,
         ..Default::default()
     }
@@ -548,6 +549,8 @@ async fn what_an_agent_wrote_reaches_no_briefing_in_any_style_however_verified_u
     }
     assert!(briefing.lessons.is_empty(), "{:?}", briefing.lessons);
     assert!(briefing.warnings.iter().all(|warning| warning.recommended_fix.is_empty()), "{:?}", briefing.warnings);
+    // What the verified fix did is observed, and said: the file it changed.
+    assert!(markdown.contains("a fix that passed QA changed `src/calc.py`"), "{markdown}");
     // Nor the warnings an agent reads at a call or through MCP.
     let warnings = agent
         .qa
@@ -566,6 +569,7 @@ async fn what_an_agent_wrote_reaches_no_briefing_in_any_style_however_verified_u
         .into_inner()
         .warnings;
     assert!(!warnings.is_empty());
+    assert!(warnings.iter().any(|warning| warning.text.contains("A fix that passed QA changed `src/calc.py`")));
     for warning in &warnings {
         for (_, phrase) in UNSCREENED_STYLES {
             assert!(!warning.text.contains(phrase) && !warning.recommended_fix.contains(phrase), "{warning:?}");
