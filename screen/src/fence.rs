@@ -79,6 +79,12 @@ pub fn quoted(text: &str) -> String {
     }
 }
 
+/// Whether `text` is one word: no blank and no control character, so it
+/// can be a label or a path, and never a sentence.
+pub fn is_one_word(text: &str) -> bool {
+    !text.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
 /// A single line that passed the injection screen (an error line's
 /// template, a command), in inline code without data marks: control
 /// characters and backticks become spaces, blanks fold, and it is cut to

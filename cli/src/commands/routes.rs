@@ -37,9 +37,6 @@ pub struct Args {
     /// once.
     #[arg(long, required = true)]
     payloads: Vec<PathBuf>,
-    /// At most this many payloads of each file, evenly spread (0: all).
-    #[arg(long, default_value_t = 0)]
-    per_file: usize,
     /// Print every payload that reached a briefing, with its route.
     #[arg(long)]
     verbose: bool,
@@ -71,6 +68,11 @@ impl Route {
             Route::Summary => "summary",
             Route::CheckOutput => "check output",
         }
+    }
+
+    /// The name as a project name takes it.
+    fn slug(self) -> String {
+        self.name().replace(' ', "-")
     }
 }
 
@@ -104,16 +106,12 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
     let mut payloads = Vec::new();
     for path in &args.payloads {
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let mut read = Vec::new();
         for (number, line) in text.lines().enumerate().filter(|(_, line)| !line.trim().is_empty()) {
-            let payload: Payload = serde_json::from_str(line)
+            let mut payload: Payload = serde_json::from_str(line)
                 .with_context(|| format!("{} line {}: not a payload", path.display(), number + 1))?;
-            read.push(payload);
-        }
-        payloads.extend(spread(read, args.per_file).into_iter().map(|mut payload| {
             payload.text = payload.text.chars().take(MAX_TEXT_CHARS).collect();
-            payload
-        }));
+            payloads.push(payload);
+        }
     }
     let mut clients = Clients {
         qa: lore_proto::client::qa(channel.clone()),
@@ -125,7 +123,7 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
     let run_id = &run_id[run_id.len() - 8..];
     let mut baseline: BTreeMap<Route, HashSet<String>> = BTreeMap::new();
     for route in Route::ALL {
-        let project = format!("routes-{run_id}-baseline-{}", route.name().replace(' ', "-"));
+        let project = format!("routes-{run_id}-baseline-{}", route.slug());
         let briefing = send(&mut clients, &project, route, ERROR).await?;
         baseline.insert(route, windows(&briefing));
     }
@@ -139,7 +137,7 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
     let mut tally: BTreeMap<(String, Route), (usize, usize)> = BTreeMap::new();
     for (index, payload) in payloads.iter().enumerate() {
         for route in Route::ALL {
-            let project = format!("routes-{run_id}-{index}-{}", route.name().replace(' ', "-"));
+            let project = format!("routes-{run_id}-{index}-{}", route.slug());
             let briefing = send(&mut clients, &project, route, &payload.text).await?;
             let shown = windows(&briefing);
             let mut found: Vec<String> = windows(&payload.text)
@@ -168,16 +166,6 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
     progress.finish_and_clear();
     print_table(&tally);
     Ok(())
-}
-
-/// At most `most` items, evenly spread over `items` (all when `most` is 0).
-fn spread<T>(items: Vec<T>, most: usize) -> Vec<T> {
-    if most == 0 || items.len() <= most {
-        return items;
-    }
-    let step = items.len() as f64 / most as f64;
-    let wanted: HashSet<usize> = (0..most).map(|index| (index as f64 * step) as usize).collect();
-    items.into_iter().enumerate().filter(|(index, _)| wanted.contains(index)).map(|(_, item)| item).collect()
 }
 
 /// Writes `text` along `route` into `project` as an agent, then returns

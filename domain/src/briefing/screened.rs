@@ -135,7 +135,7 @@ pub fn action_without_written_words(action: &mut Action) {
 /// Whether an epic or an issue id is a label (`PROJ-42`, `auth-rewrite`)
 /// and not prose: a label is short and has no blanks.
 fn is_label(text: &str) -> bool {
-    text.chars().count() <= EPIC_LABEL_CHARS && !text.chars().any(|c| c.is_whitespace() || c.is_control())
+    text.chars().count() <= EPIC_LABEL_CHARS && lore_screen::fence::is_one_word(text)
 }
 
 /// The summary without its epic, and without the next step that names it.

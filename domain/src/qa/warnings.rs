@@ -286,7 +286,7 @@ pub fn passed_fix_files(fix_trust: Option<Trust>, files: &[String]) -> Option<St
     }
     let paths: Vec<String> = files
         .iter()
-        .filter(|file| !file.is_empty() && !file.chars().any(|c| c.is_whitespace() || c.is_control()))
+        .filter(|file| !file.is_empty() && lore_screen::fence::is_one_word(file))
         .take(MAX_FIX_FILES)
         .map(|file| lore_screen::fence::code(file, FIX_FILE_CHARS))
         .collect();

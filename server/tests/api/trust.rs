@@ -49,6 +49,17 @@ async fn clients(server: &lore_server::testing::TestServer, token: &str) -> Clie
     }
 }
 
+/// A server with auth on, and the clients of a person (an admin token)
+/// and of an agent (an agent token scoped to [`PROJECT`]).
+async fn a_person_and_an_agent() -> (lore_server::testing::TestServer, Clients, Clients) {
+    let server = server_with_auth(60).await;
+    let admin_token = token(&server, "ops", Role::Admin, None).await;
+    let agent_token = token(&server, "vm-17", Role::Agent, Some(&[PROJECT])).await;
+    let admin = clients(&server, &admin_token).await;
+    let agent = clients(&server, &agent_token).await;
+    (server, admin, agent)
+}
+
 /// A lesson with `text` in `field` and plain words elsewhere.
 fn lesson(key: &str, field: &str, text: &str) -> proto::Entry {
     let mut details = proto::IssuePatternDetails {
@@ -170,11 +181,7 @@ fn brief_request(agent: &str) -> proto::BriefRequest {
 
 #[tokio::test]
 async fn every_writable_field_holds_a_payload_and_shows_a_benign_text_at_each_trust_level() {
-    let server = server_with_auth(60).await;
-    let admin_token = token(&server, "ops", Role::Admin, None).await;
-    let agent_token = token(&server, "vm-17", Role::Agent, Some(&[PROJECT])).await;
-    let mut admin = clients(&server, &admin_token).await;
-    let mut agent = clients(&server, &agent_token).await;
+    let (server, mut admin, mut agent) = a_person_and_an_agent().await;
 
     // Lessons, written by a person (reviewed) and by an agent (observed):
     // a payload in any field is quarantined, a benign text is stored as
@@ -504,11 +511,7 @@ const UNSCREENED_STYLES: [(&str, &str); 6] = [
 
 #[tokio::test]
 async fn what_an_agent_wrote_reaches_no_briefing_in_any_style_however_verified_until_a_person_approves() {
-    let server = server_with_auth(60).await;
-    let admin_token = token(&server, "ops", Role::Admin, None).await;
-    let agent_token = token(&server, "vm-17", Role::Agent, Some(&[PROJECT])).await;
-    let mut admin = clients(&server, &admin_token).await;
-    let mut agent = clients(&server, &agent_token).await;
+    let (_server, mut admin, mut agent) = a_person_and_an_agent().await;
     let error = "ZeroDivisionError: division by zero in calc.divide at src/calc.py:12";
     let approved = "Raise ValueError when the divisor is zero";
     let fixes = UNSCREENED_STYLES.iter().map(|(text, _)| *text).chain([approved]);
@@ -634,11 +637,7 @@ async fn resumed(clients: &mut Clients, agent: &str) -> (proto::ResumeSummary, S
 
 #[tokio::test]
 async fn a_sessions_summary_and_epic_in_any_style_reach_no_later_agent_and_what_it_did_does() {
-    let server = server_with_auth(60).await;
-    let admin_token = token(&server, "ops", Role::Admin, None).await;
-    let agent_token = token(&server, "vm-17", Role::Agent, Some(&[PROJECT])).await;
-    let mut admin = clients(&server, &admin_token).await;
-    let mut agent = clients(&server, &agent_token).await;
+    let (server, mut admin, mut agent) = a_person_and_an_agent().await;
     let mut shown_to_a_person = 0;
     for (index, (text, phrase)) in UNSCREENED_STYLES.iter().enumerate() {
         // One agent per style, so each briefing reads back that style only.
