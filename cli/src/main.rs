@@ -130,6 +130,10 @@ enum EntryCommand {
     /// Erase an entry and everything derived from it (drafts, pattern
     /// fixes, standing instructions, caches on every replica); admin only.
     Erase(commands::entry::EraseArgs),
+    /// Entries agents wrote whose words wait for a person: list, approve,
+    /// reject (admin).
+    #[command(subcommand)]
+    Review(commands::entry_reviews::Command),
 }
 
 #[derive(Subcommand)]
@@ -232,6 +236,7 @@ async fn run(cli: Cli, address: lore_agent::connection::LoreAddress) -> ExitCode
             Command::Entry(EntryCommand::Apply(args)) => commands::entry::apply(channel, args).await,
             Command::Entry(EntryCommand::Upsert(args)) => commands::entry::upsert(channel, args).await,
             Command::Entry(EntryCommand::Erase(args)) => commands::entry::erase(channel, args).await,
+            Command::Entry(EntryCommand::Review(command)) => commands::entry_reviews::run(channel, command).await,
             Command::Index(args) => commands::index::run(channel, args).await,
             Command::Instructions(command) => commands::instructions::run(channel, command).await,
             Command::Drafts(command) => commands::drafts::run(channel, command).await,

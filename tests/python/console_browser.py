@@ -80,6 +80,7 @@ def read_pages(page, axe_source):
         "pattern": f"/patterns/{SEED['patterns'][0]}",
         "promotions": "/projects/shop/promotions",
         "fixes": "/projects/shop/fixes",
+        "lessons": "/projects/shop/lessons",
         "quarantine": "/projects/shop/quarantine",
         "injected": "/projects/shop/injections",
         "session-injections": f"/sessions/{SEED['session']}/injections",
@@ -139,6 +140,20 @@ def review_fix(page):
     notice = page.locator("p.notice").inner_text()
     check(notice.startswith("1 fix is approved"), f"approving said: {notice}")
     check(page.locator(f"#fix-{SEED['fix']}").count() == 0, "an approved fix is still in the queue")
+    return notice
+
+
+def review_lesson(page):
+    """An agent's lesson waits for a person, who reads its words and approves it."""
+    page.goto(URL + "/projects/shop/lessons")
+    card = page.locator(f"#lesson-{SEED['lesson']}")
+    text = card.inner_text()
+    check("Round each line of the cart to cents" in text, f"the lesson's words are not shown: {text}")
+    card.get_by_role("button", name="Approve", exact=True).click()
+    page.wait_for_selector("p.notice")
+    notice = page.locator("p.notice").inner_text()
+    check(notice.startswith("The lesson is approved"), f"approving said: {notice}")
+    check(page.locator(f"#lesson-{SEED['lesson']}").count() == 0, "an approved lesson is still in the queue")
     return notice
 
 
@@ -429,6 +444,7 @@ def main():
         results["search"] = search(page)
         results["approved"] = approve_draft(page)
         results["fix"] = review_fix(page)
+        results["lesson"] = review_lesson(page)
         results["merged"] = merge_patterns(page)
         results["masks"] = grouping_masks(page)
         results["guards"] = guards(page)

@@ -745,6 +745,55 @@ async fn lore_qa_fixes_lists_an_agents_verified_fix_and_a_person_approves_it() {
 }
 
 #[tokio::test]
+async fn lore_entry_review_lists_an_agents_lesson_and_a_person_decides_it() {
+    let (_database, server) = server().await;
+    let mut knowledge = lore_proto::v1::knowledge_service_client::KnowledgeServiceClient::new(server.channel().await);
+    let mut ids = Vec::new();
+    for (key, fix) in [("K-1", "Default the currency to EUR in price_total"), ("K-2", "Retry the payment call twice")] {
+        let entry = proto::Entry {
+            key: key.into(),
+            project: "cli".into(),
+            kind: proto::EntryKind::Learning as i32,
+            title: format!("Price totals ({key})"),
+            details: Some(proto::entry::Details::Learning(proto::LearningDetails {
+                solutions: vec![proto::Solution { description: fix.into(), ..Default::default() }],
+                ..Default::default()
+            })),
+            ..Default::default()
+        };
+        let stored = knowledge.upsert_entry(from_hook(proto::UpsertEntryRequest { entry: Some(entry) })).await.unwrap();
+        ids.push(stored.into_inner().entry.unwrap().entry_id);
+    }
+
+    let (ok, stdout, stderr) = lore(&server, &["entry", "review", "pending", "--project", "cli"]).await;
+    assert!(ok, "{stderr}");
+    assert!(ids.iter().all(|id| stdout.contains(id.as_str())), "{stdout}");
+    assert!(stdout.contains("solution: \"Default the currency to EUR in price_total\""), "{stdout}");
+    let (ok, _, stderr) = lore(&server, &["entry", "review", "approve", "not-an-id"]).await;
+    assert!(!ok && stderr.contains("entry_id"), "{stderr}");
+    let (ok, stdout, stderr) = lore(&server, &["entry", "review", "approve", &ids[0], "--note", "read it"]).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout.trim(), format!("{} approved", ids[0]));
+    let (ok, stdout, stderr) = lore(&server, &["entry", "review", "reject", &ids[1], "--note", "untested"]).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout.trim(), format!("{} rejected", ids[1]));
+    let (ok, stdout, _) = lore(&server, &["entry", "review", "pending", "--project", "cli"]).await;
+    assert!(ok && stdout.contains("No entry waits for review."), "{stdout}");
+    let (ok, _, stderr) = lore(&server, &["entry", "review", "reject", &ids[0]]).await;
+    assert!(!ok && stderr.contains("decided already"), "{stderr}");
+    let trust = |entry_id: &str| {
+        let mut knowledge = knowledge.clone();
+        let entry_id = entry_id.to_owned();
+        async move {
+            let request = proto::GetEntryRequest { entry_id, ..Default::default() };
+            knowledge.get_entry(request).await.unwrap().into_inner().entry.unwrap().trust
+        }
+    };
+    assert_eq!(trust(&ids[0]).await, proto::Trust::Reviewed as i32);
+    assert_eq!(trust(&ids[1]).await, proto::Trust::Observed as i32);
+}
+
+#[tokio::test]
 async fn lore_qa_masks_lists_accepts_and_rejects_proposals() {
     let (_database, server) = server().await;
     let mut qa = QaLearningServiceClient::new(server.channel().await);

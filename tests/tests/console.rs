@@ -73,6 +73,35 @@ struct Seeded {
     patterns: [String; 2],
     /// An agent's verified fix, waiting for a person.
     fix: String,
+    /// An agent's lesson, waiting for a person.
+    lesson: String,
+}
+
+/// The words of the agent's lesson the browser approves.
+const LESSON_FIX: &str = "Round each line of the cart to cents before summing the total";
+
+/// An agent's lesson: its words wait in the review queue. Returns its id.
+async fn seed_lesson(agent: Authed) -> String {
+    let entry = proto::Entry {
+        key: "cart-rounding".into(),
+        project: "shop".into(),
+        kind: proto::EntryKind::IssuePattern as i32,
+        title: "Cart totals drift by a cent".into(),
+        details: Some(proto::entry::Details::IssuePattern(proto::IssuePatternDetails {
+            solutions: vec![proto::Solution { description: LESSON_FIX.into(), ..Default::default() }],
+            ..Default::default()
+        })),
+        ..Default::default()
+    };
+    let stored = KnowledgeServiceClient::new(agent)
+        .upsert_entry(proto::UpsertEntryRequest { entry: Some(entry) })
+        .await
+        .unwrap()
+        .into_inner()
+        .entry
+        .unwrap();
+    assert_eq!(stored.status, proto::EntryStatus::Active as i32, "the screen let a plain lesson through");
+    stored.entry_id
 }
 
 /// An agent's fix of a failure, verified by its task's passing result: its
@@ -292,6 +321,7 @@ async fn seed(channel: Authed) -> Seeded {
         drafts: [drafts[0].clone(), drafts[1].clone()],
         patterns: [patterns[0].clone(), patterns[1].clone()],
         fix: String::new(),
+        lesson: String::new(),
     }
 }
 
@@ -311,6 +341,8 @@ async fn a_supervisor_uses_the_console_in_a_real_browser_and_its_access_rules_ho
     let shop_agent = token(&database, "shop-agent", Role::Agent, Some(vec!["shop".into()])).await;
     seeded.fix =
         seed_fix(InterceptedService::new(server.channel().await, Bearer::new(Some(&shop_agent)).unwrap())).await;
+    seeded.lesson =
+        seed_lesson(InterceptedService::new(server.channel().await, Bearer::new(Some(&shop_agent)).unwrap())).await;
 
     let seed_json = json!({
         "url": format!("http://{web}"),
@@ -325,6 +357,7 @@ async fn a_supervisor_uses_the_console_in_a_real_browser_and_its_access_rules_ho
         "drafts": seeded.drafts,
         "patterns": seeded.patterns,
         "fix": seeded.fix,
+        "lesson": seeded.lesson,
     });
     let shots = screenshots_dir();
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/console_browser.py");
@@ -362,6 +395,20 @@ async fn a_supervisor_uses_the_console_in_a_real_browser_and_its_access_rules_ho
         (proto::Trust::Reviewed as i32, "Cast the quantity to int before adding it to the total"),
         "{results}"
     );
+
+    // The lesson the browser approved is reviewed, by the console's admin,
+    // in the words the agent wrote.
+    let approved = KnowledgeServiceClient::new(channel.clone())
+        .get_entry(proto::GetEntryRequest { entry_id: seeded.lesson.clone(), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner()
+        .entry
+        .unwrap();
+    assert_eq!(approved.trust, proto::Trust::Reviewed as i32, "{results}");
+    assert_eq!(approved.review.map(|review| review.reviewed_by), Some("console-admin".to_owned()));
+    let Some(proto::entry::Details::IssuePattern(details)) = approved.details else { panic!("an issue pattern") };
+    assert_eq!(details.solutions[0].description, LESSON_FIX);
 
     // The download holds exactly what SearchActions answers for the filter.
     let mut actions = ActionServiceClient::new(channel);
@@ -475,6 +522,7 @@ async fn a_supervisor_uses_the_console_in_a_real_browser_and_its_access_rules_ho
         "pattern",
         "promotions",
         "fixes",
+        "lessons",
         "quarantine",
         "injected",
         "session-injections",

@@ -7,6 +7,7 @@ use lore_proto::v1 as proto;
 use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
 
 use super::Channel;
+use super::review_args::DecideArgs;
 
 #[derive(clap::Subcommand)]
 pub enum FixesCommand {
@@ -24,16 +25,6 @@ pub enum FixesCommand {
     /// Reject fixes: they leave the queue, and no pattern keeps their words
     /// (admin).
     Reject(DecideArgs),
-}
-
-#[derive(clap::Args)]
-pub struct DecideArgs {
-    /// One or more fix attempt ids (as `lore qa fixes pending` lists them).
-    #[arg(required = true)]
-    attempt_ids: Vec<String>,
-    /// Why, kept with each decision.
-    #[arg(long, default_value = "")]
-    note: String,
 }
 
 pub async fn fixes(qa: &mut QaLearningServiceClient<Channel>, command: FixesCommand) -> anyhow::Result<()> {
@@ -75,7 +66,7 @@ async fn decide(
     decision: proto::FixDecision,
 ) -> anyhow::Result<()> {
     let verb = if decision == proto::FixDecision::Approve { "approved" } else { "rejected" };
-    for attempt_id in args.attempt_ids {
+    for attempt_id in args.ids {
         let request = proto::ReviewFixRequest { attempt_id, decision: decision as i32, note: args.note.clone() };
         let attempt = qa.review_fix(request).await?.into_inner();
         println!("{} {verb}", attempt.attempt_id);

@@ -512,6 +512,7 @@ mod tests {
             trust: lore_model::trust::Trust::Reviewed,
             cited_files: Vec::new(),
             superseded_by: None,
+            review: None,
         };
         let hit = Hit {
             entry,

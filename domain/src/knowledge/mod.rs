@@ -24,6 +24,7 @@ pub mod drafts;
 pub use lore_embed as embed;
 mod indexing;
 pub mod keyword;
+mod reviews;
 pub mod search;
 pub mod search_cache;
 pub mod search_many;

@@ -10,7 +10,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::actions::StoredName;
-use crate::trust::{Origin, Trust};
+use crate::trust::{Origin, ReviewRecord, Trust};
 
 /// Bounds on an entry's fields, the same for UpsertEntry and for indexed
 /// documents.
@@ -246,6 +246,9 @@ pub struct Entry {
     pub cited_files: Vec<String>,
     /// The entry that replaces it, when superseded.
     pub superseded_by: Option<Uuid>,
+    /// A person's decision on an agent's words, once made (a rewrite
+    /// clears it).
+    pub review: Option<ReviewRecord>,
 }
 
 impl Entry {

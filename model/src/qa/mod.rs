@@ -15,7 +15,7 @@ use uuid::Uuid;
 use crate::validate::{self, FieldError, FieldResult};
 
 use crate::actions::StoredName;
-use crate::trust::{Origin, Trust};
+use crate::trust::{Origin, ReviewRecord, Trust};
 
 /// Bounds on what a capture may carry.
 pub mod limits {
@@ -218,18 +218,8 @@ pub struct FixAttempt {
     /// The screen held its approach or summary and nobody released it.
     pub held: bool,
     /// A person's decision on its words, once made.
-    pub review: Option<FixReview>,
-}
-
-/// A person's decision on a fix's words (issue 56): approved, they are its
-/// patterns' reviewed fix; rejected, they are never said.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FixReview {
-    pub approved: bool,
-    /// The reviewer's token name.
-    pub by: String,
-    pub at: DateTime<Utc>,
-    pub note: String,
+    /// Approved, its words are its patterns' reviewed fix.
+    pub review: Option<ReviewRecord>,
 }
 
 /// A successful fix waiting for a person, with what it fixed.

@@ -5,6 +5,7 @@
 
 pub mod quarantine;
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -40,6 +41,17 @@ impl Trust {
     pub fn least(self, other: Trust) -> Trust {
         self.max(other)
     }
+}
+
+/// A person's decision on words an agent wrote, a fix's or a lesson's
+/// (issue 56): approved, they reach other agents; rejected, never.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReviewRecord {
+    pub approved: bool,
+    /// The reviewer's token name.
+    pub by: String,
+    pub at: DateTime<Utc>,
+    pub note: String,
 }
 
 /// Who wrote an item.

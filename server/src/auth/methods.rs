@@ -52,6 +52,9 @@ const METHODS: &[(&str, &str, Access)] = &[
     (KNOWLEDGE, "GetDraft", Access::Read),
     (KNOWLEDGE, "ListDrafts", Access::Read),
     (KNOWLEDGE, "ReviewDraft", Access::Admin),
+    // The queue holds agents' unreviewed words: a person reads them, no agent.
+    (KNOWLEDGE, "ListEntriesToReview", Access::Admin),
+    (KNOWLEDGE, "ReviewEntry", Access::Admin),
     (QA, "CaptureFailure", Access::Write),
     (QA, "RecordFixAttempt", Access::Write),
     // Read access: warnings are what an agent asks before a task; the

@@ -539,6 +539,15 @@ pub fn trust_to_proto(trust: lore_model::trust::Trust) -> proto::Trust {
     }
 }
 
+pub fn review_record_to_proto(review: &lore_model::trust::ReviewRecord) -> proto::ReviewRecord {
+    proto::ReviewRecord {
+        approved: review.approved,
+        reviewed_by: review.by.clone(),
+        reviewed_at: Some(to_timestamp(review.at)),
+        note: review.note.clone(),
+    }
+}
+
 pub fn origin_to_proto(origin: &lore_model::trust::Origin) -> proto::Origin {
     proto::Origin {
         author: <&str>::from(origin.author).to_owned(),

@@ -10,7 +10,7 @@ use maud::{Markup, html};
 
 use super::layout::{self, Section};
 use super::viewer::{Submitted, Viewer};
-use super::{Console, PageError, ProjectView};
+use super::{Console, PageError, ProjectView, review_queue};
 use crate::Error;
 use lore_model::actions::StoredName as _;
 use lore_model::qa::FixToReview;
@@ -20,8 +20,7 @@ use lore_model::validate;
 const REVIEW: &str = "/lore.v1.QaLearningService/ReviewFix";
 const LIST: &str = "/lore.v1.QaLearningService/ListFixesToReview";
 const SHOWN: i64 = 100;
-/// The form that approves the ticked fixes at once, and its field.
-const BATCH_FORM: &str = "approve-ticked";
+/// The field of the batch form that approves the ticked fixes.
 const BATCH_FIELD: &str = "attempt";
 
 pub async fn queue(
@@ -30,18 +29,14 @@ pub async fn queue(
 ) -> Result<Markup, PageError> {
     viewer.require(LIST)?;
     let fixes = console.qa.fixes_to_review(&scope, &project, SHOWN).await?;
+    let approve_ticked = format!("{}/fixes/approve", layout::project_path(&project));
     let body = html! {
         (layout::notice(params.text(layout::DONE_FIELD)))
         p.muted { "What an agent wrote of a fix reaches no other agent until a person approves it here. \
                    Until then briefings say only what agents did: the failure, its counts, what passed after." }
         @if fixes.is_empty() { p.muted { "No fix waits for review." } }
         @if viewer.may(REVIEW) && !fixes.is_empty() {
-            // The ticks on the cards belong to this form (their `form`
-            // attribute), so a reviewer clears a page in one submit.
-            form.actions-row id=(BATCH_FORM) method="post" action={ (layout::project_path(&project)) "/fixes/approve" } {
-                (layout::csrf_field(&viewer))
-                button type="submit" { "Approve the ticked fixes" }
-            }
+            (review_queue::approve_ticked_form(&viewer, &approve_ticked, "Approve the ticked fixes"))
         }
         @for fix in &fixes { (fix_card(&viewer, fix)) }
     };
@@ -53,9 +48,7 @@ fn fix_card(viewer: &Viewer, fix: &FixToReview) -> Markup {
     let id = attempt.attempt_id;
     html! {
         article.card id={ "fix-" (id) } {
-            @if viewer.may(REVIEW) {
-                p { label { input type="checkbox" name=(BATCH_FIELD) value=(id) form=(BATCH_FORM); " Tick to approve with the others" } }
-            }
+            @if viewer.may(REVIEW) { (review_queue::tick(BATCH_FIELD, id)) }
             p { span class={ "badge trust-" (attempt.trust.as_str()) } { (attempt.trust.as_str()) }
                 " · " (layout::time(attempt.recorded_at)) " · task " code { (fix.task_id) }
                 " · by " (attempt.origin.describe()) }
@@ -64,19 +57,7 @@ fn fix_card(viewer: &Viewer, fix: &FixToReview) -> Markup {
             p { "Approach: " q.agent-text { (attempt.approach) } }
             @if !attempt.summary.is_empty() { p { "Summary: " q.agent-text { (attempt.summary) } } }
             @if !attempt.files_changed.is_empty() { p { "Files: " (attempt.files_changed.join(", ")) } }
-            @if viewer.may(REVIEW) {
-                @for (decision, label) in [("approve", "Approve"), ("reject", "Reject")] {
-                    form.actions-row method="post" action={ "/fixes/" (id) "/review" } {
-                        (layout::csrf_field(viewer))
-                        input type="hidden" name="decision" value=(decision);
-                        @if decision == "reject" {
-                            label for={ "reject-" (id) } { "Why" }
-                            input type="text" id={ "reject-" (id) } name="note" size="40" required;
-                        }
-                        button class=[(decision == "reject").then_some("danger")] type="submit" { (label) }
-                    }
-                }
-            }
+            @if viewer.may(REVIEW) { (review_queue::decide_forms(viewer, &format!("/fixes/{id}/review"), id)) }
         }
     }
 }
@@ -106,18 +87,7 @@ pub async fn approve_ticked(
 ) -> Result<Response, PageError> {
     let Submitted { viewer, fields } = submitted;
     viewer.require(REVIEW)?;
-    let ticked = fields.all(BATCH_FIELD);
-    if ticked.is_empty() {
-        return Err(Error::invalid(BATCH_FIELD, "tick at least one fix to approve").into());
-    }
-    if ticked.len() > SHOWN as usize {
-        return Err(Error::invalid(BATCH_FIELD, format!("at most {SHOWN} fixes at once")).into());
-    }
-    let ids = ticked
-        .into_iter()
-        .map(|raw| validate::required_uuid(BATCH_FIELD, raw))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(Error::from)?;
+    let ids = fields.ticked(BATCH_FIELD, SHOWN as usize, "fix")?;
     for attempt_id in &ids {
         console.qa.review_fix(&viewer.scope(), *attempt_id, true, &viewer.origin(), "").await?;
     }

@@ -18,18 +18,20 @@ pub enum Section {
     Qa,
     Promotions,
     Fixes,
+    Lessons,
     Quarantine,
     Injections,
     Reports,
 }
 
-const TABS: [(Section, &str, &str); 9] = [
+const TABS: [(Section, &str, &str); 10] = [
     (Section::Activity, "Activity", ""),
     (Section::Knowledge, "Knowledge", "/knowledge"),
     (Section::Drafts, "Drafts", "/drafts"),
     (Section::Qa, "QA", "/qa"),
     (Section::Promotions, "Promotions", "/promotions"),
     (Section::Fixes, "Fixes to review", "/fixes"),
+    (Section::Lessons, "Lessons to review", "/lessons"),
     (Section::Quarantine, "Quarantine", "/quarantine"),
     (Section::Injections, "Injected", "/injections"),
     (Section::Reports, "Reports", "/reports"),

@@ -30,12 +30,14 @@ mod guards;
 mod injections;
 mod knowledge;
 mod layout;
+mod lesson_reviews;
 mod markdown;
 mod mask_proposals;
 mod params;
 mod qa;
 mod quarantine;
 mod reports;
+mod review_queue;
 mod sessions;
 mod signin;
 mod viewer;
@@ -143,6 +145,9 @@ impl Console {
             .route("/projects/{project}/fixes", get(fix_reviews::queue))
             .route("/projects/{project}/fixes/approve", post(fix_reviews::approve_ticked))
             .route("/fixes/{attempt_id}/review", post(fix_reviews::review))
+            .route("/projects/{project}/lessons", get(lesson_reviews::queue))
+            .route("/projects/{project}/lessons/approve", post(lesson_reviews::approve_ticked))
+            .route("/lessons/{entry_id}/review", post(lesson_reviews::review))
             .route("/projects/{project}/quarantine", get(quarantine::page))
             .route("/quarantine/{quarantine_id}/decide", post(quarantine::decide))
             .route("/projects/{project}/reports", get(reports::project))

@@ -100,6 +100,23 @@ impl Params {
             .ok_or_else(|| Error::invalid("decision", "required: approve or reject"))
     }
 
+    /// The ids a batch form ticked in `name`: at least one, at most `most`,
+    /// each a UUID. `what` names one item in the error ("fix", "lesson").
+    pub fn ticked(&self, name: &str, most: usize, what: &str) -> Result<Vec<Uuid>, Error> {
+        let ticked = self.all(name);
+        if ticked.is_empty() {
+            return Err(Error::invalid(name, format!("tick at least one {what} to approve")));
+        }
+        if ticked.len() > most {
+            return Err(Error::invalid(name, format!("at most {most} at once")));
+        }
+        ticked
+            .into_iter()
+            .map(|raw| lore_model::validate::required_uuid(name, raw))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(Error::from)
+    }
+
     /// The fields whose names are in `keep`, encoded again: a filter carried
     /// from one page to the next.
     pub fn encode_only(&self, keep: &[&str]) -> String {

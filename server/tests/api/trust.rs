@@ -621,6 +621,87 @@ async fn what_an_agent_wrote_reaches_no_briefing_in_any_style_however_verified_u
     }
 }
 
+/// The project's entries waiting for a person, as `clients` may read them.
+async fn entries_to_review(clients: &mut Clients) -> Result<Vec<proto::Entry>, tonic::Status> {
+    let request = proto::ListEntriesToReviewRequest { project: PROJECT.into(), ..Default::default() };
+    Ok(clients.knowledge.list_entries_to_review(request).await?.into_inner().entries)
+}
+
+#[tokio::test]
+async fn an_agents_lesson_reaches_no_agent_until_a_person_approves_it_and_then_as_written() {
+    let (_server, mut admin, mut agent) = a_person_and_an_agent().await;
+    let approved = "Raise ValueError when the divisor is zero, before calc.divide divides";
+    for (index, (text, _)) in UNSCREENED_STYLES.iter().enumerate() {
+        let entry = lesson(&format!("AG-{index}"), "solution", text);
+        agent.knowledge.upsert_entry(proto::UpsertEntryRequest { entry: Some(entry) }).await.unwrap();
+    }
+    let benign = lesson("BEN", "solution", approved);
+    agent.knowledge.upsert_entry(proto::UpsertEntryRequest { entry: Some(benign.clone()) }).await.unwrap();
+    let said = |markdown: &str| crate::unmarked(markdown).contains(approved);
+
+    let before = agent.agent.brief(brief_request("claude-7")).await.unwrap().into_inner();
+    assert!(!said(&before.markdown), "an unreviewed lesson spoke:\n{}", before.markdown);
+    for (_, phrase) in UNSCREENED_STYLES {
+        assert!(!crate::unmarked(&before.markdown).contains(phrase), "{phrase:?}:\n{}", before.markdown);
+    }
+
+    // The queue holds every lesson an agent wrote that the screen let
+    // through (the quarantine queue has the rest), words and all, for a
+    // person; an agent may neither read it nor decide.
+    let refused = entries_to_review(&mut agent).await.unwrap_err();
+    assert_eq!(refused.code(), Code::PermissionDenied);
+    let queue = entries_to_review(&mut admin).await.unwrap();
+    let held = held(&mut admin.agent).await.len();
+    assert_eq!(queue.len() + held, UNSCREENED_STYLES.len() + 1, "{queue:?}");
+    assert!(queue.len() > 2 && queue.iter().any(|entry| entry.key == "BEN"), "{queue:?}");
+    assert!(queue.iter().all(|entry| entry.trust == proto::Trust::Observed as i32 && entry.review.is_none()));
+    let id_of = |key: &str| queue.iter().find(|entry| entry.key == key).unwrap().entry_id.clone();
+    let decide = |entry_id: String, decision: proto::ReviewDecision| proto::ReviewEntryRequest {
+        entry_id,
+        decision: decision as i32,
+        note: "read it".into(),
+    };
+    let refused = agent.knowledge.review_entry(decide(id_of("BEN"), proto::ReviewDecision::Approve)).await;
+    assert_eq!(refused.unwrap_err().code(), Code::PermissionDenied);
+    let unspecified = admin.knowledge.review_entry(decide(id_of("BEN"), proto::ReviewDecision::Unspecified)).await;
+    assert!(unspecified.unwrap_err().message().starts_with("decision"));
+
+    // A person rejects the payloads and approves the benign lesson.
+    for entry in queue.iter().filter(|entry| entry.key != "BEN") {
+        let request = decide(entry.entry_id.clone(), proto::ReviewDecision::Reject);
+        let rejected = admin.knowledge.review_entry(request).await.unwrap().into_inner();
+        let review = rejected.review.unwrap();
+        assert!(!review.approved && review.reviewed_by == "ops" && review.note == "read it", "{review:?}");
+        assert_eq!(rejected.trust, proto::Trust::Observed as i32);
+    }
+    let reviewed = admin.knowledge.review_entry(decide(id_of("BEN"), proto::ReviewDecision::Approve)).await;
+    let reviewed = reviewed.unwrap().into_inner();
+    assert_eq!(reviewed.trust, proto::Trust::Reviewed as i32);
+    assert!(reviewed.review.as_ref().is_some_and(|review| review.approved && review.reviewed_at.is_some()));
+    let twice = admin.knowledge.review_entry(decide(id_of("BEN"), proto::ReviewDecision::Reject)).await;
+    assert_eq!(twice.unwrap_err().code(), Code::FailedPrecondition);
+    assert!(entries_to_review(&mut admin).await.unwrap().is_empty());
+
+    // Then, and only then, it is said, in the words the agent wrote.
+    let after = agent.agent.brief(brief_request("claude-8")).await.unwrap().into_inner();
+    assert!(said(&after.markdown), "the approved lesson was not said:\n{}", after.markdown);
+    for (_, phrase) in UNSCREENED_STYLES {
+        assert!(!crate::unmarked(&after.markdown).contains(phrase), "{phrase:?}:\n{}", after.markdown);
+    }
+
+    // New words wait for a person again: a rewrite clears the decision
+    // (in a style the screen lets through).
+    let (payload, phrase) = UNSCREENED_STYLES[5];
+    let rewritten = lesson("BEN", "solution", payload);
+    let stored = agent.knowledge.upsert_entry(proto::UpsertEntryRequest { entry: Some(rewritten) }).await.unwrap();
+    let stored = stored.into_inner().entry.unwrap();
+    assert!(stored.trust == proto::Trust::Observed as i32 && stored.review.is_none(), "{stored:?}");
+    let queue = entries_to_review(&mut admin).await.unwrap();
+    assert_eq!(queue.iter().map(|entry| entry.key.as_str()).collect::<Vec<_>>(), ["BEN"]);
+    let last = agent.agent.brief(brief_request("claude-9")).await.unwrap().into_inner();
+    assert!(!crate::unmarked(&last.markdown).contains(phrase) && !said(&last.markdown), "{}", last.markdown);
+}
+
 /// Every text of a Resume stream, as one string to search.
 async fn resumed(clients: &mut Clients, agent: &str) -> (proto::ResumeSummary, String) {
     let request = proto::ResumeRequest { project: PROJECT.into(), agent_id: agent.into(), ..Default::default() };

@@ -4,6 +4,7 @@ pub mod auto_drafts;
 pub mod changes;
 pub mod drafts;
 pub mod embeddings;
+pub mod reviews;
 pub mod search;
 pub mod vocabulary;
 
@@ -28,7 +29,8 @@ use lore_model::trust::{Origin, Trust};
 pub(crate) const ENTRY_COLUMNS: &str = "e.entry_id, e.key, e.project, e.kind, e.title, e.category, e.summary, \
      e.body, e.tags, e.status, e.severity, e.trend, e.occurrence_count, e.last_seen_at, e.prevention_checklist, \
      e.details, e.source_path, e.front_matter, e.symptoms, e.root_causes, e.usage_count, e.last_used_at, \
-     e.created_at, e.updated_at, e.trust, e.origin, e.cited_files, e.superseded_by";
+     e.created_at, e.updated_at, e.trust, e.origin, e.cited_files, e.superseded_by, e.review, e.reviewed_by, \
+     e.reviewed_at, e.review_note";
 
 /// Best success rate first, then the most applied, then the order given.
 const SOLUTION_ORDER: &str = "CASE WHEN times_applied = 0 THEN 0 ELSE times_successful::float8 / times_applied END \
@@ -78,6 +80,7 @@ pub(crate) fn entry_from_row(row: &PgRow) -> Result<Entry, sqlx::Error> {
         trust: parse::<Trust>("trust", &row.try_get::<String, _>("trust")?)?,
         cited_files: row.try_get("cited_files")?,
         superseded_by: row.try_get("superseded_by")?,
+        review: crate::trust::review_from_row(row)?,
     })
 }
 
@@ -188,6 +191,8 @@ pub async fn upsert_in(
              source_root = EXCLUDED.source_root, symptoms = EXCLUDED.symptoms, root_causes = EXCLUDED.root_causes,
              usage_count = EXCLUDED.usage_count, last_used_at = EXCLUDED.last_used_at,
              trust = EXCLUDED.trust, origin = EXCLUDED.origin, cited_files = EXCLUDED.cited_files,
+             -- New words wait for a person again.
+             review = NULL, reviewed_by = NULL, reviewed_at = NULL, review_note = '',
              updated_at = now()
          WHERE e.project = EXCLUDED.project
          RETURNING e.entry_id, (xmax = 0) AS created"

@@ -11,7 +11,7 @@ use super::{PATTERN_COLUMNS, pattern_from_row};
 use crate::knowledge::parse;
 use lore_model::Error;
 use lore_model::actions::StoredName as _;
-use lore_model::qa::{FixAttempt, FixReview, FixToReview, Pattern};
+use lore_model::qa::{FixAttempt, FixToReview, Pattern};
 use lore_model::scope::ProjectScope;
 use lore_model::trust::Origin;
 
@@ -35,15 +35,7 @@ fn attempt_from_row(row: &PgRow) -> Result<FixAttempt, sqlx::Error> {
         trust: parse("trust", &row.try_get::<String, _>("trust")?)?,
         origin: Origin::from_json(&row.try_get::<Json<serde_json::Value>, _>("origin")?.0),
         held: row.try_get("held")?,
-        review: match row.try_get::<Option<String>, _>("review")? {
-            None => None,
-            Some(review) => Some(FixReview {
-                approved: review == "approved",
-                by: row.try_get::<Option<String>, _>("reviewed_by")?.unwrap_or_default(),
-                at: row.try_get::<Option<DateTime<Utc>>, _>("reviewed_at")?.unwrap_or_default(),
-                note: row.try_get("review_note")?,
-            }),
-        },
+        review: crate::trust::review_from_row(row)?,
     })
 }
 
@@ -94,18 +86,7 @@ pub async fn review_attempt(
     by: &str,
     note: &str,
 ) -> Result<bool, Error> {
-    let decided = sqlx::query(
-        "UPDATE qa_fix_attempts SET review = $2, reviewed_by = $3, reviewed_at = now(), review_note = $4,
-                trust = CASE WHEN $2 = 'approved' THEN 'reviewed' ELSE trust END
-         WHERE attempt_id = $1 AND review IS NULL",
-    )
-    .bind(attempt_id)
-    .bind(if approved { "approved" } else { "rejected" })
-    .bind(by)
-    .bind(note)
-    .execute(connection)
-    .await?;
-    Ok(decided.rows_affected() == 1)
+    crate::trust::record_review(connection, crate::trust::Reviewed::FixAttempts, attempt_id, approved, by, note).await
 }
 
 /// An approved fix becomes the fix of its failure's patterns, unless a

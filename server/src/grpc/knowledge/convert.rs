@@ -359,7 +359,35 @@ pub fn entry_to_proto(entry: &Entry) -> proto::Entry {
         supersedes: Vec::new(),
         superseded_by: entry.superseded_by.map(|id| id.to_string()).unwrap_or_default(),
         superseded: Vec::new(),
+        review: entry.review.as_ref().map(common::review_record_to_proto),
     }
+}
+
+/// Entries to review: at most this many at once.
+const MAX_ENTRIES_TO_REVIEW: u32 = 500;
+const DEFAULT_ENTRIES_TO_REVIEW: u32 = 50;
+
+/// ListEntriesToReview: the project and how many.
+pub fn entries_to_review_request(request: &proto::ListEntriesToReviewRequest) -> FieldResult<(String, i64)> {
+    let limit = match request.limit {
+        0 => DEFAULT_ENTRIES_TO_REVIEW,
+        limit => limit.min(MAX_ENTRIES_TO_REVIEW),
+    };
+    Ok((project("project", &request.project)?, i64::from(limit)))
+}
+
+/// ReviewEntry: the entry, whether it is approved, and the note.
+pub fn entry_review(request: &proto::ReviewEntryRequest) -> FieldResult<(Uuid, bool, String)> {
+    let entry_id = required_uuid("entry_id", &request.entry_id)?;
+    let approved = match enum_value::<proto::ReviewDecision>("decision", request.decision)? {
+        proto::ReviewDecision::Approve => true,
+        proto::ReviewDecision::Reject => false,
+        proto::ReviewDecision::Unspecified => {
+            return Err(FieldError::new("decision", "required: REVIEW_DECISION_APPROVE or REVIEW_DECISION_REJECT"));
+        }
+    };
+    let note = text("note", &request.note, lore_model::knowledge::limits::MAX_NOTE_CHARS, false)?;
+    Ok((entry_id, approved, note))
 }
 
 pub fn application_to_proto(application: &Application) -> proto::Application {

@@ -50,6 +50,29 @@ impl KnowledgeService for KnowledgeApi {
         Ok(Response::new(proto::UpsertEntryResponse { entry: Some(convert::entry_to_proto(&stored)), created }))
     }
 
+    async fn list_entries_to_review(
+        &self,
+        request: Request<proto::ListEntriesToReviewRequest>,
+    ) -> Result<Response<proto::ListEntriesToReviewResponse>, Status> {
+        let scope = request_scope(&request);
+        let (project, limit) = convert::entries_to_review_request(request.get_ref()).map_err(Error::from)?;
+        let entries = self.knowledge.entries_to_review(&scope, &project, limit).await?;
+        Ok(Response::new(proto::ListEntriesToReviewResponse {
+            entries: entries.iter().map(convert::entry_to_proto).collect(),
+        }))
+    }
+
+    async fn review_entry(
+        &self,
+        request: Request<proto::ReviewEntryRequest>,
+    ) -> Result<Response<proto::Entry>, Status> {
+        let scope = request_scope(&request);
+        let (entry_id, approved, note) = convert::entry_review(request.get_ref()).map_err(Error::from)?;
+        let reviewer = super::request_origin(&request);
+        let entry = self.knowledge.review_entry(&scope, entry_id, approved, &reviewer, &note).await?;
+        Ok(Response::new(convert::entry_to_proto(&entry)))
+    }
+
     async fn get_entry(
         &self,
         request: Request<proto::GetEntryRequest>,

@@ -211,11 +211,14 @@ pub fn fix_to_proto(attempt: &FixAttempt) -> proto::FixAttempt {
         trust: trust_to_proto(attempt.trust) as i32,
         origin: Some(origin_to_proto(&attempt.origin)),
         quarantined: attempt.held,
-        review: attempt.review.as_ref().map(|review| proto::FixReview {
-            approved: review.approved,
-            reviewed_by: review.by.clone(),
-            reviewed_at: Some(to_timestamp(review.at)),
-            note: review.note.clone(),
+        review: attempt.review.as_ref().map(|review| {
+            let decision = crate::grpc::convert::review_record_to_proto(review);
+            proto::FixReview {
+                approved: decision.approved,
+                reviewed_by: decision.reviewed_by,
+                reviewed_at: decision.reviewed_at,
+                note: decision.note,
+            }
         }),
     }
 }
