@@ -2,6 +2,8 @@
 //!
 //! - [`failure_lines`]: the lines of a failed command's output that
 //!   explain its failure, the only lines a failure is named by.
+//! - [`prose`]: lines that read as prose rather than as a tool's statement
+//!   of what failed; they name no failure that reaches an agent.
 //! - [`shape`]: a shell command reduced to what repeats across sessions:
 //!   program, subcommand and flags, with paths and values masked, and the
 //!   kind of action it is (a test run, a build, an install...).
@@ -21,6 +23,7 @@ pub mod failure_lines;
 pub mod guard;
 pub mod memory;
 pub mod policy;
+pub mod prose;
 pub mod select;
 pub mod shape;
 

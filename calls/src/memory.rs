@@ -62,6 +62,7 @@ pub fn is_nameless(failure: &str) -> bool {
         || !keeps_a_word
         || !crate::failure_lines::is_error_line(failure)
         || crate::failure_lines::is_report(failure)
+        || crate::prose::is_prose(failure)
 }
 
 /// How a call ended, as Lore names it.
