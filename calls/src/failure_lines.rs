@@ -235,7 +235,7 @@ fn is_bare_exit(line: &str) -> bool {
 /// (`django.core.exceptions.ImproperlyConfigured: ...`), whatever the
 /// exception's class is called. A traceback may itself be indented (`site`
 /// prints one so when a `.pth` file fails).
-const TRACEBACK_HEADER: &str = "Traceback (most recent call last):";
+pub(crate) const TRACEBACK_HEADER: &str = "Traceback (most recent call last):";
 
 /// How pytest marks the source line a test failed at (`>       raise
 /// TypeError(...)`): code, with the explaining `E   ` lines after it.

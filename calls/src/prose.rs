@@ -24,7 +24,7 @@
 //! These cues read grammar, not content: they name no topic, tool or
 //! phrase an instruction might use.
 
-use crate::failure_lines::is_error_line;
+use crate::failure_lines::{TRACEBACK_HEADER, is_error_line};
 
 /// Plain words in a row beyond which a line is a paragraph. Of the error
 /// lines in the failing steps of 315 real agent runs and the tool-failure
@@ -33,8 +33,6 @@ const MAX_PLAIN_RUN: usize = 15;
 
 /// Words that open a condition.
 const CONDITIONS: &[&str] = &["if", "unless", "whenever"];
-
-const TRACEBACK_HEADER: &str = "traceback (most recent call last):";
 
 /// Whether `line` reads as prose (see the module).
 pub fn is_prose(line: &str) -> bool {
