@@ -58,24 +58,22 @@ pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {
 /// The words an entry's details carry besides its title and body.
 fn written_details(entry: &proto::Entry) -> Vec<(&'static str, &str)> {
     use proto::entry::Details;
-    fn solutions(solutions: &[proto::Solution]) -> Vec<(&'static str, &str)> {
-        solutions.iter().map(|solution| ("solution", solution.description.as_str())).collect()
-    }
+    let solutions = super::knowledge_display::solutions(entry);
+    let mut words: Vec<(&'static str, &str)> =
+        solutions.iter().map(|solution| ("solution", solution.description.as_str())).collect();
     match &entry.details {
         Some(Details::IssuePattern(details)) => {
-            let mut words = solutions(&details.solutions);
             words.extend(details.prevention_checklist.iter().map(|item| ("check", item.as_str())));
-            words
         }
-        Some(Details::Learning(details)) => solutions(&details.solutions),
         Some(Details::Gotcha(details)) => {
-            vec![("problem", details.problem.as_str()), ("solution", details.solution.as_str())]
+            words.extend([("problem", details.problem.as_str()), ("solution", details.solution.as_str())]);
         }
         Some(Details::Retrospective(details)) => {
-            details.key_learnings.iter().map(|item| ("learning", item.as_str())).collect()
+            words.extend(details.key_learnings.iter().map(|item| ("learning", item.as_str())));
         }
-        None => Vec::new(),
+        Some(Details::Learning(_)) | None => {}
     }
+    words
 }
 
 async fn decide(

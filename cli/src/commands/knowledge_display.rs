@@ -72,7 +72,7 @@ pub fn solution_line(solution: &proto::Solution) -> String {
 pub use lore_agent::mcp::tools::solution_json;
 
 /// An entry's solutions, whatever its kind.
-fn solutions(entry: &proto::Entry) -> &[proto::Solution] {
+pub fn solutions(entry: &proto::Entry) -> &[proto::Solution] {
     match &entry.details {
         Some(proto::entry::Details::IssuePattern(pattern)) => &pattern.solutions,
         Some(proto::entry::Details::Learning(learning)) => &learning.solutions,
