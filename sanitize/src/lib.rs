@@ -9,7 +9,10 @@
 //!   arrays) becomes `[REDACTED]`. Numbers and booleans stay (`max_tokens: 4096`
 //!   is not a secret).
 //! - **Secret values** anywhere, in layers (`redact.rs`): the provider
-//!   formats of maintained catalogs (gitleaks' and CredSweeper's rules, `catalog/`); Lore's
+//!   formats of maintained catalogs (Kingfisher's, gitleaks' and
+//!   CredSweeper's rules, `catalog/`; Kingfisher's by default), whose rules'
+//!   own allowlists and filters also spare what they know is no secret
+//!   from every layer; Lore's
 //!   own formats for what agents' contexts hold (`patterns.rs`: private-key
 //!   blocks, URL passwords, bearer and basic credentials); the values of
 //!   secret-named keys in env, shell-flag, YAML, TOML, JSON, XML, HCL,
@@ -55,18 +58,25 @@ pub use context::ContextThresholds;
 pub use personal::PersonalData;
 pub use placeholders::looks_like_placeholder;
 
-/// The rule catalogs shipped: how many rules, and which of their rules do
-/// not apply to an action's context (with why). Reads them on first use, so
-/// a server that calls this at start pays that once, up front.
+/// The rule catalogs shipped: how many rules, which of their rules do not
+/// apply to an action's context, and what of their filters is not
+/// evaluated (each with why). Reads them on first use, so a server that
+/// calls this at start pays that once, up front.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CatalogSummary {
     pub rules: usize,
     pub unused: Vec<(String, String)>,
+    pub unevaluated: Vec<(String, String)>,
 }
 
 pub fn catalog_summary() -> CatalogSummary {
-    let (rules, unused) = catalog::summary(Catalogs::default());
-    CatalogSummary { rules, unused }
+    catalog_summary_of(Catalogs::default())
+}
+
+/// The same for any choice of catalogs (the evaluation and the benchmarks
+/// weigh them all).
+pub fn catalog_summary_of(catalogs: Catalogs) -> CatalogSummary {
+    catalog::summary(catalogs)
 }
 
 /// Marker that replaces a secret.
@@ -89,6 +99,9 @@ pub struct SanitizeConfig {
     pub context: ContextThresholds,
     /// Which catalogs of provider formats run.
     pub catalogs: Catalogs,
+    /// Whether gitleaks' generic rule's allowlists (`credentialsId`,
+    /// `keyboard`, its stopwords) spare what Lore's keyword layers find.
+    pub generic_allowlist: bool,
 }
 
 impl Default for SanitizeConfig {
@@ -98,6 +111,7 @@ impl Default for SanitizeConfig {
             personal: PersonalData::default(),
             context: ContextThresholds::default(),
             catalogs: Catalogs::default(),
+            generic_allowlist: true,
         }
     }
 }

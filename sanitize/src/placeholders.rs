@@ -25,8 +25,9 @@ pub fn looks_like_placeholder(value: &str) -> bool {
 
 /// A provider-format match that is a documented stand-in: an example key
 /// (`AKIAIOSFODNN7EXAMPLE`), a long masked run (`sk_live_xxxx…` filled to
-/// its length), or stand-in words. Shorter runs are left to the format:
-/// `AKIAZZZZZZZZZZZZZZZZ` has the shape of a real key id.
+/// its length), or stand-in words. Shorter runs are left to the format
+/// (`AKIAZZZZZZZZZZZZZZZZ` has the shape of a real key id), and to the
+/// catalog's rule for that format, whose entropy floor spares this one.
 pub(crate) fn is_format_stand_in(secret: &str) -> bool {
     static STAND_IN: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(

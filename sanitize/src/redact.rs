@@ -30,16 +30,32 @@ pub(crate) fn redact<'a>(text: &'a str, config: &SanitizeConfig) -> (Cow<'a, str
 
 /// The merged, ordered spans of the secrets in `text`.
 pub(crate) fn secret_spans(text: &str, config: &SanitizeConfig) -> Vec<Range<usize>> {
-    let mut spans = Vec::new();
-    catalog::find(text, config.catalogs, &mut spans);
-    patterns::compiled().find(text, &mut spans);
+    let mut catalogs = catalog::Findings::default();
+    catalog::find(text, config.catalogs, &mut catalogs);
+    // What a catalog rule matched and then declared no secret (its
+    // allowlist, filter or entropy floor) is not one for Lore's own layers
+    // either, unless another rule finds a secret there (Kingfisher
+    // discards an imported rule's match that a better rule reports).
+    let reported: Vec<Range<usize>> = catalogs.formats.iter().chain(&catalogs.secrets).cloned().collect();
+    let found = |range: &Range<usize>| reported.iter().any(|span| span.start < range.end && range.start < span.end);
+    let spared: Vec<Range<usize>> = catalogs.spared.iter().filter(|range| !found(range)).cloned().collect();
     // Formats match stand-ins too (`AKIAIOSFODNN7EXAMPLE`, `sk_live_xxxx…`),
-    // and the catalogs' generic rules (a value after a secret word) match
-    // what the key/value readers refuse: a reference, a secret's name.
-    spans.retain(|span| !text.get(span.clone()).is_some_and(is_not_a_secret_value));
-    assignments::find(text, &mut spans);
-    context::find(text, &config.context, &mut spans);
-    entropy::find(text, &mut spans);
+    // and the catalogs' other rules (a value after a name or a secret word)
+    // match what the key/value readers refuse: a reference, a secret's name.
+    let mut spans = catalogs.formats;
+    spans.retain(|span| !text.get(span.clone()).is_some_and(is_format_stand_in));
+    let mut own = catalogs.secrets;
+    patterns::compiled().find(text, &mut own);
+    own.retain(|span| !text.get(span.clone()).is_some_and(is_not_a_secret_value));
+    assignments::find(text, &mut own);
+    context::find(text, &config.context, &mut own);
+    entropy::find(text, &mut own);
+    let mut spared = spared;
+    if config.generic_allowlist && !own.is_empty() {
+        spared.extend(catalog::generic_near_misses(text).into_iter().filter(|range| !found(range)));
+    }
+    own.retain(|span| !spared.iter().any(|range| range.start <= span.start && span.end <= range.end));
+    spans.append(&mut own);
     // Public key material looks random and is made to be shared; a secret
     // layer's find inside it is data (an e-mail address inside it is
     // still personal data, found below).

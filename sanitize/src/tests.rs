@@ -263,9 +263,9 @@ fn each_source_of_the_development_corpus_holds_its_floor() {
 /// was chosen with): recall, over-redaction. A drop of more than
 /// `FLOOR_SLACK` fails.
 const SOURCE_FLOORS: &[(&str, f64, f64)] = &[
-    ("betterleaks", 0.951, 0.158),
+    ("betterleaks", 0.951, 0.105),
     ("ggshield", 1.000, 0.000),
-    ("kingfisher", 0.714, 0.067),
+    ("kingfisher", 1.000, 0.000),
     ("lore", 0.981, 0.000),
     ("tools", 0.902, 0.000),
 ];
@@ -333,4 +333,24 @@ fn file_positions_and_name_paths_are_not_assignments() {
     // key that is no file, is still read.
     assert_eq!(sanitize_text("app.secret: 84629175309").0, "app.secret: [REDACTED]");
     assert_eq!(sanitize_text("DB_PASSWORD: 31:41:59:26").0, "DB_PASSWORD: [REDACTED]");
+}
+
+#[test]
+fn what_a_catalog_rule_knows_is_no_secret_is_spared_by_every_layer() {
+    let redacts = |config: SanitizeConfig, text: &str| Sanitizer::new(config).sanitize_text(text).0 != text;
+    let without_catalogs = SanitizeConfig { catalogs: Catalogs::NONE, ..SanitizeConfig::default() };
+    // GitLab's token format with a masked body: Lore's own layers take it
+    // for a token, the catalog's rule says it is none (its entropy).
+    let masked = "glpat-XXXXXXXXXXX-XXXXXXXX";
+    assert!(redacts(without_catalogs.clone(), masked));
+    assert!(!redacts(SanitizeConfig::default(), masked));
+    // A real token of the same format is still found.
+    assert!(redacts(SanitizeConfig::default(), "glpat-Zq8vN3kL0pW2xR7tYb5M"));
+    // gitleaks' generic allowlist: an id after a secret word is no secret;
+    // a random value after the same word is.
+    let generic_off = SanitizeConfig { generic_allowlist: false, ..SanitizeConfig::default() };
+    let id = "credentialsId: 'ff083f76-7804-4ef1-80e4-fe975bb9141b'";
+    assert!(redacts(generic_off, id));
+    assert!(!redacts(SanitizeConfig::default(), id));
+    assert!(redacts(SanitizeConfig::default(), "credential: 'q8Zk3vX9bT5mK2pL8rW1zY4nC7dE0fHj'"));
 }

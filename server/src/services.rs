@@ -49,6 +49,7 @@ impl Services {
         tracing::info!(
             rules = catalog.rules,
             unused = catalog.unused.len(),
+            unevaluated = ?catalog.unevaluated,
             "secret redaction: {} catalog rules in use, {} left out as not applying to an action's context",
             catalog.rules,
             catalog.unused.len()

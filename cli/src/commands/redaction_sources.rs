@@ -1,7 +1,8 @@
 //! `lore eval redaction --leave-one-out`: redaction's figures per source,
-//! with its setting (which catalogs of provider formats run, `Catalogs`,
-//! and how random a value after a secret word must look,
-//! `ContextThresholds`) chosen without the source it is scored on.
+//! with its setting (which catalogs of provider formats run, `Catalogs`;
+//! how random a value after a secret word must look, `ContextThresholds`;
+//! whether gitleaks' generic allowlist spares what Lore's keyword layers
+//! find) chosen without the source it is scored on.
 //! Runs lore-sanitize in this process: the same code the server and the
 //! sidecar run, no server needed.
 
@@ -24,28 +25,33 @@ impl Counts for Figures {
 struct Setting {
     catalogs: Catalogs,
     context: ContextThresholds,
+    generic_allowlist: bool,
 }
 
 impl Setting {
     fn shipped() -> Self {
         let config = SanitizeConfig::default();
-        Self { catalogs: config.catalogs, context: config.context }
+        Self { catalogs: config.catalogs, context: config.context, generic_allowlist: config.generic_allowlist }
     }
 }
 
 /// The settings tried, from the most cautious (fewest redactions): fewer
 /// catalogs first, then the bits a value must show after a strong word and
-/// after a weak one, which asks for more. Running no catalog is not a
-/// choice (the question is which catalog runs: on sources whose secrets
-/// the other layers catch as well, a tie would pick none); the table of
-/// catalogs shows what it gives beside them.
+/// after a weak one, which asks for more, then the generic allowlist on
+/// before off. Running no catalog is not a choice (the question is which
+/// catalog runs: on sources whose secrets the other layers catch as well,
+/// a tie would pick none); its settings are weighed only for the table of
+/// catalogs, which shows what each gives beside the other layers.
 fn settings() -> Vec<Setting> {
     let mut settings = Vec::new();
-    for catalogs in Catalogs::CHOICES {
+    for catalogs in std::iter::once(Catalogs::NONE).chain(Catalogs::CHOICES) {
         for strong_bits in [64.0, 56.0, 48.0, 40.0, 32.0] {
             for weak_bits in [96.0, 80.0, 64.0, 48.0] {
-                if weak_bits > strong_bits {
-                    settings.push(Setting { catalogs, context: ContextThresholds { strong_bits, weak_bits } });
+                for generic_allowlist in [true, false] {
+                    if weak_bits > strong_bits {
+                        let context = ContextThresholds { strong_bits, weak_bits };
+                        settings.push(Setting { catalogs, context, generic_allowlist });
+                    }
                 }
             }
         }
@@ -61,7 +67,8 @@ fn score(figures: &Figures) -> f64 {
 }
 
 fn describe(setting: &Setting) -> String {
-    format!("{} {:.0}/{:.0} bits", setting.catalogs, setting.context.strong_bits, setting.context.weak_bits)
+    let allowlist = if setting.generic_allowlist { ", allowlist" } else { "" };
+    format!("{} {:.0}/{:.0} bits{allowlist}", setting.catalogs, setting.context.strong_bits, setting.context.weak_bits)
 }
 
 fn rate(part: usize, whole: usize) -> String {
@@ -106,7 +113,13 @@ pub fn run(positives: Vec<Sample>, negatives: Vec<Sample>) -> anyhow::Result<()>
     }
     progress.finish_and_clear();
 
-    let folds = leave_one_out::folds(&sources, &figures, score);
+    // The choice is among settings that run a catalog; the others are for
+    // the table of catalogs.
+    let (choices, choice_figures) = restrict(&settings, &figures, |setting| setting.catalogs != Catalogs::NONE);
+    let folds: Vec<_> = leave_one_out::folds(&sources, &choice_figures, score)
+        .into_iter()
+        .map(|fold| leave_one_out::Fold { chosen: choices[fold.chosen], ..fold })
+        .collect();
     let shipped = settings.iter().position(|setting| *setting == Setting::shipped());
     println!("Each source left out: the setting is chosen on the other sources, then the source is scored under it.");
     println!(
@@ -141,14 +154,8 @@ pub fn run(positives: Vec<Sample>, negatives: Vec<Sample>) -> anyhow::Result<()>
         mean(&overs),
         overs.len()
     );
-    let on_all = leave_one_out::chosen_on_all(&figures, score);
-    let mut contexts = vec![(Setting::shipped().context, "shipped")];
-    if settings[on_all].context != Setting::shipped().context {
-        contexts.push((settings[on_all].context, "chosen on every source"));
-    }
-    for (context, which) in contexts {
-        print_catalogs(&sources, &samples, &index, context, which);
-    }
+    let on_all = choices[leave_one_out::chosen_on_all(&choice_figures, score)];
+    print_catalogs(&sources, &settings, &figures);
     print_families(&by_family, &folds, shipped);
     // Recall less over-redaction pooled over every source, for the setting
     // chosen and the one shipped: equal scores mean the data cannot tell
@@ -183,6 +190,7 @@ fn redact_all<'a>(
         max_string_chars: usize::MAX,
         context: setting.context,
         catalogs: setting.catalogs,
+        generic_allowlist: setting.generic_allowlist,
         ..SanitizeConfig::default()
     });
     for (sample, secret) in samples {
@@ -196,38 +204,56 @@ fn redact_all<'a>(
     }
 }
 
-/// Each source under each choice of catalogs, and under none, at the given
-/// thresholds: what each catalog adds to the other layers, source by
-/// source.
-fn print_catalogs(
-    sources: &[String],
-    samples: &[(&Sample, bool)],
-    index: &BTreeMap<&str, usize>,
-    context: ContextThresholds,
-    which: &str,
-) {
+/// The settings `keep` accepts (their indices into `settings`) and the
+/// figures under them alone.
+fn restrict(
+    settings: &[Setting],
+    figures: &[Vec<Figures>],
+    keep: impl Fn(&Setting) -> bool,
+) -> (Vec<usize>, Vec<Vec<Figures>>) {
+    let kept: Vec<usize> = (0..settings.len()).filter(|at| keep(&settings[*at])).collect();
+    let rows = figures.iter().map(|row| kept.iter().map(|at| row[*at]).collect()).collect();
+    (kept, rows)
+}
+
+/// Which sources a catalog was written or tested against: its own rules'
+/// examples, and betterleaks' rule tests for the catalogs of its lineage
+/// (gitleaks, its ancestor; Kingfisher, which imports its rules).
+const SEEN: &[(&str, &str)] =
+    &[("kingfisher", "kingfisher"), ("kingfisher", "betterleaks"), ("gitleaks", "betterleaks")];
+
+/// Each source under each choice of catalogs, and under none, each source
+/// left out of the choice of the other settings (bits, allowlist): what
+/// each catalog adds to the other layers, source by source. `*` marks a
+/// source the catalog has seen.
+fn print_catalogs(sources: &[String], settings: &[Setting], figures: &[Vec<Figures>]) {
     let columns: Vec<Catalogs> = std::iter::once(Catalogs::NONE).chain(Catalogs::CHOICES).collect();
-    let mut figures = vec![vec![Figures::default(); columns.len()]; sources.len()];
-    for (at, catalogs) in columns.iter().enumerate() {
-        let setting = Setting { catalogs: *catalogs, context };
-        redact_all(&setting, samples, |_, source, outcome| figures[source][at].add(outcome), index);
-    }
+    let folds: Vec<Vec<leave_one_out::Fold<Figures>>> = columns
+        .iter()
+        .map(|catalogs| {
+            let (_, figures) = restrict(settings, figures, |setting| setting.catalogs == *catalogs);
+            leave_one_out::folds(sources, &figures, score)
+        })
+        .collect();
     println!();
     println!(
-        "Recall / over-redaction by the catalogs that run, at the {which} thresholds ({:.0}/{:.0} bits):",
-        context.strong_bits, context.weak_bits
+        "Recall / over-redaction by the catalogs that run, each source left out (* the catalog has seen the source):"
     );
     print!("{:<14}", "source");
     for catalogs in &columns {
-        print!(" {:>22}", catalogs.to_string());
+        print!(" {:>24}", catalogs.to_string());
     }
     println!();
     for (row, source) in sources.iter().enumerate() {
         print!("{source:<14}");
-        for figures in &figures[row] {
+        for (column, catalogs) in columns.iter().enumerate() {
+            let figures = &folds[column][row].figures;
             let recall = if figures.positives > 0 { format!("{:.3}", figures.recall()) } else { "-".into() };
             let over = if figures.negatives > 0 { format!("{:.3}", figures.over_redaction()) } else { "-".into() };
-            print!(" {:>22}", format!("{recall} / {over}"));
+            let name = catalogs.to_string();
+            let seen =
+                SEEN.iter().any(|(catalog, seen)| *seen == source && name.split('+').any(|part| part == *catalog));
+            print!(" {:>24}", format!("{recall} / {over}{}", if seen { "*" } else { "" }));
         }
         println!();
     }

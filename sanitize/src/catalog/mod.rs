@@ -6,7 +6,11 @@
 //!   `golang-github-gitleaks-gitleaks-dev`), read with gitleaks' semantics
 //!   (`gitleaks.rs`);
 //! - CredSweeper's rules (`rules/credsweeper.yaml`, MIT, from its PyPI
-//!   wheel), those that need no machine-learning model (`credsweeper.rs`).
+//!   wheel), those that need no machine-learning model (`credsweeper.rs`);
+//! - Kingfisher's rules (`rules/kingfisher.jsonl`, Apache-2.0, converted
+//!   from its crates.io package): its own and those it imports from
+//!   betterleaks and Veles, with betterleaks' filters (`kingfisher.rs`,
+//!   `filter.rs`).
 //!
 //! Which catalogs run is part of the redaction setting ([`Catalogs`]),
 //! chosen like the others by `lore eval redaction --leave-one-out`.
@@ -31,7 +35,10 @@
 //! else by `fancy-regex`.
 
 mod credsweeper;
+mod filter;
 mod gitleaks;
+mod kingfisher;
+mod literals;
 
 use std::fmt;
 use std::ops::Range;
@@ -43,6 +50,7 @@ use regex::bytes::{RegexBuilder, RegexSet, RegexSetBuilder};
 /// The catalogs as extracted from their packages, compiled into the binary.
 const GITLEAKS_RULES: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/rules/gitleaks.toml"));
 const CREDSWEEPER_RULES: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/rules/credsweeper.yaml"));
+const KINGFISHER_RULES: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/rules/kingfisher.jsonl"));
 
 /// Big enough for the largest rule (gitleaks' generic key rule's
 /// alternations, CredSweeper's `{4,8000}` repetitions).
@@ -56,22 +64,38 @@ const BACKTRACK_LIMIT: usize = 200_000;
 pub struct Catalogs {
     pub gitleaks: bool,
     pub credsweeper: bool,
+    pub kingfisher: bool,
 }
 
 impl Catalogs {
-    pub const NONE: Self = Self { gitleaks: false, credsweeper: false };
-    pub const GITLEAKS: Self = Self { gitleaks: true, credsweeper: false };
-    pub const CREDSWEEPER: Self = Self { gitleaks: false, credsweeper: true };
-    pub const ALL: Self = Self { gitleaks: true, credsweeper: true };
+    pub const NONE: Self = Self { gitleaks: false, credsweeper: false, kingfisher: false };
+    pub const GITLEAKS: Self = Self { gitleaks: true, ..Self::NONE };
+    pub const CREDSWEEPER: Self = Self { credsweeper: true, ..Self::NONE };
+    pub const KINGFISHER: Self = Self { kingfisher: true, ..Self::NONE };
+    pub const ALL: Self = Self { gitleaks: true, credsweeper: true, kingfisher: true };
 
-    /// The choices the evaluation weighs, fewer rules first.
-    pub const CHOICES: [Self; 3] = [Self::GITLEAKS, Self::CREDSWEEPER, Self::ALL];
+    /// The choices the evaluation weighs: every non-empty set, fewer rules
+    /// first.
+    pub const CHOICES: [Self; 7] = [
+        Self::GITLEAKS,
+        Self::CREDSWEEPER,
+        Self::KINGFISHER,
+        Self { gitleaks: true, credsweeper: true, kingfisher: false },
+        Self { gitleaks: true, kingfisher: true, credsweeper: false },
+        Self { credsweeper: true, kingfisher: true, gitleaks: false },
+        Self::ALL,
+    ];
+
+    fn each(self) -> [(bool, &'static str, &'static LazyLock<Catalog>); 3] {
+        [
+            (self.gitleaks, "gitleaks", &GITLEAKS),
+            (self.credsweeper, "credsweeper", &CREDSWEEPER),
+            (self.kingfisher, "kingfisher", &KINGFISHER),
+        ]
+    }
 
     fn selected(self) -> impl Iterator<Item = &'static Catalog> {
-        [(self.gitleaks, &GITLEAKS), (self.credsweeper, &CREDSWEEPER)]
-            .into_iter()
-            .filter(|(on, _)| *on)
-            .map(|(_, catalog)| &**catalog)
+        self.each().into_iter().filter(|(on, _, _)| *on).map(|(_, _, catalog)| &**catalog)
     }
 }
 
@@ -79,18 +103,14 @@ impl Catalogs {
 /// (docs/EVALUATION.md, "Redaction").
 impl Default for Catalogs {
     fn default() -> Self {
-        Self::GITLEAKS
+        Self::KINGFISHER
     }
 }
 
 impl fmt::Display for Catalogs {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.gitleaks, self.credsweeper) {
-            (false, false) => formatter.write_str("none"),
-            (true, false) => formatter.write_str("gitleaks"),
-            (false, true) => formatter.write_str("credsweeper"),
-            (true, true) => formatter.write_str("gitleaks+credsweeper"),
-        }
+        let names: Vec<&str> = self.each().into_iter().filter(|(on, _, _)| *on).map(|(_, name, _)| name).collect();
+        if names.is_empty() { formatter.write_str("none") } else { formatter.write_str(&names.join("+")) }
     }
 }
 
@@ -98,24 +118,71 @@ static GITLEAKS: LazyLock<Catalog> =
     LazyLock::new(|| gitleaks::read(GITLEAKS_RULES).expect("the extracted gitleaks rules parse"));
 static CREDSWEEPER: LazyLock<Catalog> =
     LazyLock::new(|| credsweeper::read(CREDSWEEPER_RULES).expect("the extracted CredSweeper rules parse"));
+static KINGFISHER: LazyLock<Catalog> =
+    LazyLock::new(|| kingfisher::read(KINGFISHER_RULES).expect("the converted Kingfisher rules parse"));
 
-/// Every secret the chosen catalogs find in `text`, in no particular order.
-pub(crate) fn find(text: &str, catalogs: Catalogs, findings: &mut Vec<Range<usize>>) {
+/// What the catalogs' rules say about a text's spans, in no particular
+/// order.
+#[derive(Debug, Default)]
+pub(crate) struct Findings {
+    /// Secrets found by rules of a provider's format: every match begins
+    /// with the same few characters (`SG.`, `ghp_`, `xoxb-`). Only a
+    /// stand-in of the format spares them.
+    pub formats: Vec<Range<usize>>,
+    /// Other secrets, mostly values after a provider's name or a secret
+    /// word, where references and names of secrets are spared too.
+    pub secrets: Vec<Range<usize>>,
+    /// Matches of a rule's pattern that the rule's own allowlist, filter or
+    /// entropy floor declares no secret: the rules' knowledge of their near
+    /// misses (`AKIAIOSFODNN7EXAMPLE`, `xoxb-xxxxxxxxx-...`), which Lore's
+    /// own layers then respect.
+    pub spared: Vec<Range<usize>>,
+}
+
+/// What the chosen catalogs find in `text`.
+pub(crate) fn find(text: &str, catalogs: Catalogs, findings: &mut Findings) {
     for catalog in catalogs.selected() {
         catalog.find(text, findings);
     }
 }
 
-/// The chosen catalogs' rules in use, and the rules they hold that do not
-/// apply to an action's context, with why.
-pub(crate) fn summary(catalogs: Catalogs) -> (usize, Vec<(String, String)>) {
-    let mut rules = 0;
-    let mut skipped = Vec::new();
+/// Where gitleaks' generic rule (a value after a secret word, the kind of
+/// secret Lore's keyword layers find) matches in `text` and its own
+/// allowlists' regexes declare no secret: `credentialsId: '<uuid>'`,
+/// `keyboard`, `secret_length = X25519.secret_length`, a value of letters
+/// alone. gitleaks wrote them against the near misses of its users'
+/// repositories. Its stopwords and entropy floor are left out: Lore's
+/// layers weigh randomness their own way.
+pub(crate) fn generic_near_misses(text: &str) -> Vec<Range<usize>> {
+    static GENERIC: LazyLock<Option<&'static Rule>> =
+        LazyLock::new(|| GITLEAKS.rules.iter().find(|rule| rule.id == "generic-api-key"));
+    let mut spared = Vec::new();
+    let Some(rule) = *GENERIC else { return spared };
+    let Some(compiled) = rule.compiled() else { return spared };
+    let bytes = text.as_bytes();
+    compiled.each_match(text, rule.secret_group, |whole, secret| {
+        let line = line_around(bytes, whole.clone());
+        let (secret_bytes, matched) = (&bytes[secret.clone()], &bytes[whole]);
+        if GITLEAKS.global.iter().chain(&rule.allowlists).any(|list| list.allows_by_regex(secret_bytes, matched, line))
+        {
+            spared.push(secret);
+        }
+    });
+    spared
+}
+
+/// The chosen catalogs' rules in use, the rules they hold that do not
+/// apply to an action's context, and the parts of their filters not
+/// evaluated, each with why.
+pub(crate) fn summary(catalogs: Catalogs) -> crate::CatalogSummary {
+    let mut summary = crate::CatalogSummary { rules: 0, unused: Vec::new(), unevaluated: Vec::new() };
     for catalog in catalogs.selected() {
-        rules += catalog.rules.len();
-        skipped.extend(catalog.skipped.iter().map(|(id, why)| (format!("{}:{id}", catalog.name), why.clone())));
+        summary.rules += catalog.rules.len();
+        let named = |(id, why): &(String, String)| (format!("{}:{id}", catalog.name), why.clone());
+        summary.unused.extend(catalog.skipped.iter().map(named));
+        summary.unevaluated.extend(catalog.unevaluated.iter().map(named));
     }
-    (rules, skipped)
+    summary
 }
 
 /// Which part of a rule's match is the secret.
@@ -221,6 +288,9 @@ struct Rule {
     /// CredSweeper: the line must also match this, compiled with the rule.
     line_pattern: Option<String>,
     line_regex: OnceLock<Option<regex::Regex>>,
+    /// Kingfisher: discards a finding when it holds.
+    filter: Option<filter::Expr>,
+    format: OnceLock<bool>,
 }
 
 impl Rule {
@@ -236,7 +306,15 @@ impl Rule {
             min_line_len: 0,
             line_pattern: None,
             line_regex: OnceLock::new(),
+            filter: None,
+            format: OnceLock::new(),
         }
+    }
+
+    /// True when every match begins with a literal of three characters or
+    /// more: a provider's format, not a value after a word.
+    fn is_format(&self) -> bool {
+        *self.format.get_or_init(|| literal_prefixes(&self.source).is_some())
     }
 
     /// Its pattern, compiled on first use; `None` when it does not compile
@@ -277,6 +355,17 @@ struct Allowlist {
 impl Allowlist {
     /// True when the finding is allowed (not a secret).
     fn allows(&self, secret: &[u8], matched: &[u8], line: &[u8]) -> bool {
+        self.judges(secret, matched, line, true)
+    }
+
+    /// The same, by its regexes alone: stopwords are substrings, which a
+    /// random value holds by chance (one of gitleaks' 1,400 in one of about
+    /// twenty random 32-character keys).
+    fn allows_by_regex(&self, secret: &[u8], matched: &[u8], line: &[u8]) -> bool {
+        self.judges(secret, matched, line, false)
+    }
+
+    fn judges(&self, secret: &[u8], matched: &[u8], line: &[u8], stopwords: bool) -> bool {
         if self.never {
             return false;
         }
@@ -286,7 +375,7 @@ impl Allowlist {
             Target::Line => line,
         };
         let regex = (!self.regexes.is_empty()).then(|| self.regexes.iter().any(|regex| regex.is_match(target)));
-        let stopword = self.stopwords.as_ref().map(|words| words.is_match(secret));
+        let stopword = self.stopwords.as_ref().filter(|_| stopwords).map(|words| words.is_match(secret));
         let checks = [regex, stopword];
         if self.all {
             checks.iter().flatten().all(|held| *held) && checks.iter().any(Option::is_some)
@@ -311,11 +400,14 @@ struct Catalog {
     global: Vec<Allowlist>,
     /// Rules of the file that could not be used here, with why.
     skipped: Vec<(String, String)>,
+    /// What the rules' filters hold that is not evaluated here, with how
+    /// many rules it touches.
+    unevaluated: Vec<(String, String)>,
 }
 
 impl Catalog {
-    /// Every secret this catalog finds in `text`.
-    fn find(&self, text: &str, findings: &mut Vec<Range<usize>>) {
+    /// What this catalog finds in `text`.
+    fn find(&self, text: &str, findings: &mut Findings) {
         let bytes = text.as_bytes();
         let mut woken = vec![false; self.rules.len()];
         match &self.always_set {
@@ -340,12 +432,13 @@ impl Catalog {
         }
     }
 
-    fn find_rule(&self, rule: &Rule, text: &str, findings: &mut Vec<Range<usize>>) {
+    fn find_rule(&self, rule: &Rule, text: &str, findings: &mut Findings) {
         let Some(compiled) = rule.compiled() else { return };
         let bytes = text.as_bytes();
         compiled.each_match(text, rule.secret_group, |whole, secret| {
             let secret_bytes = &bytes[secret.clone()];
             if rule.entropy.is_some_and(|minimum| crate::entropy::shannon(secret_bytes) <= minimum) {
+                findings.spared.push(secret);
                 return;
             }
             let line = line_around(bytes, whole.clone());
@@ -358,8 +451,17 @@ impl Catalog {
                 .iter()
                 .chain(&rule.allowlists)
                 .any(|allowlist| allowlist.allows(secret_bytes, matched, line));
-            if !allowed {
-                findings.push(password_of_pair(&rule.id, secret, bytes));
+            let filtered = rule
+                .filter
+                .as_ref()
+                .is_some_and(|filter| filter.discards(&filter::Finding { secret: secret_bytes, matched, line }));
+            let secret = password_of_pair(&rule.id, secret, bytes);
+            if allowed || filtered {
+                findings.spared.push(secret);
+            } else if rule.is_format() {
+                findings.formats.push(secret);
+            } else {
+                findings.secrets.push(secret);
             }
         });
     }
@@ -370,6 +472,7 @@ struct Builder {
     name: &'static str,
     rules: Vec<Rule>,
     skipped: Vec<(String, String)>,
+    unevaluated: Vec<(String, String)>,
     keyword_index: Vec<(String, usize)>,
     always: Vec<usize>,
     always_patterns: Vec<String>,
@@ -381,6 +484,7 @@ impl Builder {
             name,
             rules: Vec::new(),
             skipped: Vec::new(),
+            unevaluated: Vec::new(),
             keyword_index: Vec::new(),
             always: Vec::new(),
             always_patterns: Vec::new(),
@@ -391,16 +495,19 @@ impl Builder {
         self.skipped.push((id.into(), why.into()));
     }
 
-    /// A rule without keywords is woken by the set of such rules, which
-    /// only the `regex` crate's syntax can join; a rule that needs more
-    /// would run on every text, so it is left out.
+    /// A rule without keywords is gated by the words every match of it
+    /// holds (`literals.rs`); one without such words is woken by the set of
+    /// such rules, which only the `regex` crate's syntax can join, and a
+    /// rule that needs more would run on every text, so it is left out.
     fn push(&mut self, rule: Rule, keywords: &[String]) {
         let index = self.rules.len();
+        let pattern = match rule.dialect {
+            Dialect::Re2 => literal_braces(&rule.source),
+            Dialect::Python => rule.source.clone(),
+        };
+        let required = if keywords.is_empty() { literals::required(&pattern) } else { None };
+        let keywords = required.as_deref().unwrap_or(keywords);
         if keywords.is_empty() {
-            let pattern = match rule.dialect {
-                Dialect::Re2 => literal_braces(&rule.source),
-                Dialect::Python => rule.source.clone(),
-            };
             if regex_syntax::Parser::new().parse(&pattern).is_err() {
                 self.skip(rule.id, "names no keyword, and its pattern needs look-around");
                 return;
@@ -447,6 +554,7 @@ impl Builder {
             always_set,
             global,
             skipped: self.skipped,
+            unevaluated: self.unevaluated,
         })
     }
 }
@@ -460,19 +568,28 @@ fn compile(source: &str) -> Result<regex::bytes::Regex, regex::Error> {
 /// find anything there. None when no such set of words of three characters
 /// or more exists (the rule then runs on every text).
 fn required_literals(pattern: &str) -> Option<Vec<String>> {
-    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    use regex_syntax::hir::literal::ExtractKind;
+    [ExtractKind::Prefix, ExtractKind::Suffix].into_iter().find_map(|kind| literals(pattern, kind))
+}
+
+/// The literals one of which every match of `pattern` begins with, as
+/// [`required_literals`] reads them.
+fn literal_prefixes(pattern: &str) -> Option<Vec<String>> {
+    literals(&literal_braces(pattern), regex_syntax::hir::literal::ExtractKind::Prefix)
+}
+
+fn literals(pattern: &str, kind: regex_syntax::hir::literal::ExtractKind) -> Option<Vec<String>> {
+    use regex_syntax::hir::literal::Extractor;
     let hir = regex_syntax::ParserBuilder::new().utf8(false).build().parse(pattern).ok()?;
-    [ExtractKind::Prefix, ExtractKind::Suffix].into_iter().find_map(|kind| {
-        let mut extractor = Extractor::new();
-        extractor.kind(kind);
-        let seq = extractor.extract(&hir);
-        let literals = seq.literals()?;
-        let mut words: Vec<String> =
-            literals.iter().map(|literal| String::from_utf8_lossy(literal.as_bytes()).to_lowercase()).collect();
-        words.sort();
-        words.dedup();
-        (!words.is_empty() && words.iter().all(|word| word.trim().len() >= 3)).then_some(words)
-    })
+    let mut extractor = Extractor::new();
+    extractor.kind(kind);
+    let seq = extractor.extract(&hir);
+    let literals = seq.literals()?;
+    let mut words: Vec<String> =
+        literals.iter().map(|literal| String::from_utf8_lossy(literal.as_bytes()).to_lowercase()).collect();
+    words.sort();
+    words.dedup();
+    (!words.is_empty() && words.iter().all(|word| word.trim().len() >= 3)).then_some(words)
 }
 
 /// RE2 reads a `{` that does not open a repetition (`{\d+}` in

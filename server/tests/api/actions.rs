@@ -390,7 +390,7 @@ async fn secrets_in_context_and_error_are_redacted_before_storage() {
         ("command", string_value("git push https://bot: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@github.com/acme/app")),
         ("file", string_value("src/deploy/config.rs")),
     ]));
-    deploy.error = "auth failed for AKIAZZZZZZZZZZZZZZZZ".into();
+    deploy.error = "auth failed for AKIAZ52Q4XL3VN7HBK2D".into();
     let response = log(&mut client, deploy).await.unwrap();
     assert_eq!(response.redaction_count, 3);
 

@@ -753,7 +753,7 @@ async fn bad_input_gets_a_clear_status_and_stores_nothing() {
 async fn secrets_in_failures_are_redacted_before_they_are_stored() {
     let server = TestServer::start().await;
     let mut qa = client(&server).await;
-    let secret = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789";
+    let secret = "ghp_Q8vZk3mX9bT5nK2pL8rW1yY4cC7dE0fHjR2s";
     let captured =
         capture(&mut qa, failure(task("T-1", "", &[]), "deploy", &[&format!("auth failed for token {secret}")], &[]))
             .await;

@@ -141,7 +141,7 @@ fn names(range: std::ops::Range<usize>) -> Vec<String> {
 async fn lines_become_spooled_actions_with_ids_times_and_redaction() {
     let fixture = Fixture::new();
     fixture.append(
-        r#"{"project":"lore","action_type":"deploy","outcome":"failure","error":"token ghp_abcdefghijklmnopqrstuvwxyz0123456789 refused","context":{"password":"hunter2","file":"src/main.rs"},"occurred_at":"2026-11-22T10:00:00Z","duration_ms":12}"#,
+        r#"{"project":"lore","action_type":"deploy","outcome":"failure","error":"token ghp_Q8vZk3mX9bT5nK2pL8rW1yY4cC7dE0fHjR2s refused","context":{"password":"hunter2","file":"src/main.rs"},"occurred_at":"2026-11-22T10:00:00Z","duration_ms":12}"#,
     );
     fixture.append("\n");
     fixture.wait_for_spooled(1).await;
