@@ -38,7 +38,7 @@ pub(crate) fn secret_spans(text: &str, config: &SanitizeConfig) -> Vec<Range<usi
     // discards an imported rule's match that a better rule reports).
     let reported: Vec<Range<usize>> = catalogs.formats.iter().chain(&catalogs.secrets).cloned().collect();
     let found = |range: &Range<usize>| reported.iter().any(|span| span.start < range.end && range.start < span.end);
-    let spared: Vec<Range<usize>> = catalogs.spared.iter().filter(|range| !found(range)).cloned().collect();
+    let mut spared: Vec<Range<usize>> = catalogs.spared.iter().filter(|range| !found(range)).cloned().collect();
     // Formats match stand-ins too (`AKIAIOSFODNN7EXAMPLE`, `sk_live_xxxx…`),
     // and the catalogs' other rules (a value after a name or a secret word)
     // match what the key/value readers refuse: a reference, a secret's name.
@@ -50,21 +50,25 @@ pub(crate) fn secret_spans(text: &str, config: &SanitizeConfig) -> Vec<Range<usi
     assignments::find(text, &mut own);
     context::find(text, &config.context, &mut own);
     entropy::find(text, &mut own);
-    let mut spared = spared;
     if config.generic_allowlist && !own.is_empty() {
         spared.extend(catalog::generic_near_misses(text).into_iter().filter(|range| !found(range)));
     }
-    own.retain(|span| !spared.iter().any(|range| range.start <= span.start && span.end <= range.end));
+    own.retain(|span| !within(span, &spared));
     spans.append(&mut own);
     // Public key material looks random and is made to be shared; a secret
     // layer's find inside it is data (an e-mail address inside it is
     // still personal data, found below).
     let public = public::ranges(text);
-    spans.retain(|span| !public.iter().any(|range| range.start <= span.start && span.end <= range.end));
+    spans.retain(|span| !within(span, &public));
     personal::find(text, &config.personal, &mut spans);
     let markers: Vec<Range<usize>> =
         text.match_indices(REDACTED).map(|(start, marker)| start..start + marker.len()).collect();
     merge(text, spans, &markers)
+}
+
+/// True when `span` lies inside one of `ranges`.
+fn within(span: &Range<usize>, ranges: &[Range<usize>]) -> bool {
+    ranges.iter().any(|range| range.start <= span.start && span.end <= range.end)
 }
 
 /// A stand-in, a reference to where the secret is, or a secret's name

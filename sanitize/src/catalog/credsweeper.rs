@@ -27,7 +27,7 @@ use std::sync::LazyLock;
 
 use serde::Deserialize;
 
-use super::{Builder, Catalog, Dialect, Rule, SecretGroup, required_literals};
+use super::{Builder, Catalog, Dialect, Rule, SecretGroup, literals};
 
 #[derive(Debug, Deserialize)]
 struct RuleFile {
@@ -78,7 +78,7 @@ pub(super) fn read(text: &str) -> Result<Catalog, String> {
                 continue;
             }
             let keywords = if rule.required_substrings.is_empty() {
-                required_literals(&source).unwrap_or_default()
+                literals::prefixes_or_suffixes(&source).unwrap_or_default()
             } else {
                 rule.required_substrings.clone()
             };

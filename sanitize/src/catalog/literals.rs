@@ -14,6 +14,7 @@
 //! of the `regex` crate's own literal optimizations, reduced to "which
 //! words must be there".
 
+use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use regex_syntax::hir::{Class, Hir, HirKind};
 
 /// Literals of at least this many bytes gate a rule; shorter ones are in
@@ -26,6 +27,33 @@ pub(super) fn required(pattern: &str) -> Option<Vec<String>> {
     let hir = regex_syntax::ParserBuilder::new().utf8(false).unicode(false).build().parse(pattern).ok()?;
     let mut words: Vec<String> =
         inner(&hir)?.into_iter().map(|word| String::from_utf8_lossy(&word).to_ascii_lowercase()).collect();
+    words.sort();
+    words.dedup();
+    (!words.is_empty() && words.iter().all(|word| word.trim().len() >= MIN_LEN)).then_some(words)
+}
+
+/// The literals one of which every match of `pattern` begins with, or else
+/// ends with, lowercased (`regex-syntax`'s own extraction): the words that
+/// must be in a text for the rule to find anything there. None when no
+/// such set of words of `MIN_LEN` characters or more exists.
+pub(super) fn prefixes_or_suffixes(pattern: &str) -> Option<Vec<String>> {
+    [ExtractKind::Prefix, ExtractKind::Suffix].into_iter().find_map(|kind| extracted(pattern, kind))
+}
+
+/// The literals one of which every match of `pattern` begins with, read
+/// the same way.
+pub(super) fn prefixes(pattern: &str) -> Option<Vec<String>> {
+    extracted(pattern, ExtractKind::Prefix)
+}
+
+fn extracted(pattern: &str, kind: ExtractKind) -> Option<Vec<String>> {
+    let hir = regex_syntax::ParserBuilder::new().utf8(false).build().parse(pattern).ok()?;
+    let mut extractor = Extractor::new();
+    extractor.kind(kind);
+    let seq = extractor.extract(&hir);
+    let literals = seq.literals()?;
+    let mut words: Vec<String> =
+        literals.iter().map(|literal| String::from_utf8_lossy(literal.as_bytes()).to_lowercase()).collect();
     words.sort();
     words.dedup();
     (!words.is_empty() && words.iter().all(|word| word.trim().len() >= MIN_LEN)).then_some(words)

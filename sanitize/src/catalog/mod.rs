@@ -162,9 +162,7 @@ pub(crate) fn generic_near_misses(text: &str) -> Vec<Range<usize>> {
     let bytes = text.as_bytes();
     compiled.each_match(text, rule.secret_group, |whole, secret| {
         let line = line_around(bytes, whole.clone());
-        let (secret_bytes, matched) = (&bytes[secret.clone()], &bytes[whole]);
-        if GITLEAKS.global.iter().chain(&rule.allowlists).any(|list| list.allows_by_regex(secret_bytes, matched, line))
-        {
+        if GITLEAKS.allows(rule, &bytes[secret.clone()], &bytes[whole], line, Stopwords::Ignored) {
             spared.push(secret);
         }
     });
@@ -314,7 +312,7 @@ impl Rule {
     /// True when every match begins with a literal of three characters or
     /// more: a provider's format, not a value after a word.
     fn is_format(&self) -> bool {
-        *self.format.get_or_init(|| literal_prefixes(&self.source).is_some())
+        *self.format.get_or_init(|| literals::prefixes(&literal_braces(&self.source)).is_some())
     }
 
     /// Its pattern, compiled on first use; `None` when it does not compile
@@ -354,18 +352,7 @@ struct Allowlist {
 
 impl Allowlist {
     /// True when the finding is allowed (not a secret).
-    fn allows(&self, secret: &[u8], matched: &[u8], line: &[u8]) -> bool {
-        self.judges(secret, matched, line, true)
-    }
-
-    /// The same, by its regexes alone: stopwords are substrings, which a
-    /// random value holds by chance (one of gitleaks' 1,400 in one of about
-    /// twenty random 32-character keys).
-    fn allows_by_regex(&self, secret: &[u8], matched: &[u8], line: &[u8]) -> bool {
-        self.judges(secret, matched, line, false)
-    }
-
-    fn judges(&self, secret: &[u8], matched: &[u8], line: &[u8], stopwords: bool) -> bool {
+    fn allows(&self, secret: &[u8], matched: &[u8], line: &[u8], stopwords: Stopwords) -> bool {
         if self.never {
             return false;
         }
@@ -375,7 +362,8 @@ impl Allowlist {
             Target::Line => line,
         };
         let regex = (!self.regexes.is_empty()).then(|| self.regexes.iter().any(|regex| regex.is_match(target)));
-        let stopword = self.stopwords.as_ref().filter(|_| stopwords).map(|words| words.is_match(secret));
+        let stopword =
+            self.stopwords.as_ref().filter(|_| stopwords == Stopwords::Read).map(|words| words.is_match(secret));
         let checks = [regex, stopword];
         if self.all {
             checks.iter().flatten().all(|held| *held) && checks.iter().any(Option::is_some)
@@ -383,6 +371,16 @@ impl Allowlist {
             checks.iter().flatten().any(|held| *held)
         }
     }
+}
+
+/// Whether an allowlist's stopwords count. They are substrings, which a
+/// random value holds by chance (one of gitleaks' 1,400 in one of about
+/// twenty random 32-character keys): read for a rule's own finds, ignored
+/// where an allowlist judges what another layer found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stopwords {
+    Read,
+    Ignored,
 }
 
 /// One compiled catalog.
@@ -406,6 +404,12 @@ struct Catalog {
 }
 
 impl Catalog {
+    /// True when the catalog's global allowlists or the rule's own allow
+    /// the finding (declare it no secret).
+    fn allows(&self, rule: &Rule, secret: &[u8], matched: &[u8], line: &[u8], stopwords: Stopwords) -> bool {
+        self.global.iter().chain(&rule.allowlists).any(|allowlist| allowlist.allows(secret, matched, line, stopwords))
+    }
+
     /// What this catalog finds in `text`.
     fn find(&self, text: &str, findings: &mut Findings) {
         let bytes = text.as_bytes();
@@ -446,11 +450,7 @@ impl Catalog {
                 return;
             }
             let matched = &bytes[whole];
-            let allowed = self
-                .global
-                .iter()
-                .chain(&rule.allowlists)
-                .any(|allowlist| allowlist.allows(secret_bytes, matched, line));
+            let allowed = self.allows(rule, secret_bytes, matched, line, Stopwords::Read);
             let filtered = rule
                 .filter
                 .as_ref()
@@ -561,35 +561,6 @@ impl Builder {
 
 fn compile(source: &str) -> Result<regex::bytes::Regex, regex::Error> {
     RegexBuilder::new(&literal_braces(source)).unicode(false).size_limit(REGEX_SIZE_LIMIT).build()
-}
-
-/// The literals one of which every match of `pattern` begins with, or else
-/// ends with, lowercased: the words that must be in a text for the rule to
-/// find anything there. None when no such set of words of three characters
-/// or more exists (the rule then runs on every text).
-fn required_literals(pattern: &str) -> Option<Vec<String>> {
-    use regex_syntax::hir::literal::ExtractKind;
-    [ExtractKind::Prefix, ExtractKind::Suffix].into_iter().find_map(|kind| literals(pattern, kind))
-}
-
-/// The literals one of which every match of `pattern` begins with, as
-/// [`required_literals`] reads them.
-fn literal_prefixes(pattern: &str) -> Option<Vec<String>> {
-    literals(&literal_braces(pattern), regex_syntax::hir::literal::ExtractKind::Prefix)
-}
-
-fn literals(pattern: &str, kind: regex_syntax::hir::literal::ExtractKind) -> Option<Vec<String>> {
-    use regex_syntax::hir::literal::Extractor;
-    let hir = regex_syntax::ParserBuilder::new().utf8(false).build().parse(pattern).ok()?;
-    let mut extractor = Extractor::new();
-    extractor.kind(kind);
-    let seq = extractor.extract(&hir);
-    let literals = seq.literals()?;
-    let mut words: Vec<String> =
-        literals.iter().map(|literal| String::from_utf8_lossy(literal.as_bytes()).to_lowercase()).collect();
-    words.sort();
-    words.dedup();
-    (!words.is_empty() && words.iter().all(|word| word.trim().len() >= 3)).then_some(words)
 }
 
 /// RE2 reads a `{` that does not open a repetition (`{\d+}` in
