@@ -19,7 +19,9 @@
 //!   Makefile and Gradle syntax (`assignments.rs`); values after a secret
 //!   word that look random enough, in any form (`context.rs`); and long
 //!   random tokens
-//!   that are not digests or data (`entropy.rs`). Placeholders, references
+//!   that are not digests or data (`entropy.rs`); and what a command that
+//!   makes secrets printed after it (`generated.rs`: `openssl rand -hex
+//!   32`'s digits, which alone read as a digest). Placeholders, references
 //!   and the names of secrets are spared (`placeholders.rs`), and so is
 //!   public key material: certificates, public keys, signatures
 //!   (`public.rs`). Only the
@@ -42,6 +44,7 @@ mod assignments;
 mod catalog;
 mod context;
 mod entropy;
+mod generated;
 mod keys;
 mod patterns;
 mod personal;

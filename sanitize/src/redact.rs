@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::placeholders::{is_format_stand_in, is_reference, is_secret_name};
-use crate::{REDACTED, SanitizeConfig, assignments, catalog, context, entropy, patterns, personal, public};
+use crate::{REDACTED, SanitizeConfig, assignments, catalog, context, entropy, generated, patterns, personal, public};
 
 /// Replaces every secret in `text`; returns the text and how many secrets
 /// were replaced.
@@ -50,6 +50,7 @@ pub(crate) fn secret_spans(text: &str, config: &SanitizeConfig) -> Vec<Range<usi
     assignments::find(text, &mut own);
     context::find(text, &config.context, &mut own);
     entropy::find(text, &mut own);
+    generated::find(text, &mut own);
     if config.generic_allowlist && !own.is_empty() {
         spared.extend(catalog::generic_near_misses(text).into_iter().filter(|range| !found(range)));
     }

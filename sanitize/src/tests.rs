@@ -267,7 +267,7 @@ const SOURCE_FLOORS: &[(&str, f64, f64)] = &[
     ("ggshield", 1.000, 0.000),
     ("kingfisher", 1.000, 0.000),
     ("lore", 0.981, 0.000),
-    ("tools", 0.902, 0.000),
+    ("tools", 1.000, 0.000),
 ];
 const FLOOR_SLACK: f64 = 0.01;
 

@@ -18,10 +18,9 @@
 
 use std::sync::{Arc, OnceLock};
 
-use regex::bytes::{RegexSet, RegexSetBuilder};
 use serde_json::Value as Json;
 
-use super::{REGEX_SIZE_LIMIT, literal_braces};
+use super::Patterns;
 
 /// The finding a filter looks at.
 pub(super) struct Finding<'a> {
@@ -78,30 +77,29 @@ pub(super) enum TextTest {
     EndsWith,
 }
 
-/// A `matchesAny` list: Go regexes, joined into one set on first use.
+/// A rule's filter, kept as the catalog's text until the rule first judges
+/// a finding: the parsed filters of all 469 rules would take a sidecar
+/// 1.2 MiB, and most rules never match in a process's life.
 #[derive(Debug)]
-pub(super) struct Patterns {
-    sources: Vec<String>,
-    set: OnceLock<Option<RegexSet>>,
+pub(super) struct Filter {
+    source: &'static str,
+    global: Arc<Expr>,
+    tree: OnceLock<Expr>,
 }
 
-impl Patterns {
-    fn set(&self) -> Option<&RegexSet> {
-        self.set
-            .get_or_init(|| {
-                RegexSetBuilder::new(self.sources.iter().map(|source| literal_braces(source)))
-                    .unicode(false)
-                    .size_limit(REGEX_SIZE_LIMIT)
-                    .build()
-                    .ok()
-            })
-            .as_ref()
+impl Filter {
+    pub(super) fn new(source: &'static str, global: &Arc<Expr>) -> Self {
+        Self { source, global: Arc::clone(global), tree: OnceLock::new() }
     }
 
-    /// The patterns no regex of this crate compiles (the tests keep it empty).
-    #[cfg(test)]
-    pub(super) fn broken(&self) -> Vec<&str> {
-        self.sources.iter().filter(|source| super::compile(source).is_err()).map(String::as_str).collect()
+    /// The filter parsed, on first use.
+    pub(super) fn tree(&self) -> &Expr {
+        self.tree.get_or_init(|| parse_text(self.source, Some(&self.global)))
+    }
+
+    /// True when the filter holds for the finding: it is then discarded.
+    pub(super) fn discards(&self, finding: &Finding<'_>) -> bool {
+        self.tree().discards(finding)
     }
 }
 
@@ -175,9 +173,12 @@ impl Expr {
                 _ => None,
             },
             Self::MatchesAny(input, patterns) => {
-                let set = patterns.set()?;
                 let texts = texts(input.eval(finding)?)?;
-                Some(Value::Bool(texts.iter().any(|text| set.is_match(text))))
+                let mut held = false;
+                for text in &texts {
+                    held |= patterns.is_match(text)?;
+                }
+                Some(Value::Bool(held))
             }
             Self::ContainsAny(input, terms) => {
                 let texts = texts(input.eval(finding)?)?;
@@ -284,6 +285,15 @@ fn compare(comparison: Comparison, left: Value, right: Value) -> Option<Value> {
     Some(Value::Bool(held))
 }
 
+/// A filter tree from its JSON text; text that is not JSON is unknown, and
+/// so never spares a finding.
+pub(super) fn parse_text(source: &str, global: Option<&Arc<Expr>>) -> Expr {
+    match serde_json::from_str::<Json>(source) {
+        Ok(node) => parse(&node, global),
+        Err(error) => Expr::Unknown(format!("a filter that is not JSON ({error})")),
+    }
+}
+
 /// A filter tree as Kingfisher writes it (`{"kind": ..}` nodes), with
 /// `{"kind": "global_filter"}` standing for the catalog's global allowlist.
 pub(super) fn parse(node: &Json, global: Option<&Arc<Expr>>) -> Expr {
@@ -383,7 +393,7 @@ fn call(node: &Json, global: Option<&Arc<Expr>>) -> Expr {
         "entropy" => Expr::Entropy(argument(0)),
         "lower" => Expr::Lower(argument(0)),
         "matchesAny" => match strings(1) {
-            Some(sources) => Expr::MatchesAny(argument(0), Patterns { sources, set: OnceLock::new() }),
+            Some(sources) => Expr::MatchesAny(argument(0), Patterns::new(sources)),
             None => Expr::Unknown("matchesAny over computed patterns".into()),
         },
         "containsAny" => match strings(1) {

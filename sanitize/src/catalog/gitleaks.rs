@@ -14,7 +14,7 @@
 
 use serde::Deserialize;
 
-use super::{Allowlist, Builder, Catalog, Dialect, Rule, SecretGroup, Target, compile, stopword_automaton};
+use super::{Allowlist, Builder, Catalog, Dialect, Patterns, Rule, SecretGroup, Target, WordList};
 
 #[derive(Debug, Deserialize)]
 struct CatalogFile {
@@ -57,11 +57,7 @@ struct AllowlistFile {
 
 impl Allowlist {
     fn compile(file: &AllowlistFile) -> Result<Self, String> {
-        let regexes = file
-            .regexes
-            .iter()
-            .map(|source| compile(source).map_err(|error| format!("allowlist regex {source:?}: {error}")))
-            .collect::<Result<Vec<_>, _>>()?;
+        let regexes = Patterns::new(file.regexes.clone());
         let target = match file.regex_target.as_deref() {
             None | Some("secret") => Target::Secret,
             Some("match") => Target::Match,
@@ -70,7 +66,7 @@ impl Allowlist {
         };
         let all = file.condition.as_deref().is_some_and(|condition| condition.eq_ignore_ascii_case("and"));
         let never = all && (!file.paths.is_empty() || !file.commits.is_empty());
-        Ok(Self { regexes, target, stopwords: stopword_automaton(&file.stopwords), never, all })
+        Ok(Self { regexes, target, stopwords: WordList::new(&file.stopwords), never, all })
     }
 }
 

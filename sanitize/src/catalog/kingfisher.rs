@@ -22,9 +22,10 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::Value as Json;
+use serde_json::value::RawValue;
 
-use super::filter::{self, Expr};
-use super::{Allowlist, Builder, Catalog, Dialect, Rule, SecretGroup, Target, stopword_automaton};
+use super::filter::{self, Filter};
+use super::{Allowlist, Builder, Catalog, Dialect, Patterns, Rule, SecretGroup, Target, WordList};
 
 #[derive(Debug, Deserialize)]
 struct Header {
@@ -32,14 +33,16 @@ struct Header {
 }
 
 #[derive(Debug, Deserialize)]
-struct RuleLine {
+struct RuleLine<'a> {
     id: String,
     pattern: String,
     #[serde(default)]
     keywords: Vec<String>,
     #[serde(default)]
     secret_group: usize,
-    filter: Option<Json>,
+    /// Borrowed from the file: parsed when the rule first judges a finding.
+    #[serde(borrow)]
+    filter: Option<&'a RawValue>,
     min_entropy: Option<f64>,
     #[serde(default)]
     ignore_if_contains: Vec<String>,
@@ -53,12 +56,15 @@ fn visible() -> bool {
 }
 
 /// The catalog of Kingfisher's converted rule file.
-pub(super) fn read(text: &str) -> Result<Catalog, String> {
+pub(super) fn read(text: &'static str) -> Result<Catalog, String> {
     let mut lines = text.lines().filter(|line| !line.trim().is_empty());
     let header: Header = serde_json::from_str(lines.next().ok_or("the file is empty")?)
         .map_err(|error| format!("the first line: {error}"))?;
     let global = Arc::new(filter::parse(&header.global_filter, None));
     let mut builder = Builder::new("kingfisher");
+    // What the filters hold that is not evaluated, with how many rules each
+    // touches: those rules run, and these parts never spare a finding.
+    let mut unevaluated: Vec<(String, usize)> = Vec::new();
     for (at, line) in lines.enumerate() {
         let rule: RuleLine = serde_json::from_str(line).map_err(|error| format!("rule line {}: {error}", at + 2))?;
         if rule.path.is_some() {
@@ -69,17 +75,29 @@ pub(super) fn read(text: &str) -> Result<Catalog, String> {
             builder.skip(rule.id, "reported only as part of another rule's finding");
             continue;
         }
-        let filter = rule.filter.as_ref().map(|node| filter::parse(node, Some(&global)));
-        if filter.as_ref().is_some_and(Expr::discards_everything) {
+        // Parsed here to judge the rule, then dropped until it is woken.
+        let tree = rule.filter.map(|source| filter::parse_text(source.get(), Some(&global)));
+        if tree.as_ref().is_some_and(|tree| tree.discards_everything()) {
             builder.skip(rule.id, "its filter discards every finding (Kingfisher replaced it by another rule)");
             continue;
         }
+        let mut reasons = Vec::new();
+        if let Some(tree) = &tree {
+            tree.unknowns(&mut reasons);
+        }
+        for reason in reasons {
+            match unevaluated.iter_mut().find(|(known, _)| *known == reason) {
+                Some((_, count)) => *count += 1,
+                None => unevaluated.push((reason, 1)),
+            }
+        }
+        let filter = rule.filter.map(|source| Filter::new(source.get(), &global));
         let secret_group = match rule.secret_group {
             0 => SecretGroup::FirstNonEmpty,
             group => SecretGroup::Numbered(group),
         };
-        let ignore = stopword_automaton(&rule.ignore_if_contains).map(|words| Allowlist {
-            regexes: Vec::new(),
+        let ignore = WordList::new(&rule.ignore_if_contains).map(|words| Allowlist {
+            regexes: Patterns::new(Vec::new()),
             target: Target::Secret,
             stopwords: Some(words),
             never: false,
@@ -93,30 +111,7 @@ pub(super) fn read(text: &str) -> Result<Catalog, String> {
         };
         builder.push(compiled, &rule.keywords);
     }
-    // These rules run; the parts of their filters named here never spare
-    // a finding.
-    for (what, rules) in unevaluated(&builder.rules) {
-        builder.unevaluated.push((what, format!("in {rules} rules' filters: never spares a finding")));
-    }
+    unevaluated.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    builder.unevaluated = unevaluated;
     builder.finish(Vec::new())
-}
-
-/// What the rules' filters hold that is not evaluated, with how many rules
-/// each touches, most first.
-pub(super) fn unevaluated(rules: &[Rule]) -> Vec<(String, usize)> {
-    let mut counts: Vec<(String, usize)> = Vec::new();
-    for rule in rules {
-        let mut reasons = Vec::new();
-        if let Some(filter) = &rule.filter {
-            filter.unknowns(&mut reasons);
-        }
-        for reason in reasons {
-            match counts.iter_mut().find(|(known, _)| *known == reason) {
-                Some((_, count)) => *count += 1,
-                None => counts.push((reason, 1)),
-            }
-        }
-    }
-    counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    counts
 }

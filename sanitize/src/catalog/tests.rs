@@ -23,6 +23,10 @@ fn every_rule_in_use_compiles_and_each_left_out_says_why() {
         let broken: Vec<&str> =
             catalog.rules.iter().filter(|rule| rule.compiled().is_none()).map(|rule| rule.id.as_str()).collect();
         assert!(broken.is_empty(), "{}: {broken:?}", catalog.name);
+        // So must every allowlist's regexes, also compiled on first use.
+        let allowlists = catalog.global.iter().chain(catalog.rules.iter().flat_map(|rule| &rule.allowlists));
+        let broken: Vec<&str> = allowlists.flat_map(|allowlist| allowlist.regexes.broken()).collect();
+        assert!(broken.is_empty(), "{}: {broken:?}", catalog.name);
         assert!(catalog.skipped.iter().all(|(_, why)| !why.is_empty()));
     }
     let crate::CatalogSummary { rules, unused: skipped, .. } = summary(Catalogs::ALL);
@@ -134,11 +138,9 @@ fn betterleaks_filters_discard_what_they_name_and_an_unknown_never_spares() {
     assert!(found("betterleaks.adafruit-api-key", "adafruit_key = \"aaaaaaaaaaaaaaaabbbbbbbbbbbbbbbb\"").is_empty());
     // `entropy(s) < 3.5 || tokenRatio(s) >= 2.5`: tokenRatio is not
     // evaluated, so a word-like value of high entropy is still redacted.
-    let (_, unknown) = kingfisher::unevaluated(&KINGFISHER.rules)
-        .into_iter()
-        .find(|(why, _)| why == "tokenRatio()")
-        .expect("tokenRatio is listed");
-    assert!(unknown > 50, "{unknown}");
+    let (_, unknown) =
+        KINGFISHER.unevaluated.iter().find(|(what, _)| what == "tokenRatio()").expect("tokenRatio is listed");
+    assert!(*unknown > 50, "{unknown}");
     assert_eq!(
         found("betterleaks.adafruit-api-key", "adafruit_key = \"the-quick-brown-fox-jumps-overit\""),
         ["the-quick-brown-fox-jumps-overit"]
@@ -152,18 +154,20 @@ fn betterleaks_filters_discard_what_they_name_and_an_unknown_never_spares() {
 fn every_kingfisher_filter_pattern_compiles_and_what_is_not_evaluated_is_named() {
     let mut patterns = Vec::new();
     for filter in KINGFISHER.rules.iter().filter_map(|rule| rule.filter.as_ref()) {
-        filter.patterns(&mut patterns);
+        filter.tree().patterns(&mut patterns);
     }
     assert!(patterns.len() > 400, "{} pattern lists", patterns.len());
     let broken: Vec<&str> = patterns.iter().flat_map(|patterns| patterns.broken()).collect();
     assert!(broken.is_empty(), "{broken:?}");
-    let unevaluated = kingfisher::unevaluated(&KINGFISHER.rules);
+    let unevaluated = &KINGFISHER.unevaluated;
     let touched: usize = unevaluated.iter().map(|(_, rules)| rules).sum();
     assert!(touched < KINGFISHER.rules.len() / 2, "{unevaluated:?}");
+    assert!(unevaluated.contains(&("tokenRatio()".to_owned(), 119)), "{unevaluated:?}");
+    let summary = summary(Catalogs::KINGFISHER);
     assert!(
-        KINGFISHER.unevaluated.iter().any(|(what, why)| what == "tokenRatio()" && why.contains("119 rules")),
+        summary.unevaluated.iter().any(|(what, why)| what == "kingfisher:tokenRatio()" && why.contains("119 rules")),
         "{:?}",
-        KINGFISHER.unevaluated
+        summary.unevaluated
     );
     assert!(KINGFISHER.skipped.iter().any(|(_, why)| why.contains("file")));
 }
