@@ -145,8 +145,9 @@ enum EvalCommand {
     /// set, per mode, through the real RPCs.
     Retrieval(commands::retrieval::Args),
     /// Group accuracy of CaptureFailure's pattern grouping on LogHub
-    /// `*_structured.csv` files, through the real RPC, or in this process
-    /// with each file's set left out (`--leave-one-out`).
+    /// `*_structured.csv` files or on agents' failing commands (`--runs`),
+    /// through the real RPC, or in this process with each file's set left
+    /// out (`--leave-one-out`).
     Grouping(commands::grouping::Args),
     /// Recall and false-quarantine rate of the injection screen, each
     /// source left out of the fit in turn (needs no server).

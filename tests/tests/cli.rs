@@ -449,6 +449,76 @@ async fn lore_eval_grouping_through_the_server_is_never_worse_than_as_captured_o
     }
 }
 
+/// `lore eval grouping --runs` captures every failing step of agent runs
+/// as the hook captures a failed check, each repository into a project of
+/// its own, and scores the pattern of each step's last explaining line
+/// against the runs' `error_sig`: the two test runs missing pytest are one
+/// group whatever their commands and tracebacks, the script's NameError
+/// another; a passing step and a failing one without a label are not
+/// scored. A broken line is refused, named by its number.
+#[tokio::test]
+async fn lore_eval_grouping_on_agent_runs_scores_each_repository_against_its_error_lines() {
+    let (_database, server) = server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let no_pytest = "ModuleNotFoundError: No module named 'pytest'";
+    let step =
+        |repo: &str, step: i64, command: Option<&str>, output: &str, status: serde_json::Value, sig: Option<&str>| {
+            json!({"traj_id": format!("{repo}-run"), "repo": repo, "order": 0, "step": step, "ts": step,
+               "command": command, "output": output, "exit_code_or_status": status,
+               "is_failure": sig.is_some() || status != json!(0), "error_sig": sig})
+        };
+    let traceback =
+        |frame: &str, error: &str| format!("Traceback (most recent call last):\n  File \"{frame}\", line 3\n{error}\n");
+    let steps = [
+        step(
+            "acme/app",
+            1,
+            Some("cd /repo && pytest tests/a.py"),
+            &traceback("a.py", no_pytest),
+            json!(1),
+            Some(no_pytest),
+        ),
+        step(
+            "acme/app",
+            2,
+            Some("python -m pytest -x tests/b.py"),
+            &traceback("runpy.py", no_pytest),
+            json!(1),
+            Some(no_pytest),
+        ),
+        step(
+            "acme/app",
+            3,
+            Some("python repro.py"),
+            &traceback("repro.py", "NameError: name 'settings' is not defined"),
+            json!(1),
+            Some("NameError: name 'settings' is not defined"),
+        ),
+        step("acme/app", 4, Some("ls"), "a.py b.py", json!(0), None),
+        step("acme/app", 5, None, "", json!("format_error"), None),
+        step(
+            "acme/lib",
+            1,
+            Some("make build"),
+            "make: *** [build] Error 2\n",
+            json!("timeout"),
+            Some("make: *** [build] Error <N>"),
+        ),
+    ];
+    let path = dir.path().join("steps.jsonl");
+    std::fs::write(&path, steps.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")).unwrap();
+    let (ok, stdout, stderr) = lore(&server, &["eval", "grouping", "--runs", &path.display().to_string()]).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("| acme/app | 3 | 2 | 2 | 1.000 | 1.000 |"), "{stdout}");
+    assert!(stdout.contains("| acme/lib | 1 | 1 | 1 | 1.000 | 1.000 |"), "{stdout}");
+    let last = stdout.lines().last().unwrap_or_default();
+    assert_eq!(last, "grouping runs=4 repositories=2 captured=1.000 remined=1.000 weighted_by_steps=1.000", "{stdout}");
+
+    std::fs::write(&path, format!("{}\n{{\"repo\": 3}}\n", steps[0])).unwrap();
+    let (ok, _, stderr) = lore(&server, &["eval", "grouping", "--runs", &path.display().to_string()]).await;
+    assert!(!ok && stderr.contains("steps.jsonl line 2"), "{stderr}");
+}
+
 /// `lore eval replay` through the server: runs go in as their hooks would
 /// send them (the real `lore hook` processes). A run that starts after
 /// others finished is warned at the call of the test runner they saw fail,
