@@ -108,6 +108,7 @@ $(MACHETE):
 lint: $(MACHETE)
 	python3 scripts/check-self-contained.py
 	python3 scripts/check-module-circles.py
+	python3 scripts/check-crate-table.py
 	python3 scripts/third_party.py check
 	$(CARGO) fmt --all -- --check
 	$(MACHETE)
