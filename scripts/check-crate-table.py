@@ -8,7 +8,7 @@ are the tests' own). A crate missing from the table, a row for a crate that
 is gone, or a dependency the table does not name fails `make lint`, so the
 map a newcomer reads is the one the compiler holds.
 
-Usage: check-crate-table.py
+Usage: check-crate-table.py [REPOSITORY]   (default: this one)
 """
 
 import re
@@ -16,7 +16,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "ARCHITECTURE.md"
 HEADING = "## The crates, and what each may import"
 ROW = re.compile(r"^\| `([a-z0-9_-]+)/` (lore-[a-z0-9-]+) \|[^|]*\| ([^|]*) \|\s*$")

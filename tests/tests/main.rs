@@ -6,6 +6,7 @@ mod claude_code;
 mod cli;
 mod codex;
 mod console;
+mod crate_table;
 mod deploy_examples;
 mod fleet;
 mod folders;

@@ -1,0 +1,63 @@
+//! docs/ARCHITECTURE.md's crate table is the workspace's:
+//! `scripts/check-crate-table.py` (run by `make lint`) passes on this
+//! checkout and names each crate the table leaves out and each dependency a
+//! row does not declare.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace holds tests/").to_path_buf()
+}
+
+fn check(root: &Path) -> (bool, String, String) {
+    let output = Command::new("python3")
+        .arg(repository().join("scripts/check-crate-table.py"))
+        .arg(root)
+        .output()
+        .expect("python3 runs");
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (output.status.success(), text(&output.stdout), text(&output.stderr))
+}
+
+#[test]
+fn the_crate_table_of_this_repository_names_every_crate_and_what_it_imports() {
+    let (ok, stdout, stderr) = check(&repository());
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("names all"), "{stdout}");
+}
+
+#[test]
+fn a_crate_without_a_row_and_an_import_its_row_does_not_name_fail_the_check() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    let write = |path: &str, text: &str| {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("Cargo.toml", "[workspace]\nmembers = [\"model\", \"store\", \"web\"]\n");
+    write("model/Cargo.toml", "[package]\nname = \"lore-model\"\n");
+    write(
+        "store/Cargo.toml",
+        "[package]\nname = \"lore-store\"\n[dependencies]\nlore-model = { path = \"../model\" }\nlore-web = { path = \"../web\" }\n[dev-dependencies]\nlore-pgtest = { path = \"../pgtest\" }\n",
+    );
+    write("web/Cargo.toml", "[package]\nname = \"lore-web\"\n");
+    let table = "# Architecture\n\n## The crates, and what each may import\n\n\
+        | crate | holds | may import |\n|---|---|---|\n\
+        | `model/` lore-model | the types | nothing of Lore |\n\
+        | `store/` lore-store | the queries | lore-model |\n\n## Next\n";
+    write("docs/ARCHITECTURE.md", table);
+    let (ok, _, stderr) = check(root);
+    assert!(!ok, "{stderr}");
+    assert!(stderr.contains("crate lore-web (web/) has no row in the table"), "{stderr}");
+    assert!(stderr.contains("lore-store depends on lore-web, which its row's 'may import' does not name"), "{stderr}");
+    // A dev-dependency is the tests' own: not named, not missed.
+    assert!(!stderr.contains("lore-pgtest"), "{stderr}");
+    // With the row and the import named, it passes.
+    let fixed = table
+        .replace("| lore-model |\n", "| lore-model, lore-web |\n| `web/` lore-web | the console | nothing of Lore |\n");
+    write("docs/ARCHITECTURE.md", &fixed);
+    let (ok, _, stderr) = check(root);
+    assert!(ok, "{stderr}");
+}
