@@ -124,7 +124,7 @@ impl Screening {
     }
 }
 
-/// Reads the shipped model and compiles the screen's patterns now, which
+/// Reads the shipped classifier and compiles the screen's patterns now, which
 /// would otherwise happen inside the first call that screens a text: after
 /// a start, the first Resume waited about 90 ms for it (docs/BENCHMARKS.md,
 /// "Resume"). The text reaches the cues' patterns: an order, a command, an

@@ -10,7 +10,7 @@
 //! that are checks), not a list of sentences seen in attacks: a new
 //! phrasing of the same ask meets the same fields. Co-occurrence is scoped
 //! to a clause, so "the test printed the token" (a report) and "print the
-//! token" (an order) differ. The model ([`crate::model`]) weighs the
+//! token" (an order) differ. The classifier ([`crate::classifier`]) weighs the
 //! features these cues give.
 
 use std::collections::HashSet;

@@ -19,7 +19,7 @@
 //!    checks, hooks or reviews, piping a download into a shell, forging
 //!    tags and sections? The lexicons are semantic fields, not sentences
 //!    seen in attacks.
-//! 3. [`model`]: logistic regression weighs the features into a score;
+//! 3. [`classifier`]: logistic regression weighs the features into a score;
 //!    the weights and the threshold are fitted on the development set
 //!    (`tests/data/injection`) by [`training`], and every figure is
 //!    reported with its source left out of the fit.
@@ -39,7 +39,7 @@
 //! # Layout
 //! - [`canonical`]: undoing hidden writing.
 //! - [`cues`]: the clause reader and its lexicons; [`cues::Feature`].
-//! - [`model`]: the weights (`model.json`, shipped in the binary).
+//! - [`classifier`]: the weights (`classifier.json`, shipped in the binary).
 //! - [`policy`]: the command policy.
 //! - [`hosts`]: hosts in addresses, and the project's own.
 //! - [`fence`]: untrusted text as a model is shown it.
@@ -49,34 +49,34 @@
 //! - [`corpus`]: reading the development set.
 
 pub mod canonical;
+pub mod classifier;
 pub mod corpus;
 pub mod cues;
 pub mod decoded;
 pub mod fence;
 pub mod hosts;
-pub mod model;
 pub mod negation;
 pub mod policy;
 pub mod training;
 
 use std::sync::LazyLock;
 
+use classifier::{Classifier, ClassifierFile};
 use cues::Feature;
-use model::{Model, ModelFile};
 
 /// The model fitted on the development set (`lore eval screening
-/// --write-model` writes it; a test checks it is what the set fits).
-pub const SHIPPED_MODEL: &str = include_str!("../model.json");
+/// --write-classifier` writes it; a test checks it is what the set fits).
+pub const SHIPPED_CLASSIFIER: &str = include_str!("../classifier.json");
 
 static SHIPPED: LazyLock<Screen> = LazyLock::new(|| {
-    let file: ModelFile = serde_json::from_str(SHIPPED_MODEL).expect("screen/model.json is valid JSON");
-    Screen::new(Model::from_file(&file).expect("screen/model.json is a valid model"))
+    let file: ClassifierFile = serde_json::from_str(SHIPPED_CLASSIFIER).expect("screen/classifier.json is valid JSON");
+    Screen::new(Classifier::from_file(&file).expect("screen/classifier.json is a valid classifier"))
 });
 
-/// A screen with its model.
+/// A screen with its classifier.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Screen {
-    model: Model,
+    classifier: Classifier,
 }
 
 /// What the screen says of a text.
@@ -155,8 +155,8 @@ const FINDINGS: usize = 3;
 const FINDING_SHARE: f64 = 0.1;
 
 impl Screen {
-    pub fn new(model: Model) -> Self {
-        Self { model }
+    pub fn new(classifier: Classifier) -> Self {
+        Self { classifier }
     }
 
     /// The screen Lore runs with.
@@ -164,8 +164,8 @@ impl Screen {
         &SHIPPED
     }
 
-    pub fn model(&self) -> &Model {
-        &self.model
+    pub fn classifier(&self) -> &Classifier {
+        &self.classifier
     }
 
     pub fn check(&self, text: &str) -> Verdict {
@@ -185,8 +185,8 @@ impl Screen {
 
     /// The verdict on a text's features and the risky commands it asks for.
     fn verdict(&self, features: &cues::Features, commands: Vec<policy::Finding>) -> Verdict {
-        let score = self.model.score(features);
-        let contributions = self.model.contributions(features);
+        let score = self.classifier.score(features);
+        let contributions = self.classifier.contributions(features);
         let total: f64 = contributions.iter().map(|(_, part)| part).sum();
         let findings = contributions
             .into_iter()
@@ -194,7 +194,7 @@ impl Screen {
             .take(FINDINGS)
             .map(|(feature, _)| feature)
             .collect();
-        let held = score >= self.model.threshold || !commands.is_empty();
+        let held = score >= self.classifier.threshold || !commands.is_empty();
         Verdict { score, held, findings, commands }
     }
 

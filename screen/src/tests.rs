@@ -24,13 +24,13 @@ fn development_set() -> &'static [training::Prepared] {
 fn the_shipped_model_is_what_the_development_set_fits() {
     let all: Vec<&training::Prepared> = development_set().iter().collect();
     let fitted = training::fit(&all);
-    let shipped = Screen::shipped().model();
+    let shipped = Screen::shipped().classifier();
     let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
     assert!(
         close(fitted.bias, shipped.bias)
             && close(fitted.threshold, shipped.threshold)
             && fitted.weights.iter().zip(&shipped.weights).all(|(a, b)| close(*a, *b)),
-        "screen/model.json is stale: run `lore eval screening --write-model screen/model.json` (fitted {fitted:?})"
+        "screen/classifier.json is stale: run `lore eval screening --write-classifier screen/classifier.json` (fitted {fitted:?})"
     );
 }
 

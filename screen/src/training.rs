@@ -21,8 +21,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::classifier::{Classifier, sigmoid};
 use crate::cues::{Feature, Features};
-use crate::model::{Model, sigmoid};
 
 /// Precision of the prior (1 / variance), against a likelihood summed over
 /// samples weighted to the number of samples: enough that a handful of
@@ -69,8 +69,8 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// The screen's verdict with this model: the model or the policy.
-    pub fn held_by(&self, model: &Model) -> bool {
+    /// The screen's verdict with this classifier: the classifier or the policy.
+    pub fn held_by(&self, model: &Classifier) -> bool {
         self.policy || model.score(&self.features) >= model.threshold
     }
 }
@@ -105,7 +105,7 @@ fn weights(samples: &[&Prepared]) -> Vec<f64> {
 }
 
 /// Fits the model on `samples`.
-pub fn fit(samples: &[&Prepared]) -> Model {
+pub fn fit(samples: &[&Prepared]) -> Classifier {
     const DIMENSIONS: usize = Feature::COUNT + 1;
     let weights = weights(samples);
     let mut prior = [0.0; DIMENSIONS];
@@ -172,7 +172,7 @@ pub fn fit(samples: &[&Prepared]) -> Model {
             break;
         }
     }
-    let mut model = Model { bias: beta[Feature::COUNT], weights: [0.0; Feature::COUNT], threshold: 0.5 };
+    let mut model = Classifier { bias: beta[Feature::COUNT], weights: [0.0; Feature::COUNT], threshold: 0.5 };
     model.weights.copy_from_slice(&beta[..Feature::COUNT]);
     model.threshold = threshold(&model, samples, &weights);
     model
@@ -181,7 +181,7 @@ pub fn fit(samples: &[&Prepared]) -> Model {
 /// The lowest score of at least 0.5 at which the (weighted) benign
 /// training samples are held at most [`MAX_TRAINING_FALSE_QUARANTINE`] of
 /// the time.
-fn threshold(model: &Model, samples: &[&Prepared], weights: &[f64]) -> f64 {
+fn threshold(model: &Classifier, samples: &[&Prepared], weights: &[f64]) -> f64 {
     let mut benign: Vec<(f64, f64)> = samples
         .iter()
         .zip(weights)
@@ -299,7 +299,7 @@ pub struct LeftOut {
     /// The same part broken down by group.
     pub groups: BTreeMap<String, Tally>,
     /// The model fitted without the part, which scored it.
-    pub model: Model,
+    pub classifier: Classifier,
 }
 
 /// For each source: fit on every other source, score the one left out.
@@ -339,13 +339,13 @@ fn leave_one_out(samples: &[Prepared], part: impl Fn(&Sample) -> Option<(bool, S
                 tally.add(prepared.sample.payload, held);
                 groups.entry(prepared.sample.group.clone()).or_default().add(prepared.sample.payload, held);
             }
-            LeftOut { source: name, payload, tally, groups, model }
+            LeftOut { source: name, payload, tally, groups, classifier: model }
         })
         .collect()
 }
 
 /// Every sample scored by one model (figures on seen data, said so).
-pub fn seen(model: &Model, samples: &[Prepared]) -> BTreeMap<(bool, String), Tally> {
+pub fn seen(model: &Classifier, samples: &[Prepared]) -> BTreeMap<(bool, String), Tally> {
     let mut tallies: BTreeMap<(bool, String), Tally> = BTreeMap::new();
     for prepared in samples {
         let held = prepared.held_by(model);

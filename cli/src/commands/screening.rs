@@ -6,7 +6,7 @@
 //! recall (payloads held), a benign source a false-quarantine rate (benign
 //! texts held). The means over sources are the figures a change must not
 //! lower. The model fitted on everything is what ships
-//! (`--write-model screen/model.json`); its figures on the same data are
+//! (`--write-classifier screen/classifier.json`); its figures on the same data are
 //! printed too, marked as seen.
 
 use std::collections::BTreeMap;
@@ -25,19 +25,19 @@ pub struct Args {
     #[arg(long, default_value = "tests/data/injection/benign.jsonl")]
     benign: PathBuf,
     /// Fit on every sample and write the model here (what ships is
-    /// screen/model.json).
+    /// screen/classifier.json).
     #[arg(long)]
-    write_model: Option<PathBuf>,
+    write_classifier: Option<PathBuf>,
     /// Print every sample the left-out fits got wrong.
     #[arg(long)]
     verbose: bool,
     /// Only explain the shipped screen's verdict on this text: its
     /// canonical form and every feature with its weight.
-    #[arg(long, conflicts_with = "write_model")]
+    #[arg(long, conflicts_with = "write_classifier")]
     explain: Option<String>,
     /// Score the files with the shipped model as it is, fitting nothing:
     /// the figure for data kept apart from development.
-    #[arg(long, conflicts_with = "write_model")]
+    #[arg(long, conflicts_with = "write_classifier")]
     shipped: bool,
 }
 
@@ -82,7 +82,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.shipped {
         let screen = lore_screen::Screen::shipped();
         println!("The shipped model, fitted on the development set, scored as it is (no refit):");
-        for ((is_payload, source), tally) in training::seen(screen.model(), &prepared) {
+        for ((is_payload, source), tally) in training::seen(screen.classifier(), &prepared) {
             let figure = if is_payload {
                 format!("recall {}", ratio(tally.caught, tally.payloads))
             } else {
@@ -139,7 +139,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.verbose {
         print_mistakes(&prepared, &report);
     }
-    if let Some(path) = &args.write_model {
+    if let Some(path) = &args.write_classifier {
         let file = model.to_file(payloads.payloads, benign.benign);
         let json = serde_json::to_string_pretty(&file)?;
         std::fs::write(path, format!("{json}\n")).with_context(|| format!("cannot write {}", path.display()))?;
@@ -243,7 +243,7 @@ fn print_by_language(report: &[LeftOut]) {
 fn print_mistakes(prepared: &[Prepared], report: &[LeftOut]) {
     for left_out in report {
         let (payload, source) = (left_out.payload, &left_out.source);
-        let screen = lore_screen::Screen::new(left_out.model.clone());
+        let screen = lore_screen::Screen::new(left_out.classifier.clone());
         for sample in
             prepared.iter().filter(|sample| sample.sample.payload == payload && &sample.sample.source == source)
         {
@@ -264,15 +264,20 @@ fn explain(text: &str) {
     if canonical.hidden.any() {
         println!("hidden: {:?}", canonical.hidden);
     }
-    let model = screen.model();
+    let classifier = screen.classifier();
     for feature in lore_screen::cues::Feature::ALL {
         let value = features[feature.index()];
         if value > 0.0 {
-            let weight = model.weights[feature.index()];
+            let weight = classifier.weights[feature.index()];
             println!("  {:<22} {value:.2} x {weight:>7.3} = {:>7.3}", feature.name(), value * weight);
         }
     }
-    println!("  {:<22} {:>24.3}", "(bias)", model.bias);
+    println!("  {:<22} {:>24.3}", "(bias)", classifier.bias);
     let verdict_word = if verdict.held { "held" } else { "passes" };
-    println!("score {:.3} (threshold {:.3}): {verdict_word}; {}", verdict.score, model.threshold, verdict.reason());
+    println!(
+        "score {:.3} (threshold {:.3}): {verdict_word}; {}",
+        verdict.score,
+        classifier.threshold,
+        verdict.reason()
+    );
 }

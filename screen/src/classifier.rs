@@ -1,6 +1,6 @@
 //! The weights that turn a text's features into a score: logistic
 //! regression, fitted by [`crate::training`] on the development set and
-//! shipped as `model.json`.
+//! shipped as `classifier.json`.
 
 use serde::{Deserialize, Serialize};
 
@@ -9,16 +9,16 @@ use crate::cues::{Feature, Features};
 /// A fitted model: P(instruction) = σ(bias + Σ weight · feature); a text
 /// at or above `threshold` is held.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Model {
+pub struct Classifier {
     pub bias: f64,
     pub weights: [f64; Feature::COUNT],
     pub threshold: f64,
 }
 
-/// `model.json`: the weights by feature name, so a reader sees what counts.
+/// `classifier.json`: the weights by feature name, so a reader sees what counts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ModelFile {
+pub struct ClassifierFile {
     pub bias: f64,
     pub threshold: f64,
     pub weights: std::collections::BTreeMap<String, f64>,
@@ -27,7 +27,7 @@ pub struct ModelFile {
     pub benign: usize,
 }
 
-impl Model {
+impl Classifier {
     pub fn score(&self, features: &Features) -> f64 {
         let z = self.bias + self.weights.iter().zip(features).map(|(weight, value)| weight * value).sum::<f64>();
         sigmoid(z)
@@ -44,8 +44,8 @@ impl Model {
         parts
     }
 
-    pub fn to_file(&self, payloads: usize, benign: usize) -> ModelFile {
-        ModelFile {
+    pub fn to_file(&self, payloads: usize, benign: usize) -> ClassifierFile {
+        ClassifierFile {
             bias: self.bias,
             threshold: self.threshold,
             weights: Feature::ALL
@@ -57,7 +57,7 @@ impl Model {
         }
     }
 
-    pub fn from_file(file: &ModelFile) -> Result<Self, String> {
+    pub fn from_file(file: &ClassifierFile) -> Result<Self, String> {
         let mut weights = [0.0; Feature::COUNT];
         for (name, weight) in &file.weights {
             let feature = Feature::from_name(name).ok_or_else(|| format!("unknown feature {name:?}"))?;
