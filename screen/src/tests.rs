@@ -1,4 +1,4 @@
-//! The shipped model against the development set it was fitted on.
+//! The shipped classifier against the development set it was fitted on.
 
 use std::path::PathBuf;
 use std::sync::LazyLock;
@@ -21,7 +21,7 @@ fn development_set() -> &'static [training::Prepared] {
 }
 
 #[test]
-fn the_shipped_model_is_what_the_development_set_fits() {
+fn the_shipped_classifier_is_what_the_development_set_fits() {
     let all: Vec<&training::Prepared> = development_set().iter().collect();
     let fitted = training::fit(&all);
     let shipped = Screen::shipped().classifier();
