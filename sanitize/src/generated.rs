@@ -103,6 +103,29 @@ mod tests {
         assert_eq!(found(laravel), ["base64:Zx81kQm2Lp0vN7rT5yW3q8Zk3vX9bT5mK2pL8rW1zY4="]);
     }
 
+    /// The word check and the line regex list the generators twice: each
+    /// generator's line must pass both.
+    #[test]
+    fn every_generator_named_is_read() {
+        let key = "Zx81kQm2Lp0vN7rT5yW3q8Zk3vX9bT5m";
+        for command in [
+            "openssl rand -base64 24",
+            "gpg --gen-random --armor 1 24",
+            "head -c 24 /dev/urandom | base64",
+            "tr -dc A-Za-z0-9 </dev/urandom | head -c 32",
+            "python3 -c 'import secrets; print(secrets.token_urlsafe(24))'",
+            "python -c 'import os, base64; print(base64.b64encode(os.urandom(24)).decode())'",
+            "python -c 'from django.core.management.utils import get_random_secret_key as k; print(k())'",
+            "node -e \"console.log(require('crypto').randomBytes(24).toString('base64'))\"",
+            "ruby -rsecurerandom -e 'puts SecureRandom.hex(16)'",
+            "bin/rails secret",
+            "mix phx.gen.secret",
+            "php artisan key:generate --show",
+        ] {
+            assert_eq!(found(&format!("$ {command}\n{key}")), [key], "{command}");
+        }
+    }
+
     #[test]
     fn a_digest_code_and_prose_are_not_what_a_generator_printed() {
         let hex = "5bb870d42a59646eb9e84f9391031bd04d64791e53a6da6cce5029d1da0a4051";

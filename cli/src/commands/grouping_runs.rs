@@ -207,13 +207,8 @@ fn print_mixed(repository: &str, captured: &Captured, truth: &[&str]) {
     }
     println!("{repository}: signatures split over several patterns");
     for (signature, patterns) in by_signature.iter().filter(|(_, patterns)| patterns.len() > 1) {
-        let templates: Vec<String> = patterns
-            .iter()
-            .map(|(pattern, count)| {
-                let at = captured.predicted.iter().position(|id| id == pattern).unwrap_or_default();
-                format!("{count} x {:?}", captured.templates[at])
-            })
-            .collect();
+        let templates: Vec<String> =
+            patterns.iter().map(|(pattern, count)| format!("{count} x {:?}", by_pattern[pattern].0)).collect();
         println!("  {signature:?}: {}", templates.join(" | "));
     }
 }
