@@ -187,6 +187,10 @@ fn main() -> ExitCode {
             report(commands::grouping::leave_one_out(args))
         }
         Command::Eval(EvalCommand::Grouping(args)) if args.corrections => report(commands::grouping::corrections(args)),
+        Command::Eval(EvalCommand::Grouping(args)) if args.people.is_some() => {
+            let people = args.people.unwrap_or_default();
+            report(commands::grouping::people(args, people))
+        }
         Command::Eval(EvalCommand::Redaction(args)) if args.leave_one_out => {
             report(commands::eval::leave_one_out(args))
         }

@@ -14,7 +14,10 @@
 //!   and splits that make the patterns agree, keeping their ids;
 //! - `lengths`: patterns of one kind at several lengths, offered as
 //!   merges after re-mining's own changes;
-//! - `rehearsal`: re-mining rehearsed in memory, for evaluations;
+//! - `rehearsal`: re-mining rehearsed in memory, for evaluations and
+//!   for the evidence test;
+//! - `evidence`: a project's people's corrections as the judge of whether
+//!   re-mining may change its groups by itself;
 //! - `criterion`: whether a change makes the groups better, by the minimum
 //!   description length of the project's own messages;
 //! - `accuracy`: group accuracy, the figure both are judged by.
@@ -24,6 +27,7 @@
 pub mod accuracy;
 pub mod brain;
 pub mod criterion;
+pub mod evidence;
 pub mod lengths;
 pub mod mask_proposals;
 pub mod masks;

@@ -14,13 +14,23 @@ use crate::template::Template;
 /// plan, and after what the criterion keeps of it followed by the merges
 /// of one kind at several lengths (`crate::lengths`), as the server does.
 pub fn rehearse(templates: &[Template], patterns: &[usize], settings: &BrainSettings) -> Rehearsal {
+    rehearse_pinned(templates, patterns, &BTreeSet::new(), settings)
+}
+
+/// [`rehearse`], leaving the patterns in `pinned` (a person's) as they are.
+pub fn rehearse_pinned(
+    templates: &[Template],
+    patterns: &[usize],
+    pinned: &BTreeSet<usize>,
+    settings: &BrainSettings,
+) -> Rehearsal {
     let occurrences: Vec<Occurrence<usize, usize>> = templates
         .iter()
         .zip(patterns)
         .enumerate()
         .map(|(id, (template, pattern))| Occurrence { id, pattern: *pattern, template: template.clone() })
         .collect();
-    let changes = plan(&occurrences, &BTreeSet::new(), settings);
+    let changes = plan(&occurrences, pinned, settings);
     let whole = carried_out(&occurrences, &changes);
     let judged = judge(&occurrences, changes);
     let after: Vec<Occurrence<usize, usize>> = carried_out(&occurrences, &judged.changes)
@@ -28,7 +38,7 @@ pub fn rehearse(templates: &[Template], patterns: &[usize], settings: &BrainSett
         .zip(&occurrences)
         .map(|(pattern, occurrence)| Occurrence { pattern, ..occurrence.clone() })
         .collect();
-    let lengths = crate::lengths::merges(&after, &BTreeSet::new());
+    let lengths = crate::lengths::merges(&after, pinned);
     Rehearsal {
         whole,
         judged: carried_out(&after, &lengths.changes),

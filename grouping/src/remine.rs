@@ -228,6 +228,45 @@ where
     Judged { rejected: proposed.saturating_sub(kept.len()), changes: kept, bits_before, bits_after }
 }
 
+/// The changes of a plan as moves a person can take one at a time: each
+/// merge with the splits whose parts it takes (numbered within the move),
+/// and each split no merge takes, alone.
+pub fn moves<P: Clone, O: Clone>(changes: &[Change<P, O>]) -> Vec<Vec<Change<P, O>>> {
+    let split_of = |target: &Target<P>| match target {
+        Target::SplitOf(split) => Some(*split),
+        Target::Pattern(_) => None,
+    };
+    let taken: BTreeSet<usize> = changes
+        .iter()
+        .flat_map(|change| match change {
+            Change::Merge { into, sources, .. } => std::iter::once(into).chain(sources).filter_map(split_of).collect(),
+            Change::Split { .. } => Vec::new(),
+        })
+        .collect();
+    let mut moves = Vec::new();
+    for (index, change) in changes.iter().enumerate() {
+        match change {
+            Change::Split { .. } if !taken.contains(&index) => moves.push(vec![change.clone()]),
+            Change::Split { .. } => {}
+            Change::Merge { into, sources, template } => {
+                let mut parts: Vec<Change<P, O>> = Vec::new();
+                let mut renumbered = |target: &Target<P>| match target {
+                    Target::SplitOf(split) => {
+                        parts.push(changes[*split].clone());
+                        Target::SplitOf(parts.len() - 1)
+                    }
+                    Target::Pattern(pattern) => Target::Pattern(pattern.clone()),
+                };
+                let into = renumbered(into);
+                let sources = sources.iter().map(&mut renumbered).collect();
+                parts.push(Change::Merge { into, sources, template: template.clone() });
+                moves.push(parts);
+            }
+        }
+    }
+    moves
+}
+
 /// Bits a change must save to be kept: rounding is no improvement.
 pub(crate) const BITS_SLACK: f64 = 1e-6;
 

@@ -174,6 +174,28 @@ def merge_patterns(page):
     return notice
 
 
+def regroupings(page):
+    """An admin reads the QA page's verdict on re-mining, and accepts the
+    merge it proposed on the masks page instead of making it."""
+    page.goto(URL + "/projects/shop/qa")
+    remining = page.locator("#remining").inner_text()
+    check("proposed to a person" in remining and "wait for a person" in remining,
+          f"the QA page does not say re-mining only proposed: {remining}")
+    page.get_by_role("link", name="proposed to a person").click()
+    row = page.locator("#regroupings + p + table tr", has_text="user <*> could not reach host <*> in time")
+    check(row.count() == 1, "the proposed merge is not listed")
+    shown = row.inner_text()
+    check("merge" in shown, f"the proposal does not say what move it is: {shown}")
+    row.get_by_role("button", name="Accept the merge into user <*> could not reach host <*> in time").click()
+    page.wait_for_selector("p.notice")
+    accepted = page.locator("p.notice").inner_text()
+    check(accepted.startswith("Accepted: the merge into user <*> could not reach host <*> in time is made"),
+          f"accepting a regrouping said: {accepted}")
+    check(page.locator("tr", has_text="user <*> could not reach host").count() == 0,
+          "the accepted regrouping is still offered")
+    return {"remining": remining, "accepted": accepted}
+
+
 def grouping_masks(page):
     """An admin adds a mask from the QA page's link, sees a bad one refused
     naming its field, and removes the good one."""
@@ -446,6 +468,7 @@ def main():
         results["fix"] = review_fix(page)
         results["lesson"] = review_lesson(page)
         results["merged"] = merge_patterns(page)
+        results["regroupings"] = regroupings(page)
         results["masks"] = grouping_masks(page)
         results["guards"] = guards(page)
         results["live_seconds"] = follow_live(page)

@@ -509,10 +509,13 @@ async fn lore_eval_grouping_on_agent_runs_scores_each_repository_against_its_err
     std::fs::write(&path, steps.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")).unwrap();
     let (ok, stdout, stderr) = lore(&server, &["eval", "grouping", "--runs", &path.display().to_string()]).await;
     assert!(ok, "{stderr}");
-    assert!(stdout.contains("| acme/app | 3 | 2 | 2 | 1.000 | 1.000 |"), "{stdout}");
-    assert!(stdout.contains("| acme/lib | 1 | 1 | 1 | 1.000 | 1.000 |"), "{stdout}");
+    assert!(stdout.contains("| acme/app | 3 | 2 | 2 | 1.000 | 1.000 | 1.000 |"), "{stdout}");
+    assert!(stdout.contains("| acme/lib | 1 | 1 | 1 | 1.000 | 1.000 | 1.000 |"), "{stdout}");
     let last = stdout.lines().last().unwrap_or_default();
-    assert_eq!(last, "grouping runs=4 repositories=2 captured=1.000 remined=1.000 weighted_by_steps=1.000", "{stdout}");
+    assert_eq!(
+        last, "grouping runs=4 repositories=2 captured=1.000 automatic=1.000 accepted=1.000 weighted_by_steps=1.000",
+        "{stdout}"
+    );
 
     std::fs::write(&path, format!("{}\n{{\"repo\": 3}}\n", steps[0])).unwrap();
     let (ok, _, stderr) = lore(&server, &["eval", "grouping", "--runs", &path.display().to_string()]).await;
@@ -685,10 +688,20 @@ async fn lore_qa_captures_warns_lists_and_shows_the_dashboard() {
     assert!(ok);
     assert_eq!(stdout.trim(), "no pattern qualifies yet");
 
-    // One pattern, nothing for re-mining to change.
+    // One pattern, nothing for re-mining to change, and no person's
+    // correction to let it change anything by itself.
     let (ok, stdout, stderr) = lore(&server, &["qa", "remine", "--project", "cli"]).await;
     assert!(ok, "{stderr}");
-    assert_eq!(stdout.trim(), "re-mined 2 occurrences of cli: 0 merges, 0 splits");
+    assert_eq!(
+        stdout.trim(),
+        "re-mined 2 occurrences of cli: 0 regroupings proposed (lore qa regroupings list --project cli)\n\
+         evidence: no merge or split by a person among these occurrences, so re-mining only proposes"
+    );
+    let (ok, stdout, stderr) = lore(&server, &["qa", "regroupings", "list", "--project", "cli"]).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout.trim(), "no open regrouping proposal");
+    let (ok, _, stderr) = lore(&server, &["qa", "regroupings", "accept", "--project", "cli", "not-an-id"]).await;
+    assert!(!ok && stderr.contains("proposal_id"), "{stderr}");
 
     // A project's own grouping masks: added, listed, refused when bad,
     // removed; each change re-mines.

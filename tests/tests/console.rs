@@ -271,6 +271,29 @@ async fn seed(channel: Authed) -> Seeded {
         patterns.push(pattern);
     }
     assert_ne!(patterns[0], patterns[1], "two different failures make two patterns");
+    // One kind captured as several patterns (the user and host vary):
+    // re-mining proposes merging them, since nothing the project's people
+    // did shows it groups as they would (they merge only later); the
+    // browser accepts it.
+    for (user, host) in [("alpha", "north"), ("beta", "east"), ("gamma", "west"), ("delta", "south")] {
+        for attempt in 0..2 {
+            qa.capture_failure(proto::CaptureFailureRequest {
+                failure_id: Uuid::new_v4().to_string(),
+                project: "shop".into(),
+                task: Some(proto::Task { task_id: format!("T-{user}-{attempt}"), ..Default::default() }),
+                error_messages: vec![format!("user {user} could not reach host {host} in time")],
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        }
+    }
+    let remined = qa
+        .remine_project(proto::RemineProjectRequest { project: "shop".into(), window: 0 })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!remined.automatic && remined.proposed >= 1, "{remined:?}");
     // An admin merged two services' patterns and two queues' patterns:
     // each proposes a mask; the browser accepts the first, and a reader
     // sees the second but may not decide it.
@@ -479,6 +502,27 @@ async fn a_supervisor_uses_the_console_in_a_real_browser_and_its_access_rules_ho
     let expected = [("accepted", "services", "console-admin"), ("open", "", "")]
         .map(|(state, name, by)| (state.to_owned(), name.to_owned(), by.to_owned()));
     assert_eq!(decided, expected, "the browser accepted one proposal, and the reader decided nothing");
+    let regrouped: Vec<(String, String)> = sqlx::query_as(
+        "SELECT state, decided_by FROM qa_regrouping_proposals
+         WHERE project = 'shop' AND template = 'user <*> could not reach host <*> in time'",
+    )
+    .fetch_all(&database.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        regrouped,
+        [("accepted".to_owned(), "console-admin".to_owned())],
+        "the browser accepted the proposed merge: {}",
+        results["regroupings"]
+    );
+    let users: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM qa_patterns WHERE project = 'shop' AND template LIKE 'user % could not reach host %'
+             AND status <> 'merged'",
+    )
+    .fetch_one(&database.pool)
+    .await
+    .unwrap();
+    assert_eq!(users, 1, "one pattern for the kind after the merge");
     // The guard set from the warning at the call was removed again; the
     // switch the browser turned on stays on.
     let guards: i64 = sqlx::query_scalar("SELECT count(*) FROM qa_guards WHERE project = 'shop'")

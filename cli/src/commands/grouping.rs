@@ -2,9 +2,11 @@
 //! LogHub-format `*_structured.csv`. Each line's `Content` is captured as
 //! one failure (in file order, through the real RPC, into a fresh project);
 //! the pattern of its message is the predicted group. Then the project is
-//! re-mined at once (RemineProject, what the leader does on a schedule) and
-//! each line is scored in the pattern it is in after that; `--no-remine`
-//! scores the grouping as captures left it. Group accuracy as in
+//! re-mined at once (RemineProject, what the leader does on a schedule),
+//! which in a project no person corrected only proposes; every proposal is
+//! then accepted and each line is scored in the pattern it is in after
+//! that (the figure re-mining makes by itself is printed too);
+//! `--no-remine` scores the grouping as captures left it. Group accuracy as in
 //! logpai/logparser: a line counts when its predicted group has exactly the
 //! members of its true `EventId` group (`grouping_capture.rs`). `--runs`
 //! does the same with agents' failing commands (`grouping_runs.rs`).
@@ -15,7 +17,7 @@ use lore_proto::v1 as proto;
 use uuid::Uuid;
 
 use super::Channel;
-use super::grouping_capture::{Named, accuracy, after_remining, capture, fresh_project, remine_project};
+use super::grouping_capture::{Named, accuracy, capture, fresh_project, remine_project};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -32,6 +34,12 @@ pub struct Args {
     /// them (needs no server).
     #[arg(long, conflicts_with = "leave_one_out")]
     pub corrections: bool,
+    /// In this process: an ideal person corrects this many of each set's
+    /// largest wrongly grouped true groups, and re-mining regroups by
+    /// itself only where those corrections support it (needs no server;
+    /// takes `--runs` too, each repository a set).
+    #[arg(long, value_name = "N", conflicts_with_all = ["leave_one_out", "corrections"])]
+    pub people: Option<usize>,
     /// Project to capture into; a fresh one by default, so earlier patterns
     /// do not take part.
     #[arg(long)]
@@ -55,6 +63,11 @@ pub struct Args {
 /// `--leave-one-out`: every file's set, in this process.
 pub fn leave_one_out(args: Args) -> anyhow::Result<()> {
     super::grouping_sources::run(&args.files)
+}
+
+/// `--people N`: the evidence gate, after an ideal person's corrections.
+pub fn people(args: Args, people: usize) -> anyhow::Result<()> {
+    super::grouping_people::run(&args.files, args.runs.as_deref(), people)
 }
 
 /// `--corrections`: masks from merges, on each file's held-out half.
@@ -98,14 +111,15 @@ async fn run_file(
     let mut predicted = captured.predicted.clone();
     if remine {
         let as_captured = accuracy(&predicted, &truth).accuracy;
-        let done = remine_project(&mut qa, &project, lines.len()).await?;
+        let remining = remine_project(&mut qa, &project, lines.len(), &captured).await?;
+        let automatic = accuracy(&remining.automatic, &truth).accuracy;
+        let done = &remining.done;
         println!(
-            "as captured: group_accuracy={as_captured:.3}; re-mined: {} merges, {} splits ({} proposed and turned down)",
-            done.merges, done.splits, done.rejected
+            "as captured: group_accuracy={as_captured:.3}; re-mined by itself: {automatic:.3} ({} merges, {} splits); \
+             {} regroupings proposed ({} turned down by the criterion), {} accepted, {} stale after those",
+            done.merges, done.splits, done.proposed, done.rejected, remining.taken, remining.stale
         );
-        if done.merges + done.splits > 0 {
-            predicted = after_remining(&mut qa, &project, &captured).await?;
-        }
+        predicted = remining.accepted;
     }
     let report = accuracy(&predicted, &truth);
     if verbose {

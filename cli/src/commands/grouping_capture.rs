@@ -1,7 +1,8 @@
 //! Grouping through the server, shared by `lore eval grouping FILE` and
 //! `--runs`: each failure captured through the real CaptureFailure, the
-//! project re-mined at once (RemineProject), each failure's pattern read
-//! again after that, and group accuracy as in logpai/logparser (a failure
+//! project re-mined at once (RemineProject) and every regrouping it
+//! proposed accepted, each failure's pattern read again after each, and
+//! group accuracy as in logpai/logparser (a failure
 //! counts when its predicted group has exactly the members of its true
 //! group).
 
@@ -80,14 +81,61 @@ pub(crate) async fn capture(
     Ok(captured)
 }
 
-/// RemineProject over the project's last `window` failures, at once.
+/// What re-mining a project gave, scored twice: what RemineProject made by
+/// itself (nothing, in a project no person corrected: its moves are
+/// proposed), then the groups after a person accepted every proposal.
+pub(crate) struct Remining {
+    pub automatic: Vec<String>,
+    pub done: proto::RemineProjectResponse,
+    pub accepted: Vec<String>,
+    /// Proposals accepted and made, and those a move accepted before them
+    /// had made stale.
+    pub taken: usize,
+    pub stale: usize,
+}
+
+/// RemineProject over the project's last `window` failures, at once; then
+/// every open proposal accepted, largest first, as one person would.
 pub(crate) async fn remine_project(
     qa: &mut QaLearningServiceClient<Channel>,
     project: &str,
     window: usize,
-) -> anyhow::Result<proto::RemineProjectResponse> {
+    captured: &Captured,
+) -> anyhow::Result<Remining> {
     let request = proto::RemineProjectRequest { project: project.to_owned(), window: window as u32 };
-    Ok(qa.remine_project(request).await.context("re-mining the project")?.into_inner())
+    let done = qa.remine_project(request).await.context("re-mining the project")?.into_inner();
+    let automatic = if done.merges + done.splits > 0 {
+        after_remining(qa, project, captured).await?
+    } else {
+        captured.predicted.clone()
+    };
+    let mut proposals = qa
+        .list_regrouping_proposals(proto::ListRegroupingProposalsRequest {
+            project: project.to_owned(),
+            include_decided: false,
+        })
+        .await
+        .context("listing the regrouping proposals")?
+        .into_inner()
+        .proposals;
+    proposals.sort_by_key(|proposal| std::cmp::Reverse(proposal.occurrences));
+    let (mut taken, mut stale) = (0, 0);
+    for proposal in proposals {
+        let decided = qa
+            .decide_regrouping_proposal(proto::DecideRegroupingProposalRequest {
+                project: project.to_owned(),
+                proposal_id: proposal.proposal_id,
+                decision: proto::RegroupingDecision::Accept as i32,
+            })
+            .await;
+        match decided {
+            Ok(_) => taken += 1,
+            Err(status) if status.code() == tonic::Code::FailedPrecondition => stale += 1,
+            Err(status) => return Err(status).context("accepting a regrouping proposal"),
+        }
+    }
+    let accepted = if taken > 0 { after_remining(qa, project, captured).await? } else { automatic.clone() };
+    Ok(Remining { automatic, done, accepted, taken, stale })
 }
 
 /// Each line's pattern after re-mining: a line whose occurrence a split

@@ -74,6 +74,28 @@ fn read(path: &Path) -> anyhow::Result<BTreeMap<String, Vec<Step>>> {
     Ok(repositories)
 }
 
+/// One set of (message, true group) lines, by its name.
+pub(super) type LabelledSet = (String, Vec<(String, String)>);
+
+/// Each repository's failing steps as (message, `error_sig`): the
+/// message the failure is named by, as the hook would send it.
+pub(super) fn messages(path: &Path) -> anyhow::Result<Vec<LabelledSet>> {
+    let checks = Checks::default();
+    Ok(read(path)?
+        .into_iter()
+        .map(|(repository, steps)| {
+            let lines = steps
+                .iter()
+                .map(|step| {
+                    let message = request(&checks, "grouping-people", step).error_messages.pop().unwrap_or_default();
+                    (message, step.error_sig.clone().unwrap_or_default())
+                })
+                .collect();
+            (repository, lines)
+        })
+        .collect())
+}
+
 /// The capture a hook sends for `step`: the check the command runs, or
 /// one name for every other command (the hooks capture only checks; here
 /// every failing command is grouped, and a name per program would keep
@@ -96,7 +118,8 @@ struct Row {
     signatures: usize,
     patterns: usize,
     captured: f64,
-    remined: Option<(f64, proto::RemineProjectResponse)>,
+    /// Re-mined by itself, and after every proposal was accepted.
+    remined: Option<Remined>,
     held: usize,
 }
 
@@ -116,13 +139,14 @@ pub async fn run(channel: Channel, path: &Path, remine: bool, verbose: bool) -> 
             print_mixed(repository, &captured, &truth);
         }
         let remined = if remine {
-            let done = grouping_capture::remine_project(&mut qa, &project, steps.len()).await?;
-            let predicted = if done.merges + done.splits > 0 {
-                grouping_capture::after_remining(&mut qa, &project, &captured).await?
-            } else {
-                captured.predicted.clone()
-            };
-            Some((grouping_capture::accuracy(&predicted, &truth).accuracy, done))
+            let remining = grouping_capture::remine_project(&mut qa, &project, steps.len(), &captured).await?;
+            Some(Remined {
+                automatic: grouping_capture::accuracy(&remining.automatic, &truth).accuracy,
+                accepted: grouping_capture::accuracy(&remining.accepted, &truth).accuracy,
+                made: (remining.done.merges, remining.done.splits),
+                proposed: remining.done.proposed,
+                taken: remining.taken,
+            })
         } else {
             None
         };
@@ -140,21 +164,33 @@ pub async fn run(channel: Channel, path: &Path, remine: bool, verbose: bool) -> 
     Ok(())
 }
 
+/// What re-mining gave one repository.
+struct Remined {
+    automatic: f64,
+    accepted: f64,
+    /// Merges and splits RemineProject made by itself.
+    made: (u32, u32),
+    proposed: u32,
+    taken: usize,
+}
+
 fn print_table(rows: &[Row]) {
     println!(
-        "| repository | failing steps | error signatures | patterns | as captured | re-mined | merges / splits (turned down) |"
+        "| repository | failing steps | error signatures | patterns | as captured | re-mined by itself | \
+         every proposal accepted | made / proposed / accepted |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|");
-    let remined = |row: &Row| row.remined.as_ref().map(|(accuracy, _)| *accuracy);
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     for row in rows {
-        let (after, moves) = match &row.remined {
-            Some((accuracy, done)) => {
-                (format!("{accuracy:.3}"), format!("{} / {} ({})", done.merges, done.splits, done.rejected))
-            }
-            None => ("-".to_owned(), "-".to_owned()),
+        let (automatic, accepted, moves) = match &row.remined {
+            Some(remined) => (
+                format!("{:.3}", remined.automatic),
+                format!("{:.3}", remined.accepted),
+                format!("{} / {} / {}", remined.made.0 + remined.made.1, remined.proposed, remined.taken),
+            ),
+            None => ("-".to_owned(), "-".to_owned(), "-".to_owned()),
         };
         println!(
-            "| {} | {} | {} | {} | {:.3} | {after} | {moves} |",
+            "| {} | {} | {} | {} | {:.3} | {automatic} | {accepted} | {moves} |",
             row.repository, row.steps, row.signatures, row.patterns, row.captured
         );
     }
@@ -168,9 +204,16 @@ fn print_table(rows: &[Row]) {
             / steps.max(1) as f64
     };
     let captured = |row: &Row| Some(row.captured);
-    let after =
-        if rows.iter().any(|row| row.remined.is_some()) { format!("{:.3}", mean(&remined)) } else { "-".to_owned() };
-    println!("| **mean over repositories** | {steps} | | | **{:.3}** | **{after}** | |", mean(&captured));
+    let remined = rows.iter().any(|row| row.remined.is_some());
+    let figure = |value: &dyn Fn(&Row) -> Option<f64>| {
+        if remined { format!("{:.3}", mean(value)) } else { "-".to_owned() }
+    };
+    let automatic = figure(&|row: &Row| row.remined.as_ref().map(|remined| remined.automatic));
+    let accepted = figure(&|row: &Row| row.remined.as_ref().map(|remined| remined.accepted));
+    println!(
+        "| **mean over repositories** | {steps} | | | **{:.3}** | **{automatic}** | **{accepted}** | |",
+        mean(&captured)
+    );
     let held: usize = rows.iter().map(|row| row.held).sum();
     if held > 0 {
         println!(
@@ -178,11 +221,10 @@ fn print_table(rows: &[Row]) {
         );
     }
     println!(
-        "\ngrouping runs={} repositories={} captured={:.3} remined={} weighted_by_steps={:.3}",
+        "\ngrouping runs={} repositories={} captured={:.3} automatic={automatic} accepted={accepted} weighted_by_steps={:.3}",
         steps,
         rows.len(),
         mean(&captured),
-        after,
         pooled(&captured)
     );
 }

@@ -35,8 +35,12 @@ pub enum Command {
     Promote(PromoteCommand),
     /// Re-mine a project's recent occurrences with Brain now (the leader
     /// does it on a schedule): merges and splits where it disagrees with
-    /// the captures' grouping (admin).
+    /// the captures' grouping, made where the project's people support it
+    /// and proposed otherwise (admin).
     Remine(RemineArgs),
+    /// The regroupings re-mining proposed: list, accept, reject.
+    #[command(subcommand)]
+    Regroupings(super::qa_regroupings::RegroupingsCommand),
     /// A project's own grouping masks: list, add or replace, delete.
     #[command(subcommand)]
     Masks(super::qa_masks::MasksCommand),
@@ -277,6 +281,7 @@ pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {
             super::qa_masks::print_remined(&args.project, done);
         }
         Command::Masks(command) => super::qa_masks::masks(&mut qa, command).await?,
+        Command::Regroupings(command) => super::qa_regroupings::regroupings(&mut qa, command).await?,
         Command::Guards(command) => super::qa_guards::guards(&mut qa, command).await?,
     }
     Ok(())

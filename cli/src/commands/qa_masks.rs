@@ -144,10 +144,20 @@ pub fn print_remined(project: &str, done: proto::RemineProjectResponse) {
     };
     let rejected = match done.rejected {
         0 => String::new(),
-        rejected => format!(" ({rejected} more proposed, turned down: they would have grouped the messages worse)"),
+        rejected => format!(" ({rejected} more turned down: they would have grouped the messages worse)"),
     };
-    println!(
-        "re-mined {} occurrences of {project}: {} merges, {} splits{rejected}{moved}",
-        done.occurrences, done.merges, done.splits
-    );
+    let regrouped = if done.automatic {
+        format!("{} merges, {} splits", done.merges, done.splits)
+    } else {
+        format!("{} regroupings proposed (lore qa regroupings list --project {project})", done.proposed)
+    };
+    println!("re-mined {} occurrences of {project}: {regrouped}{rejected}{moved}", done.occurrences);
+    if done.corrected_pairs > 0.0 {
+        println!(
+            "evidence: people's merges and splits speak about {:.0} pairs; capture kept {:.0}, re-mining replayed from there keeps {:.0} and undoes {} corrections",
+            done.corrected_pairs, done.kept_before, done.kept_replay, done.regressions
+        );
+    } else {
+        println!("evidence: no merge or split by a person among these occurrences, so re-mining only proposes");
+    }
 }

@@ -30,6 +30,8 @@ pub mod mask_proposals;
 pub mod masks;
 pub mod patterns;
 pub mod promotion;
+pub mod regrouping;
+pub mod regrouping_proposals;
 pub mod remining;
 pub mod results;
 pub mod routes;

@@ -1,40 +1,48 @@
 //! Re-mining: the leader (or an admin, `RemineProject`) runs Brain over a
-//! project's recent occurrences, category by category, and carries out the
-//! merges and splits where it disagrees with what captures grouped one
-//! message at a time (`lore_grouping::remine`). Patterns keep their ids,
-//! fixes and warning history; both kinds of change are remembered as
+//! project's recent occurrences, category by category, where it disagrees
+//! with what captures grouped one message at a time
+//! (`lore_grouping::remine`). Brain proposes; the minimum description
+//! length criterion keeps a change only when it shortens the description
+//! of the project's own messages (`lore_grouping::remine::judge`); then
+//! patterns of one kind at several lengths, which Brain compares apart,
+//! are offered as merges (`lore_grouping::lengths`).
+//!
+//! The criterion held on the sets we develop on and not on every log
+//! system kept apart, so what it keeps is made by itself only in a project
+//! whose people support it: replayed from the groups as they were before
+//! their merges and splits, it makes some of them and undoes none of what
+//! capture had right (`lore_grouping::evidence`). Elsewhere each move
+//! waits for a person as a proposal (`regrouping_proposals`) and the
+//! groups stay as captured. A project's masks are a person's word: they
+//! apply at once either way, and patterns a mask leaves with one template
+//! merge at once, as a capture joins an exact template. Changes keep
+//! pattern ids, fixes and warning history and are remembered as
 //! corrections, so later captures follow them; a pattern a person merged
-//! or split is left as they left it. Brain only proposes: a change is
-//! carried out when it shortens the description of the project's own
-//! messages (`lore_grouping::remine::judge`), so re-mining never trades
-//! a project's groups for ones its messages code worse. Then patterns of
-//! one kind at several lengths (a list that may be empty), which Brain
-//! compares apart, are merged where the criterion says so
-//! (`lore_grouping::lengths`). An occurrence re-mining moved says so
-//! as the reason it joined its pattern.
+//! or split is left as they left it; an occurrence re-mining moved says
+//! so as the reason it joined its pattern.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use lore_grouping::brain::BrainSettings;
-use lore_grouping::remine::{Change, Occurrence, Target, judge, plan};
+use lore_grouping::remine::{Occurrence, judge, plan};
 use uuid::Uuid;
 
-use super::QaLearning;
+use super::regrouping::Voice;
 use super::template::Template;
+use super::{QaLearning, regrouping_proposals};
 use crate::Error;
-use lore_model::qa::{ChangedBy, Merge, Split};
 use lore_model::scope::ProjectScope;
+use lore_store::qa::regrouping_proposals as regrouping_store;
 use lore_store::qa::remining as store;
 
-/// How re-mining's own corrections begin their reason, which tells them
-/// from people's.
-pub const REASON_PREFIX: &str = "re-mined";
+pub use super::regrouping::REASON_PREFIX;
 
 pub use lore_model::qa::remining::{RemineRun, Remined};
 
 /// Why a merge was made, before the template it names.
 const BRAIN: &str = "Brain groups them as";
 const LENGTHS: &str = "one kind at several lengths, like";
+const ONE_TEMPLATE: &str = "one template under the project's masks:";
 
 impl QaLearning {
     /// The projects with a capture since `since`: the leader's next round
@@ -43,59 +51,43 @@ impl QaLearning {
         store::projects_captured_since(&self.pool, since).await
     }
 
-    /// Re-mines the newest `window` occurrences of `project`.
+    /// Re-mines the newest `window` occurrences of `project`: masks apply
+    /// at once; Brain's merges and splits are made when the project's
+    /// people support re-mining (`lore_grouping::evidence`), and proposed
+    /// to a person otherwise.
     pub async fn remine(&self, scope: &ProjectScope, project: &str, window: i64) -> Result<Remined, Error> {
         self.learning_on()?;
         scope.require(project)?;
-        let recent = store::recent_occurrences(&self.pool, project, window).await?;
+        let window = self.read_window(project, window).await?;
         let pinned = store::corrected_by_people(&self.pool, project, REASON_PREFIX).await?;
-        let masks = {
-            let mut connection = self.pool.acquire().await?;
-            self.masks_of(&mut connection, project).await?
-        };
-        // Each message is normalized again under the project's masks now: a
-        // mask added or removed since its capture changes its template.
-        let mut retemplated = Vec::new();
-        let mut by_category: BTreeMap<&str, Vec<Occurrence<Uuid, Uuid>>> = BTreeMap::new();
-        for occurrence in &recent {
-            let template = Template::of_masked(&occurrence.message, &masks);
-            if template.text() != occurrence.template {
-                retemplated.push((occurrence.occurrence_id, template.text()));
-            }
-            by_category.entry(occurrence.category.as_str()).or_default().push(Occurrence {
-                id: occurrence.occurrence_id,
-                pattern: occurrence.pattern_id,
-                template,
-            });
-        }
-        store::retemplate_occurrences(&self.pool, &retemplated).await?;
-        let mut done = Remined { occurrences: recent.len(), ..Remined::default() };
+        let corrections = store::people_corrections(&self.pool, project, REASON_PREFIX).await?;
         let settings = BrainSettings::default();
-        let retemplated: HashSet<Uuid> = retemplated.into_iter().map(|(occurrence, _)| occurrence).collect();
-        for occurrences in by_category.values() {
-            let judged = judge(occurrences, plan(occurrences, &pinned, &settings));
-            done.rejected += judged.rejected;
-            done.bits_before += judged.bits_before;
-            let pattern_of = self.carry_out(scope, occurrences, &judged.changes, BRAIN, &mut done).await?;
-            // Then the kinds Brain cannot see whole: one kind at several
-            // lengths, offered and judged on the groups as they are now.
-            let after: Vec<Occurrence<Uuid, Uuid>> = occurrences
-                .iter()
-                .map(|occurrence| Occurrence { pattern: pattern_of[&occurrence.id], ..occurrence.clone() })
-                .collect();
-            let lengths = lore_grouping::lengths::merges(&after, &pinned);
-            done.rejected += lengths.rejected;
-            done.bits_after += lengths.bits_after;
-            let pattern_of = self.carry_out(scope, &after, &lengths.changes, LENGTHS, &mut done).await?;
-            self.follow_templates(occurrences, &pattern_of, &retemplated, &mut done).await?;
+        let mut done = Remined { occurrences: window.read, ..Remined::default() };
+        for occurrences in window.by_category.values() {
+            done.evidence.add(regrouping_proposals::verdict(occurrences, &corrections, &settings));
         }
-        if done.merges + done.splits + done.moves + done.rejected > 0 {
+        done.automatic = done.evidence.supports();
+        let mut proposals = Vec::new();
+        for occurrences in window.by_category.values() {
+            let pattern_of = if done.automatic {
+                self.regroup(scope, occurrences, &pinned, &settings, &mut done).await?
+            } else {
+                let proposed = regrouping_proposals::propose(project, occurrences, &pinned, &settings, &mut done);
+                proposals.extend(proposed.proposals);
+                self.carry_out(scope, occurrences, &proposed.exact, &Voice::re_mining(ONE_TEMPLATE), &mut done).await?
+            };
+            self.follow_templates(occurrences, &pattern_of, &window.retemplated, &mut done).await?;
+        }
+        done.proposed = regrouping_store::replace_open(&self.pool, project, &proposals).await?;
+        if done.merges + done.splits + done.moves + done.rejected + done.proposed > 0 {
             tracing::info!(
                 project,
                 merges = done.merges,
                 splits = done.splits,
                 rejected = done.rejected,
                 moves = done.moves,
+                proposed = done.proposed,
+                automatic = done.automatic,
                 "re-mined the project's patterns"
             );
         }
@@ -107,6 +99,63 @@ impl QaLearning {
             tracing::warn!(%error, project, "cannot record the re-mining's verdict");
         }
         Ok(done)
+    }
+
+    /// The newest `window` occurrences of `project` by category, each
+    /// message normalized again under the project's masks now (a mask
+    /// added or removed since its capture changes its template).
+    async fn read_window(&self, project: &str, window: i64) -> Result<Window, Error> {
+        let recent = store::recent_occurrences(&self.pool, project, window).await?;
+        let masks = {
+            let mut connection = self.pool.acquire().await?;
+            self.masks_of(&mut connection, project).await?
+        };
+        let mut retemplated = Vec::new();
+        let mut by_category: BTreeMap<String, Vec<Occurrence<Uuid, Uuid>>> = BTreeMap::new();
+        for occurrence in &recent {
+            let template = Template::of_masked(&occurrence.message, &masks);
+            if template.text() != occurrence.template {
+                retemplated.push((occurrence.occurrence_id, template.text()));
+            }
+            by_category.entry(occurrence.category.clone()).or_default().push(Occurrence {
+                id: occurrence.occurrence_id,
+                pattern: occurrence.pattern_id,
+                template,
+            });
+        }
+        store::retemplate_occurrences(&self.pool, &retemplated).await?;
+        Ok(Window {
+            read: recent.len(),
+            by_category,
+            retemplated: retemplated.into_iter().map(|(occurrence, _)| occurrence).collect(),
+        })
+    }
+
+    /// Makes the changes the criterion keeps of Brain's plan for one
+    /// category, then the merges of one kind at several lengths. Returns
+    /// the pattern each occurrence is in after them.
+    async fn regroup(
+        &self,
+        scope: &ProjectScope,
+        occurrences: &[Occurrence<Uuid, Uuid>],
+        pinned: &BTreeSet<Uuid>,
+        settings: &BrainSettings,
+        done: &mut Remined,
+    ) -> Result<HashMap<Uuid, Uuid>, Error> {
+        let judged = judge(occurrences, plan(occurrences, pinned, settings));
+        done.rejected += judged.rejected;
+        done.bits_before += judged.bits_before;
+        let pattern_of = self.carry_out(scope, occurrences, &judged.changes, &Voice::re_mining(BRAIN), done).await?;
+        // Then the kinds Brain cannot see whole: one kind at several
+        // lengths, offered and judged on the groups as they are now.
+        let after: Vec<Occurrence<Uuid, Uuid>> = occurrences
+            .iter()
+            .map(|occurrence| Occurrence { pattern: pattern_of[&occurrence.id], ..occurrence.clone() })
+            .collect();
+        let lengths = lore_grouping::lengths::merges(&after, pinned);
+        done.rejected += lengths.rejected;
+        done.bits_after += lengths.bits_after;
+        self.carry_out(scope, &after, &lengths.changes, &Voice::re_mining(LENGTHS), done).await
     }
 
     /// `project`'s last re-mining and the criterion's verdict on it.
@@ -154,81 +203,14 @@ impl QaLearning {
         }
         Ok(())
     }
+}
 
-    /// Makes the plan's changes in order; each occurrence that moved then
-    /// says so ("why grouped"). Returns the pattern each occurrence is in
-    /// after them.
-    async fn carry_out(
-        &self,
-        scope: &ProjectScope,
-        occurrences: &[Occurrence<Uuid, Uuid>],
-        changes: &[Change<Uuid, Uuid>],
-        why_merged: &str,
-        done: &mut Remined,
-    ) -> Result<HashMap<Uuid, Uuid>, Error> {
-        // Where each read occurrence is as the changes go.
-        let mut pattern_of: HashMap<Uuid, Uuid> =
-            occurrences.iter().map(|occurrence| (occurrence.id, occurrence.pattern)).collect();
-        let mut created: HashMap<usize, Uuid> = HashMap::new();
-        let resolve = |target: &Target<Uuid>, created: &HashMap<usize, Uuid>| match target {
-            Target::Pattern(pattern) => Some(*pattern),
-            Target::SplitOf(change) => created.get(change).copied(),
-        };
-        for (index, change) in changes.iter().enumerate() {
-            match change {
-                Change::Split { from, occurrences, template } => {
-                    let split = Split {
-                        split_id: Uuid::now_v7(),
-                        pattern_id: *from,
-                        occurrence_ids: occurrences.clone(),
-                        new_name: None,
-                        reason: format!("{REASON_PREFIX}: Brain keeps {} apart", template.text()),
-                        by: ChangedBy::ReMining,
-                    };
-                    match self.split_pattern(scope, &split).await {
-                        Ok((_, new)) => {
-                            created.insert(index, new.pattern_id);
-                            for moved in occurrences {
-                                pattern_of.insert(*moved, new.pattern_id);
-                            }
-                            store::note_regrouped(&self.pool, occurrences, &split.reason).await?;
-                            done.splits += 1;
-                        }
-                        // A capture or a person changed the pattern since it
-                        // was read: the next round sees the new state.
-                        Err(Error::FailedPrecondition(why)) => tracing::debug!(%why, "re-mining skipped a split"),
-                        Err(error) => return Err(error),
-                    }
-                }
-                Change::Merge { into, sources, template } => {
-                    let Some(into) = resolve(into, &created) else { continue };
-                    let sources: Vec<Uuid> = sources.iter().filter_map(|source| resolve(source, &created)).collect();
-                    if sources.is_empty() {
-                        continue;
-                    }
-                    let reason = format!("{REASON_PREFIX}: {why_merged} {}", template.text());
-                    let merge = Merge { into, sources, reason, by: ChangedBy::ReMining, actor: String::new() };
-                    match self.merge_patterns(scope, &merge).await {
-                        Ok(_) => {
-                            let moved: Vec<Uuid> = pattern_of
-                                .iter_mut()
-                                .filter(|(_, pattern)| merge.sources.contains(pattern))
-                                .map(|(occurrence, pattern)| {
-                                    *pattern = into;
-                                    *occurrence
-                                })
-                                .collect();
-                            store::note_regrouped(&self.pool, &moved, &merge.reason).await?;
-                            done.merges += 1;
-                        }
-                        Err(Error::FailedPrecondition(why)) => tracing::debug!(%why, "re-mining skipped a merge"),
-                        Err(error) => return Err(error),
-                    }
-                }
-            }
-        }
-        Ok(pattern_of)
-    }
+/// A project's recent occurrences as re-mining reads them.
+struct Window {
+    read: usize,
+    by_category: BTreeMap<String, Vec<Occurrence<Uuid, Uuid>>>,
+    /// Occurrences whose template the project's masks changed.
+    retemplated: HashSet<Uuid>,
 }
 
 /// The template members of one route share: positions where they differ

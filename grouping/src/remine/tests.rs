@@ -116,3 +116,17 @@ fn the_criterion_turns_down_a_split_that_only_scatters_one_kind() {
         Change::Merge { into: Target::Pattern(1), sources: vec![Target::SplitOf(7)], template: Template::of("x") };
     assert_eq!(judge(&occurrences, vec![merge]).changes, Vec::new());
 }
+
+#[test]
+fn a_merge_and_the_parts_it_takes_are_one_move_each_carrying_out_alone_as_the_plan_did() {
+    let occurrences = a_kind_caught_in_another();
+    let changes = judge(&occurrences, plan(&occurrences, &BTreeSet::new(), &BrainSettings::default())).changes;
+    let grouped = moves(&changes);
+    assert_eq!(grouped.len(), 1, "the part moves with the merge that takes it: {grouped:?}");
+    assert_eq!(grouped[0].len(), changes.len());
+    // Numbered within the move, the move carries out to what the plan gave.
+    assert_eq!(carried_out(&occurrences, &grouped[0]), [1, 1, 1, 2, 2, 2]);
+    // A split no merge takes is a move of its own.
+    let split = Change::Split { from: 1, occurrences: vec![3], template: Template::of("job failed ok") };
+    assert_eq!(moves(std::slice::from_ref(&split)), vec![vec![split]]);
+}

@@ -70,6 +70,8 @@ const METHODS: &[(&str, &str, Access)] = &[
     (QA, "MergePatterns", Access::Admin),
     (QA, "SplitPattern", Access::Admin),
     (QA, "RemineProject", Access::Admin),
+    (QA, "ListRegroupingProposals", Access::Read),
+    (QA, "DecideRegroupingProposal", Access::Admin),
     (QA, "ListGroupingMasks", Access::Read),
     (QA, "PutGroupingMask", Access::Admin),
     (QA, "DeleteGroupingMask", Access::Admin),

@@ -1,6 +1,7 @@
 //! QA → Grouping masks: a project's own masks, with a form to add or
 //! replace one and a button to remove each, and the masks proposed from
-//! merges (`mask_proposals`). A change re-mines the project, and the page
+//! merges (`mask_proposals`), and the regroupings re-mining proposes
+//! (`regrouping_proposals`). A change re-mines the project, and the page
 //! says what that changed.
 
 use axum::extract::State;
@@ -8,14 +9,15 @@ use axum::response::Response;
 use maud::{Markup, html};
 
 use super::layout::{self, Section};
-use super::mask_proposals;
 use super::viewer::Submitted;
 use super::{Console, PageError, ProjectView};
+use super::{mask_proposals, regrouping_proposals};
 use crate::Error;
 use lore_domain::qa::remining::Remined;
 use lore_model::qa::GroupingMask;
 use lore_model::qa::limits::MAX_MASK_NAME_CHARS;
 use lore_model::qa::mask_proposals::MaskDecision;
+use lore_model::qa::remining::RegroupingDecision;
 
 const PUT: &str = "/lore.v1.QaLearningService/PutGroupingMask";
 const DELETE: &str = "/lore.v1.QaLearningService/DeleteGroupingMask";
@@ -28,9 +30,10 @@ pub async fn page(
     State(console): State<Console>,
     ProjectView { viewer, scope, project, params }: ProjectView,
 ) -> Result<Markup, PageError> {
-    let (masks, proposals) = tokio::try_join!(
+    let (masks, proposals, regroupings) = tokio::try_join!(
         console.qa.grouping_masks(&scope, &project),
         console.qa.mask_proposals(&scope, &project, false),
+        console.qa.regrouping_proposals(&scope, &project, false),
     )?;
     let (may_put, may_delete) = (viewer.may(PUT), viewer.may(DELETE));
     let body = html! {
@@ -74,12 +77,17 @@ pub async fn page(
             }
         } @else { p.muted { "Your token may read the masks; changing them needs an admin token." } }
         (mask_proposals::section(&viewer, &proposals_path(&project), &proposals))
+        (regrouping_proposals::section(&viewer, &regroupings_path(&project), &regroupings))
     };
     Ok(layout::page(&viewer, &format!("{project}: grouping masks"), Some(&project), Section::Qa, body))
 }
 
 fn proposals_path(project: &str) -> String {
     format!("{}/proposals", path(project))
+}
+
+fn regroupings_path(project: &str) -> String {
+    format!("{}/regroupings", path(project))
 }
 
 pub async fn put(
@@ -145,9 +153,45 @@ pub async fn decide(
     Ok(layout::done_at(&path(&project), &message))
 }
 
+/// A person's decision on a regrouping proposal.
+pub async fn decide_regrouping(
+    State(console): State<Console>,
+    ProjectView { scope, project, .. }: ProjectView,
+    Submitted { viewer, fields }: Submitted,
+) -> Result<Response, PageError> {
+    viewer.require(regrouping_proposals::DECIDE)?;
+    let proposal_id = lore_model::validate::required_uuid("proposal_id", fields.get("proposal_id").unwrap_or_default())
+        .map_err(Error::from)?;
+    let decision = match fields.get("decision").unwrap_or_default() {
+        "accept" => RegroupingDecision::Accept,
+        "reject" => RegroupingDecision::Reject,
+        _ => return Err(Error::invalid("decision", "choose accept or reject").into()),
+    };
+    let decided = console.qa.decide_regrouping_proposal(&scope, &project, proposal_id, decision, viewer.name()).await?;
+    let proposal = &decided.proposal;
+    let message = match decision {
+        RegroupingDecision::Accept => format!(
+            "Accepted: the {} into {} is made in your name ({} merges, {} splits).",
+            proposal.kind(),
+            proposal.template,
+            decided.remined.merges,
+            decided.remined.splits
+        ),
+        RegroupingDecision::Reject => {
+            format!("Rejected the {} into {}: it will not be proposed again.", proposal.kind(), proposal.template)
+        }
+    };
+    Ok(layout::done_at(&path(&project), &message))
+}
+
 fn remined_sentence(done: &Remined) -> String {
+    let regrouped = if done.automatic {
+        format!("made {} merges and {} splits", done.merges, done.splits)
+    } else {
+        format!("proposed {} regroupings below", done.proposed)
+    };
     format!(
-        "re-mining read {} recent occurrences and made {} merges and {} splits ({} more proposed and turned down: they would have grouped the messages worse); {} patterns took their new template.",
-        done.occurrences, done.merges, done.splits, done.rejected, done.moves
+        "re-mining read {} recent occurrences and {regrouped} ({} more turned down: they would have grouped the messages worse); {} patterns took their new template.",
+        done.occurrences, done.rejected, done.moves
     )
 }

@@ -36,6 +36,7 @@ mod mask_proposals;
 mod params;
 mod qa;
 mod quarantine;
+mod regrouping_proposals;
 mod reports;
 mod review_queue;
 mod sessions;
@@ -134,6 +135,7 @@ impl Console {
             .route("/projects/{project}/masks", get(grouping_masks::page).post(grouping_masks::put))
             .route("/projects/{project}/masks/delete", post(grouping_masks::delete))
             .route("/projects/{project}/masks/proposals", post(grouping_masks::decide))
+            .route("/projects/{project}/masks/regroupings", post(grouping_masks::decide_regrouping))
             .route("/projects/{project}/guards", get(guards::page).post(guards::put))
             .route("/projects/{project}/guards/remove", post(guards::remove))
             .route("/projects/{project}/guards/switch", post(guards::switch))

@@ -134,7 +134,7 @@ pub async fn dashboard(
             (hot_spot_list("action kinds (actions)", &spots.action_kinds))
         }
         h2 { "Re-mining: what Brain proposed and what the project's messages kept" }
-        (remining_card(remining.as_ref()))
+        (remining_card(&project, remining.as_ref()))
         h2 { "Top patterns in the window" }
         (pattern_table(&dashboard.top_patterns))
         h2 { "All patterns" }
@@ -146,9 +146,11 @@ pub async fn dashboard(
     Ok(layout::page(&viewer, &format!("{project}: QA"), Some(&project), Section::Qa, body))
 }
 
-/// The last re-mining and the criterion's verdict: a change is made only
-/// when it shortens the description of the project's recent messages.
-fn remining_card(run: Option<&RemineRun>) -> Markup {
+/// The last re-mining, the evidence it went by and the criterion's
+/// verdict: a change is kept only when it shortens the description of the
+/// project's recent messages, and made only where the project's people
+/// support re-mining; elsewhere it waits on the masks page.
+fn remining_card(project: &str, run: Option<&RemineRun>) -> Markup {
     html! {
         div.card #remining {
             @match run {
@@ -156,11 +158,18 @@ fn remining_card(run: Option<&RemineRun>) -> Markup {
                     code { "lore qa remine" } " does it now." },
                 Some(run) => {
                     @let done = &run.remined;
-                    p { "Last re-mined " (layout::time(run.remined_at)) " over " (done.occurrences) " recent occurrences: "
-                        (done.merges) " merges and " (done.splits) " splits made, " (done.rejected)
-                        " more proposed by Brain and turned down, " (done.moves) " patterns moved to a new template." }
+                    @if done.automatic {
+                        p { "Last re-mined " (layout::time(run.remined_at)) " over " (done.occurrences) " recent occurrences: "
+                            (done.merges) " merges and " (done.splits) " splits made, " (done.rejected)
+                            " more proposed by Brain and turned down, " (done.moves) " patterns moved to a new template." }
+                    } @else {
+                        p { "Last re-mined " (layout::time(run.remined_at)) " over " (done.occurrences) " recent occurrences: "
+                            (done.proposed) " regroupings " a href=(super::grouping_masks::path(project)) { "proposed to a person" }
+                            ", " (done.rejected) " more turned down, " (done.moves) " patterns moved to a new template." }
+                    }
+                    p.muted { (evidence_sentence(done)) }
                     p.muted { "The criterion is the minimum description length of those occurrences in their groups: "
-                        "a change is made only when it shortens it. Before: " (format!("{:.0}", done.bits_before))
+                        "a change is kept only when it shortens it. Before: " (format!("{:.0}", done.bits_before))
                         " bits; after: " (format!("{:.0}", done.bits_after)) " bits ("
                         (format!("{:.1}", done.shorter_by() * 100.0)) " % shorter)." }
                     (charts::horizontal_bars("Description length of the recent occurrences, in bits", &[
@@ -171,6 +180,22 @@ fn remining_card(run: Option<&RemineRun>) -> Markup {
             }
         }
     }
+}
+
+/// What the people's corrections said of re-mining, as a sentence.
+fn evidence_sentence(done: &lore_model::qa::remining::Remined) -> String {
+    let evidence = &done.evidence;
+    if evidence.before.pairs == 0.0 {
+        return "No merge or split by a person among these occurrences yet, so nothing shows that re-mining groups \
+                this project as its people would: its changes wait for a person."
+            .to_owned();
+    }
+    let verdict = if done.automatic { "so its changes were made" } else { "so its changes wait for a person" };
+    format!(
+        "People's merges and splits speak about {:.0} pairs of messages; before them the groups kept {:.0}, and \
+         re-mining replayed from there keeps {:.0} and undoes {} of them, {verdict}.",
+        evidence.before.pairs, evidence.before.kept, evidence.replay.kept, evidence.regressions
+    )
 }
 
 /// Areas and action kinds listed on the QA page, each.

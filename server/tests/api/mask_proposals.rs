@@ -149,7 +149,7 @@ async fn a_rejected_expression_is_not_proposed_again() {
 }
 
 #[tokio::test]
-async fn re_minings_merges_propose_nothing() {
+async fn re_mining_by_itself_proposes_no_mask_and_a_person_accepting_its_merge_does() {
     const PROJECT: &str = "proposals-remined";
     let server = TestServer::start().await;
     let mut qa = QaLearningServiceClient::new(server.channel().await);
@@ -161,6 +161,26 @@ async fn re_minings_merges_propose_nothing() {
         .await
         .unwrap()
         .into_inner();
-    assert!(done.merges >= 1, "Brain calls five services a variable: {done:?}");
+    assert!(done.proposed >= 1, "Brain calls five services a variable: {done:?}");
     assert!(proposals(&mut qa, PROJECT, true).await.is_empty());
+    let regrouping = qa
+        .list_regrouping_proposals(proto::ListRegroupingProposalsRequest {
+            project: PROJECT.into(),
+            include_decided: false,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .proposals
+        .remove(0);
+    qa.decide_regrouping_proposal(proto::DecideRegroupingProposalRequest {
+        project: PROJECT.into(),
+        proposal_id: regrouping.proposal_id,
+        decision: proto::RegroupingDecision::Accept.into(),
+    })
+    .await
+    .unwrap();
+    let masks = proposals(&mut qa, PROJECT, false).await;
+    assert_eq!(masks.len(), 1, "the person's merge implies the mask: {masks:#?}");
+    assert_eq!(masks[0].pattern, r"\bsvc-[a-z]+\b");
 }

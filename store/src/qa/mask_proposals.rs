@@ -15,7 +15,6 @@ const COLUMNS: &str = "proposal_id, project, name, pattern, examples, pattern_id
 const MAX_LISTED: i64 = 200;
 
 fn proposal_from_row(row: &sqlx::postgres::PgRow) -> Result<MaskProposal, Error> {
-    let state: String = row.try_get("state")?;
     Ok(MaskProposal {
         proposal_id: row.try_get("proposal_id")?,
         project: row.try_get("project")?,
@@ -25,8 +24,7 @@ fn proposal_from_row(row: &sqlx::postgres::PgRow) -> Result<MaskProposal, Error>
         pattern_ids: row.try_get("pattern_ids")?,
         proposed_by: row.try_get("proposed_by")?,
         proposed_at: row.try_get("proposed_at")?,
-        state: ProposalState::parse(&state)
-            .ok_or_else(|| Error::FailedPrecondition(format!("a stored proposal has the unknown state {state:?}")))?,
+        state: super::proposal_state(row)?,
         decided_by: row.try_get("decided_by")?,
         decided_at: row.try_get("decided_at")?,
         mask_name: row.try_get("mask_name")?,
@@ -93,13 +91,7 @@ async fn select(
 /// decided (unknown, another project's, decided already).
 async fn lock_open(connection: &mut PgConnection, project: &str, proposal_id: Uuid) -> Result<MaskProposal, Error> {
     let proposal = select(connection, project, proposal_id, true).await?;
-    if proposal.state != ProposalState::Open {
-        let by = if proposal.decided_by.is_empty() { String::new() } else { format!(" by {}", proposal.decided_by) };
-        return Err(Error::FailedPrecondition(format!(
-            "mask proposal {proposal_id} was already {}{by}",
-            proposal.state.as_str()
-        )));
-    }
+    super::require_open("mask proposal", proposal_id, proposal.state, &proposal.decided_by)?;
     Ok(proposal)
 }
 

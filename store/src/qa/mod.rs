@@ -12,6 +12,7 @@ pub mod mask_proposals;
 pub mod masks;
 pub mod patterns;
 pub mod promotion;
+pub mod regrouping_proposals;
 pub mod remining;
 pub mod results;
 pub mod routes;
@@ -23,7 +24,9 @@ use uuid::Uuid;
 
 use crate::knowledge::parse;
 use lore_model::Error;
+use lore_model::actions::StoredName as _;
 use lore_model::qa::Pattern;
+use lore_model::qa::mask_proposals::ProposalState;
 use lore_model::scope::ProjectScope;
 
 pub(crate) const PATTERN_COLUMNS: &str = "p.pattern_id, p.project, p.category, p.name, p.description, \
@@ -145,4 +148,21 @@ pub async fn lock_pattern(
         Some(row) => Ok(pattern_from_row(&row)?),
         None => Err(Error::NotFound(format!("pattern {pattern_id}"))),
     }
+}
+
+/// A stored proposal's state (of a mask or a regrouping).
+pub(crate) fn proposal_state(row: &PgRow) -> Result<ProposalState, Error> {
+    let state: String = row.try_get("state")?;
+    ProposalState::parse(&state)
+        .ok_or_else(|| Error::FailedPrecondition(format!("a stored proposal has the unknown state {state:?}")))
+}
+
+/// Fails unless a proposal (`what`, e.g. "mask proposal") is open, naming
+/// who decided it.
+pub(crate) fn require_open(what: &str, proposal_id: Uuid, state: ProposalState, decided_by: &str) -> Result<(), Error> {
+    if state == ProposalState::Open {
+        return Ok(());
+    }
+    let by = if decided_by.is_empty() { String::new() } else { format!(" by {decided_by}") };
+    Err(Error::FailedPrecondition(format!("{what} {proposal_id} was already {}{by}", state.as_str())))
 }

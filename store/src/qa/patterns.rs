@@ -9,6 +9,7 @@ use super::{PATTERN_COLUMNS, learned_sql, lock_pattern, pattern_from_row};
 use lore_grouping::template::Template;
 use lore_model::Error;
 use lore_model::actions::StoredName as _;
+use lore_model::qa::limits::MAX_REMINE_WINDOW;
 use lore_model::qa::{ChangedBy, Merge, Occurrence, Pattern, PatternEdits, PatternFilter, PatternStatus};
 use lore_model::scope::ProjectScope;
 
@@ -178,6 +179,18 @@ pub async fn merge_patterns(
             return Err(Error::FailedPrecondition(format!("pattern {} is already merged", pattern.pattern_id)));
         }
     }
+    let mut moved_from = Vec::with_capacity(sources.len());
+    for source in sources {
+        let moved: Vec<Uuid> = sqlx::query_scalar(
+            "SELECT occurrence_id FROM qa_pattern_occurrences WHERE pattern_id = $1
+             ORDER BY occurred_at DESC, occurrence_id DESC LIMIT $2",
+        )
+        .bind(source)
+        .bind(MAX_REMINE_WINDOW)
+        .fetch_all(&mut *transaction)
+        .await?;
+        moved_from.push(moved);
+    }
     let merged = sqlx::query(sqlx::AssertSqlSafe(format!(
         "WITH moved AS (
              UPDATE qa_pattern_occurrences SET pattern_id = $1 WHERE pattern_id = ANY($2) RETURNING task_id
@@ -213,16 +226,21 @@ pub async fn merge_patterns(
     .bind(merge.by.as_str())
     .fetch_one(&mut *transaction)
     .await?;
-    for source in sources {
+    // Each correction keeps the occurrences it moved (read before the
+    // update; the newest, as many as re-mining reads), so re-mining can
+    // replay the groups as they were before it (`lore_grouping::evidence`).
+    for (source, moved) in sources.iter().zip(&moved_from) {
         sqlx::query(
-            "INSERT INTO qa_grouping_corrections (correction_id, project, kind, from_pattern_id, to_pattern_id, reason)
-             VALUES ($1, $2, 'merge', $3, $4, $5)",
+            "INSERT INTO qa_grouping_corrections
+                 (correction_id, project, kind, from_pattern_id, to_pattern_id, reason, occurrence_ids)
+             VALUES ($1, $2, 'merge', $3, $4, $5, $6)",
         )
         .bind(Uuid::now_v7())
         .bind(&survivor.project)
         .bind(source)
         .bind(into)
         .bind(&merge.reason)
+        .bind(moved)
         .execute(&mut *transaction)
         .await?;
     }
@@ -343,14 +361,15 @@ pub async fn split_pattern(connection: &mut PgConnection, split: &SplitRows<'_>)
     .await?;
     sqlx::query(
         "INSERT INTO qa_grouping_corrections (correction_id, project, kind, from_pattern_id, to_pattern_id, templates,
-             reason)
-         VALUES ($1, $2, 'split', $3, $1, $4, $5)",
+             reason, occurrence_ids)
+         VALUES ($1, $2, 'split', $3, $1, $4, $5, $6)",
     )
     .bind(split.split_id)
     .bind(&original.project)
     .bind(original.pattern_id)
     .bind(split.templates)
     .bind(split.reason)
+    .bind(split.occurrence_ids)
     .execute(connection)
     .await?;
     Ok(())

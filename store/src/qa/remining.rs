@@ -7,7 +7,7 @@ use sqlx::{PgPool, Row as _};
 use uuid::Uuid;
 
 use lore_model::Error;
-use lore_model::qa::remining::{RemineRun, Remined};
+use lore_model::qa::remining::{Agreement, RemineRun, Remined, Verdict};
 use lore_model::scope::ProjectScope;
 
 /// One recent occurrence: its id, its live pattern, the pattern's
@@ -64,6 +64,46 @@ pub async fn corrected_by_people(pool: &PgPool, project: &str, reason_prefix: &s
         pinned.insert(row.try_get::<Uuid, _>("to_pattern_id")?);
     }
     Ok(pinned)
+}
+
+/// One of a person's corrections of a project's grouping.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PersonCorrection {
+    /// True for a merge (`from` went into `to`), false for a split (`to`
+    /// was split out of `from`).
+    pub merge: bool,
+    pub from: Uuid,
+    pub to: Uuid,
+    /// The occurrences it moved from `from` to `to` (the newest).
+    pub occurrences: Vec<Uuid>,
+}
+
+/// A project's corrections by people (re-mining's own carry
+/// `reason_prefix`), oldest first: the evidence re-mining is judged by.
+pub async fn people_corrections(
+    pool: &PgPool,
+    project: &str,
+    reason_prefix: &str,
+) -> Result<Vec<PersonCorrection>, Error> {
+    let rows = sqlx::query(
+        "SELECT kind, from_pattern_id, to_pattern_id, occurrence_ids FROM qa_grouping_corrections
+         WHERE project = $1 AND NOT starts_with(reason, $2) ORDER BY created_at, correction_id",
+    )
+    .bind(project)
+    .bind(reason_prefix)
+    .fetch_all(pool)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(PersonCorrection {
+                merge: row.try_get::<&str, _>("kind")? == "merge",
+                from: row.try_get("from_pattern_id")?,
+                to: row.try_get("to_pattern_id")?,
+                occurrences: row.try_get("occurrence_ids")?,
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(Error::from)
 }
 
 /// Projects with an occurrence newer than `since`: those worth re-mining.
@@ -163,11 +203,15 @@ pub async fn record_run(pool: &PgPool, project: &str, remined: &Remined) -> Resu
     let count = |value: usize| i32::try_from(value).unwrap_or(i32::MAX);
     sqlx::query(
         "INSERT INTO qa_remining_runs
-             (project, occurrences, merges, splits, rejected, moves, bits_before, bits_after)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             (project, occurrences, merges, splits, rejected, moves, bits_before, bits_after,
+              corrected_pairs, kept_before, kept_replay, regressions, automatic, proposed)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
          ON CONFLICT (project) DO UPDATE SET remined_at = now(), occurrences = EXCLUDED.occurrences,
              merges = EXCLUDED.merges, splits = EXCLUDED.splits, rejected = EXCLUDED.rejected,
-             moves = EXCLUDED.moves, bits_before = EXCLUDED.bits_before, bits_after = EXCLUDED.bits_after",
+             moves = EXCLUDED.moves, bits_before = EXCLUDED.bits_before, bits_after = EXCLUDED.bits_after,
+             corrected_pairs = EXCLUDED.corrected_pairs, kept_before = EXCLUDED.kept_before,
+             kept_replay = EXCLUDED.kept_replay, regressions = EXCLUDED.regressions,
+             automatic = EXCLUDED.automatic, proposed = EXCLUDED.proposed",
     )
     .bind(project)
     .bind(count(remined.occurrences))
@@ -177,6 +221,12 @@ pub async fn record_run(pool: &PgPool, project: &str, remined: &Remined) -> Resu
     .bind(count(remined.moves))
     .bind(remined.bits_before)
     .bind(remined.bits_after)
+    .bind(remined.evidence.before.pairs)
+    .bind(remined.evidence.before.kept)
+    .bind(remined.evidence.replay.kept)
+    .bind(count(remined.evidence.regressions))
+    .bind(remined.automatic)
+    .bind(count(remined.proposed))
     .execute(pool)
     .await?;
     Ok(())
@@ -185,7 +235,8 @@ pub async fn record_run(pool: &PgPool, project: &str, remined: &Remined) -> Resu
 /// `project`'s last re-mining, if it was ever re-mined.
 pub async fn last_run(pool: &PgPool, scope: &ProjectScope, project: &str) -> Result<Option<RemineRun>, Error> {
     let row = sqlx::query(
-        "SELECT project, remined_at, occurrences, merges, splits, rejected, moves, bits_before, bits_after
+        "SELECT project, remined_at, occurrences, merges, splits, rejected, moves, bits_before, bits_after,
+             corrected_pairs, kept_before, kept_replay, regressions, automatic, proposed
          FROM qa_remining_runs WHERE project = $1 AND ($2::text[] IS NULL OR project = ANY($2))",
     )
     .bind(project)
@@ -205,6 +256,14 @@ pub async fn last_run(pool: &PgPool, scope: &ProjectScope, project: &str) -> Res
             moves: count("moves")?,
             bits_before: row.try_get("bits_before")?,
             bits_after: row.try_get("bits_after")?,
+            evidence: Verdict {
+                now: Agreement::default(),
+                before: Agreement { pairs: row.try_get("corrected_pairs")?, kept: row.try_get("kept_before")? },
+                replay: Agreement { pairs: row.try_get("corrected_pairs")?, kept: row.try_get("kept_replay")? },
+                regressions: count("regressions")?,
+            },
+            automatic: row.try_get("automatic")?,
+            proposed: count("proposed")?,
         },
     }))
 }

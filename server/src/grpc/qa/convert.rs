@@ -718,6 +718,12 @@ pub fn remined_to_proto(done: &Remined) -> proto::RemineProjectResponse {
         splits: done.splits as u32,
         moves: done.moves as u32,
         rejected: done.rejected as u32,
+        automatic: done.automatic,
+        proposed: done.proposed as u32,
+        corrected_pairs: done.evidence.before.pairs,
+        kept_before: done.evidence.before.kept,
+        kept_replay: done.evidence.replay.kept,
+        regressions: done.evidence.regressions as u32,
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod convert;
 mod mask_proposals;
+mod regrouping_proposals;
 
 use chrono::Utc;
 use tonic::{Request, Response, Status};
@@ -257,6 +258,33 @@ impl QaLearningService for QaLearningApi {
         };
         let done = self.qa.remine(&scope, &project, window).await?;
         Ok(Response::new(convert::remined_to_proto(&done)))
+    }
+
+    async fn list_regrouping_proposals(
+        &self,
+        request: Request<proto::ListRegroupingProposalsRequest>,
+    ) -> Result<Response<proto::ListRegroupingProposalsResponse>, Status> {
+        let scope = request_scope(&request);
+        let message = request.get_ref();
+        let project = field(lore_model::validate::project("project", &message.project))?;
+        let proposals = self.qa.regrouping_proposals(&scope, &project, message.include_decided).await?;
+        Ok(Response::new(proto::ListRegroupingProposalsResponse {
+            proposals: proposals.iter().map(regrouping_proposals::proposal_to_proto).collect(),
+        }))
+    }
+
+    async fn decide_regrouping_proposal(
+        &self,
+        request: Request<proto::DecideRegroupingProposalRequest>,
+    ) -> Result<Response<proto::DecideRegroupingProposalResponse>, Status> {
+        let scope = request_scope(&request);
+        let by = super::request_origin(&request).token;
+        let (project, proposal_id, decision) = field(regrouping_proposals::decision(request.get_ref()))?;
+        let decided = self.qa.decide_regrouping_proposal(&scope, &project, proposal_id, decision, &by).await?;
+        Ok(Response::new(proto::DecideRegroupingProposalResponse {
+            proposal: Some(regrouping_proposals::proposal_to_proto(&decided.proposal)),
+            made: Some(convert::remined_to_proto(&decided.remined)),
+        }))
     }
 
     async fn list_grouping_masks(
