@@ -15,7 +15,7 @@ template, whatever the values in it.
 Written in LogHub's structured format (LineId, Content, EventId,
 EventTemplate = the group's name), so `lore eval grouping` reads it as it
 reads LogHub. Seeded: with the same tool versions, a rebuild writes the same
-file (the versions used are recorded in the README).
+file (the versions used are recorded in tests/data/tool-failures/README.md).
 
 Needs: rustc, cc, python3 with pytest, node, bash, git, make, javac.
 

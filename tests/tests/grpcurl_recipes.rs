@@ -1,7 +1,8 @@
-//! The README's "Querying with grpcurl" recipes, run as written with the
-//! real grpcurl (through the README's alias, with a real token) against a
-//! server holding a small day of work, each answer checked. Recipes are read
-//! from the README, so the two cannot drift apart: a recipe without a check
+//! The book's "Querying with grpcurl" recipes (docs/guide/grpcurl.md), run
+//! as written with the real grpcurl (through the chapter's alias, with a
+//! real token) against a server holding a small day of work, each answer
+//! checked. Recipes are read
+//! from the chapter, so the two cannot drift apart: a recipe without a check
 //! here, or a check without its recipe, fails the test.
 
 use std::path::Path;
@@ -15,8 +16,8 @@ use lore_proto::v1::qa_learning_service_client::QaLearningServiceClient;
 use lore_server::auth::Role;
 use lore_store::tokens::NewToken;
 
-/// The address the README's recipes use.
-const README_ADDRESS: &str = "127.0.0.1:50051";
+/// The address the chapter's recipes use.
+const RECIPE_ADDRESS: &str = "127.0.0.1:50051";
 
 /// (question, what its answer must contain, what it must not).
 const CHECKS: &[(&str, &[&str], &[&str])] = &[
@@ -52,11 +53,12 @@ const CHECKS: &[(&str, &[&str], &[&str])] = &[
     ),
 ];
 
-/// The recipes of the README's section: each `# question` comment and the
+/// The recipes of the chapter: each `# question` comment and the
 /// command under it (continuation lines joined).
 fn readme_recipes() -> Vec<(String, String)> {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
-    let start = readme.find("## Querying with grpcurl").expect("the README has the section");
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/guide/grpcurl.md")).unwrap();
+    let start = readme.find("# Querying with grpcurl").expect("the chapter has its title");
     let section = &readme[start..];
     let section = &section[..section[3..].find("\n## ").map_or(section.len(), |end| end + 3)];
     let mut recipes: Vec<(String, String)> = Vec::new();
@@ -80,11 +82,11 @@ fn readme_recipes() -> Vec<(String, String)> {
     recipes.into_iter().filter(|(_, command)| !command.trim().is_empty()).collect()
 }
 
-/// Runs `command` as a shell would after the README's set-up lines.
+/// Runs `command` as a shell would after the chapter's set-up lines.
 async fn run(command: &str, address: &str, token: &str) -> (bool, String) {
     let script = format!(
         "grpcurl() {{ \"$LORE_GRPCURL\" -H \"authorization: Bearer $LORE_TOKEN\" \"$@\"; }}\n{}",
-        command.replace(README_ADDRESS, address)
+        command.replace(RECIPE_ADDRESS, address)
     );
     let output = tokio::process::Command::new("bash")
         .args(["-c", &script])
@@ -169,11 +171,11 @@ async fn seed(server: &ServerProcess, token: &str) -> Seeded {
 }
 
 #[tokio::test]
-async fn every_readme_grpcurl_recipe_answers_its_question() {
+async fn every_grpcurl_recipe_of_the_book_answers_its_question() {
     let recipes = readme_recipes();
     let questions: Vec<&str> = recipes.iter().map(|(question, _)| question.as_str()).collect();
     let checked: Vec<&str> = CHECKS.iter().map(|(question, _, _)| *question).collect();
-    assert_eq!(questions, checked, "the README's recipes and this test's checks must match one to one");
+    assert_eq!(questions, checked, "the chapter's recipes and this test's checks must match one to one");
 
     let database = TestDatabase::new().await.unwrap();
     let server = ServerProcess::start(ServerOptions::with_database(&database.url).with_auth()).await.unwrap();

@@ -49,21 +49,29 @@ fn the_guard_names_each_file_that_climbs_out_or_links_to_nothing_and_spares_the_
     // (spelled in two pieces so this file does not name it).
     std::fs::write(root.join("crate/src/deep/notes.rs"), format!("// see ../{}/NOTES.md\n", "shared")).unwrap();
     std::fs::create_dir_all(root.join("docs")).unwrap();
-    std::fs::write(root.join("docs/a.md"), "# A\n").unwrap();
+    std::fs::write(root.join("docs/a.md"), "# A\n\n## The `lore` command line\n\n```sh\n# not a heading\n```\n")
+        .unwrap();
     std::fs::write(
         root.join("README.md"),
-        "[inside](docs/a.md#a), [web](https://example.com) and [outside](../elsewhere/b.md)\n\n[dead](docs/gone.md)\n",
+        "[inside](docs/a.md#a), [web](https://example.com) and [outside](../elsewhere/b.md)\n\n[dead](docs/gone.md)\n\n\
+         [heading](docs/a.md#the-lore-command-line), [no heading](docs/a.md#not-a-heading)\n",
     )
     .unwrap();
     git(root, &["add", "-A"]);
 
     let (ok, stderr) = check(root);
     assert!(!ok, "the guard passed a repository that points outside itself");
-    for reported in
-        ["crate/src/deep/tests.rs:1", "crate/src/deep/notes.rs:1", "README.md:1", "README.md:3: link to docs/gone.md"]
-    {
+    for reported in [
+        "crate/src/deep/tests.rs:1",
+        "crate/src/deep/notes.rs:1",
+        "README.md:1",
+        "README.md:3: link to docs/gone.md",
+        "README.md:5: link to docs/a.md#not-a-heading",
+    ] {
         assert!(stderr.contains(reported), "{reported} not reported:\n{stderr}");
     }
     assert!(!stderr.contains("crate/src/lib.rs"), "a path inside the repository was reported:\n{stderr}");
-    assert!(!stderr.contains("link to docs/a.md"), "a link to a tracked file was reported:\n{stderr}");
+    assert!(!stderr.contains("link to docs/a.md,"), "a link to a tracked file was reported:\n{stderr}");
+    assert!(!stderr.contains("#the-lore-command-line"), "a link to a heading it has was reported:\n{stderr}");
+    assert!(!stderr.contains("link to docs/a.md#a,"), "a link to a heading it has was reported:\n{stderr}");
 }
