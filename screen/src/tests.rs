@@ -112,7 +112,7 @@ fn real_tool_failures_pass() {
 }
 
 /// Each source's figure with it left out of the fit, as recorded in
-/// docs/BENCHMARKS.md: recall for payload sources, the share held for
+/// docs/EVALUATION.md: recall for payload sources, the share held for
 /// benign ones. A change to the cues or the fit may not lower a recall or
 /// raise a false-quarantine rate by more than 0.01 on any source.
 const FLOORS: &[(&str, bool, f64)] = &[

@@ -56,7 +56,7 @@ pub struct RankingConfig {
     pub recency_days: f64,
     /// The k of reciprocal rank fusion, weight / (k + rank). Small: the
     /// first few places of each signal decide (measured on CoSQA, see
-    /// docs/BENCHMARKS.md).
+    /// docs/EVALUATION.md, "Retrieval").
     pub rrf_k: f64,
     /// Weight of each signal in the fusion; the keyword signal's is scaled
     /// per query by how much of the query its best hit matched.

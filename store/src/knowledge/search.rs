@@ -35,8 +35,8 @@ const FILTER: &str = "e.project = $1 AND ($2::text[] IS NULL OR e.project = ANY(
 
 /// Binds the filter. The statement is not kept prepared: PostgreSQL would
 /// switch to a generic plan after five runs, and for these optional filters
-/// a generic plan is a disaster (docs/BENCHMARKS.md, "KnowledgeService
-/// latency"); planning each time costs far less.
+/// a generic plan is a disaster (docs/BENCHMARKS.md, "Knowledge"; 6 s on
+/// the sixth call); planning each time costs far less.
 fn bind_filter<'q>(
     query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
     scope: &ProjectScope,
