@@ -117,6 +117,7 @@ lint: $(MACHETE)
 	python3 scripts/check-self-contained.py
 	python3 scripts/check-module-circles.py
 	python3 scripts/check-crate-table.py
+	python3 scripts/check-function-length.py
 	python3 scripts/third_party.py check
 	$(CARGO) fmt --all -- --check
 	$(MACHETE)

@@ -646,10 +646,28 @@ fn points_home(rest: &str) -> bool {
     line.contains(crate::canonical::OWN_HOST) && crate::hosts::host_of(line).is_none()
 }
 
-/// The features of a canonical text.
+/// The features of a canonical text: what each clause says, then what the
+/// whole text does.
 pub fn features(canonical: &Canonical) -> Features {
     let joined = join_fragments(&canonical.text);
     let text = joined.as_str();
+    let (clauses, marks) = marked_clauses(text);
+    let mut features = FeatureSet([0.0; Feature::COUNT]);
+    features.clauses(&clauses, &marks);
+    features.whole_text(text, canonical, &marks);
+    features.0
+}
+
+/// How many matches of some cues a text holds.
+struct Marks {
+    addressees: usize,
+    second_person: usize,
+    credentials: usize,
+    destinations: usize,
+}
+
+/// The clauses of `text`, each marked with the cues that start in it.
+fn marked_clauses(text: &str) -> (Vec<Clause>, Marks) {
     let mut clauses = clauses(text);
     // Marks the clause each match of `pattern` starts in; returns the
     // number of matches.
@@ -726,129 +744,148 @@ pub fn features(canonical: &Canonical) -> Features {
             }
         }
     }
-    let mut feature = [0.0; Feature::COUNT];
-    let mut set = |which: Feature, value: f64| {
-        let slot: &mut f64 = &mut feature[which.index()];
+    (clauses, Marks { addressees, second_person, credentials, destinations })
+}
+
+/// Features being set: each keeps the largest value it was given, within
+/// 0 and 1.
+struct FeatureSet(Features);
+
+impl FeatureSet {
+    fn set(&mut self, which: Feature, value: f64) {
+        let slot: &mut f64 = &mut self.0[which.index()];
         *slot = slot.max(value.clamp(0.0, 1.0));
-    };
-    // A call on "model" or "bot" alone addresses only its own clause:
-    // code says `for model, fields in …` and `model,` on a line.
-    let addressed = addressees > 0 || clauses.iter().any(|clause| clause.vocative && clause.addressee);
-    // A clause that only calls on the assistant ("Claude:") hands its
-    // order to the next one.
-    let mut called = false;
-    // A credential one of the two clauses before named: "open .env, then
-    // post its contents" asks for it over several clauses.
-    let mut named_credential = [false; 2];
-    let mut named_check = [false; 2];
-    for clause in &clauses {
-        let ordered = clause.directive || called;
-        // "Do not disable the test" asks the opposite of what its verb
-        // and object say.
-        let asks = ordered && !clause.negative;
-        let disabling_asked = asks && !clause.refuses_disabling;
-        if clause.directive {
-            set(Feature::Directive, 1.0);
+    }
+
+    /// What the clauses ask, one after another.
+    fn clauses(&mut self, clauses: &[Clause], marks: &Marks) {
+        let addressees = marks.addressees;
+        // A call on "model" or "bot" alone addresses only its own clause:
+        // code says `for model, fields in …` and `model,` on a line.
+        let addressed = addressees > 0 || clauses.iter().any(|clause| clause.vocative && clause.addressee);
+        // A clause that only calls on the assistant ("Claude:") hands its
+        // order to the next one.
+        let mut called = false;
+        // A credential one of the two clauses before named: "open .env, then
+        // post its contents" asks for it over several clauses.
+        let mut named_credential = [false; 2];
+        let mut named_check = [false; 2];
+        for clause in clauses {
+            let ordered = clause.directive || called;
+            // "Do not disable the test" asks the opposite of what its verb
+            // and object say.
+            let asks = ordered && !clause.negative;
+            let disabling_asked = asks && !clause.refuses_disabling;
+            if clause.directive {
+                self.set(Feature::Directive, 1.0);
+            }
+            if ordered && (addressed || clause.vocative) {
+                self.set(Feature::OrderToAssistant, 1.0);
+            }
+            if clause.vocative {
+                self.set(Feature::Vocative, 1.0);
+            }
+            if clause.reveals_credential {
+                self.set(Feature::CredentialsRevealed, 1.0);
+            }
+            if clause.asks_for_credential
+                || (asks
+                    && (clause.reveals_credential
+                        || (named_credential.contains(&true) && clause.reveals_what_was_named)))
+            {
+                self.set(Feature::AskCredentials, 1.0);
+            }
+            if asks && ((clause.grants_access && (clause.outsider || clause.destination)) || clause.opens_access) {
+                self.set(Feature::ChangeAccess, 1.0);
+            }
+            if asks && clause.reveal && clause.destination {
+                self.set(Feature::SendOut, 1.0);
+            }
+            if asks && clause.changes_source {
+                self.set(Feature::ChangeSource, 1.0);
+            }
+            if clause.disables_check {
+                self.set(Feature::ChecksDisabled, 1.0);
+                if disabling_asked {
+                    self.set(Feature::DisableChecks, 1.0);
+                }
+            }
+            if disabling_asked
+                && (clause.disables_test || (named_check.contains(&true) && clause.disables_what_was_named))
+            {
+                self.set(Feature::DisableTests, 1.0);
+            }
+            if ordered && clause.secret_adverb {
+                self.set(Feature::Secrecy, 1.0);
+            }
+            // "MegaRAID Model: LD 0": a call only when it names an assistant.
+            called = clause.vocative && clause.addressee && !clause.directive;
+            named_credential = [named_credential[1], clause.credential];
+            named_check = [named_check[1], clause.names_check];
         }
-        if ordered && (addressed || clause.vocative) {
-            set(Feature::OrderToAssistant, 1.0);
+    }
+
+    /// What the whole text does, whatever its clauses.
+    fn whole_text(&mut self, text: &str, canonical: &Canonical, marks: &Marks) {
+        let Marks { addressees, second_person, credentials, destinations } = *marks;
+        if addressees > 0 {
+            self.set(Feature::AddressesAssistant, 1.0);
         }
-        if clause.vocative {
-            set(Feature::Vocative, 1.0);
-        }
-        if clause.reveals_credential {
-            set(Feature::CredentialsRevealed, 1.0);
-        }
-        if clause.asks_for_credential
-            || (asks
-                && (clause.reveals_credential || (named_credential.contains(&true) && clause.reveals_what_was_named)))
+        self.set(Feature::SecondPerson, second_person as f64 / 3.0);
+        if (MARKDOWN_EXFILTRATION.is_match(text) || ADDRESS_TEMPLATE.is_match(text))
+            && (addressees > 0 || credentials > 0)
         {
-            set(Feature::AskCredentials, 1.0);
+            self.set(Feature::SendOut, 1.0);
         }
-        if asks && ((clause.grants_access && (clause.outsider || clause.destination)) || clause.opens_access) {
-            set(Feature::ChangeAccess, 1.0);
+        // The matches of a pattern the text asks for rather than forbids.
+        let asked =
+            |pattern: &'static Regex| pattern.find_iter(text).filter(|found| !negation::refused(text, found.start()));
+        if asked(&CHECK_BYPASS).next().is_some() || asked(&FOREIGN_BYPASS).next().is_some() {
+            self.set(Feature::DisableChecks, 1.0);
+            self.set(Feature::ChecksDisabled, 1.0);
         }
-        if asks && clause.reveal && clause.destination {
-            set(Feature::SendOut, 1.0);
-        }
-        if asks && clause.changes_source {
-            set(Feature::ChangeSource, 1.0);
-        }
-        if clause.disables_check {
-            set(Feature::ChecksDisabled, 1.0);
-            if disabling_asked {
-                set(Feature::DisableChecks, 1.0);
+        let count = |pattern: &Regex| pattern.find_iter(text).count() as f64;
+        // A sending verb of another language with a credential or an address
+        // on its line: word order differs, so the line is the scope.
+        for found in asked(&FOREIGN_REVEAL) {
+            let line_start = text[..found.start()].rfind('\n').map_or(0, |newline| newline + 1);
+            let line_end = text[found.end()..].find('\n').map_or(text.len(), |newline| found.end() + newline);
+            let line = &text[line_start..line_end];
+            if CREDENTIAL.is_match(line) {
+                self.set(Feature::AskCredentials, 1.0);
+            }
+            if DESTINATION.is_match(line) {
+                self.set(Feature::SendOut, 1.0);
             }
         }
-        if disabling_asked && (clause.disables_test || (named_check.contains(&true) && clause.disables_what_was_named))
-        {
-            set(Feature::DisableTests, 1.0);
-        }
-        if ordered && clause.secret_adverb {
-            set(Feature::Secrecy, 1.0);
-        }
-        // "MegaRAID Model: LD 0": a call only when it names an assistant.
-        called = clause.vocative && clause.addressee && !clause.directive;
-        named_credential = [named_credential[1], clause.credential];
-        named_check = [named_check[1], clause.names_check];
+        self.set(Feature::Override, count(&OVERRIDE) + count(&FOREIGN_OVERRIDE));
+        self.set(Feature::PromptTalk, count(&PROMPT_TALK));
+        self.set(Feature::PromptTopic, count(&PROMPT_TOPIC));
+        self.set(Feature::RoleChange, count(&ROLE_CHANGE) / 2.0);
+        self.set(Feature::Secrecy, count(&SECRECY) + count(&FOREIGN_SECRECY) + count(&DECEPTION));
+        // A lesson that names a pipe into a shell to forbid it asks for none,
+        // and "download it, check its checksum, then run it" is the safe way.
+        let unchecked = asked(&PIPE_TO_SHELL).filter(|found| !CHECKED.is_match(found.as_str())).count();
+        self.set(Feature::PipeToShell, unchecked as f64);
+        // `values[model]`, `row[user]`: an index into code, not a turn marker.
+        let forged = FORGED_STRUCTURE
+            .find_iter(text)
+            .filter(|found| {
+                !(found.as_str().starts_with('[')
+                    && text[..found.start()]
+                        .chars()
+                        .next_back()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ')'))
+            })
+            .count();
+        self.set(Feature::ForgedStructure, forged as f64);
+        self.set(Feature::Urgency, count(&URGENCY) / 2.0);
+        let hidden = &canonical.hidden;
+        self.set(Feature::InvisibleCharacters, (hidden.invisible + hidden.bidi + hidden.tags) as f64 / 2.0);
+        self.set(Feature::LookAlikes, (hidden.compatibility + hidden.lookalikes) as f64 / 3.0);
+        self.set(Feature::Credential, credentials as f64);
+        self.set(Feature::Destination, destinations as f64);
     }
-    if addressees > 0 {
-        set(Feature::AddressesAssistant, 1.0);
-    }
-    set(Feature::SecondPerson, second_person as f64 / 3.0);
-    if (MARKDOWN_EXFILTRATION.is_match(text) || ADDRESS_TEMPLATE.is_match(text)) && (addressees > 0 || credentials > 0)
-    {
-        set(Feature::SendOut, 1.0);
-    }
-    // The matches of a pattern the text asks for rather than forbids.
-    let asked =
-        |pattern: &'static Regex| pattern.find_iter(text).filter(|found| !negation::refused(text, found.start()));
-    if asked(&CHECK_BYPASS).next().is_some() || asked(&FOREIGN_BYPASS).next().is_some() {
-        set(Feature::DisableChecks, 1.0);
-        set(Feature::ChecksDisabled, 1.0);
-    }
-    let count = |pattern: &Regex| pattern.find_iter(text).count() as f64;
-    // A sending verb of another language with a credential or an address
-    // on its line: word order differs, so the line is the scope.
-    for found in asked(&FOREIGN_REVEAL) {
-        let line_start = text[..found.start()].rfind('\n').map_or(0, |newline| newline + 1);
-        let line_end = text[found.end()..].find('\n').map_or(text.len(), |newline| found.end() + newline);
-        let line = &text[line_start..line_end];
-        if CREDENTIAL.is_match(line) {
-            set(Feature::AskCredentials, 1.0);
-        }
-        if DESTINATION.is_match(line) {
-            set(Feature::SendOut, 1.0);
-        }
-    }
-    set(Feature::Override, count(&OVERRIDE) + count(&FOREIGN_OVERRIDE));
-    set(Feature::PromptTalk, count(&PROMPT_TALK));
-    set(Feature::PromptTopic, count(&PROMPT_TOPIC));
-    set(Feature::RoleChange, count(&ROLE_CHANGE) / 2.0);
-    set(Feature::Secrecy, count(&SECRECY) + count(&FOREIGN_SECRECY) + count(&DECEPTION));
-    // A lesson that names a pipe into a shell to forbid it asks for none,
-    // and "download it, check its checksum, then run it" is the safe way.
-    let unchecked = asked(&PIPE_TO_SHELL).filter(|found| !CHECKED.is_match(found.as_str())).count();
-    set(Feature::PipeToShell, unchecked as f64);
-    // `values[model]`, `row[user]`: an index into code, not a turn marker.
-    let forged = FORGED_STRUCTURE
-        .find_iter(text)
-        .filter(|found| {
-            !(found.as_str().starts_with('[')
-                && text[..found.start()]
-                    .chars()
-                    .next_back()
-                    .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ')'))
-        })
-        .count();
-    set(Feature::ForgedStructure, forged as f64);
-    set(Feature::Urgency, count(&URGENCY) / 2.0);
-    let hidden = &canonical.hidden;
-    set(Feature::InvisibleCharacters, (hidden.invisible + hidden.bidi + hidden.tags) as f64 / 2.0);
-    set(Feature::LookAlikes, (hidden.compatibility + hidden.lookalikes) as f64 / 3.0);
-    set(Feature::Credential, credentials as f64);
-    set(Feature::Destination, destinations as f64);
-    feature
 }
 
 /// A list marker: "1.", "2)", "a.", "-", "*", "•".

@@ -10,6 +10,7 @@ mod crate_table;
 mod deploy_examples;
 mod fleet;
 mod folders;
+mod function_length;
 mod gemini;
 mod grpc_surface;
 mod grpcurl_recipes;

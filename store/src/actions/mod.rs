@@ -190,11 +190,45 @@ async fn attempt(
     session_ids.dedup();
 
     let mut transaction = pool.begin().await?;
-    // One round trip: take an xid, read the clock, create missing projects,
-    // and lock the batch's sessions in id order (two batches never deadlock).
-    // The xid comes before the clock, so an export whose as_of is at or after
-    // received_at sees this transaction committed or in progress, never not
-    // yet started (see export_as_of).
+    let (received_at, mut heads) = lock_sessions(&mut transaction, scope, &projects, &session_ids).await?;
+    // What is already stored: nothing assumed on the fast path; asked after
+    // the session locks are held on the slow one, so it is current.
+    let stored: HashSet<(Uuid, DateTime<Utc>)> = match check {
+        DuplicateCheck::Skip => HashSet::new(),
+        DuplicateCheck::Query => stored_keys(&mut transaction, actions).await?,
+    };
+    let (columns, touched_sessions) = chain(scope, actions, received_at, &mut heads, stored, &mut outcome);
+    if columns.len() > 0 {
+        let chained = columns.chain_seq.iter().filter(|seq| seq.is_some()).count();
+        let (inserted, inserted_chained) =
+            insert_and_advance(&mut transaction, &columns, received_at, &touched_sessions, &heads).await?;
+        if inserted != columns.len() {
+            // Rows met stored ones we did not know of: on the fast path,
+            // replays; on the slow path, a concurrent writer of the same ids.
+            // Either way roll back; the caller retries with the check (or
+            // reports the conflict), and the rows then count as duplicates.
+            debug_assert!(inserted_chained <= chained);
+            transaction.rollback().await?;
+            return Ok(Attempt::Conflict);
+        }
+        outcome.stored = inserted as u32;
+    }
+    transaction.commit().await?;
+    Ok(Attempt::Stored(outcome))
+}
+
+/// Takes an xid, reads the clock, creates missing projects and locks the
+/// batch's sessions in id order (two batches never deadlock), in one round
+/// trip: the clock, and each locked session's chain head. The xid comes
+/// before the clock, so an export whose as_of is at or after received_at
+/// sees this transaction committed or in progress, never not yet started
+/// (see export_as_of).
+async fn lock_sessions(
+    transaction: &mut sqlx::Transaction<'_, Postgres>,
+    scope: &ProjectScope,
+    projects: &[&str],
+    session_ids: &[Uuid],
+) -> Result<(DateTime<Utc>, HashMap<Uuid, ChainHead>), Error> {
     let rows = sqlx::query(
         "WITH assigned AS MATERIALIZED (SELECT pg_current_xact_id()),
               ensured AS (INSERT INTO projects (name) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING),
@@ -210,10 +244,10 @@ async fn attempt(
          UNION ALL
          SELECT session_id, project, agent_id, chain_head, action_count, NULL FROM locked",
     )
-    .bind(&projects)
-    .bind(&session_ids)
+    .bind(projects)
+    .bind(session_ids)
     .bind(scope.sql_filter())
-    .fetch_all(&mut *transaction)
+    .fetch_all(&mut **transaction)
     .await?;
     let mut received_at: Option<DateTime<Utc>> = None;
     let mut heads: HashMap<Uuid, ChainHead> = HashMap::with_capacity(rows.len());
@@ -234,14 +268,20 @@ async fn attempt(
         }
     }
     let received_at = received_at.ok_or_else(|| Error::Aborted("the database did not return its clock".into()))?;
+    Ok((received_at, heads))
+}
 
-    // What is already stored: nothing assumed on the fast path; asked after
-    // the session locks are held on the slow one, so it is current.
-    let mut stored: HashSet<(Uuid, DateTime<Utc>)> = match check {
-        DuplicateCheck::Skip => HashSet::new(),
-        DuplicateCheck::Query => stored_keys(&mut transaction, actions).await?,
-    };
-
+/// Chains the batch's actions onto their sessions' heads (advancing them):
+/// the rows to insert and the sessions they touch. What is out of scope,
+/// stored already or without its session goes into `outcome` instead.
+fn chain(
+    scope: &ProjectScope,
+    actions: &[NewAction],
+    received_at: DateTime<Utc>,
+    heads: &mut HashMap<Uuid, ChainHead>,
+    mut stored: HashSet<(Uuid, DateTime<Utc>)>,
+    outcome: &mut BatchOutcome,
+) -> (Columns, Vec<Uuid>) {
     let mut columns = Columns::default();
     let mut touched_sessions: Vec<Uuid> = Vec::new();
     for (index, action) in actions.iter().enumerate() {
@@ -285,24 +325,7 @@ async fn attempt(
         }
         columns.push(action, Some(seq), Some(prev), hash);
     }
-
-    if columns.len() > 0 {
-        let chained = columns.chain_seq.iter().filter(|seq| seq.is_some()).count();
-        let (inserted, inserted_chained) =
-            insert_and_advance(&mut transaction, &columns, received_at, &touched_sessions, &heads).await?;
-        if inserted != columns.len() {
-            // Rows met stored ones we did not know of: on the fast path,
-            // replays; on the slow path, a concurrent writer of the same ids.
-            // Either way roll back; the caller retries with the check (or
-            // reports the conflict), and the rows then count as duplicates.
-            debug_assert!(inserted_chained <= chained);
-            transaction.rollback().await?;
-            return Ok(Attempt::Conflict);
-        }
-        outcome.stored = inserted as u32;
-    }
-    transaction.commit().await?;
-    Ok(Attempt::Stored(outcome))
+    (columns, touched_sessions)
 }
 
 /// The (action_id, occurred_at) keys of `actions` that are already stored.

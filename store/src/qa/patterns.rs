@@ -181,15 +181,7 @@ pub async fn merge_patterns(
     }
     let mut moved_from = Vec::with_capacity(sources.len());
     for source in sources {
-        let moved: Vec<Uuid> = sqlx::query_scalar(
-            "SELECT occurrence_id FROM qa_pattern_occurrences WHERE pattern_id = $1
-             ORDER BY occurred_at DESC, occurrence_id DESC LIMIT $2",
-        )
-        .bind(source)
-        .bind(MAX_REMINE_WINDOW)
-        .fetch_all(&mut *transaction)
-        .await?;
-        moved_from.push(moved);
+        moved_from.push(newest_occurrences(&mut *transaction, *source).await?);
     }
     let merged = sqlx::query(sqlx::AssertSqlSafe(format!(
         "WITH moved AS (
@@ -226,25 +218,50 @@ pub async fn merge_patterns(
     .bind(merge.by.as_str())
     .fetch_one(&mut *transaction)
     .await?;
-    // Each correction keeps the occurrences it moved (read before the
-    // update; the newest, as many as re-mining reads), so re-mining can
-    // replay the groups as they were before it (`lore_grouping::evidence`).
-    for (source, moved) in sources.iter().zip(&moved_from) {
+    remember_merges(&mut *transaction, &survivor.project, merge, &moved_from).await?;
+    Ok((pattern_from_row(&merged)?, locked))
+}
+
+/// Remembers each source's merge into the survivor, so later captures
+/// follow it. Each correction keeps the occurrences it moved (read before
+/// the update, `moved_from` in the order of the sources), so re-mining can
+/// replay the groups as they were before it (`lore_grouping::evidence`).
+async fn remember_merges(
+    connection: &mut PgConnection,
+    project: &str,
+    merge: &Merge,
+    moved_from: &[Vec<Uuid>],
+) -> Result<(), Error> {
+    for (source, moved) in merge.sources.iter().zip(moved_from) {
         sqlx::query(
             "INSERT INTO qa_grouping_corrections
                  (correction_id, project, kind, from_pattern_id, to_pattern_id, reason, occurrence_ids)
              VALUES ($1, $2, 'merge', $3, $4, $5, $6)",
         )
         .bind(Uuid::now_v7())
-        .bind(&survivor.project)
+        .bind(project)
         .bind(source)
-        .bind(into)
+        .bind(merge.into)
         .bind(&merge.reason)
         .bind(moved)
-        .execute(&mut *transaction)
+        .execute(&mut *connection)
         .await?;
     }
-    Ok((pattern_from_row(&merged)?, locked))
+    Ok(())
+}
+
+/// A pattern's newest occurrences, as many as re-mining reads: what a
+/// correction of it remembers having moved.
+async fn newest_occurrences(connection: &mut PgConnection, pattern_id: Uuid) -> Result<Vec<Uuid>, Error> {
+    let moved = sqlx::query_scalar(
+        "SELECT occurrence_id FROM qa_pattern_occurrences WHERE pattern_id = $1
+         ORDER BY occurred_at DESC, occurrence_id DESC LIMIT $2",
+    )
+    .bind(pattern_id)
+    .bind(MAX_REMINE_WINDOW)
+    .fetch_all(connection)
+    .await?;
+    Ok(moved)
 }
 
 /// The occurrences a split moves, with their templates; fails naming an

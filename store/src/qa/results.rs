@@ -151,114 +151,13 @@ pub async fn record(
         .bind(&result.task.task_id)
         .execute(&mut *transaction)
         .await?;
-    let pattern_ids: Vec<Uuid> = sqlx::query_scalar(
-        "WITH RECURSIVE survivor(pattern_id, merged_into, depth) AS (
-             SELECT p.pattern_id, p.merged_into, 0 FROM qa_patterns p
-             WHERE p.pattern_id IN (SELECT pattern_id FROM qa_pattern_occurrences WHERE failure_id = ANY($1))
-             UNION ALL
-             SELECT p.pattern_id, p.merged_into, s.depth + 1 FROM survivor s JOIN qa_patterns p
-                 ON p.pattern_id = s.merged_into WHERE s.depth < 16
-         )
-         SELECT DISTINCT pattern_id FROM survivor WHERE merged_into IS NULL ORDER BY pattern_id",
-    )
-    .bind(&result.failure_ids)
-    .fetch_all(&mut *transaction)
-    .await?;
-    let checks = serde_json::to_value(&result.checks).map_err(|error| Error::invalid("checks", error.to_string()))?;
-    let inserted = sqlx::query(
-        "INSERT INTO qa_task_results (result_id, project, task_id, session_id, attempt, passed, checks, failure_ids,
-                                      pattern_ids, occurred_at)
-         SELECT $1, $2, $3, $4,
-                coalesce((SELECT max(attempt) FROM qa_task_results WHERE project = $2 AND task_id = $3), 0) + 1,
-                $5, $6, $7, $8, $9
-         ON CONFLICT (result_id) DO NOTHING
-         RETURNING attempt",
-    )
-    .bind(result.result_id)
-    .bind(&result.project)
-    .bind(&result.task.task_id)
-    .bind(result.session_id)
-    .bind(result.passed)
-    .bind(&checks)
-    .bind(&result.failure_ids)
-    .bind(&pattern_ids)
-    .bind(result.occurred_at)
-    .fetch_optional(&mut *transaction)
-    .await?;
-    let Some(inserted) = inserted else {
+    let pattern_ids = survivors(&mut transaction, &result.failure_ids).await?;
+    let Some(attempt) = insert(&mut transaction, result, &pattern_ids).await? else {
         transaction.rollback().await?;
         return Ok(None);
     };
-    let attempt: i32 = inserted.get("attempt");
-
-    // A capture already marked the deliveries of its own patterns; they are
-    // this result's too.
-    let failure_notes: Vec<String> =
-        result.failure_ids.iter().map(|failure_id| format!("captured failure {failure_id}")).collect();
-    sqlx::query(
-        "UPDATE qa_warning_deliveries SET result_id = $1
-         WHERE project = $2 AND task_id = $3 AND result_id IS NULL AND outcome = 'failed_anyway'
-           AND outcome_note = ANY($4)",
-    )
-    .bind(result.result_id)
-    .bind(&result.project)
-    .bind(&result.task.task_id)
-    .bind(&failure_notes)
-    .execute(&mut *transaction)
-    .await?;
-    let scored = sqlx::query(
-        "UPDATE qa_warning_deliveries SET
-             outcome = CASE WHEN $4 THEN 'prevented' WHEN pattern_id = ANY($5) THEN 'failed_anyway' ELSE 'unrelated' END,
-             outcome_at = now(), result_id = $1, outcome_note = 'task result, attempt ' || $6::text
-         WHERE project = $2 AND task_id = $3 AND outcome IS NULL AND delivered_at <= $7
-         RETURNING delivery_id, pattern_id, outcome, held_out",
-    )
-    .bind(result.result_id)
-    .bind(&result.project)
-    .bind(&result.task.task_id)
-    .bind(result.passed)
-    .bind(&pattern_ids)
-    .bind(attempt)
-    .bind(result.occurred_at)
-    .fetch_all(&mut *transaction)
-    .await?;
-    let scored: Vec<ScoredDelivery> = scored.iter().map(scored_from_row).collect::<Result<_, _>>()?;
-    for outcome in [WarningOutcome::Prevented, WarningOutcome::FailedAnyway] {
-        let shown: Vec<Uuid> = scored
-            .iter()
-            .filter(|delivery| delivery.outcome == outcome && !delivery.held_out)
-            .map(|delivery| delivery.pattern_id)
-            .collect();
-        apply_outcomes(&mut transaction, &shown, outcome, effect).await?;
-    }
-
-    // A pattern it failed on that nothing delivered to the task, and that
-    // was over the warning floors before this task's own occurrences.
-    let missed = sqlx::query(
-        "WITH asked AS (SELECT EXISTS (SELECT 1 FROM qa_warning_deliveries WHERE project = $2 AND task_id = $3) AS warned),
-         missed AS (
-             INSERT INTO qa_missed_opportunities (result_id, pattern_id, project, task_id, warned)
-             SELECT $1, p.pattern_id, $2, $3, asked.warned FROM qa_patterns p, asked
-             WHERE p.pattern_id = ANY($4) AND p.status IN ('active', 'promoted') AND p.confidence >= $7
-               AND p.occurrence_count - (SELECT count(*) FROM qa_pattern_occurrences o
-                                         WHERE o.pattern_id = p.pattern_id AND o.failure_id = ANY($5)) >= $6
-               AND NOT EXISTS (SELECT 1 FROM qa_warning_deliveries d WHERE d.project = $2 AND d.task_id = $3
-                               AND d.pattern_id = p.pattern_id)
-             ON CONFLICT DO NOTHING
-             RETURNING pattern_id, warned
-         )
-         SELECT m.pattern_id, p.name, m.warned FROM missed m JOIN qa_patterns p USING (pattern_id)
-         ORDER BY m.pattern_id",
-    )
-    .bind(result.result_id)
-    .bind(&result.project)
-    .bind(&result.task.task_id)
-    .bind(&pattern_ids)
-    .bind(&result.failure_ids)
-    .bind(floor.min_occurrences)
-    .bind(floor.min_confidence)
-    .fetch_all(&mut *transaction)
-    .await?;
+    score_deliveries(&mut transaction, result, &pattern_ids, attempt, effect).await?;
+    let missed = record_missed(&mut transaction, result, &pattern_ids, floor).await?;
     let verified_attempts = if result.passed {
         crate::qa::fixes::verify_fixes(&mut transaction, &result.project, &result.task.task_id, result.result_id)
             .await?
@@ -284,4 +183,140 @@ pub async fn record(
         missed: missed.iter().map(missed_from_row).collect(),
         verified_attempts,
     }))
+}
+
+/// The live patterns the failures' occurrences are in, following merges.
+async fn survivors(connection: &mut PgConnection, failure_ids: &[Uuid]) -> Result<Vec<Uuid>, Error> {
+    Ok(sqlx::query_scalar(
+        "WITH RECURSIVE survivor(pattern_id, merged_into, depth) AS (
+             SELECT p.pattern_id, p.merged_into, 0 FROM qa_patterns p
+             WHERE p.pattern_id IN (SELECT pattern_id FROM qa_pattern_occurrences WHERE failure_id = ANY($1))
+             UNION ALL
+             SELECT p.pattern_id, p.merged_into, s.depth + 1 FROM survivor s JOIN qa_patterns p
+                 ON p.pattern_id = s.merged_into WHERE s.depth < 16
+         )
+         SELECT DISTINCT pattern_id FROM survivor WHERE merged_into IS NULL ORDER BY pattern_id",
+    )
+    .bind(failure_ids)
+    .fetch_all(connection)
+    .await?)
+}
+
+/// Stores the result, numbered after the task's others; its attempt
+/// number, or `None` when the id was stored already.
+async fn insert(
+    connection: &mut PgConnection,
+    result: &NewTaskResult,
+    pattern_ids: &[Uuid],
+) -> Result<Option<i32>, Error> {
+    let checks = serde_json::to_value(&result.checks).map_err(|error| Error::invalid("checks", error.to_string()))?;
+    let inserted = sqlx::query(
+        "INSERT INTO qa_task_results (result_id, project, task_id, session_id, attempt, passed, checks, failure_ids,
+                                      pattern_ids, occurred_at)
+         SELECT $1, $2, $3, $4,
+                coalesce((SELECT max(attempt) FROM qa_task_results WHERE project = $2 AND task_id = $3), 0) + 1,
+                $5, $6, $7, $8, $9
+         ON CONFLICT (result_id) DO NOTHING
+         RETURNING attempt",
+    )
+    .bind(result.result_id)
+    .bind(&result.project)
+    .bind(&result.task.task_id)
+    .bind(result.session_id)
+    .bind(result.passed)
+    .bind(&checks)
+    .bind(&result.failure_ids)
+    .bind(pattern_ids)
+    .bind(result.occurred_at)
+    .fetch_optional(connection)
+    .await?;
+    Ok(inserted.map(|row| row.get("attempt")))
+}
+
+/// Scores the task's open deliveries made before the result, and moves the
+/// shown ones' pattern counters.
+async fn score_deliveries(
+    connection: &mut PgConnection,
+    result: &NewTaskResult,
+    pattern_ids: &[Uuid],
+    attempt: i32,
+    effect: &OutcomeEffect,
+) -> Result<(), Error> {
+    // A capture already marked the deliveries of its own patterns; they are
+    // this result's too.
+    let failure_notes: Vec<String> =
+        result.failure_ids.iter().map(|failure_id| format!("captured failure {failure_id}")).collect();
+    sqlx::query(
+        "UPDATE qa_warning_deliveries SET result_id = $1
+         WHERE project = $2 AND task_id = $3 AND result_id IS NULL AND outcome = 'failed_anyway'
+           AND outcome_note = ANY($4)",
+    )
+    .bind(result.result_id)
+    .bind(&result.project)
+    .bind(&result.task.task_id)
+    .bind(&failure_notes)
+    .execute(&mut *connection)
+    .await?;
+    let scored = sqlx::query(
+        "UPDATE qa_warning_deliveries SET
+             outcome = CASE WHEN $4 THEN 'prevented' WHEN pattern_id = ANY($5) THEN 'failed_anyway' ELSE 'unrelated' END,
+             outcome_at = now(), result_id = $1, outcome_note = 'task result, attempt ' || $6::text
+         WHERE project = $2 AND task_id = $3 AND outcome IS NULL AND delivered_at <= $7
+         RETURNING delivery_id, pattern_id, outcome, held_out",
+    )
+    .bind(result.result_id)
+    .bind(&result.project)
+    .bind(&result.task.task_id)
+    .bind(result.passed)
+    .bind(pattern_ids)
+    .bind(attempt)
+    .bind(result.occurred_at)
+    .fetch_all(&mut *connection)
+    .await?;
+    let scored: Vec<ScoredDelivery> = scored.iter().map(scored_from_row).collect::<Result<_, _>>()?;
+    for outcome in [WarningOutcome::Prevented, WarningOutcome::FailedAnyway] {
+        let shown: Vec<Uuid> = scored
+            .iter()
+            .filter(|delivery| delivery.outcome == outcome && !delivery.held_out)
+            .map(|delivery| delivery.pattern_id)
+            .collect();
+        apply_outcomes(&mut *connection, &shown, outcome, effect).await?;
+    }
+    Ok(())
+}
+
+/// Records each pattern the task failed on that nothing delivered to it,
+/// and that was over the warning floors before the task's own
+/// occurrences: the missed opportunities, with their names.
+async fn record_missed(
+    connection: &mut PgConnection,
+    result: &NewTaskResult,
+    pattern_ids: &[Uuid],
+    floor: &WarnFloor,
+) -> Result<Vec<PgRow>, Error> {
+    Ok(sqlx::query(
+        "WITH asked AS (SELECT EXISTS (SELECT 1 FROM qa_warning_deliveries WHERE project = $2 AND task_id = $3) AS warned),
+         missed AS (
+             INSERT INTO qa_missed_opportunities (result_id, pattern_id, project, task_id, warned)
+             SELECT $1, p.pattern_id, $2, $3, asked.warned FROM qa_patterns p, asked
+             WHERE p.pattern_id = ANY($4) AND p.status IN ('active', 'promoted') AND p.confidence >= $7
+               AND p.occurrence_count - (SELECT count(*) FROM qa_pattern_occurrences o
+                                         WHERE o.pattern_id = p.pattern_id AND o.failure_id = ANY($5)) >= $6
+               AND NOT EXISTS (SELECT 1 FROM qa_warning_deliveries d WHERE d.project = $2 AND d.task_id = $3
+                               AND d.pattern_id = p.pattern_id)
+             ON CONFLICT DO NOTHING
+             RETURNING pattern_id, warned
+         )
+         SELECT m.pattern_id, p.name, m.warned FROM missed m JOIN qa_patterns p USING (pattern_id)
+         ORDER BY m.pattern_id",
+    )
+    .bind(result.result_id)
+    .bind(&result.project)
+    .bind(&result.task.task_id)
+    .bind(pattern_ids)
+    .bind(&result.failure_ids)
+    .bind(floor.min_occurrences)
+    .bind(floor.min_confidence)
+    .fetch_all(connection)
+    .await?)
 }
