@@ -16,31 +16,31 @@ export LORE_CACHE_DIR ?= $(CURDIR)/.cache
 # serving alone needs (Python 3's pip only), and what the images need
 # besides (buildah, skopeo, umoci from apt-get).
 tools:
-	bash scripts/fetch-tools.sh test
+	bash scripts/setup/fetch_tools.sh test
 
 tools-run:
-	bash scripts/fetch-tools.sh run
+	bash scripts/setup/fetch_tools.sh run
 
 tools-image:
-	bash scripts/fetch-tools.sh image
+	bash scripts/setup/fetch_tools.sh image
 
 # The OCI image archives target/images/lore-server.tar and lore-sidecar.tar,
-# built from the release binaries (scripts/build-images.sh).
+# built from the release binaries (scripts/packaging/images.sh).
 image: tools-image
 	$(CARGO) build --release --bin lore-server --bin lore-sidecar
-	bash scripts/build-images.sh
+	bash scripts/packaging/images.sh
 
 # The same archives from the test build's own binaries (target/debug): the
 # same script, layout and entrypoints, without a second, optimized build of
 # the server and the sidecar, which took 15 of a cold CI's 32 minutes.
 test-image: tools build
-	bash scripts/build-images.sh target/debug
+	bash scripts/packaging/images.sh target/debug
 
 # The tarball of lore and lore-sidecar for agent machines, with checksums
-# (scripts/build-dist.sh; the Sidecar chapter's "Binaries for agent machines").
+# (scripts/packaging/dist.sh; the Sidecar chapter's "Binaries for agent machines").
 dist:
 	$(CARGO) build --profile agent --bin lore --bin lore-sidecar
-	bash scripts/build-dist.sh target/agent
+	bash scripts/packaging/dist.sh target/agent
 
 build:
 	$(CARGO) build --workspace --bins
@@ -52,9 +52,9 @@ run: tools-run
 		$(CARGO) run --release --bin lore-server -- serve
 
 # Every committed third-party file is extracted again from its pinned package
-# and compared (scripts/third_party.py, run by the virtualenv `tools` made:
+# and compared (scripts/setup/third_party.py, run by the virtualenv `tools` made:
 # Kingfisher's converter reads YAML with its PyYAML), and the chart is linted, rendered
-# and validated (scripts/check-helm.sh).
+# and validated (scripts/checks/helm.sh).
 # The end-to-end tests run the real binaries and the images, so build them
 # first. Tests
 # inside one test binary share that binary's PostgreSQL and run in parallel.
@@ -62,8 +62,8 @@ run: tools-run
 # cargo's own last line is that of the doc tests.
 TEST_LOG := target/test-output.log
 test: tools build test-image book
-	"$(LORE_CACHE_DIR)/venv/bin/python" scripts/third_party.py check --rebuild
-	bash scripts/check-helm.sh
+	"$(LORE_CACHE_DIR)/venv/bin/python" scripts/setup/third_party.py check --rebuild
+	bash scripts/checks/helm.sh
 	@mkdir -p target
 	set -o pipefail; $(CARGO) test --workspace --no-fail-fast -- --test-threads=4 2>&1 | tee $(TEST_LOG); \
 	status=$$?; \
@@ -73,7 +73,7 @@ test: tools build test-image book
 # The manual as a book (docs/book.toml) into target/book/. mdBook fails on
 # a missing chapter; a warning (an unclosed tag, a link it cannot follow)
 # fails here too. Links between the sources, and their headings, are
-# checked by `make lint` (scripts/check-self-contained.py).
+# checked by `make lint` (scripts/checks/self_contained.py).
 book: tools
 	@mkdir -p target; set -o pipefail; "$(LORE_CACHE_DIR)/bin/mdbook" build docs --dest-dir "$(CURDIR)/target/book" 2>&1 \
 		| tee target/book.log; ! grep -E "WARN|ERROR" target/book.log
@@ -114,11 +114,11 @@ $(MACHETE):
 	$(CARGO) install cargo-machete --version $(MACHETE_VERSION) --locked --root $(LORE_CACHE_DIR)/tools
 
 lint: $(MACHETE)
-	python3 scripts/check-self-contained.py
-	python3 scripts/check-module-circles.py
-	python3 scripts/check-crate-table.py
-	python3 scripts/check-function-length.py
-	python3 scripts/third_party.py check
+	python3 scripts/checks/self_contained.py
+	python3 scripts/checks/module_circles.py
+	python3 scripts/checks/crate_table.py
+	python3 scripts/checks/function_length.py
+	python3 scripts/setup/third_party.py check
 	$(CARGO) fmt --all -- --check
 	$(MACHETE)
 	$(CARGO) clippy --workspace --all-targets -- -D warnings

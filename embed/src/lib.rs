@@ -302,7 +302,7 @@ mod tests {
     pub(crate) fn local_model() -> LocalEmbedder {
         let directory = lore_pgtest::default_cache_dir().join("models/all-MiniLM-L6-v2");
         LocalEmbedder::load(&directory, 1024)
-            .unwrap_or_else(|error| panic!("{error} (run `make tools` or `bash scripts/fetch-tools.sh` first)"))
+            .unwrap_or_else(|error| panic!("{error} (run `make tools` or `bash scripts/setup/fetch_tools.sh` first)"))
     }
 
     #[tokio::test]

@@ -176,14 +176,14 @@ fn entropy_rule_catches_almost_all_random_tokens() {
 
 /// The redaction corpus: the project's own part (tests/data/secrets/corpus)
 /// and the samples registry packages ship, which the set-up writes into
-/// the cache (`scripts/build-secret-corpus.py registry`, run by `make tools`).
+/// the cache (`scripts/data/secret_corpus.py registry`, run by `make tools`).
 fn corpus(name: &str) -> Vec<serde_json::Value> {
     let own = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/secrets/corpus").join(name);
     let registry = cache_dir().join("data/secrets/registry").join(name);
     assert!(
         registry.exists(),
         "{} is missing: the registry part of the redaction corpus is built by `make tools` \
-         (python3 scripts/build-secret-corpus.py registry)",
+         (python3 scripts/data/secret_corpus.py registry)",
         registry.display()
     );
     [own, registry]
@@ -295,7 +295,7 @@ fn real_logs_and_real_code_survive_unchanged() {
     assert!(altered.is_empty(), "{} log lines altered:\n{}", altered.len(), altered.join("\n"));
     let path = cache_dir().join("data/retrieval/python-stdlib/corpus.jsonl");
     let corpus = std::fs::read_to_string(&path).unwrap_or_else(|error| {
-        panic!("{}: {error}; `make tools` builds it (python3 scripts/build-retrieval-corpus.py)", path.display())
+        panic!("{}: {error}; `make tools` builds it (python3 scripts/data/retrieval_corpus.py)", path.display())
     });
     let functions: Vec<String> = corpus
         .lines()

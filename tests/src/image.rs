@@ -181,10 +181,9 @@ fn host_program(program: &str) -> PathBuf {
 }
 
 async fn run(program: &str, args: &[&str]) -> anyhow::Result<String> {
-    let output =
-        Command::new(program).args(args).output().await.with_context(|| {
-            format!("cannot run {program}: apt-get install skopeo umoci (scripts/fetch-tools.sh does)")
-        })?;
+    let output = Command::new(program).args(args).output().await.with_context(|| {
+        format!("cannot run {program}: apt-get install skopeo umoci (scripts/setup/fetch_tools.sh does)")
+    })?;
     if !output.status.success() {
         bail!("{program} {} failed: {}", args.join(" "), String::from_utf8_lossy(&output.stderr));
     }

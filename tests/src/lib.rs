@@ -40,27 +40,27 @@ pub fn workspace_binary(name: &str) -> PathBuf {
     path
 }
 
-/// The real grpcurl, fetched by `scripts/fetch-tools.sh`.
+/// The real grpcurl, fetched by `scripts/setup/fetch_tools.sh`.
 pub fn grpcurl_binary() -> PathBuf {
     let path =
         std::env::var_os("LORE_GRPCURL").map(PathBuf::from).unwrap_or_else(|| default_cache_dir().join("bin/grpcurl"));
-    assert!(path.is_file(), "{} is missing: run scripts/fetch-tools.sh (make test does)", path.display());
+    assert!(path.is_file(), "{} is missing: run scripts/setup/fetch_tools.sh (make test does)", path.display());
     path
 }
 
 /// The Python of the tools' virtualenv (grpcio, the MCP SDK), fetched by
-/// `scripts/fetch-tools.sh`.
+/// `scripts/setup/fetch_tools.sh`.
 pub fn venv_python() -> PathBuf {
     let python = default_cache_dir().join("venv/bin/python");
-    assert!(python.is_file(), "{} is missing: run scripts/fetch-tools.sh (make test does)", python.display());
+    assert!(python.is_file(), "{} is missing: run scripts/setup/fetch_tools.sh (make test does)", python.display());
     python
 }
 
-/// The real Claude Code CLI, fetched from npm by `scripts/fetch-tools.sh`.
+/// The real Claude Code CLI, fetched from npm by `scripts/setup/fetch_tools.sh`.
 /// An npm-installed CLI in the cache (`claude`, `codex`, `gemini`).
 pub fn npm_binary(name: &str) -> PathBuf {
     let path = default_cache_dir().join("npm/node_modules/.bin").join(name);
-    assert!(path.exists(), "{} is missing: run scripts/fetch-tools.sh (make test does)", path.display());
+    assert!(path.exists(), "{} is missing: run scripts/setup/fetch_tools.sh (make test does)", path.display());
     path
 }
 

@@ -1,5 +1,5 @@
 //! docs/ARCHITECTURE.md's crate table is the workspace's:
-//! `scripts/check-crate-table.py` (run by `make lint`) passes on this
+//! `scripts/checks/crate_table.py` (run by `make lint`) passes on this
 //! checkout and names each crate the table leaves out and each dependency a
 //! row does not declare.
 
@@ -12,7 +12,7 @@ fn repository() -> PathBuf {
 
 fn check(root: &Path) -> (bool, String, String) {
     let output = Command::new("python3")
-        .arg(repository().join("scripts/check-crate-table.py"))
+        .arg(repository().join("scripts/checks/crate_table.py"))
         .arg(root)
         .output()
         .expect("python3 runs");

@@ -1,7 +1,7 @@
 //! The deployment examples as a person would use them: the systemd unit for
 //! agent VMs passes `systemd-analyze verify`, names only settings the
 //! sidecar knows, and a sidecar started with its settings ships an action.
-//! The agent pod's sidecar container (scripts/check-helm.sh validates the
+//! The agent pod's sidecar container (scripts/checks/helm.sh validates the
 //! pod itself) names only settings the sidecar knows, commented ones of the
 //! unit included.
 

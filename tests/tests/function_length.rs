@@ -1,5 +1,5 @@
 //! No production function a reader cannot hold whole:
-//! `scripts/check-function-length.py` (run by `make lint`) passes on this
+//! `scripts/checks/function_length.py` (run by `make lint`) passes on this
 //! checkout, and fails on a new long function, on a listed one that grew,
 //! and on a listed one that no longer needs its line; a function whose
 //! comment says why it is one piece passes, and so does a long test.
@@ -13,7 +13,7 @@ fn repository() -> PathBuf {
 
 fn check(root: &Path) -> (bool, String, String) {
     let output = Command::new("python3")
-        .arg(repository().join("scripts/check-function-length.py"))
+        .arg(repository().join("scripts/checks/function_length.py"))
         .arg(root)
         .output()
         .expect("python3 runs");
@@ -50,7 +50,7 @@ fn a_new_long_function_a_grown_one_and_a_stale_line_fail_and_reasons_and_tests_p
         &[function("short", 80), function("new_long", 81), function("grown", 95), reasoned, test_module].concat(),
     );
     write("tests/it.rs", &function("long_integration_test", 200));
-    write("scripts/long-functions.txt", "# debt\nsrc/lib.rs grown 90\nsrc/lib.rs split_since 100\n");
+    write("scripts/checks/long_functions.txt", "# debt\nsrc/lib.rs grown 90\nsrc/lib.rs split_since 100\n");
     let git = |args: &[&str]| assert!(Command::new("git").args(args).current_dir(root).status().unwrap().success());
     git(&["init", "--quiet"]);
     git(&["add", "-A"]);

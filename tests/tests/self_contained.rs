@@ -1,4 +1,4 @@
-//! The repository stands alone: `scripts/check-self-contained.py` (run by
+//! The repository stands alone: `scripts/checks/self_contained.py` (run by
 //! `make lint`) passes on this checkout and catches paths that climb out of
 //! a repository.
 
@@ -11,7 +11,7 @@ fn repository() -> PathBuf {
 
 fn check(root: &Path) -> (bool, String) {
     let output = Command::new("python3")
-        .arg(repository().join("scripts/check-self-contained.py"))
+        .arg(repository().join("scripts/checks/self_contained.py"))
         .arg(root)
         .output()
         .expect("python3 runs");

@@ -1,5 +1,5 @@
 //! Kingfisher's catalog (`rules/kingfisher.jsonl`, converted from its
-//! crates.io package by `scripts/kingfisher_catalog.py`): its own rules and
+//! crates.io package by `scripts/data/kingfisher_catalog.py`): its own rules and
 //! those it imports from betterleaks and Veles, read as Kingfisher runs
 //! them:
 //! - keywords gate the rules; Veles' and Kingfisher's own rules name none

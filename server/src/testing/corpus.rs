@@ -1,5 +1,5 @@
 //! The retrieval corpus (the Python standard library's functions, which the
-//! set-up builds in the cache: `scripts/build-retrieval-corpus.py`) as
+//! set-up builds in the cache: `scripts/data/retrieval_corpus.py`) as
 //! knowledge entries for the benchmarks: real texts, every one embedded for
 //! real.
 //!
@@ -53,7 +53,7 @@ fn gcd(a: usize, b: usize) -> usize {
 
 pub fn read_jsonl_texts(path: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|error| {
-        panic!("{}: {error}; `make tools` builds it (python3 scripts/build-retrieval-corpus.py)", path.display())
+        panic!("{}: {error}; `make tools` builds it (python3 scripts/data/retrieval_corpus.py)", path.display())
     });
     text.lines()
         .map(|line| {

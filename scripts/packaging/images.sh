@@ -12,10 +12,10 @@
 # image's creation time to the commit's time (SOURCE_DATE_EPOCH when set),
 # so two builds of one commit give the same layer digests.
 #
-# Usage: scripts/build-images.sh [BINARY_DIR [OUT_DIR]]
+# Usage: scripts/packaging/images.sh [BINARY_DIR [OUT_DIR]]
 set -euo pipefail
 
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 binaries="${1:-$root/target/release}"
 out="${2:-$root/target/images}"
 cache_dir="${LORE_CACHE_DIR:-$root/.cache}"
@@ -23,12 +23,12 @@ model="$cache_dir/models/all-MiniLM-L6-v2"
 registry="${LORE_IMAGE_REGISTRY:-ghcr.io/lore-dev}"
 
 for tool in buildah ldd; do
-    command -v "$tool" >/dev/null || { echo "$tool is missing: apt-get install buildah (scripts/fetch-tools.sh image)" >&2; exit 1; }
+    command -v "$tool" >/dev/null || { echo "$tool is missing: apt-get install buildah (scripts/setup/fetch_tools.sh image)" >&2; exit 1; }
 done
 for binary in lore-server lore-sidecar; do
     [ -x "$binaries/$binary" ] || { echo "$binaries/$binary is missing: cargo build --release --bin $binary" >&2; exit 1; }
 done
-[ -f "$model/model.safetensors" ] || { echo "the embedding model is missing from $model: scripts/fetch-tools.sh run" >&2; exit 1; }
+[ -f "$model/model.safetensors" ] || { echo "the embedding model is missing from $model: scripts/setup/fetch_tools.sh run" >&2; exit 1; }
 
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -n 1)"
 revision="$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)"

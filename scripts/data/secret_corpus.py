@@ -6,12 +6,12 @@ Two parts, each sample labelled with its family and source (the source is
 what `lore eval redaction --leave-one-out` leaves out in turn):
 
 - `own`: the project's own samples, committed in tests/data/secrets/corpus:
-  - `lore`: Lore's generator (scripts/secret_samples_generated.py), seeded;
+  - `lore`: Lore's generator (scripts/data/secret_samples_generated.py), seeded;
   - `tools`: secrets and public key material as real tools print them
-    (scripts/secret_samples_tools.py; needs ssh-keygen, openssl, gpg,
+    (scripts/data/secret_samples_tools.py; needs ssh-keygen, openssl, gpg,
     keytool and git): new keys on every run.
 - `registry`: samples other projects ship in their registry packages
-  (scripts/secret_samples_registry.py: kingfisher, betterleaks, ggshield,
+  (scripts/data/secret_samples_registry.py: kingfisher, betterleaks, ggshield,
   pinned in third-party.toml), written into the ignored cache,
   `$LORE_CACHE_DIR/data/secrets/registry/`, never committed. `make tools`
   builds this part.
@@ -21,8 +21,8 @@ A positive is `{"text", "secret", "family", "source"}`: it is redacted when
 "family", "source"}`: it is over-redacted when anything in it changed.
 
 Usage:
-    python3 scripts/build-secret-corpus.py own [--out DIR]
-    python3 scripts/build-secret-corpus.py registry [--out DIR]
+    python3 scripts/data/secret_corpus.py own [--out DIR]
+    python3 scripts/data/secret_corpus.py registry [--out DIR]
 """
 
 import argparse
@@ -30,10 +30,10 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "setup"))
 import third_party  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GENERATED = 3000
 TOOLS_SEED = 20261127
 

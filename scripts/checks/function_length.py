@@ -3,7 +3,7 @@
 
 A reader should hold a function whole. A function may be longer only when
 a comment in the six lines above it begins `One piece:` and says why it
-must stay whole, or while it is listed in `scripts/long-functions.txt`
+must stay whole, or while it is listed in `scripts/checks/long_functions.txt`
 (`path name lines`): functions written before this check, each to be
 split, none allowed to grow. Tests, benches and examples are not
 production code: files under `tests/`, `benches/`, `examples/`, files
@@ -12,7 +12,7 @@ named `tests.rs` and `#[cfg(test)]` modules are skipped.
 The reading is by lines and braces (strings, characters and line comments
 set aside), which is enough for rustfmt's layout.
 
-Usage: scripts/check-function-length.py [REPO_ROOT]
+Usage: scripts/checks/function_length.py [REPO_ROOT]
 """
 
 from __future__ import annotations
@@ -91,10 +91,10 @@ def long_functions(path: Path) -> list[tuple[str, int, int, bool]]:
 
 
 def main() -> int:
-    root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent)
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[2])
     files = subprocess.run(["git", "ls-files", "*.rs"], cwd=root, capture_output=True, text=True, check=True)
     listed: dict[tuple[str, str], int] = {}
-    allowlist = root / "scripts" / "long-functions.txt"
+    allowlist = root / "scripts" / "checks" / "long_functions.txt"
     if allowlist.exists():
         for line in allowlist.read_text(encoding="utf-8").splitlines():
             if line.strip() and not line.startswith("#"):
@@ -118,11 +118,11 @@ def main() -> int:
                 )
             elif length > ceiling:
                 problems.append(
-                    f"{name}:{line}: {function} grew to {length} lines; scripts/long-functions.txt lets it keep "
+                    f"{name}:{line}: {function} grew to {length} lines; scripts/checks/long_functions.txt lets it keep "
                     f"{ceiling} until it is split"
                 )
     stale = sorted(f"{path} {function}" for path, function in listed if (path, function) not in seen)
-    problems.extend(f"scripts/long-functions.txt lists {entry}, which is no longer long: remove the line" for entry in stale)
+    problems.extend(f"scripts/checks/long_functions.txt lists {entry}, which is no longer long: remove the line" for entry in stale)
     if problems:
         print("Functions a reader cannot hold whole:", file=sys.stderr)
         for problem in problems:

@@ -8,10 +8,10 @@
 # images: names sorted, times the commit's, owners 0, gzip without a name
 # or time.
 #
-# Usage: scripts/build-dist.sh [BINARY_DIR [OUT_DIR]]
+# Usage: scripts/packaging/dist.sh [BINARY_DIR [OUT_DIR]]
 set -euo pipefail
 
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 binaries="${1:-$root/target/agent}"
 out="${2:-$root/target/dist}"
 for binary in lore lore-sidecar; do

@@ -37,7 +37,7 @@ Cyrillic look-alikes, Unicode tag characters) of a seeded share of the
 payloads keep the source of their original.
 
 Usage:
-    python3 scripts/build-injection-corpus.py [--cache DIR]
+    python3 scripts/data/injection_corpus.py [--cache DIR]
 
 Requires Python 3 with PyYAML, pip (to download the wheels), and for the
 tool runs: rustc, cargo, gcc, javac/java, node, npm, git, make, perl.
@@ -58,10 +58,10 @@ import zipfile
 
 import yaml
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "setup"))
 import third_party  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "tests", "data", "injection")
 SEED = 28
 

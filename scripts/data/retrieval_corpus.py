@@ -25,7 +25,7 @@ builds it, and the tests and benchmarks read it there. The same packages
 give the same files, byte for byte.
 
 Usage:
-    python3 scripts/build-retrieval-corpus.py [--out DIR] [--queries N]
+    python3 scripts/data/retrieval_corpus.py [--out DIR] [--queries N]
 """
 
 import argparse
@@ -37,7 +37,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "setup"))
 import third_party  # noqa: E402
 
 PACKAGES = ["python3.11-minimal", "python3.11-stdlib"]

@@ -20,7 +20,7 @@ file or folder the repository tracks, and a `#heading` the markdown file
 they name has, so the README and the book never lead a reader into
 nothing.
 
-Usage: scripts/check-self-contained.py [REPO_ROOT]
+Usage: scripts/checks/self_contained.py [REPO_ROOT]
 """
 
 from __future__ import annotations

@@ -95,7 +95,7 @@ def convert(read) -> bytes:
     shared = _global_filter(betterleaks)
     header = {
         "catalog": "kingfisher-rules 3.0.1 (crates.io), generated/rules/: kingfisher.yml, betterleaks.yml, veles.yml",
-        "converted_by": "scripts/kingfisher_catalog.py",
+        "converted_by": "scripts/data/kingfisher_catalog.py",
         "global_filter": shared,
     }
     lines = [header]

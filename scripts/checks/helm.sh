@@ -7,7 +7,7 @@
 # guessable admin token.
 set -euo pipefail
 
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 cache_dir="${LORE_CACHE_DIR:-$root/.cache}"
 helm="$cache_dir/bin/helm"
 validate="$cache_dir/venv/bin/kubernetes-validate"
@@ -43,7 +43,7 @@ grep -q 'LORE_TLS__CLIENT_CA_FILE' "$out/tls.yaml" && grep -q 'tcpSocket' "$out/
 "$validate" --kubernetes-version "$kubernetes" --strict --quiet "$chart/examples/agent-pod-with-sidecar.yaml"
 echo "chart ok: agent-pod-with-sidecar.yaml valid for Kubernetes $kubernetes"
 
-# The images are those `make image` names (scripts/build-images.sh): the
+# The images are those `make image` names (scripts/packaging/images.sh): the
 # workspace's version as the chart's appVersion and the sidecar's tag, and the
 # migration Job runs the server image's `migrate`.
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -n 1)"
@@ -54,7 +54,7 @@ grep -q "image: ghcr.io/lore-dev/lore-server:$version" "$out/defaults.yaml" \
 grep -q 'args: \["migrate"\]' "$out/defaults.yaml" || { echo "the migration Job does not run migrate" >&2; exit 1; }
 grep -q "image: ghcr.io/lore-dev/lore-sidecar:$version" "$chart/examples/agent-pod-with-sidecar.yaml" \
     || { echo "the sidecar example does not run ghcr.io/lore-dev/lore-sidecar:$version" >&2; exit 1; }
-grep -q 'ghcr.io/lore-dev' "$root/scripts/build-images.sh" || { echo "build-images.sh names another registry" >&2; exit 1; }
+grep -q 'ghcr.io/lore-dev' "$root/scripts/packaging/images.sh" || { echo "build-images.sh names another registry" >&2; exit 1; }
 echo "chart ok: the server, migration Job and sidecar example run the images of make image ($version)"
 
 if "$helm" template lore "$chart" --set database.url= >"$out/refused.txt" 2>&1; then
