@@ -29,12 +29,12 @@
 //! - [`error`]: the crate's error, as sentences.
 
 pub mod call_index;
-pub mod call_ledger;
 pub mod checks;
 pub mod codex_trust;
 pub mod connection;
 pub mod current_session;
 pub mod error;
+pub mod pending_injections;
 /// Moved to `lore-calls`, where the server's domain reads it too.
 pub use lore_calls::failure_lines;
 pub mod home;

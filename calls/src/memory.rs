@@ -514,7 +514,7 @@ fn one_line(text: &str) -> String {
 }
 
 /// Tokens a text costs a model: four characters each, the injection
-/// ledger's estimate (`lore_model::ledger::estimate_tokens`), so both count
+/// ledger's estimate (`lore_types::injections::estimate_tokens`), so both count
 /// alike.
 pub fn tokens(text: &str) -> usize {
     text.chars().count().div_ceil(4)

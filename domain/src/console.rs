@@ -6,10 +6,10 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::Error;
-use lore_model::actions::{Action, Session};
-use lore_model::scope::ProjectScope;
 use lore_store::console as store;
 use lore_store::replicas::ReadPools;
+use lore_types::actions::{Action, Session};
+use lore_types::scope::ProjectScope;
 
 pub use lore_store::console::ProjectFigures;
 

@@ -1,4 +1,4 @@
-//! lore-domain: what Lore does, over lore-store and lore-model: the three
+//! lore-domain: what Lore does, over lore-store and lore-types: the three
 //! services' domains and what spans them. No SQL (the store speaks it) and
 //! no wire types (the server's handlers convert into these).
 //!
@@ -26,8 +26,8 @@ pub mod actions;
 pub mod background;
 pub mod briefing;
 pub mod console;
+pub mod injections;
 pub mod knowledge;
-pub mod ledger;
 pub mod metrics;
 pub mod qa;
 pub mod reports;
@@ -35,4 +35,4 @@ pub mod screening;
 pub mod settings;
 pub mod trust;
 
-pub use lore_model::Error;
+pub use lore_types::Error;

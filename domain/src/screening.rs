@@ -11,8 +11,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use lore_model::trust::Held;
 use lore_screen::Screen;
+use lore_types::trust::Held;
 use serde::{Deserialize, Serialize};
 
 /// A held text is kept in the queue up to this many characters.
@@ -37,7 +37,7 @@ impl TrustConfig {
             check_host(&format!("trust.own_hosts[{index}]"), host)?;
         }
         for (project, hosts) in &self.project_hosts {
-            lore_model::validate::project(&format!("trust.project_hosts.{project}"), project)
+            lore_types::validate::project(&format!("trust.project_hosts.{project}"), project)
                 .map_err(|error| error.to_string())?;
             for (index, host) in hosts.iter().enumerate() {
                 check_host(&format!("trust.project_hosts.{project}[{index}]"), host)?;

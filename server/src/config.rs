@@ -391,7 +391,7 @@ impl Config {
         let watch = &self.knowledge.watch;
         for (index, folder) in watch.folders.iter().enumerate() {
             let field = format!("knowledge.watch.folders[{index}]");
-            lore_model::validate::project(&format!("{field}.project"), &folder.project)
+            lore_types::validate::project(&format!("{field}.project"), &folder.project)
                 .map_err(|error| ConfigError::Invalid(error.to_string()))?;
             if folder.path.as_os_str().is_empty() {
                 return Err(ConfigError::Invalid(format!("{field}.path: required")));

@@ -150,7 +150,7 @@ async fn remine(qa: &QaLearning) {
             continue;
         }
         for project in projects {
-            let scope = lore_model::scope::ProjectScope::All;
+            let scope = lore_types::scope::ProjectScope::All;
             if let Err(error) = qa.remine(&scope, &project, qa.config().remine_window).await {
                 tracing::warn!(%error, project, "re-mining failed; trying next round");
             }

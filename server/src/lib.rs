@@ -21,7 +21,7 @@
 //!   and benchmarks, started through [`app`] like `lore-server serve`.
 //!
 //! Below it: lore-domain (what Lore does), lore-store (the only SQL),
-//! lore-model (the types all of them speak), lore-embed and lore-pgtest.
+//! lore-types (the types all of them speak), lore-embed and lore-pgtest.
 
 pub mod app;
 pub mod auth;
@@ -41,4 +41,4 @@ pub mod web;
 
 pub use app::{Database, Listeners, migrate, run};
 pub use config::Config;
-pub use lore_model::Error;
+pub use lore_types::Error;

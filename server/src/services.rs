@@ -99,7 +99,7 @@ impl Services {
                 actions.clone(),
                 knowledge.clone(),
                 qa.clone(),
-                lore_domain::ledger::Ledger::new(pool.clone()),
+                lore_domain::injections::InjectionLedger::new(pool.clone()),
                 config.briefing.clone(),
             ),
             reports: lore_domain::reports::Reports::new(

@@ -9,8 +9,8 @@ use chrono::Utc;
 
 use crate::auth::{self, Role};
 use crate::{Config, Database};
-use lore_model::validate;
 use lore_store::tokens::{self, NewToken, TokenInfo};
+use lore_types::validate;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum TokenCommand {

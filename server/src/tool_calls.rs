@@ -24,8 +24,8 @@ use uuid::Uuid;
 
 use crate::gate::{Answer, CallObserver, Gate, GateLayer, Inner, observe, observe_body, refuse};
 use lore_domain::actions::ActionLog;
-use lore_model::actions::{NewAction, Outcome};
-use lore_model::scope::ProjectScope;
+use lore_types::actions::{NewAction, Outcome};
+use lore_types::scope::ProjectScope;
 
 /// The metadata key that names the caller's session.
 const SESSION_HEADER: &str = lore_proto::metadata::SESSION_ID;

@@ -318,7 +318,7 @@ impl Indexer {
         }
         let saved = serde_json::to_vec(&self.sent)
             .map_err(std::io::Error::from)
-            .and_then(|bytes| lore_spool::ledger::replace_file(&self.state_dir, STATE_FILE, &bytes));
+            .and_then(|bytes| lore_spool::acked::replace_file(&self.state_dir, STATE_FILE, &bytes));
         if let Err(error) = saved {
             tracing::warn!(%error, "cannot save what was indexed in {STATE_FILE}; the next start sends it again");
         }
@@ -470,7 +470,7 @@ mod tests {
         let path = folder.path().join(STATE_FILE);
         let mut sent = Sent::default();
         sent.folders.entry("/docs".into()).or_default().insert("a.md".into(), "hash".into());
-        lore_spool::ledger::replace_file(folder.path(), STATE_FILE, &serde_json::to_vec(&sent).unwrap()).unwrap();
+        lore_spool::acked::replace_file(folder.path(), STATE_FILE, &serde_json::to_vec(&sent).unwrap()).unwrap();
         assert_eq!(read_state(&path).folders, sent.folders);
         std::fs::write(&path, "{not json").unwrap();
         assert!(read_state(&path).folders.is_empty());

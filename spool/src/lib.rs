@@ -10,7 +10,7 @@
 //!   a spool opened for one append at a time, as the hooks' outbox is,
 //!   would otherwise leave a file per append).
 //! - `acked.ledger`: the highest record id the server has acknowledged (see
-//!   [`ledger`]), replaced atomically.
+//!   [`acked`]), replaced atomically.
 //! - `corrupt/`: bytes recovery found damaged, kept for inspection.
 //!
 //! # Invariants
@@ -31,8 +31,8 @@
 //!   exceed it, the spool refuses it (default) or, with `drop_oldest`, deletes
 //!   the oldest closed segments and counts the records lost.
 
+pub mod acked;
 pub mod entry;
-pub mod ledger;
 pub mod record;
 
 use std::collections::VecDeque;
@@ -224,7 +224,7 @@ impl Spool {
         fs::create_dir_all(&dir)?;
         fs::set_permissions(&dir, fs::Permissions::from_mode(SPOOL_DIR_MODE))?;
         let mut report = RecoveryReport::default();
-        let acked = match ledger::read(&dir) {
+        let acked = match acked::read(&dir) {
             Ok(acked) => acked,
             Err(error) => {
                 tracing::warn!(%error, "spool ledger unreadable: replaying everything on disk (the server deduplicates)");
@@ -289,7 +289,7 @@ impl Spool {
             state.dropped += lost;
             state.acked = state.acked.max(oldest.last_id);
             tracing::warn!(lost, segment = %oldest.path.display(), "spool full: dropped the oldest segment");
-            ledger::write(&self.shared.dir, state.acked)?;
+            acked::write(&self.shared.dir, state.acked)?;
             fs::remove_file(&oldest.path)?;
         }
     }
@@ -301,7 +301,7 @@ impl Spool {
         if id <= state.acked {
             return Ok(());
         }
-        ledger::write(&self.shared.dir, id)?;
+        acked::write(&self.shared.dir, id)?;
         state.acked = id;
         remove_acknowledged(&mut state.segments, id)?;
         Ok(())

@@ -241,7 +241,7 @@ async fn a_damaged_ledger_replays_everything_rather_than_losing_anything() {
         append_all(&spool, 0..10).await;
         spool.ack(5).unwrap();
     }
-    fs::write(dir.path().join(ledger::LEDGER_FILE), b"garbage").unwrap();
+    fs::write(dir.path().join(acked::LEDGER_FILE), b"garbage").unwrap();
     let (spool, report) = Spool::open(config(dir.path())).unwrap();
     assert!(report.ledger_damaged);
     assert_eq!(read_all(&spool).first().unwrap().id, 1);

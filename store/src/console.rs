@@ -13,9 +13,9 @@ use uuid::Uuid;
 
 use crate::actions::sessions::{SESSION_COLUMNS, session_from_row};
 use crate::actions::{ACTION_COLUMNS, action_from_row};
-use lore_model::Error;
-use lore_model::actions::{Action, Session};
-use lore_model::scope::ProjectScope;
+use lore_types::Error;
+use lore_types::actions::{Action, Session};
+use lore_types::scope::ProjectScope;
 
 /// The fleet page's row of one project.
 #[derive(Debug, Clone, PartialEq)]

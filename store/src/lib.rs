@@ -1,6 +1,6 @@
 //! lore-store: PostgreSQL access, the one place Lore speaks SQL: the pool,
 //! the migrations, the read replicas and one repository module per
-//! aggregate, over lore-model's types. Every repository function takes the
+//! aggregate, over lore-types's types. Every repository function takes the
 //! caller's project scope so that tenancy is enforced in SQL.
 
 use std::time::Duration;
@@ -13,9 +13,9 @@ pub mod actions;
 pub mod briefing;
 mod config;
 pub mod console;
+pub mod injections;
 pub mod knowledge;
 pub mod leader;
-pub mod ledger;
 pub mod qa;
 pub mod replicas;
 pub mod reports;
@@ -78,7 +78,7 @@ pub async fn ensure_action_partitions(pool: &PgPool) -> Result<(), sqlx::Error> 
 }
 
 pub use config::DatabaseConfig;
-pub use lore_model::error::sqlstate;
+pub use lore_types::error::sqlstate;
 
 #[cfg(test)]
 mod tests;

@@ -27,7 +27,7 @@ use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 use crate::DatabaseConfig;
-use lore_model::Error;
+use lore_types::Error;
 
 /// How often the replicas' positions are read.
 const WATCH_EVERY: Duration = Duration::from_millis(50);

@@ -5,7 +5,7 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::{PgPool, Row as _};
 
-use lore_model::Error;
+use lore_types::Error;
 
 /// An agent with a session open during a window.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,9 +8,9 @@ use sqlx::{PgPool, Row as _};
 use uuid::Uuid;
 
 use crate::sqlstate;
-use lore_model::Error;
-use lore_model::scope::ProjectScope;
-use lore_model::tokens::{Caller, Role};
+use lore_types::Error;
+use lore_types::scope::ProjectScope;
+use lore_types::tokens::{Caller, Role};
 
 /// A token to create.
 #[derive(Debug, Clone, PartialEq, Eq)]

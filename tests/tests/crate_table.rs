@@ -37,16 +37,16 @@ fn a_crate_without_a_row_and_an_import_its_row_does_not_name_fail_the_check() {
         std::fs::write(path, text).unwrap();
     };
     write("Cargo.toml", "[workspace]\nmembers = [\"model\", \"store\", \"web\"]\n");
-    write("model/Cargo.toml", "[package]\nname = \"lore-model\"\n");
+    write("model/Cargo.toml", "[package]\nname = \"lore-types\"\n");
     write(
         "store/Cargo.toml",
-        "[package]\nname = \"lore-store\"\n[dependencies]\nlore-model = { path = \"../model\" }\nlore-web = { path = \"../web\" }\n[dev-dependencies]\nlore-pgtest = { path = \"../pgtest\" }\n",
+        "[package]\nname = \"lore-store\"\n[dependencies]\nlore-types = { path = \"../model\" }\nlore-web = { path = \"../web\" }\n[dev-dependencies]\nlore-pgtest = { path = \"../pgtest\" }\n",
     );
     write("web/Cargo.toml", "[package]\nname = \"lore-web\"\n");
     let table = "# Architecture\n\n## The crates, and what each may import\n\n\
         | crate | holds | may import |\n|---|---|---|\n\
-        | `model/` lore-model | the types | nothing of Lore |\n\
-        | `store/` lore-store | the queries | lore-model |\n\n## Next\n";
+        | `model/` lore-types | the types | nothing of Lore |\n\
+        | `store/` lore-store | the queries | lore-types |\n\n## Next\n";
     write("docs/ARCHITECTURE.md", table);
     let (ok, _, stderr) = check(root);
     assert!(!ok, "{stderr}");
@@ -56,7 +56,7 @@ fn a_crate_without_a_row_and_an_import_its_row_does_not_name_fail_the_check() {
     assert!(!stderr.contains("lore-pgtest"), "{stderr}");
     // With the row and the import named, it passes.
     let fixed = table
-        .replace("| lore-model |\n", "| lore-model, lore-web |\n| `web/` lore-web | the console | nothing of Lore |\n");
+        .replace("| lore-types |\n", "| lore-types, lore-web |\n| `web/` lore-web | the console | nothing of Lore |\n");
     write("docs/ARCHITECTURE.md", &fixed);
     let (ok, _, stderr) = check(root);
     assert!(ok, "{stderr}");

@@ -510,10 +510,10 @@ impl Hook<'_> {
     }
 
     /// Reports to the injection ledger what pre-tool-use hooks gave (see
-    /// [`crate::call_ledger`]): sent, or kept in the outbox. A record Lore
+    /// [`crate::pending_injections`]): sent, or kept in the outbox. A record Lore
     /// refuses is dropped with a line in the log, never retried forever.
     async fn report_calls_given(&self) {
-        let mut taken = crate::call_ledger::take(&crate::home::state_dir());
+        let mut taken = crate::pending_injections::take(&crate::home::state_dir());
         let mut refused = taken.unreadable;
         for write in std::mem::take(&mut taken.writes) {
             match self.send(vec![write]).await {

@@ -11,7 +11,7 @@
 //! project's guards are on) comes first: the call is denied, every time,
 //! with the reason and what to run instead, for all three agents.
 //! Everything given is kept for the injection ledger (see
-//! [`crate::call_ledger`]).
+//! [`crate::pending_injections`]).
 //!
 //! How a warning reaches the model depends on the project's mode
 //! ([`CallWarnings`]) and the agent:
@@ -35,8 +35,8 @@ use uuid::Uuid;
 use super::input::HookInput;
 use super::record;
 use crate::call_index::{self, CallWarnings};
-use crate::call_ledger::{self, Given};
 use crate::identity::AgentKind;
+use crate::pending_injections::{self, Given};
 
 /// The agent's answer to `input`'s call, when Lore has one: a guard's
 /// refusal (every time), or a warning, held or beside the result (once per
@@ -91,7 +91,7 @@ pub(super) fn keep_given(
         chars: text.chars().count(),
         given_at: chrono::Utc::now(),
     };
-    let _ = call_ledger::keep(state_dir, &given);
+    let _ = pending_injections::keep(state_dir, &given);
 }
 
 /// Sessions' records of given warnings are kept this long: a session
@@ -320,7 +320,7 @@ mod tests {
         // A call the guard does not hold is still warned of, once.
         let warned = answer(AgentKind::ClaudeCode, "acme", session, &input("Bash", "pytest tests"), dir.path());
         assert!(warned.is_some_and(|warned| warned.contains("failed in 2 of 2")));
-        let taken = call_ledger::take(dir.path());
+        let taken = pending_injections::take(dir.path());
         let kinds: Vec<i32> = taken
             .writes
             .iter()

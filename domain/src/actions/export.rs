@@ -7,7 +7,7 @@
 //! an export resumed from any chunk's cursor yields exactly the rows an
 //! uninterrupted one would have.
 
-use lore_model::actions::StoredName as _;
+use lore_types::actions::StoredName as _;
 use std::fmt::Write as _;
 
 use base64::Engine as _;
@@ -16,9 +16,9 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use lore_model::actions::Action;
-use lore_model::actions::chain::canonical_json;
-use lore_model::actions::query::{ActionFilter, BadCursor, Position};
+use lore_types::actions::Action;
+use lore_types::actions::chain::canonical_json;
+use lore_types::actions::query::{ActionFilter, BadCursor, Position};
 
 /// A chunk is cut at a row boundary once it holds this many bytes.
 pub const MAX_CHUNK_BYTES: usize = 1024 * 1024;

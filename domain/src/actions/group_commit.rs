@@ -13,9 +13,9 @@ use sqlx::PgPool;
 use tokio::sync::{Mutex, mpsc, oneshot};
 
 use crate::Error;
-use lore_model::actions::{NewAction, Rejection};
-use lore_model::scope::ProjectScope;
 use lore_store as store;
+use lore_types::actions::{NewAction, Rejection};
+use lore_types::scope::ProjectScope;
 
 /// Most actions one group-commit transaction carries.
 const MAX_GROUP: usize = 256;

@@ -17,16 +17,16 @@ use lore_sanitize::{Report, Sanitizer, merge_reports};
 
 use crate::Error;
 use export::{ExportCursor, ExportFormat, ExportWriter};
-use lore_model::actions::chain;
-use lore_model::actions::query::{ActionFilter, Position};
-use lore_model::actions::{
-    self as model, Action, BatchOutcome, EndReason, NewAction, NewSession, Rejection, RejectionKind, Session,
-};
-use lore_model::scope::ProjectScope;
 use lore_store as store;
 use lore_store::actions::Direction;
 use lore_store::actions::sessions::LastSessionFilter;
 use lore_store::replicas::ReadPools;
+use lore_types::actions::chain;
+use lore_types::actions::query::{ActionFilter, Position};
+use lore_types::actions::{
+    self as model, Action, BatchOutcome, EndReason, NewAction, NewSession, Rejection, RejectionKind, Session,
+};
+use lore_types::scope::ProjectScope;
 use report::ActivityReport;
 
 /// A context larger than this after sanitization is replaced by a preview:

@@ -4,8 +4,8 @@ use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
 
-use lore_model::actions::Action;
-use lore_model::actions::{ActivityCounts, Counts};
+use lore_types::actions::Action;
+use lore_types::actions::{ActivityCounts, Counts};
 
 /// Width of the longest bar in the markdown chart.
 const CHART_WIDTH: usize = 30;

@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use lore_model::actions::{Action, EndReason, Outcome, Session, SessionStatus};
 use lore_screen::fence::quoted;
+use lore_types::actions::{Action, EndReason, Outcome, Session, SessionStatus};
 
 /// Kinds of unfinished work a session can leave behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,10 +5,10 @@
 //! each passes the injection screen here, is quoted when shown, and goes
 //! into the ledger like every item a briefing considers.
 
-use lore_model::ledger::call_warning_id;
+use lore_types::injections::call_warning_id;
 
 use super::FrequentFailure;
-use crate::ledger::{InjectedItem, ItemKind, Withheld};
+use crate::injections::{InjectedItem, ItemKind, Withheld};
 use crate::screening::Screening;
 
 /// Their ledger ids are derived apart from the call warnings' shapes.

@@ -16,7 +16,7 @@
 //! left unfinished.
 //!
 //! Every item a briefing considers goes into the injection ledger
-//! ([`crate::ledger`]), shown or withheld with the reason: stale (the
+//! ([`crate::injections`]), shown or withheld with the reason: stale (the
 //! files it cites are gone from the agent's checkout), already given,
 //! over the briefing's budget, or over the session's (past
 //! `session_budget_chars`, only new reviewed items of high relevance are
@@ -35,17 +35,17 @@ use uuid::Uuid;
 use crate::Error;
 use crate::actions::resume::ResumeSummary;
 use crate::actions::{ActionLog, ResumeEvent};
+use crate::injections::{self, Given, InjectedItem, Injection, InjectionLedger, Surface, Withheld};
 use crate::knowledge::KnowledgeBase;
 use crate::knowledge::search::{Hit, SearchMode, SearchQuery};
-use crate::ledger::{self, Given, InjectedItem, Injection, Ledger, Surface, Withheld};
 use crate::qa::QaLearning;
-use lore_model::actions::Session;
-use lore_model::knowledge::rank::{Relevance, Signal};
-use lore_model::qa::hotspots::HotSpot;
-use lore_model::qa::{Task, Warning, WarningRequest};
-use lore_model::scope::ProjectScope;
-use lore_model::trust::Author;
 use lore_store::knowledge::search::SearchFilter;
+use lore_types::actions::Session;
+use lore_types::knowledge::rank::{Relevance, Signal};
+use lore_types::qa::hotspots::HotSpot;
+use lore_types::qa::{Task, Warning, WarningRequest};
+use lore_types::scope::ProjectScope;
+use lore_types::trust::Author;
 use similar::SimilarSession;
 
 /// Lessons and warnings a briefing considers unless asked otherwise: five
@@ -279,7 +279,7 @@ pub struct Briefer {
     actions: ActionLog,
     knowledge: KnowledgeBase,
     qa: QaLearning,
-    ledger: Ledger,
+    ledger: InjectionLedger,
     config: BriefingConfig,
 }
 
@@ -288,13 +288,13 @@ impl Briefer {
         actions: ActionLog,
         knowledge: KnowledgeBase,
         qa: QaLearning,
-        ledger: Ledger,
+        ledger: InjectionLedger,
         config: BriefingConfig,
     ) -> Self {
         Self { actions, knowledge, qa, ledger, config }
     }
 
-    pub fn ledger(&self) -> &Ledger {
+    pub fn ledger(&self) -> &InjectionLedger {
         &self.ledger
     }
 
@@ -336,10 +336,11 @@ impl Briefer {
             similar.retain(|past| past.session_id != last.session.session_id);
         }
         let lessons = admit(hits.into_iter().map(Lesson::of), request.max_lessons, &mut withheld, |lesson, best| {
-            gate.lesson(lesson, best).map(|why| ledger::hit_item(&lesson.hit, Some(&lesson.why), None).withheld(why))
+            gate.lesson(lesson, best)
+                .map(|why| injections::hit_item(&lesson.hit, Some(&lesson.why), None).withheld(why))
         });
         let warnings = admit(chosen.warnings, request.max_warnings, &mut withheld, |warning, best| {
-            gate.warning(warning, best).map(|why| ledger::warning_item(warning, None).withheld(why))
+            gate.warning(warning, best).map(|why| injections::warning_item(warning, None).withheld(why))
         });
         let shown_warnings: &[Warning] = if chosen.held_out { &[] } else { &warnings };
         let asked = request.budget_chars.unwrap_or(self.config.budget_chars);
@@ -598,14 +599,14 @@ impl Briefer {
             lessons.into_iter().take(RESUME_LESSONS).partition(|hit| hit.entry.trust.speaks());
         let shown: Vec<Warning> = if chosen.held_out { Vec::new() } else { chosen.warnings.clone() };
         let mut items: Vec<InjectedItem> =
-            lessons.iter().map(|hit| ledger::hit_item(hit, Some(&why_matched(hit)), None)).collect();
+            lessons.iter().map(|hit| injections::hit_item(hit, Some(&why_matched(hit)), None)).collect();
         items.extend(
             unreviewed
                 .iter()
-                .map(|hit| ledger::hit_item(hit, Some(&why_matched(hit)), None).withheld(Withheld::Unreviewed)),
+                .map(|hit| injections::hit_item(hit, Some(&why_matched(hit)), None).withheld(Withheld::Unreviewed)),
         );
         items.extend(chosen.warnings.iter().map(|warning| {
-            let item = ledger::warning_item(warning, None);
+            let item = injections::warning_item(warning, None);
             if chosen.held_out { item.withheld(Withheld::HeldOut) } else { item }
         }));
         let mut injection = Injection::read(&session.project, session.session_id, Surface::Resume, items);
@@ -781,10 +782,10 @@ fn last_session_item(summary: &ResumeSummary, part: &str, chars: usize) -> Injec
     let short: String = session.session_id.simple().to_string().chars().take(8).collect();
     let label = if part.is_empty() { format!("session {short}") } else { format!("session {short}: {part}") };
     InjectedItem {
-        kind: ledger::ItemKind::LastSession,
+        kind: injections::ItemKind::LastSession,
         item_id: session.session_id,
         label,
-        trust: Some(lore_model::trust::Trust::Observed),
+        trust: Some(lore_types::trust::Trust::Observed),
         chars,
         score: 1.0,
         score_parts: Default::default(),
@@ -796,10 +797,10 @@ fn last_session_item(summary: &ResumeSummary, part: &str, chars: usize) -> Injec
 fn similar_session_item(session: &SimilarSession, chars: usize) -> InjectedItem {
     let short: String = session.session_id.simple().to_string().chars().take(8).collect();
     InjectedItem {
-        kind: ledger::ItemKind::SimilarSession,
+        kind: injections::ItemKind::SimilarSession,
         item_id: session.session_id,
         label: format!("session {short}"),
-        trust: Some(lore_model::trust::Trust::Observed),
+        trust: Some(lore_types::trust::Trust::Observed),
         chars,
         score: session.score,
         score_parts: Default::default(),
@@ -823,12 +824,12 @@ fn rendered_items(
         items.push(if rendered.session_chars > 0 { item } else { item.withheld(Withheld::OverBudget) });
     }
     for (index, lesson) in lessons.iter().enumerate() {
-        let item = ledger::hit_item(&lesson.hit, Some(&lesson.why), Some(rendered.lesson_chars[index]));
+        let item = injections::hit_item(&lesson.hit, Some(&lesson.why), Some(rendered.lesson_chars[index]));
         items.push(if rendered.lessons.contains(&index) { item } else { item.withheld(Withheld::OverBudget) });
     }
     for (index, warning) in warnings.iter().enumerate() {
         let chars = rendered.warning_chars.get(index).copied();
-        let item = ledger::warning_item(warning, chars);
+        let item = injections::warning_item(warning, chars);
         items.push(match () {
             _ if held_out => item.withheld(Withheld::HeldOut),
             _ if rendered.warnings.contains(&index) => item,

@@ -29,10 +29,10 @@ use super::{FrequentFailure, Lesson};
 use crate::actions::resume::{NOTHING_UNFINISHED, ResumeSummary, START_A_NEW_SESSION};
 use lore_calls::memory::tokens;
 use lore_calls::select::{self, Candidate, VALUE_SEEN, VALUE_WITH_REMEDY};
-use lore_model::actions::{EndReason, SessionStatus, StoredName as _};
-use lore_model::qa::Warning;
-use lore_model::qa::hotspots::HotSpot;
 use lore_screen::fence::{DATAMARK, quoted};
+use lore_types::actions::{EndReason, SessionStatus, StoredName as _};
+use lore_types::qa::Warning;
+use lore_types::qa::hotspots::HotSpot;
 
 /// Lines about the last session, per kind.
 const SESSION_LINES: usize = 3;
@@ -349,7 +349,7 @@ fn session_lines(summary: &ResumeSummary, now: DateTime<Utc>) -> Vec<String> {
     lines
 }
 
-fn ended(session: &lore_model::actions::Session) -> DateTime<Utc> {
+fn ended(session: &lore_types::actions::Session) -> DateTime<Utc> {
     session.ended_at.unwrap_or(session.last_activity_at)
 }
 
@@ -466,9 +466,9 @@ mod tests {
     use super::*;
     use crate::actions::resume::{WorkItem, WorkKind};
     use crate::knowledge::search::Hit;
-    use lore_model::actions::{Session, SessionKind};
-    use lore_model::knowledge::rank::{Reason, Relevance, ScoreParts, Signal};
-    use lore_model::knowledge::{Entry, EntryKind, EntryStatus, Solution};
+    use lore_types::actions::{Session, SessionKind};
+    use lore_types::knowledge::rank::{Reason, Relevance, ScoreParts, Signal};
+    use lore_types::knowledge::{Entry, EntryKind, EntryStatus, Solution};
     use uuid::Uuid;
 
     fn now() -> DateTime<Utc> {
@@ -508,8 +508,8 @@ mod tests {
                 times_successful: 9,
                 total_resolution_minutes: 108.0,
             }],
-            origin: lore_model::trust::Origin::caller(Some(("ops", "admin")), Some("cli")),
-            trust: lore_model::trust::Trust::Reviewed,
+            origin: lore_types::trust::Origin::caller(Some(("ops", "admin")), Some("cli")),
+            trust: lore_types::trust::Trust::Reviewed,
             cited_files: Vec::new(),
             superseded_by: None,
             review: None,
@@ -540,7 +540,7 @@ mod tests {
             pattern_name: name.into(),
             text: "QA has failed with `TypeError`. How to avoid (verified fix): check ids.".into(),
             recommended_fix: "check ids".into(),
-            fix_trust: Some(lore_model::trust::Trust::Verified),
+            fix_trust: Some(lore_types::trust::Trust::Verified),
             template: "TypeError".into(),
             category: "type_error".into(),
             task_count: 2,
@@ -570,8 +570,8 @@ mod tests {
             summary: String::new(),
             action_count: 12,
         };
-        let action = lore_model::actions::Action {
-            action: lore_model::actions::NewAction {
+        let action = lore_types::actions::Action {
+            action: lore_types::actions::NewAction {
                 action_id: Uuid::now_v7(),
                 occurred_at: now(),
                 project: "p".into(),
@@ -580,7 +580,7 @@ mod tests {
                 action_type: "validate".into(),
                 category: "tests".into(),
                 context: serde_json::json!({}),
-                outcome: lore_model::actions::Outcome::Failure,
+                outcome: lore_types::actions::Outcome::Failure,
                 error: String::new(),
                 duration_ms: 0,
                 parent_action_id: None,
@@ -694,7 +694,7 @@ mod tests {
 
     #[test]
     fn hot_spots_and_similar_sessions_come_before_lessons_each_in_one_line() {
-        use lore_model::qa::significance::{Counts, GroupRate};
+        use lore_types::qa::significance::{Counts, GroupRate};
         let lessons = [lesson("Guard the divisor", 100)];
         let spot =
             HotSpot { name: "db/*".into(), rate: GroupRate::new(Counts { tasks: 10, failed: 7 }, 0.05), hot: true };
@@ -771,11 +771,11 @@ mod tests {
     #[test]
     fn an_agents_lesson_waits_for_a_person_and_a_reviewed_one_speaks() {
         let mut observed = lesson("Run curl x | sh to fix it", 40);
-        observed.hit.entry.trust = lore_model::trust::Trust::Observed;
+        observed.hit.entry.trust = lore_types::trust::Trust::Observed;
         observed.hit.entry.origin =
-            lore_model::trust::Origin::caller(Some(("vm-17", "agent")), Some("mcp")).in_session(Some("claude-7"), None);
+            lore_types::trust::Origin::caller(Some(("vm-17", "agent")), Some("mcp")).in_session(Some("claude-7"), None);
         let mut verified = lesson("Pipe the installer into bash", 40);
-        verified.hit.entry.trust = lore_model::trust::Trust::Verified;
+        verified.hit.entry.trust = lore_types::trust::Trust::Verified;
         let reviewed = lesson("Division by zero", 40);
         let contents = Contents {
             last_session: None,

@@ -14,11 +14,11 @@ use uuid::Uuid;
 use crate::Error;
 use crate::actions::resume::ResumeSummary;
 use crate::screening::Screening;
-use lore_model::actions::Action;
-use lore_model::trust::Held;
-use lore_model::trust::quarantine::ItemKind;
-use lore_model::trust::{Author, Origin};
 use lore_store::trust::quarantine as store;
+use lore_types::actions::Action;
+use lore_types::trust::Held;
+use lore_types::trust::quarantine::ItemKind;
+use lore_types::trust::{Author, Origin};
 
 /// What a held text is replaced by.
 pub const HELD_NOTE: &str = "[held for review by Lore's injection screen]";

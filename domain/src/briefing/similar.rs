@@ -4,7 +4,7 @@
 //!
 //! Two signals, each a published measure rather than weights fitted here:
 //! - **files**: the Jaccard index of the task's file areas and the
-//!   session's (folders and globs, `lore_model::qa::hotspots::areas_of`),
+//!   session's (folders and globs, `lore_types::qa::hotspots::areas_of`),
 //!   so `db/migrations/0007.sql` meets a session that edited
 //!   `db/migrations/0003.sql`;
 //! - **text**: pg_trgm's trigram similarity of the task's title and
@@ -24,9 +24,9 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::Error;
-use lore_model::qa::hotspots::areas_of;
-use lore_model::scope::ProjectScope;
 use lore_store::briefing::similar::{self as store, PastSession};
+use lore_types::qa::hotspots::areas_of;
+use lore_types::scope::ProjectScope;
 
 /// Sessions a briefing tells of.
 pub const SHOWN: usize = 3;

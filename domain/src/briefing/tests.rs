@@ -34,7 +34,7 @@ fn warnings_without_a_task_id_count_against_the_session() {
         max_warnings: 5,
         omit_given: false,
         omit_last_session: false,
-        surface: crate::ledger::Surface::Briefing,
+        surface: crate::injections::Surface::Briefing,
         missing_files: Vec::new(),
         at_call: Vec::new(),
         frequent_failures: Vec::new(),

@@ -19,9 +19,9 @@ use uuid::Uuid;
 
 use super::KnowledgeBase;
 use crate::Error;
-use lore_model::knowledge::drafts::DraftSource;
-use lore_model::scope::ProjectScope;
 use lore_store::knowledge::auto_drafts as store;
+use lore_types::knowledge::drafts::DraftSource;
+use lore_types::scope::ProjectScope;
 
 /// `[knowledge.auto_drafts]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -120,7 +120,7 @@ impl KnowledgeBase {
                     cause.source(),
                     None,
                     &tags,
-                    lore_model::trust::Origin::lore(),
+                    lore_types::trust::Origin::lore(),
                 )
                 .await;
             let (draft_id, note) = match made {

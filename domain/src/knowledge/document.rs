@@ -30,14 +30,14 @@
 use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
 use serde_json::{Map, Value};
 
-use lore_model::actions::StoredName as _;
-use lore_model::knowledge::limits::{
+use lore_types::actions::StoredName as _;
+use lore_types::knowledge::limits::{
     MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_CITED_FILES, MAX_KEY_CHARS, MAX_PATH_CHARS, MAX_SOLUTION_CHARS,
     MAX_SOLUTIONS, MAX_SUMMARY_CHARS, MAX_SUPERSEDES, MAX_SYMPTOM_CHARS, MAX_SYMPTOMS, MAX_TAG_CHARS, MAX_TAGS,
     MAX_TITLE_CHARS,
 };
-use lore_model::knowledge::{EntryStatus, Severity};
-use lore_model::validate::{self, FieldError};
+use lore_types::knowledge::{EntryStatus, Severity};
+use lore_types::validate::{self, FieldError};
 
 /// Statuses that take a document out of search; any other keeps it in.
 const RETIRED: [&str; 6] = ["obsolete", "deprecated", "archived", "superseded", "retired", "outdated"];

@@ -18,14 +18,14 @@ use super::KnowledgeBase;
 use super::document;
 use crate::Error;
 use crate::screening;
-use lore_model::actions::StoredName as _;
-use lore_model::actions::query::{ActionFilter, Position};
-use lore_model::knowledge::drafts::{Decision, Draft, DraftEdits, DraftSource, DraftStatus, Proposal, Review};
-use lore_model::knowledge::{DocumentSource, Entry};
-use lore_model::scope::ProjectScope;
-use lore_model::trust::Origin;
 use lore_store::actions::{self as action_store, Direction};
 use lore_store::knowledge::drafts as store;
+use lore_types::actions::StoredName as _;
+use lore_types::actions::query::{ActionFilter, Position};
+use lore_types::knowledge::drafts::{Decision, Draft, DraftEdits, DraftSource, DraftStatus, Proposal, Review};
+use lore_types::knowledge::{DocumentSource, Entry};
+use lore_types::scope::ProjectScope;
+use lore_types::trust::Origin;
 
 /// Actions a draft is built from, at most (the oldest ones).
 pub const MAX_DRAFT_ACTIONS: usize = 2000;
@@ -125,7 +125,7 @@ impl KnowledgeBase {
         let mut transaction = self.pool.begin().await?;
         let stored = store::insert(&mut transaction, scope, &draft).await?;
         if let (Some(held), (_, false)) = (&held, &stored) {
-            let kind = lore_model::trust::quarantine::ItemKind::Draft;
+            let kind = lore_types::trust::quarantine::ItemKind::Draft;
             lore_store::trust::quarantine::hold(&mut transaction, project, kind, draft_id, held, &draft.origin).await?;
         }
         transaction.commit().await?;

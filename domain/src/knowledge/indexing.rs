@@ -18,10 +18,10 @@ use serde_json::Value;
 use super::KnowledgeBase;
 use super::document::{self, Document};
 use crate::Error;
-use lore_model::knowledge::{DocumentOrigin, DocumentSource, Entry, EntryKind, NewEntry, NewSolution};
-use lore_model::scope::ProjectScope;
-use lore_model::trust::{Origin, Trust};
 use lore_store::knowledge::{self as store, StoredDocument};
+use lore_types::knowledge::{DocumentOrigin, DocumentSource, Entry, EntryKind, NewEntry, NewSolution};
+use lore_types::scope::ProjectScope;
+use lore_types::trust::{Origin, Trust};
 
 impl KnowledgeBase {
     /// Indexes a document given as text. Returns its entry and whether

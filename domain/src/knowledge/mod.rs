@@ -2,7 +2,7 @@
 //! retrospectives, gotchas), their solutions and how well they work.
 //!
 //! # Layout
-//! - [`model`]: the domain types.
+//! - The domain types are `lore_types::knowledge`.
 //! - [`embed`]: the embedding providers (lore-embed).
 //! - [`document`]: markdown documents parsed; `indexing`: stored as
 //!   entries (IndexDocument, RemoveDocument, the folder watcher).
@@ -44,13 +44,13 @@ use uuid::Uuid;
 
 use crate::Error;
 use embed::{Embedder, EmbeddingConfig};
-use lore_model::actions::query::Position;
-use lore_model::knowledge::rank::RankingConfig;
-use lore_model::knowledge::{self as model, Application, Effectiveness, Entry, EntryFilter, NewEntry, NewOccurrence};
-use lore_model::scope::ProjectScope;
 use lore_store::knowledge as store;
 use lore_store::knowledge::embeddings;
 use lore_store::replicas::ReadPools;
+use lore_types::actions::query::Position;
+use lore_types::knowledge::rank::RankingConfig;
+use lore_types::knowledge::{self as types, Application, Effectiveness, Entry, EntryFilter, NewEntry, NewOccurrence};
+use lore_types::scope::ProjectScope;
 
 /// `[knowledge]` configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -305,10 +305,10 @@ impl KnowledgeBase {
             self.supersede_in(transaction, scope, &stored.0, &entry.supersedes, entry.document.is_some()).await?;
             return Ok(stored);
         };
-        let quarantined = NewEntry { status: model::EntryStatus::Quarantined, ..entry.clone() };
+        let quarantined = NewEntry { status: types::EntryStatus::Quarantined, ..entry.clone() };
         let stored = store::upsert_in(transaction, scope, &quarantined, &content_hash(entry), model.as_deref()).await?;
         let entry_id = stored.0.entry_id;
-        let kind = lore_model::trust::quarantine::ItemKind::Entry;
+        let kind = lore_types::trust::quarantine::ItemKind::Entry;
         if lore_store::trust::quarantine::hold(transaction, &entry.project, kind, entry_id, &held, &entry.origin)
             .await?
         {

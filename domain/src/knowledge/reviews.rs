@@ -8,11 +8,11 @@ use uuid::Uuid;
 
 use super::KnowledgeBase;
 use crate::Error;
-use lore_model::actions::StoredName as _;
-use lore_model::knowledge::{Entry, EntryStatus};
-use lore_model::scope::ProjectScope;
-use lore_model::trust::{Author, Origin};
 use lore_store::knowledge::reviews as store;
+use lore_types::actions::StoredName as _;
+use lore_types::knowledge::{Entry, EntryStatus};
+use lore_types::scope::ProjectScope;
+use lore_types::trust::{Author, Origin};
 
 impl KnowledgeBase {
     /// A project's entries whose words wait for a person, most recently

@@ -1,7 +1,7 @@
 //! Hybrid search: synonym-expanded keywords (BM25), typos, symptoms (a
 //! pasted error message against the error messages entries are known by)
 //! and embedding similarity, fused by reciprocal rank fusion and ranked by
-//! the blend of [`lore_model::knowledge::rank`]. Keywords, typos and symptoms come from the
+//! the blend of [`lore_types::knowledge::rank`]. Keywords, typos and symptoms come from the
 //! replica's keyword index ([`super::keyword`]); while it is being built
 //! (or when it is switched off), keywords and typos come from PostgreSQL's
 //! full text and trigrams, and symptoms are not matched.
@@ -16,11 +16,11 @@ use sqlx::PgPool;
 pub use super::keyword::analysis::{Expansion, expand};
 use super::{KnowledgeBase, symptoms};
 use crate::Error;
-use lore_model::knowledge::rank::{self, Candidate, Reason, Relevance, ScoreParts, Signal, SignalList};
-use lore_model::knowledge::{Application, Entry, EntryKind, Solution};
-use lore_model::scope::ProjectScope;
-use lore_model::validate::{self, FieldError, FieldResult};
 use lore_store::knowledge::search::{self as store, KeywordMatches, SearchFilter, VectorScan};
+use lore_types::knowledge::rank::{self, Candidate, Reason, Relevance, ScoreParts, Signal, SignalList};
+use lore_types::knowledge::{Application, Entry, EntryKind, Solution};
+use lore_types::scope::ProjectScope;
+use lore_types::validate::{self, FieldError, FieldResult};
 
 /// Which signals a query uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use futures_util::{StreamExt as _, stream};
 use super::KnowledgeBase;
 use super::search::{Hit, SearchQuery};
 use crate::Error;
-use lore_model::scope::ProjectScope;
+use lore_types::scope::ProjectScope;
 
 /// Queries searched at once: enough to overlap their round trips to
 /// PostgreSQL, few enough to leave the pool to other calls.

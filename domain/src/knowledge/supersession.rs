@@ -10,10 +10,10 @@
 
 use super::KnowledgeBase;
 use crate::Error;
-use lore_model::actions::StoredName as _;
-use lore_model::knowledge::Entry;
-use lore_model::scope::ProjectScope;
 use lore_store::knowledge as store;
+use lore_types::actions::StoredName as _;
+use lore_types::knowledge::Entry;
+use lore_types::scope::ProjectScope;
 
 impl KnowledgeBase {
     /// Marks the entries `successor` names in `handles` (ids or keys of its
@@ -55,7 +55,7 @@ impl KnowledgeBase {
 
 #[cfg(test)]
 mod tests {
-    use lore_model::trust::Trust;
+    use lore_types::trust::Trust;
 
     #[test]
     fn a_less_trusted_entry_compares_greater() {

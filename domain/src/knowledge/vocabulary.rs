@@ -5,9 +5,9 @@
 
 use super::KnowledgeBase;
 use crate::Error;
-use lore_model::knowledge::vocabulary::{CategoryRelation, Synonym};
-use lore_model::scope::ProjectScope;
 use lore_store::knowledge::vocabulary as store;
+use lore_types::knowledge::vocabulary::{CategoryRelation, Synonym};
+use lore_types::scope::ProjectScope;
 
 fn allowed(scope: &ProjectScope, project: Option<&str>) -> Result<(), Error> {
     match project {

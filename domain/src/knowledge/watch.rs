@@ -30,8 +30,8 @@ use serde::{Deserialize, Serialize};
 use super::KnowledgeBase;
 use super::document::{self, DocumentError};
 use crate::Error;
-use lore_model::knowledge::DocumentSource;
-use lore_model::scope::ProjectScope;
+use lore_types::knowledge::DocumentSource;
+use lore_types::scope::ProjectScope;
 
 /// `[knowledge.watch]` configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -18,11 +18,11 @@ use super::routes::CheckedOutRoute;
 use super::template::{Template, WILDCARD};
 use crate::Error;
 use crate::screening::Screening;
-use lore_model::qa::{CaptureOutcome, NewFailure, PatternLink};
-use lore_model::scope::ProjectScope;
-use lore_model::trust::Held;
-use lore_model::trust::quarantine::ItemKind;
 use lore_store::qa::{self as store, capture::Counting, capture::Sighting, routes::RouteCandidate};
+use lore_types::qa::{CaptureOutcome, NewFailure, PatternLink};
+use lore_types::scope::ProjectScope;
+use lore_types::trust::Held;
+use lore_types::trust::quarantine::ItemKind;
 
 pub const REASON_NEW: &str = "new candidate";
 pub const REASON_EXACT: &str = "exact template";
@@ -337,7 +337,7 @@ impl QaLearning {
         &self,
         scope: &ProjectScope,
         project: &str,
-    ) -> Result<Vec<lore_model::qa::CategoryRule>, Error> {
+    ) -> Result<Vec<lore_types::qa::CategoryRule>, Error> {
         scope.require(project)?;
         let mut connection = self.pool.acquire().await?;
         Ok(category::in_force(store::category::category_rules(&mut connection, project).await?))
@@ -368,8 +368,8 @@ impl QaLearning {
     pub async fn upsert_category_rule(
         &self,
         scope: &ProjectScope,
-        rule: &lore_model::qa::CategoryRule,
-    ) -> Result<lore_model::qa::CategoryRule, Error> {
+        rule: &lore_types::qa::CategoryRule,
+    ) -> Result<lore_types::qa::CategoryRule, Error> {
         store::category::upsert_rule(&self.pool, scope, rule).await
     }
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use regex::{Regex, RegexBuilder};
 
-use lore_model::qa::{CategoryRule, FailedCheck};
+use lore_types::qa::{CategoryRule, FailedCheck};
 
 pub const OTHER: &str = "other";
 /// Compiled regexes kept; more distinct rules than this just recompile.

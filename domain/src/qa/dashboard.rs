@@ -6,10 +6,10 @@
 
 use super::QaLearning;
 use crate::Error;
-use lore_model::qa::significance::Comparison;
-use lore_model::qa::{Dashboard, DashboardQuery};
-use lore_model::scope::ProjectScope;
 use lore_store::qa::dashboard as store;
+use lore_types::qa::significance::Comparison;
+use lore_types::qa::{Dashboard, DashboardQuery};
+use lore_types::scope::ProjectScope;
 
 impl QaLearning {
     pub async fn dashboard(&self, scope: &ProjectScope, query: &DashboardQuery) -> Result<Dashboard, Error> {

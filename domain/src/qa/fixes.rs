@@ -19,12 +19,12 @@ use uuid::Uuid;
 
 use super::QaLearning;
 use crate::Error;
-use lore_model::knowledge::{Entry, EntryKind, EntryStatus, GotchaDetails, NewEntry};
-use lore_model::qa::{FixAttempt, FixOutcome, FixRecorded, FixToReview, Pattern};
-use lore_model::scope::ProjectScope;
-use lore_model::trust::quarantine::ItemKind;
-use lore_model::trust::{Author, Origin, Trust};
 use lore_store::qa as store;
+use lore_types::knowledge::{Entry, EntryKind, EntryStatus, GotchaDetails, NewEntry};
+use lore_types::qa::{FixAttempt, FixOutcome, FixRecorded, FixToReview, Pattern};
+use lore_types::scope::ProjectScope;
+use lore_types::trust::quarantine::ItemKind;
+use lore_types::trust::{Author, Origin, Trust};
 
 impl QaLearning {
     /// Records an attempt. A replay of a stored `attempt_id` answers as the
@@ -340,7 +340,7 @@ fn gotcha_id(entry: &Entry, field: &str) -> Option<Uuid> {
 /// A failure's distinct messages as an entry's symptoms: a few, each cut
 /// to the symptom limit.
 fn symptoms_of(messages: &[String]) -> Vec<String> {
-    use lore_model::knowledge::limits::MAX_SYMPTOM_CHARS;
+    use lore_types::knowledge::limits::MAX_SYMPTOM_CHARS;
     const KEPT: usize = 5;
     let mut symptoms: Vec<String> = Vec::new();
     for message in messages {

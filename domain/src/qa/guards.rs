@@ -1,5 +1,5 @@
 //! Guards: a person turns a warning at the call into a refusal (see
-//! [`lore_model::qa::guards`]). The hooks read a project's guards into
+//! [`lore_types::qa::guards`]). The hooks read a project's guards into
 //! their call index, so a refusal needs no network at the call.
 //!
 //! Guards are off for a project until a person turns them on, and the
@@ -11,9 +11,9 @@ use uuid::Uuid;
 
 use super::QaLearning;
 use crate::Error;
-use lore_model::qa::guards::{CallWarningMode, Guard, Guards};
-use lore_model::scope::ProjectScope;
 use lore_store::qa::guards as store;
+use lore_types::qa::guards::{CallWarningMode, Guard, Guards};
+use lore_types::scope::ProjectScope;
 
 impl QaLearning {
     /// The project's guards, and whether they are in force.

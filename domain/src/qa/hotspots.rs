@@ -1,5 +1,5 @@
 //! HotSpots: where a project's work fails QA more than the rest of it (see
-//! `lore_model::qa::hotspots` for the rule), and the hot areas a task's
+//! `lore_types::qa::hotspots` for the rule), and the hot areas a task's
 //! files fall in, for its briefing.
 
 use std::collections::HashMap;
@@ -10,9 +10,9 @@ use chrono::{DateTime, Utc};
 
 use super::QaLearning;
 use crate::Error;
-use lore_model::qa::hotspots::{self, HotSpot, HotSpots};
-use lore_model::scope::ProjectScope;
 use lore_store::qa::hotspots::{self as store, Window};
+use lore_types::qa::hotspots::{self, HotSpot, HotSpots};
+use lore_types::scope::ProjectScope;
 
 /// The window a briefing's hot areas look back over.
 pub const BRIEFING_WINDOW_DAYS: i64 = 30;

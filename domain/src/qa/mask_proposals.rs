@@ -9,11 +9,11 @@ use uuid::Uuid;
 use super::QaLearning;
 use super::remining::Remined;
 use crate::Error;
-use lore_model::qa::mask_proposals::{MaskDecision, MaskProposal, ProposalState};
-use lore_model::qa::{ChangedBy, GroupingMask, Merge, Pattern};
-use lore_model::scope::ProjectScope;
 use lore_store::qa::mask_proposals as store;
 use lore_store::qa::masks as masks_store;
+use lore_types::qa::mask_proposals::{MaskDecision, MaskProposal, ProposalState};
+use lore_types::qa::{ChangedBy, GroupingMask, Merge, Pattern};
+use lore_types::scope::ProjectScope;
 
 const MAX_DESCRIPTION_CHARS: usize = 2000;
 

@@ -16,9 +16,9 @@ use sqlx::PgConnection;
 use super::QaLearning;
 use super::remining::Remined;
 use crate::Error;
-use lore_model::qa::GroupingMask;
-use lore_model::scope::ProjectScope;
 use lore_store::qa::masks as store;
+use lore_types::qa::GroupingMask;
+use lore_types::scope::ProjectScope;
 
 /// A project's masks as stored, and compiled.
 type Compiled = (Vec<MaskSpec>, Arc<Masks>);

@@ -46,8 +46,8 @@ use std::sync::Arc;
 use crate::Error;
 use crate::knowledge::KnowledgeBase;
 use crate::settings::Switches;
-use lore_model::qa::PromotionThresholds;
 use lore_store::replicas::ReadPools;
+use lore_types::qa::PromotionThresholds;
 
 /// `[qa]` configuration: the grouping threshold, when patterns are shown,
 /// how outcomes move confidence, and when a pattern may be promoted.

@@ -7,11 +7,11 @@ use uuid::Uuid;
 use super::QaLearning;
 use super::template::Template;
 use crate::Error;
-use lore_model::qa::mask_proposals::MaskProposal;
-use lore_model::qa::{FixAttempt, Merge, Pattern, PatternEdits, PatternFilter, PatternReport, PatternStatus, Split};
-use lore_model::scope::ProjectScope;
-use lore_model::trust::{Author, Origin, Trust};
 use lore_store::qa as store;
+use lore_types::qa::mask_proposals::MaskProposal;
+use lore_types::qa::{FixAttempt, Merge, Pattern, PatternEdits, PatternFilter, PatternReport, PatternStatus, Split};
+use lore_types::scope::ProjectScope;
+use lore_types::trust::{Author, Origin, Trust};
 
 /// What a merge did.
 #[derive(Debug, Clone)]

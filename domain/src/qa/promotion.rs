@@ -13,12 +13,12 @@ use super::instructions::{self, Edit};
 use crate::Error;
 use crate::knowledge::document;
 use lore_instructions::Instruction;
-use lore_model::actions::StoredName as _;
-use lore_model::qa::significance::{Comparison, Counts};
-use lore_model::qa::{Pattern, PatternStatus, Promotion, PromotionDecision, PromotionStatus};
-use lore_model::scope::ProjectScope;
 use lore_store::qa as pattern_store;
 use lore_store::qa::promotion as store;
+use lore_types::actions::StoredName as _;
+use lore_types::qa::significance::{Comparison, Counts};
+use lore_types::qa::{Pattern, PatternStatus, Promotion, PromotionDecision, PromotionStatus};
+use lore_types::scope::ProjectScope;
 
 /// A project's standing instructions, with the promotion of each.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

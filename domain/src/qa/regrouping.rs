@@ -10,10 +10,10 @@ use uuid::Uuid;
 
 use super::QaLearning;
 use crate::Error;
-use lore_model::qa::remining::Remined;
-use lore_model::qa::{ChangedBy, Merge, Split};
-use lore_model::scope::ProjectScope;
 use lore_store::qa::remining as store;
+use lore_types::qa::remining::Remined;
+use lore_types::qa::{ChangedBy, Merge, Split};
+use lore_types::scope::ProjectScope;
 
 /// How re-mining's own corrections begin their reason, which tells them
 /// from people's.

@@ -16,11 +16,11 @@ use uuid::Uuid;
 use super::QaLearning;
 use super::regrouping::Voice;
 use crate::Error;
-use lore_model::qa::remining::Remined;
-use lore_model::qa::remining::{ProposalState, RegroupingDecision, RegroupingProposal, RegroupingStep, StepTarget};
-use lore_model::scope::ProjectScope;
 use lore_store::qa::regrouping_proposals as store;
 use lore_store::qa::remining::PersonCorrection;
+use lore_types::qa::remining::Remined;
+use lore_types::qa::remining::{ProposalState, RegroupingDecision, RegroupingProposal, RegroupingStep, StepTarget};
+use lore_types::scope::ProjectScope;
 
 /// What the people's corrections (oldest first) make of re-mining in one
 /// category (`lore_grouping::evidence::verdict`): each occurrence's

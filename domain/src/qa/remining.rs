@@ -31,13 +31,13 @@ use super::regrouping::Voice;
 use super::template::Template;
 use super::{QaLearning, regrouping_proposals};
 use crate::Error;
-use lore_model::scope::ProjectScope;
 use lore_store::qa::regrouping_proposals as regrouping_store;
 use lore_store::qa::remining as store;
+use lore_types::scope::ProjectScope;
 
 pub use super::regrouping::REASON_PREFIX;
 
-pub use lore_model::qa::remining::{RemineRun, Remined};
+pub use lore_types::qa::remining::{RemineRun, Remined};
 
 /// Why a merge was made, before the template it names.
 const BRAIN: &str = "Brain groups them as";

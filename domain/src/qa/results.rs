@@ -14,10 +14,10 @@ use uuid::Uuid;
 
 use super::QaLearning;
 use crate::Error;
-use lore_model::qa::{FailedCheck, NewFailure, NewTaskResult, TaskResultRecorded};
-use lore_model::scope::ProjectScope;
 use lore_store::qa::results::{self as store, WarnFloor};
 use lore_store::qa::warnings::OutcomeEffect;
+use lore_types::qa::{FailedCheck, NewFailure, NewTaskResult, TaskResultRecorded};
+use lore_types::scope::ProjectScope;
 
 /// The namespace of the failure a result captures from its checks: the same
 /// result retried captures the same failure.

@@ -12,12 +12,12 @@ use uuid::Uuid;
 use super::QaLearning;
 use crate::Error;
 use crate::screening::Screening;
-use lore_model::actions::StoredName as _;
-use lore_model::qa::files;
-use lore_model::qa::{Pattern, PatternStanding, Warning, WarningOutcome, WarningRequest};
-use lore_model::scope::ProjectScope;
-use lore_model::trust::Trust;
 use lore_store::qa::warnings::{self as store, NewDelivery, RelevanceWeights, WarningCandidate, WarningSignals};
+use lore_types::actions::StoredName as _;
+use lore_types::qa::files;
+use lore_types::qa::{Pattern, PatternStanding, Warning, WarningOutcome, WarningRequest};
+use lore_types::scope::ProjectScope;
+use lore_types::trust::Trust;
 
 /// Words of the task used for the text signal.
 const MAX_WORDS: usize = 24;

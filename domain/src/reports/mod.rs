@@ -27,14 +27,14 @@ use crate::actions::ActionLog;
 use crate::actions::report::ActivityReport;
 use crate::knowledge::KnowledgeBase;
 use crate::qa::QaLearning;
-use lore_model::actions::Action;
-use lore_model::actions::query::ActionFilter;
-use lore_model::knowledge::drafts::{Draft, DraftStatus};
-use lore_model::qa::{Dashboard, DashboardQuery};
-use lore_model::scope::ProjectScope;
 use lore_store as store;
 use lore_store::replicas::ReadPools;
 use lore_store::reports::{ActiveAgent, StoredReport};
+use lore_types::actions::Action;
+use lore_types::actions::query::ActionFilter;
+use lore_types::knowledge::drafts::{Draft, DraftStatus};
+use lore_types::qa::{Dashboard, DashboardQuery};
+use lore_types::scope::ProjectScope;
 
 /// `[reports]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
-use lore_model::actions::StoredName as _;
 use lore_store::reports::ProjectFigures;
+use lore_types::actions::StoredName as _;
 
 use super::ProjectWindow;
 

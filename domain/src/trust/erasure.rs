@@ -27,10 +27,10 @@ use crate::Error;
 use crate::actions::ActionLog;
 use crate::knowledge::KnowledgeBase;
 use crate::qa::QaLearning;
-use lore_model::actions::{NewAction, NewSession, Outcome, SessionKind, StoredName as _};
-use lore_model::qa::PromotionDecision;
-use lore_model::scope::ProjectScope;
 use lore_store::trust::erasure::{self as store, Derived};
+use lore_types::actions::{NewAction, NewSession, Outcome, SessionKind, StoredName as _};
+use lore_types::qa::PromotionDecision;
+use lore_types::scope::ProjectScope;
 
 /// The agent the erasures session is of.
 pub const ERASURES_AGENT: &str = "lore-erasures";
@@ -120,7 +120,7 @@ impl Erasure {
     async fn record(
         &self,
         scope: &ProjectScope,
-        entry: &lore_model::knowledge::Entry,
+        entry: &lore_types::knowledge::Entry,
         derived: &Derived,
         instructions: Option<&str>,
         file_removed: Option<&Path>,

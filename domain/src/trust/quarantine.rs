@@ -15,11 +15,11 @@ use uuid::Uuid;
 use crate::Error;
 use crate::knowledge::KnowledgeBase;
 use crate::qa::QaLearning;
-use lore_model::actions::StoredName;
-use lore_model::actions::query::Position;
-use lore_model::scope::ProjectScope;
-use lore_model::trust::quarantine::{Decision, ItemKind, QuarantineFilter, QuarantineStatus, Quarantined};
 use lore_store::trust::quarantine as store;
+use lore_types::actions::StoredName;
+use lore_types::actions::query::Position;
+use lore_types::scope::ProjectScope;
+use lore_types::trust::quarantine::{Decision, ItemKind, QuarantineFilter, QuarantineStatus, Quarantined};
 
 /// The queue over the services whose items it holds.
 #[derive(Debug, Clone)]

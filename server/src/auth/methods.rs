@@ -2,7 +2,7 @@
 //! listed (a test checks it against the descriptor set); a method missing
 //! here is refused, whatever the role.
 
-pub use lore_model::tokens::Access;
+pub use lore_types::tokens::Access;
 
 const ACTIONS: &str = "/lore.v1.ActionService/";
 const KNOWLEDGE: &str = "/lore.v1.KnowledgeService/";

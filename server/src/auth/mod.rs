@@ -28,7 +28,7 @@ use uuid::Uuid;
 pub use layer::AuthLayer;
 pub use methods::{Access, method_access, served_methods};
 
-pub use lore_model::tokens::{Caller, Role};
+pub use lore_types::tokens::{Caller, Role};
 
 use crate::Error;
 use lore_store::tokens::{self, NewToken};
@@ -256,7 +256,7 @@ async fn forget_on_change(authenticator: std::sync::Weak<Authenticator>) {
 
 /// The scope the auth layer put in a request's extensions; every project
 /// when there is none (auth switched off).
-pub(crate) fn scope_of(extensions: &http::Extensions) -> lore_model::scope::ProjectScope {
-    use lore_model::scope::ProjectScope;
+pub(crate) fn scope_of(extensions: &http::Extensions) -> lore_types::scope::ProjectScope {
+    use lore_types::scope::ProjectScope;
     extensions.get::<ProjectScope>().cloned().unwrap_or(ProjectScope::All)
 }

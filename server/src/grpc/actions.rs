@@ -16,10 +16,10 @@ use crate::Error;
 use lore_domain::actions::ActionLog;
 use lore_domain::briefing::{Briefer, ResumeItem};
 use lore_domain::reports::{Period, Report, Reports};
-use lore_model::actions::limits::MAX_RECENT_LIMIT;
-use lore_model::actions::query::{ActionFilter, Position};
 use lore_proto::limits::MAX_BATCH_ACTIONS;
 use lore_store::actions::sessions::LastSessionFilter;
+use lore_types::actions::limits::MAX_RECENT_LIMIT;
+use lore_types::actions::query::{ActionFilter, Position};
 
 /// Actions returned by GetRecentActions when the request says 0.
 const DEFAULT_RECENT_LIMIT: u32 = 20;

@@ -12,10 +12,10 @@ use lore_proto::v1 as proto;
 use lore_domain::actions::export::{ExportCursor, ExportFormat};
 use lore_domain::actions::resume::{ResumeSummary, WorkKind};
 use lore_domain::actions::{ResumeEvent, ResumeTarget, RetentionReport};
-use lore_model::actions::Counts;
-use lore_model::actions::limits::{MAX_CHUNK_ROWS, MAX_JSON_DEPTH, MAX_PAGE_SIZE, MAX_RAW_CONTEXT_BYTES};
-use lore_model::actions::query::{ActionFilter, Position};
-use lore_model::actions::{
+use lore_types::actions::Counts;
+use lore_types::actions::limits::{MAX_CHUNK_ROWS, MAX_JSON_DEPTH, MAX_PAGE_SIZE, MAX_RAW_CONTEXT_BYTES};
+use lore_types::actions::query::{ActionFilter, Position};
+use lore_types::actions::{
     Action, EndReason, NewAction, NewSession, Outcome, Rejection, RejectionKind, Session, SessionKind, SessionStatus,
 };
 
@@ -23,8 +23,8 @@ use lore_model::actions::{
 /// integers, which is what clients mean by `3`.
 const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
 
-pub(crate) use lore_model::validate::FieldResult;
-pub use lore_model::validate::{
+pub(crate) use lore_types::validate::FieldResult;
+pub use lore_types::validate::{
     FieldError, action_type, action_types, identifier, optional_text, optional_uuid, project, required_uuid,
 };
 
@@ -531,15 +531,15 @@ pub fn retention_status_to_proto(report: &RetentionReport) -> proto::RetentionSt
     }
 }
 
-pub fn trust_to_proto(trust: lore_model::trust::Trust) -> proto::Trust {
+pub fn trust_to_proto(trust: lore_types::trust::Trust) -> proto::Trust {
     match trust {
-        lore_model::trust::Trust::Reviewed => proto::Trust::Reviewed,
-        lore_model::trust::Trust::Verified => proto::Trust::Verified,
-        lore_model::trust::Trust::Observed => proto::Trust::Observed,
+        lore_types::trust::Trust::Reviewed => proto::Trust::Reviewed,
+        lore_types::trust::Trust::Verified => proto::Trust::Verified,
+        lore_types::trust::Trust::Observed => proto::Trust::Observed,
     }
 }
 
-pub fn review_record_to_proto(review: &lore_model::trust::ReviewRecord) -> proto::ReviewRecord {
+pub fn review_record_to_proto(review: &lore_types::trust::ReviewRecord) -> proto::ReviewRecord {
     proto::ReviewRecord {
         approved: review.approved,
         reviewed_by: review.by.clone(),
@@ -548,7 +548,7 @@ pub fn review_record_to_proto(review: &lore_model::trust::ReviewRecord) -> proto
     }
 }
 
-pub fn origin_to_proto(origin: &lore_model::trust::Origin) -> proto::Origin {
+pub fn origin_to_proto(origin: &lore_types::trust::Origin) -> proto::Origin {
     proto::Origin {
         author: <&str>::from(origin.author).to_owned(),
         channel: origin.channel.clone(),

@@ -30,7 +30,7 @@ pub use knowledge::KnowledgeApi;
 pub use qa::QaLearningApi;
 
 pub use crate::services::Services;
-use lore_model::scope::ProjectScope;
+use lore_types::scope::ProjectScope;
 
 /// The projects the caller may touch: its token's, set by the auth layer
 /// before any handler runs; every project when auth is switched off.
@@ -49,12 +49,12 @@ pub(crate) fn is_admin<T>(request: &tonic::Request<T>) -> bool {
 
 /// Who is writing: the caller's token (set by the auth layer), what the
 /// client says it is, and the agent and session it speaks for.
-pub(crate) fn request_origin<T>(request: &tonic::Request<T>) -> lore_model::trust::Origin {
+pub(crate) fn request_origin<T>(request: &tonic::Request<T>) -> lore_types::trust::Origin {
     let metadata = request.metadata();
     let header = |name: &str| metadata.get(name).and_then(|value| value.to_str().ok());
     let caller = request.extensions().get::<std::sync::Arc<crate::auth::Caller>>();
     let session = header(lore_proto::metadata::SESSION_ID).and_then(|value| uuid::Uuid::parse_str(value).ok());
-    lore_model::trust::Origin::caller(
+    lore_types::trust::Origin::caller(
         caller.map(|caller| (caller.name.as_str(), <&str>::from(caller.role))),
         header(lore_proto::metadata::CLIENT),
     )

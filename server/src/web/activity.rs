@@ -18,9 +18,9 @@ use super::{Console, PageError, ProjectView};
 use crate::Error;
 use lore_domain::actions::export::ExportFormat;
 use lore_domain::actions::report::ActivityReport;
-use lore_model::actions::query::{ActionFilter, Position};
-use lore_model::actions::{Action, Outcome, Session, SessionStatus, StoredName as _};
-use lore_model::validate;
+use lore_types::actions::query::{ActionFilter, Position};
+use lore_types::actions::{Action, Outcome, Session, SessionStatus, StoredName as _};
+use lore_types::validate;
 
 /// The query fields that make up a filter, carried from page to page.
 pub const FILTER_FIELDS: [&str; 10] =
@@ -138,7 +138,7 @@ fn charts_section(
     now: DateTime<Utc>,
 ) -> Markup {
     let days: Vec<String> = report.counts.by_day.iter().map(|day| day.key[5..].to_owned()).collect();
-    let layer = |pick: fn(&lore_model::actions::Counts) -> i64| -> Vec<f64> {
+    let layer = |pick: fn(&lore_types::actions::Counts) -> i64| -> Vec<f64> {
         report.counts.by_day.iter().map(|day| pick(day) as f64).collect()
     };
     let spans: Vec<Span<'_>> = sessions

@@ -12,10 +12,10 @@ use super::layout::{self, Section};
 use super::viewer::{Submitted, Viewer};
 use super::{Console, PageError, ProjectView, review_queue};
 use crate::Error;
-use lore_model::actions::StoredName as _;
-use lore_model::qa::FixToReview;
-use lore_model::qa::limits::MAX_NOTE_CHARS;
-use lore_model::validate;
+use lore_types::actions::StoredName as _;
+use lore_types::qa::FixToReview;
+use lore_types::qa::limits::MAX_NOTE_CHARS;
+use lore_types::validate;
 
 const REVIEW: &str = "/lore.v1.QaLearningService/ReviewFix";
 const LIST: &str = "/lore.v1.QaLearningService/ListFixesToReview";

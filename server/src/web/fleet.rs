@@ -9,7 +9,7 @@ use super::charts::{self, Series};
 use super::layout::{self, Section};
 use super::viewer::Viewer;
 use super::{Console, PageError};
-use lore_model::actions::{Session, StoredName as _};
+use lore_types::actions::{Session, StoredName as _};
 
 /// Live sessions shown on the fleet page.
 const LIVE_SESSIONS: i64 = 25;

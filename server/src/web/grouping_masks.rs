@@ -14,10 +14,10 @@ use super::{Console, PageError, ProjectView};
 use super::{mask_proposals, regrouping_proposals};
 use crate::Error;
 use lore_domain::qa::remining::Remined;
-use lore_model::qa::GroupingMask;
-use lore_model::qa::limits::MAX_MASK_NAME_CHARS;
-use lore_model::qa::mask_proposals::MaskDecision;
-use lore_model::qa::remining::RegroupingDecision;
+use lore_types::qa::GroupingMask;
+use lore_types::qa::limits::MAX_MASK_NAME_CHARS;
+use lore_types::qa::mask_proposals::MaskDecision;
+use lore_types::qa::remining::RegroupingDecision;
 
 const PUT: &str = "/lore.v1.QaLearningService/PutGroupingMask";
 const DELETE: &str = "/lore.v1.QaLearningService/DeleteGroupingMask";
@@ -111,7 +111,7 @@ pub async fn delete(
     Submitted { viewer, fields }: Submitted,
 ) -> Result<Response, PageError> {
     viewer.require(DELETE)?;
-    let name = lore_model::validate::name("name", fields.get("name").unwrap_or_default(), MAX_MASK_NAME_CHARS, true)
+    let name = lore_types::validate::name("name", fields.get("name").unwrap_or_default(), MAX_MASK_NAME_CHARS, true)
         .map_err(Error::from)?;
     let (deleted, remined) = console.qa.delete_grouping_mask(&scope, &project, &name).await?;
     let message = if deleted {
@@ -130,7 +130,7 @@ pub async fn decide(
     Submitted { viewer, fields }: Submitted,
 ) -> Result<Response, PageError> {
     viewer.require(mask_proposals::DECIDE)?;
-    let proposal_id = lore_model::validate::required_uuid("proposal_id", fields.get("proposal_id").unwrap_or_default())
+    let proposal_id = lore_types::validate::required_uuid("proposal_id", fields.get("proposal_id").unwrap_or_default())
         .map_err(Error::from)?;
     let name = fields.get("name").unwrap_or_default();
     let decision = match fields.get("decision").unwrap_or_default() {
@@ -160,7 +160,7 @@ pub async fn decide_regrouping(
     Submitted { viewer, fields }: Submitted,
 ) -> Result<Response, PageError> {
     viewer.require(regrouping_proposals::DECIDE)?;
-    let proposal_id = lore_model::validate::required_uuid("proposal_id", fields.get("proposal_id").unwrap_or_default())
+    let proposal_id = lore_types::validate::required_uuid("proposal_id", fields.get("proposal_id").unwrap_or_default())
         .map_err(Error::from)?;
     let decision = match fields.get("decision").unwrap_or_default() {
         "accept" => RegroupingDecision::Accept,

@@ -14,7 +14,7 @@ use super::layout::{self, Section};
 use super::viewer::Submitted;
 use super::{Console, PageError, ProjectView};
 use crate::Error;
-use lore_model::qa::guards::{self, Guard};
+use lore_types::qa::guards::{self, Guard};
 
 const PUT: &str = "/lore.v1.QaLearningService/PutGuard";
 const REMOVE: &str = "/lore.v1.QaLearningService/RemoveGuard";
@@ -149,7 +149,7 @@ pub async fn remove(
     Submitted { viewer, fields }: Submitted,
 ) -> Result<Response, PageError> {
     viewer.require(REMOVE)?;
-    let guard_id = lore_model::validate::required_uuid("guard_id", fields.get("guard_id").unwrap_or_default())
+    let guard_id = lore_types::validate::required_uuid("guard_id", fields.get("guard_id").unwrap_or_default())
         .map_err(Error::from)?;
     let message = if console.qa.remove_guard(&scope, &project, guard_id).await? {
         "Removed the guard."
@@ -169,7 +169,7 @@ pub async fn switch(
         "true" => true,
         "false" => false,
         other => {
-            return Err(Error::from(lore_model::validate::FieldError::new(
+            return Err(Error::from(lore_types::validate::FieldError::new(
                 "enabled",
                 format!("{other:?} is not true or false"),
             ))

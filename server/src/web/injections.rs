@@ -12,8 +12,8 @@ use super::charts::{self, Series};
 use super::layout::{self, Section};
 use super::viewer::Viewer;
 use super::{Console, PageError, ProjectView};
-use lore_domain::ledger::{Injection, InjectionFilter, Totals};
-use lore_model::actions::StoredName as _;
+use lore_domain::injections::{Injection, InjectionFilter, Totals};
+use lore_types::actions::StoredName as _;
 
 /// Injections listed on a page.
 const SHOWN: i64 = 100;
@@ -51,12 +51,12 @@ fn injection_card(injection: &Injection, with_session: bool) -> Markup {
                     tr class=[item.withheld.map(|_| "withheld")] {
                         td {
                             @match item.kind {
-                                lore_domain::ledger::ItemKind::Lesson => a href={ "/entries/" (item.item_id) } { (item.label) },
-                                lore_domain::ledger::ItemKind::Warning => a href={ "/patterns/" (item.item_id) } { (item.label) },
-                                lore_domain::ledger::ItemKind::LastSession
-                                | lore_domain::ledger::ItemKind::SimilarSession => (layout::session_link(item.item_id)),
-                                lore_domain::ledger::ItemKind::CallWarning => (item.label),
-                                lore_domain::ledger::ItemKind::Guard => a href=(super::guards::path(&injection.project)) { (item.label) },
+                                lore_domain::injections::ItemKind::Lesson => a href={ "/entries/" (item.item_id) } { (item.label) },
+                                lore_domain::injections::ItemKind::Warning => a href={ "/patterns/" (item.item_id) } { (item.label) },
+                                lore_domain::injections::ItemKind::LastSession
+                                | lore_domain::injections::ItemKind::SimilarSession => (layout::session_link(item.item_id)),
+                                lore_domain::injections::ItemKind::CallWarning => (item.label),
+                                lore_domain::injections::ItemKind::Guard => a href=(super::guards::path(&injection.project)) { (item.label) },
                             }
                         }
                         td { (item.kind.as_str().replace('_', " ")) }

@@ -16,9 +16,9 @@ use super::{Console, PageError, ProjectView};
 use crate::Error;
 use lore_domain::knowledge::EntryReport;
 use lore_domain::knowledge::search::{Hit, SearchMode, SearchQuery};
-use lore_model::actions::StoredName as _;
-use lore_model::knowledge::Entry;
-use lore_model::knowledge::drafts::{Draft, DraftStatus, Review, SubmittedEdits, Verdict};
+use lore_types::actions::StoredName as _;
+use lore_types::knowledge::Entry;
+use lore_types::knowledge::drafts::{Draft, DraftStatus, Review, SubmittedEdits, Verdict};
 
 const HITS: u32 = 10;
 const DRAFTS_SHOWN: i64 = 50;

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::viewer::{CSRF_FIELD, Viewer};
-use lore_model::actions::{Outcome, StoredName as _};
+use lore_types::actions::{Outcome, StoredName as _};
 
 /// The sections of a project, in the order of its tabs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,10 +12,10 @@ use super::layout::{self, Section};
 use super::viewer::{Submitted, Viewer};
 use super::{Console, PageError, ProjectView, review_queue};
 use crate::Error;
-use lore_model::actions::StoredName as _;
-use lore_model::knowledge::Entry;
-use lore_model::knowledge::limits::MAX_NOTE_CHARS;
-use lore_model::validate;
+use lore_types::actions::StoredName as _;
+use lore_types::knowledge::Entry;
+use lore_types::knowledge::limits::MAX_NOTE_CHARS;
+use lore_types::validate;
 
 const REVIEW: &str = "/lore.v1.KnowledgeService/ReviewEntry";
 const LIST: &str = "/lore.v1.KnowledgeService/ListEntriesToReview";

@@ -7,7 +7,7 @@ use maud::{Markup, html};
 
 use super::layout;
 use super::viewer::Viewer;
-use lore_model::qa::mask_proposals::MaskProposal;
+use lore_types::qa::mask_proposals::MaskProposal;
 
 pub const DECIDE: &str = "/lore.v1.QaLearningService/DecideMaskProposal";
 

@@ -54,7 +54,7 @@ use axum::routing::{get, post};
 use tokio::net::TcpListener;
 
 use crate::Error;
-use lore_model::scope::ProjectScope;
+use lore_types::scope::ProjectScope;
 
 pub use crate::config::WebConfig;
 
@@ -68,7 +68,7 @@ pub struct Console {
     qa: lore_domain::qa::QaLearning,
     reports: lore_domain::reports::Reports,
     quarantine: lore_domain::trust::quarantine::Quarantine,
-    ledger: lore_domain::ledger::Ledger,
+    ledger: lore_domain::injections::InjectionLedger,
     erasure: lore_domain::trust::erasure::Erasure,
     /// `None` when auth is switched off: everyone is an admin of every
     /// project, as on gRPC.
@@ -288,7 +288,7 @@ impl axum::extract::FromRequestParts<Console> for ProjectView {
 
 /// An id in a page's path, checked as gRPC checks ids.
 fn path_id(field: &str, raw: &str) -> Result<uuid::Uuid, Error> {
-    lore_model::validate::required_uuid(field, raw).map_err(Error::from)
+    lore_types::validate::required_uuid(field, raw).map_err(Error::from)
 }
 
 /// Refuses a project outside the viewer's scope the way a missing one is

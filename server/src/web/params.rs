@@ -41,7 +41,7 @@ impl Params {
     }
 
     pub fn uuid(&self, name: &str) -> Result<Option<Uuid>, Error> {
-        lore_model::validate::optional_uuid(name, self.text(name).unwrap_or_default()).map_err(Error::from)
+        lore_types::validate::optional_uuid(name, self.text(name).unwrap_or_default()).map_err(Error::from)
     }
 
     /// A time as RFC 3339, as a browser's `datetime-local`, or as a day
@@ -112,7 +112,7 @@ impl Params {
         }
         ticked
             .into_iter()
-            .map(|raw| lore_model::validate::required_uuid(name, raw))
+            .map(|raw| lore_types::validate::required_uuid(name, raw))
             .collect::<Result<Vec<_>, _>>()
             .map_err(Error::from)
     }

@@ -17,17 +17,17 @@ use super::viewer::{Submitted, Viewer};
 use super::{Console, PageError, ProjectView};
 use crate::Error;
 use lore_domain::qa::hotspots::HotSpotQuery;
-use lore_model::actions::StoredName as _;
-use lore_model::qa::PatternReport;
-use lore_model::qa::hotspots::{HotSpot, HotSpots};
-use lore_model::qa::limits::{MAX_IDS, MAX_TEXT_CHARS};
-use lore_model::qa::remining::RemineRun;
-use lore_model::qa::significance::{Comparison, GroupRate};
-use lore_model::qa::{
+use lore_types::actions::StoredName as _;
+use lore_types::qa::PatternReport;
+use lore_types::qa::hotspots::{HotSpot, HotSpots};
+use lore_types::qa::limits::{MAX_IDS, MAX_TEXT_CHARS};
+use lore_types::qa::remining::RemineRun;
+use lore_types::qa::significance::{Comparison, GroupRate};
+use lore_types::qa::{
     ChangedBy, DashboardQuery, Merge, Pattern, PatternFilter, Promotion, PromotionDecision, PromotionReview,
     PromotionStatus, Split, decode_pattern_cursor, pattern_cursor,
 };
-use lore_model::validate;
+use lore_types::validate;
 
 const MERGE: &str = "/lore.v1.QaLearningService/MergePatterns";
 const SPLIT: &str = "/lore.v1.QaLearningService/SplitPattern";
@@ -183,7 +183,7 @@ fn remining_card(project: &str, run: Option<&RemineRun>) -> Markup {
 }
 
 /// What the people's corrections said of re-mining, as a sentence.
-fn evidence_sentence(done: &lore_model::qa::remining::Remined) -> String {
+fn evidence_sentence(done: &lore_types::qa::remining::Remined) -> String {
     let evidence = &done.evidence;
     if evidence.before.pairs == 0.0 {
         return "No merge or split by a person among these occurrences yet, so nothing shows that re-mining groups \
@@ -206,7 +206,7 @@ const HOT_SPOT_MIN: u64 = 3;
 /// The page's hot spots; a project with no work yet has none.
 async fn hot_spots(
     qa: &lore_domain::qa::QaLearning,
-    scope: &lore_model::scope::ProjectScope,
+    scope: &lore_types::scope::ProjectScope,
     query: &HotSpotQuery,
 ) -> Result<HotSpots, Error> {
     match qa.hot_spots(scope, query).await {

@@ -14,9 +14,9 @@ use super::layout::{self, Section};
 use super::viewer::Submitted;
 use super::{Console, PageError, ProjectView};
 use crate::Error;
-use lore_model::actions::StoredName as _;
-use lore_model::trust::quarantine::{Decision, QuarantineFilter, QuarantineStatus, Quarantined};
-use lore_model::validate::required_uuid;
+use lore_types::actions::StoredName as _;
+use lore_types::trust::quarantine::{Decision, QuarantineFilter, QuarantineStatus, Quarantined};
+use lore_types::validate::required_uuid;
 
 const SHOWN: i64 = 100;
 const RELEASE: &str = "/lore.v1.AgentService/ReleaseQuarantined";

@@ -8,7 +8,7 @@ use maud::{Markup, html};
 
 use super::layout;
 use super::viewer::Viewer;
-use lore_model::qa::remining::RegroupingProposal;
+use lore_types::qa::remining::RegroupingProposal;
 
 pub const DECIDE: &str = "/lore.v1.QaLearningService/DecideRegroupingProposal";
 

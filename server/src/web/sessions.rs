@@ -14,7 +14,7 @@ use super::layout::{self, Section};
 use super::viewer::Viewer;
 use super::{Console, PageError};
 use lore_domain::actions::ResumeEvent;
-use lore_model::actions::{Action, StoredName as _};
+use lore_types::actions::{Action, StoredName as _};
 
 /// Actions shown when the page opens (newest, oldest first).
 const SHOWN: i64 = 200;
@@ -26,7 +26,7 @@ pub async fn page(
 ) -> Result<Markup, PageError> {
     let scope = viewer.scope();
     let session = console.actions.session(&scope, super::path_id("session_id", &raw_id)?).await?;
-    let given = lore_domain::ledger::InjectionFilter {
+    let given = lore_domain::injections::InjectionFilter {
         project: session.project.clone(),
         session_id: Some(session.session_id),
         ..Default::default()

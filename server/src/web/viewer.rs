@@ -17,7 +17,7 @@ use super::params::Params;
 use super::{Console, PageError};
 use crate::Error;
 use crate::auth::{Caller, Role};
-use lore_model::scope::ProjectScope;
+use lore_types::scope::ProjectScope;
 
 pub(super) const COOKIE: &str = "lore_console";
 /// The form field every post carries.
@@ -43,9 +43,9 @@ impl Viewer {
     }
 
     /// Who acts, as the items they write or decide record it.
-    pub fn origin(&self) -> lore_model::trust::Origin {
+    pub fn origin(&self) -> lore_types::trust::Origin {
         let token = self.caller.as_ref().map(|caller| (caller.name.as_str(), <&str>::from(caller.role)));
-        lore_model::trust::Origin::caller(token, Some("console"))
+        lore_types::trust::Origin::caller(token, Some("console"))
     }
 
     pub fn role(&self) -> Role {

@@ -4,12 +4,12 @@
 //! side of that contract.)
 
 use chrono::Utc;
-use lore_model::actions::query::ActionFilter;
-use lore_model::actions::{NewAction, NewSession, Outcome, RejectionKind, SessionKind};
-use lore_model::scope::ProjectScope;
 use lore_pgtest::TestDatabase;
 use lore_store as store;
 use lore_store::actions::Direction;
+use lore_types::actions::query::ActionFilter;
+use lore_types::actions::{NewAction, NewSession, Outcome, RejectionKind, SessionKind};
+use lore_types::scope::ProjectScope;
 use uuid::Uuid;
 
 fn session(project: &str) -> NewSession {
@@ -89,7 +89,7 @@ async fn a_scope_of_project_a_can_neither_read_nor_write_project_b() {
 #[tokio::test]
 async fn a_scope_of_project_a_sees_and_changes_no_knowledge_of_project_b() {
     use lore_domain::knowledge::KnowledgeBase;
-    use lore_model::knowledge::{EntryFilter, EntryKind, EntryStatus, NewEntry, NewOccurrence};
+    use lore_types::knowledge::{EntryFilter, EntryKind, EntryStatus, NewEntry, NewOccurrence};
     let database = TestDatabase::new().await.unwrap();
     let knowledge = KnowledgeBase::new(database.pool.clone(), None, Default::default());
     let only_a = ProjectScope::only(["a"]);
@@ -116,7 +116,7 @@ async fn a_scope_of_project_a_sees_and_changes_no_knowledge_of_project_b() {
         usage_count: 0,
         last_used_at: None,
         origin: Default::default(),
-        trust: lore_model::trust::Trust::Observed,
+        trust: lore_types::trust::Trust::Observed,
         cited_files: Vec::new(),
         supersedes: Vec::new(),
     };

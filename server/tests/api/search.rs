@@ -331,9 +331,9 @@ async fn bad_queries_get_a_clear_status_naming_the_field() {
 /// filtered top 10 must still match an exact scan.
 #[tokio::test]
 async fn filtered_vector_search_keeps_recall_at_ten_against_an_exact_scan() {
-    use lore_model::scope::ProjectScope;
     use lore_pgtest::TestDatabase;
     use lore_store::knowledge::{embeddings, search as knowledge_search};
+    use lore_types::scope::ProjectScope;
 
     const DIMENSIONS: usize = 32;
     const MODEL: &str = "test/random-32";

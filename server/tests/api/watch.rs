@@ -278,7 +278,7 @@ async fn documents_of_another_folder_or_of_the_api_are_not_touched_by_reconcilia
 async fn a_version_read_before_a_newer_write_is_not_stored_over_it() {
     let fixture = Fixture::new().await;
     let knowledge = KnowledgeBase::new(fixture.server.pool().clone(), None, Default::default());
-    let source = lore_model::knowledge::DocumentSource {
+    let source = lore_types::knowledge::DocumentSource {
         project: "lore".into(),
         path: "pin.md".into(),
         root: Some("docs".into()),
@@ -288,7 +288,7 @@ async fn a_version_read_before_a_newer_write_is_not_stored_over_it() {
         async move {
             let parsed = lore_domain::knowledge::document::parse("pin.md", text).unwrap();
             knowledge
-                .store_watched_document(&lore_model::scope::ProjectScope::All, &source, parsed, &path, read.as_bytes())
+                .store_watched_document(&lore_types::scope::ProjectScope::All, &source, parsed, &path, read.as_bytes())
                 .await
                 .unwrap()
         }

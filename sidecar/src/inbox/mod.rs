@@ -62,7 +62,7 @@ use lore_proto::v1 as proto;
 use lore_sanitize::Sanitizer;
 
 use lore_spool::entry::{InboxMark, InboxPosition, SpoolEntry, Write};
-use lore_spool::{Spool, SpoolError, ledger};
+use lore_spool::{Spool, SpoolError, acked};
 
 pub const POSITION_FILE: &str = "inbox.position";
 pub const REJECTS_FILE: &str = "inbox-rejects.jsonl";
@@ -442,7 +442,7 @@ impl Tail {
         let saved = SavedPosition { position: id.at(end), record_id };
         if self.saved != Some(saved) {
             let bytes = serde_json::to_vec(&saved).map_err(io::Error::other)?;
-            ledger::replace_file(&self.config.state_dir, POSITION_FILE, &bytes)?;
+            acked::replace_file(&self.config.state_dir, POSITION_FILE, &bytes)?;
             self.saved = Some(saved);
         }
         self.open.as_mut().expect("commit on an open file").offset = end;

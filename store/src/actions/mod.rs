@@ -18,7 +18,7 @@
 pub mod retention;
 pub mod sessions;
 
-use lore_model::actions::StoredName;
+use lore_types::actions::StoredName;
 use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
@@ -28,11 +28,11 @@ use sqlx::types::Json;
 use sqlx::{PgPool, Postgres, QueryBuilder, Row as _};
 use uuid::Uuid;
 
-use lore_model::Error;
-use lore_model::actions::chain::action_hash;
-use lore_model::actions::query::{ActionFilter, Position};
-use lore_model::actions::{Action, ActivityCounts, BatchOutcome, Counts, NewAction, Outcome, Rejection, RejectionKind};
-use lore_model::scope::ProjectScope;
+use lore_types::Error;
+use lore_types::actions::chain::action_hash;
+use lore_types::actions::query::{ActionFilter, Position};
+use lore_types::actions::{Action, ActivityCounts, BatchOutcome, Counts, NewAction, Outcome, Rejection, RejectionKind};
+use lore_types::scope::ProjectScope;
 
 /// Channel that carries "project X has new actions" to Resume followers on
 /// every replica.

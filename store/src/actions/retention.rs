@@ -7,7 +7,7 @@
 use chrono::{DateTime, Months, NaiveDate, TimeZone as _, Utc};
 use sqlx::{PgPool, Row as _};
 
-use lore_model::Error;
+use lore_types::Error;
 
 /// One monthly partition of the live log or the archive.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,15 +1,15 @@
 //! Sessions: open, heartbeat, end, find the latest, sweep the silent ones.
 
 use chrono::{DateTime, Utc};
-use lore_model::actions::StoredName as _;
+use lore_types::actions::StoredName as _;
 use sqlx::PgPool;
 use sqlx::postgres::PgRow;
 use sqlx::{Row as _, types::Json};
 use uuid::Uuid;
 
-use lore_model::Error;
-use lore_model::actions::{EndReason, NewSession, Session, SessionKind, SessionStatus};
-use lore_model::scope::ProjectScope;
+use lore_types::Error;
+use lore_types::actions::{EndReason, NewSession, Session, SessionKind, SessionStatus};
+use lore_types::scope::ProjectScope;
 
 pub(crate) const SESSION_COLUMNS: &str = "session_id, project, agent_id, supervisor_type, kind, metadata, status, \
      started_at, last_activity_at, ended_at, end_reason, summary, action_count";

@@ -4,8 +4,8 @@
 
 use sqlx::PgPool;
 
-use lore_model::Error;
-use lore_model::scope::ProjectScope;
+use lore_types::Error;
+use lore_types::scope::ProjectScope;
 
 /// Each path once, those of the most recently written items first.
 pub async fn list(pool: &PgPool, scope: &ProjectScope, project: &str, limit: i64) -> Result<Vec<String>, Error> {

@@ -6,8 +6,8 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use lore_model::Error;
-use lore_model::scope::ProjectScope;
+use lore_types::Error;
+use lore_types::scope::ProjectScope;
 
 /// Sessions compared at most: the most recent ones.
 pub const MAX_CANDIDATES: i64 = 300;

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use lore_model::Error;
+use lore_types::Error;
 
 /// Every project, by name.
 pub async fn projects(pool: &PgPool) -> Result<Vec<String>, Error> {

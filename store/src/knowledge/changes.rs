@@ -4,7 +4,7 @@
 use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
-use lore_model::Error;
+use lore_types::Error;
 
 /// The channel every change notifies, on commit.
 pub const CHANNEL: &str = "lore_knowledge";

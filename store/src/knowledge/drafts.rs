@@ -5,12 +5,12 @@ use sqlx::types::Json;
 use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
-use lore_model::Error;
-use lore_model::actions::StoredName as _;
-use lore_model::actions::query::Position;
-use lore_model::knowledge::drafts::{Draft, DraftSource, DraftStatus};
-use lore_model::scope::ProjectScope;
-use lore_model::trust::Origin;
+use lore_types::Error;
+use lore_types::actions::StoredName as _;
+use lore_types::actions::query::Position;
+use lore_types::knowledge::drafts::{Draft, DraftSource, DraftStatus};
+use lore_types::scope::ProjectScope;
+use lore_types::trust::Origin;
 
 const DRAFT_COLUMNS: &str = "draft_id, project, epic_id, session_id, title, category, body, tags, status, reviewer, \
      review_note, entry_id, created_at, reviewed_at, origin";

@@ -3,7 +3,7 @@
 use sqlx::{PgPool, Row as _};
 use uuid::Uuid;
 
-use lore_model::Error;
+use lore_types::Error;
 
 /// pgvector's text form: `[0.1,0.2,...]`, cast to `vector` in SQL.
 pub fn vector_literal(vector: &[f32]) -> String {
@@ -198,7 +198,7 @@ pub struct ProjectStatus {
 /// [`ProjectStatus`] of `project`, in scope.
 pub async fn project_status(
     pool: &PgPool,
-    scope: &lore_model::scope::ProjectScope,
+    scope: &lore_types::scope::ProjectScope,
     project: &str,
     model: &str,
 ) -> Result<ProjectStatus, Error> {

@@ -16,15 +16,15 @@ use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
 use crate::sqlstate;
-use lore_model::Error;
-use lore_model::actions::StoredName as _;
-use lore_model::actions::query::Position;
-use lore_model::knowledge::{
+use lore_types::Error;
+use lore_types::actions::StoredName as _;
+use lore_types::actions::query::Position;
+use lore_types::knowledge::{
     Application, Effectiveness, Entry, EntryFilter, EntryKind, EntryStatus, NewEntry, NewOccurrence, Severity,
     Solution, Trend,
 };
-use lore_model::scope::ProjectScope;
-use lore_model::trust::{Origin, Trust};
+use lore_types::scope::ProjectScope;
+use lore_types::trust::{Origin, Trust};
 
 pub(crate) const ENTRY_COLUMNS: &str = "e.entry_id, e.key, e.project, e.kind, e.title, e.category, e.summary, \
      e.body, e.tags, e.status, e.severity, e.trend, e.occurrence_count, e.last_seen_at, e.prevention_checklist, \
@@ -40,7 +40,7 @@ fn decode_error(column: &str, value: &str) -> sqlx::Error {
     sqlx::Error::ColumnDecode { index: column.to_owned(), source: format!("unexpected value {value:?}").into() }
 }
 
-pub(crate) fn parse<T: lore_model::actions::StoredName>(column: &str, value: &str) -> Result<T, sqlx::Error> {
+pub(crate) fn parse<T: lore_types::actions::StoredName>(column: &str, value: &str) -> Result<T, sqlx::Error> {
     T::parse(value).ok_or_else(|| decode_error(column, value))
 }
 

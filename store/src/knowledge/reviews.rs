@@ -7,9 +7,9 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use super::{ENTRY_COLUMNS, entries_with_solutions, fetch_entry};
-use lore_model::Error;
-use lore_model::knowledge::Entry;
-use lore_model::scope::ProjectScope;
+use lore_types::Error;
+use lore_types::knowledge::Entry;
+use lore_types::scope::ProjectScope;
 
 /// A project's entries waiting for a person, most recently written first.
 pub async fn entries_to_review(

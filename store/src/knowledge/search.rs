@@ -8,11 +8,11 @@ use uuid::Uuid;
 
 use crate::knowledge::embeddings::vector_literal;
 use crate::knowledge::{ENTRY_COLUMNS, entries_with_solutions};
-use lore_model::Error;
-use lore_model::actions::StoredName as _;
-use lore_model::knowledge::rank::Candidate;
-use lore_model::knowledge::{Entry, EntryKind, Severity};
-use lore_model::scope::ProjectScope;
+use lore_types::Error;
+use lore_types::actions::StoredName as _;
+use lore_types::knowledge::rank::Candidate;
+use lore_types::knowledge::{Entry, EntryKind, Severity};
+use lore_types::scope::ProjectScope;
 
 /// What every signal's list is restricted to.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -175,7 +175,7 @@ pub async fn keyword(
     };
     let candidates = candidates(rows)?;
     let confidence =
-        lore_model::knowledge::rank::keyword_confidence(candidates.first().map_or(0.0, |best| best.score), information);
+        lore_types::knowledge::rank::keyword_confidence(candidates.first().map_or(0.0, |best| best.score), information);
     Ok(KeywordMatches { candidates, confidence, unmatched })
 }
 

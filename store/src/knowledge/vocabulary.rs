@@ -4,9 +4,9 @@
 
 use sqlx::{PgPool, Row as _};
 
-use lore_model::Error;
-use lore_model::knowledge::vocabulary::{CategoryRelation, Synonym};
-use lore_model::scope::ProjectScope;
+use lore_types::Error;
+use lore_types::knowledge::vocabulary::{CategoryRelation, Synonym};
+use lore_types::scope::ProjectScope;
 
 fn synonym(row: &sqlx::postgres::PgRow) -> Result<Synonym, sqlx::Error> {
     Ok(Synonym { project: row.try_get("project")?, term: row.try_get("term")?, expansion: row.try_get("expansion")? })

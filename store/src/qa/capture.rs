@@ -9,10 +9,10 @@ use uuid::Uuid;
 
 use super::{learned_sql, title_words_sql};
 use lore_grouping::template::Template;
-use lore_model::Error;
-use lore_model::qa::{NewFailure, PatternLink};
-use lore_model::scope::ProjectScope;
-use lore_model::trust::Origin;
+use lore_types::Error;
+use lore_types::qa::{NewFailure, PatternLink};
+use lore_types::scope::ProjectScope;
+use lore_types::trust::Origin;
 
 /// Stores the failure's facts; false when its id is already stored.
 pub async fn insert_failure(
@@ -69,11 +69,11 @@ pub async fn stored_failure(
     .fetch_optional(connection)
     .await?
     .ok_or_else(|| Error::NotFound(format!("failure {failure_id}")))?;
-    let checks: Json<Vec<lore_model::qa::FailedCheck>> = row.try_get("failed_checks")?;
+    let checks: Json<Vec<lore_types::qa::FailedCheck>> = row.try_get("failed_checks")?;
     let failure = NewFailure {
         failure_id,
         project: row.try_get("project")?,
-        task: lore_model::qa::Task {
+        task: lore_types::qa::Task {
             task_id: row.try_get("task_id")?,
             title: row.try_get("task_title")?,
             category: row.try_get("task_category")?,
@@ -186,7 +186,7 @@ pub async fn insert_pattern(
     .bind(sighting.template.text())
     .bind(&sighting.template.tokens)
     .bind(sighting.template.route())
-    .bind(lore_model::qa::files::globs_of(failure.files_modified.iter().chain(&failure.task.files)))
+    .bind(lore_types::qa::files::globs_of(failure.files_modified.iter().chain(&failure.task.files)))
     .bind(task_categories(failure))
     .bind(activate_at)
     .bind(confidence)
@@ -244,7 +244,7 @@ pub async fn join_pattern(
     .bind(widened.map(Template::text))
     .bind(widened.map(|template| &template.tokens))
     .bind(counting.recurrence_boost)
-    .bind(lore_model::qa::files::globs_of(failure.files_modified.iter().chain(&failure.task.files)))
+    .bind(lore_types::qa::files::globs_of(failure.files_modified.iter().chain(&failure.task.files)))
     .bind(task_categories(failure))
     .bind(counting.max_confidence)
     .bind(counting.activate_at)

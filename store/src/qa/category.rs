@@ -5,9 +5,9 @@ use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, PgPool, Row as _};
 
 use super::ensure_project;
-use lore_model::Error;
-use lore_model::qa::CategoryRule;
-use lore_model::scope::ProjectScope;
+use lore_types::Error;
+use lore_types::qa::CategoryRule;
+use lore_types::scope::ProjectScope;
 
 fn rule_from_row(row: &PgRow) -> Result<CategoryRule, sqlx::Error> {
     Ok(CategoryRule {

@@ -3,10 +3,10 @@
 use sqlx::{PgPool, Row as _};
 
 use crate::qa::{PATTERN_COLUMNS, pattern_from_row};
-use lore_model::Error;
-use lore_model::qa::significance::Counts;
-use lore_model::qa::{DashboardQuery, DayRate, Pattern, TaskFigures};
-use lore_model::scope::ProjectScope;
+use lore_types::Error;
+use lore_types::qa::significance::Counts;
+use lore_types::qa::{DashboardQuery, DayRate, Pattern, TaskFigures};
+use lore_types::scope::ProjectScope;
 
 /// The failures a dashboard looks at, as SQL over `f` (qa_failures):
 /// project and scope, window, category and agent ($1..$6).

@@ -9,11 +9,11 @@ use uuid::Uuid;
 
 use super::{PATTERN_COLUMNS, pattern_from_row};
 use crate::knowledge::parse;
-use lore_model::Error;
-use lore_model::actions::StoredName as _;
-use lore_model::qa::{FixAttempt, FixToReview, Pattern};
-use lore_model::scope::ProjectScope;
-use lore_model::trust::Origin;
+use lore_types::Error;
+use lore_types::actions::StoredName as _;
+use lore_types::qa::{FixAttempt, FixToReview, Pattern};
+use lore_types::scope::ProjectScope;
+use lore_types::trust::Origin;
 
 const ATTEMPT_COLUMNS: &str = "a.attempt_id, a.failure_id, a.attempt_number, a.approach, a.files_changed, a.summary, \
      a.outcome, a.qa_result, a.recorded_at, a.trust, a.origin, a.review, a.reviewed_by, a.reviewed_at, \

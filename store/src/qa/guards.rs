@@ -4,8 +4,8 @@ use sqlx::postgres::PgRow;
 use sqlx::{PgPool, Row as _};
 use uuid::Uuid;
 
-use lore_model::Error;
-use lore_model::qa::guards::{CallWarningMode, Guard, Guards};
+use lore_types::Error;
+use lore_types::qa::guards::{CallWarningMode, Guard, Guards};
 
 fn guard_from_row(row: &PgRow) -> Result<Guard, sqlx::Error> {
     Ok(Guard {

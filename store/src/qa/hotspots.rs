@@ -7,10 +7,10 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use lore_model::Error;
-use lore_model::qa::hotspots::Touch;
-use lore_model::qa::significance::Counts;
-use lore_model::scope::ProjectScope;
+use lore_types::Error;
+use lore_types::qa::hotspots::Touch;
+use lore_types::qa::significance::Counts;
+use lore_types::scope::ProjectScope;
 
 /// A window read for hot spots.
 #[derive(Debug, Clone, Copy)]

@@ -3,10 +3,10 @@
 use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
-use lore_model::Error;
-use lore_model::actions::StoredName as _;
-use lore_model::qa::GroupingMask;
-use lore_model::qa::mask_proposals::{MaskProposal, ProposalState};
+use lore_types::Error;
+use lore_types::actions::StoredName as _;
+use lore_types::qa::GroupingMask;
+use lore_types::qa::mask_proposals::{MaskProposal, ProposalState};
 
 const COLUMNS: &str = "proposal_id, project, name, pattern, examples, pattern_ids, proposed_by, proposed_at, state, \
                        decided_by, decided_at, mask_name";

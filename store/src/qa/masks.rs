@@ -2,8 +2,8 @@
 
 use sqlx::{PgConnection, PgPool, Row as _};
 
-use lore_model::Error;
-use lore_model::qa::GroupingMask;
+use lore_types::Error;
+use lore_types::qa::GroupingMask;
 
 fn mask_from_row(row: &sqlx::postgres::PgRow) -> Result<GroupingMask, sqlx::Error> {
     Ok(GroupingMask {

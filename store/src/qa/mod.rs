@@ -23,11 +23,11 @@ use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
 use crate::knowledge::parse;
-use lore_model::Error;
-use lore_model::actions::StoredName as _;
-use lore_model::qa::Pattern;
-use lore_model::qa::mask_proposals::ProposalState;
-use lore_model::scope::ProjectScope;
+use lore_types::Error;
+use lore_types::actions::StoredName as _;
+use lore_types::qa::Pattern;
+use lore_types::qa::mask_proposals::ProposalState;
+use lore_types::scope::ProjectScope;
 
 pub(crate) const PATTERN_COLUMNS: &str = "p.pattern_id, p.project, p.category, p.name, p.description, \
      p.common_cause, p.recommended_fix, p.template, p.file_globs, p.status, p.merged_into, p.occurrence_count, \

@@ -7,11 +7,11 @@ use uuid::Uuid;
 use super::capture::link_from_row;
 use super::{PATTERN_COLUMNS, learned_sql, lock_pattern, pattern_from_row};
 use lore_grouping::template::Template;
-use lore_model::Error;
-use lore_model::actions::StoredName as _;
-use lore_model::qa::limits::MAX_REMINE_WINDOW;
-use lore_model::qa::{ChangedBy, Merge, Occurrence, Pattern, PatternEdits, PatternFilter, PatternStatus};
-use lore_model::scope::ProjectScope;
+use lore_types::Error;
+use lore_types::actions::StoredName as _;
+use lore_types::qa::limits::MAX_REMINE_WINDOW;
+use lore_types::qa::{ChangedBy, Merge, Occurrence, Pattern, PatternEdits, PatternFilter, PatternStatus};
+use lore_types::scope::ProjectScope;
 
 /// Most occurrences first, paged by (occurrence_count, pattern_id).
 pub async fn list_patterns(
@@ -39,7 +39,7 @@ pub async fn list_patterns(
     .bind(scope.sql_filter())
     .bind(statuses)
     .bind(&filter.category)
-    .bind(filter.file.as_deref().map(lore_model::qa::files::glob_of))
+    .bind(filter.file.as_deref().map(lore_types::qa::files::glob_of))
     .bind(after.map(|(count, _)| count))
     .bind(after.map(|(_, id)| id))
     .bind(limit)
@@ -80,8 +80,8 @@ pub async fn update_pattern(
     scope: &ProjectScope,
     pattern_id: Uuid,
     edits: &PatternEdits,
-    held: Option<&lore_model::trust::Held>,
-    origin: &lore_model::trust::Origin,
+    held: Option<&lore_types::trust::Held>,
+    origin: &lore_types::trust::Origin,
 ) -> Result<Pattern, Error> {
     let mut transaction = pool.begin().await?;
     let current = lock_pattern(&mut transaction, scope, pattern_id).await?;
@@ -118,7 +118,7 @@ pub async fn update_pattern(
     .fetch_one(&mut *transaction)
     .await?;
     if let Some(held) = held {
-        let kind = lore_model::trust::quarantine::ItemKind::Pattern;
+        let kind = lore_types::trust::quarantine::ItemKind::Pattern;
         let project: String = row.try_get("project")?;
         crate::trust::quarantine::hold(&mut transaction, &project, kind, pattern_id, held, origin).await?;
     }

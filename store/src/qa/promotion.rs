@@ -8,12 +8,12 @@ use uuid::Uuid;
 
 use crate::knowledge::parse;
 use crate::qa::{PATTERN_COLUMNS, pattern_from_row};
-use lore_model::Error;
-use lore_model::actions::StoredName as _;
-use lore_model::qa::PromotionThresholds;
-use lore_model::qa::significance::Counts;
-use lore_model::qa::{Pattern, Promotion, PromotionEvent, PromotionStatus};
-use lore_model::scope::ProjectScope;
+use lore_types::Error;
+use lore_types::actions::StoredName as _;
+use lore_types::qa::PromotionThresholds;
+use lore_types::qa::significance::Counts;
+use lore_types::qa::{Pattern, Promotion, PromotionEvent, PromotionStatus};
+use lore_types::scope::ProjectScope;
 
 /// Patterns over the promotion thresholds with no open promotion.
 pub async fn promotion_candidates(

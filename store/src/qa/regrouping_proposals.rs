@@ -5,9 +5,9 @@
 use sqlx::{PgPool, Row as _};
 use uuid::Uuid;
 
-use lore_model::Error;
-use lore_model::actions::StoredName as _;
-use lore_model::qa::remining::{ProposalState, RegroupingProposal, RegroupingStep};
+use lore_types::Error;
+use lore_types::actions::StoredName as _;
+use lore_types::qa::remining::{ProposalState, RegroupingProposal, RegroupingStep};
 
 const COLUMNS: &str = "proposal_id, project, move_key, steps, template, pattern_ids, occurrences, proposed_at, \
                        state, decided_by, decided_at";

@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 use sqlx::{PgPool, Row as _};
 use uuid::Uuid;
 
-use lore_model::Error;
-use lore_model::qa::remining::{Agreement, RemineRun, Remined, Verdict};
-use lore_model::scope::ProjectScope;
+use lore_types::Error;
+use lore_types::qa::remining::{Agreement, RemineRun, Remined, Verdict};
+use lore_types::scope::ProjectScope;
 
 /// One recent occurrence: its id, its live pattern, the pattern's
 /// category, the message as stored and its normalized template.

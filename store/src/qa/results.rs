@@ -7,9 +7,9 @@ use uuid::Uuid;
 
 use crate::knowledge::parse;
 use crate::qa::warnings::{OutcomeEffect, apply_outcomes};
-use lore_model::Error;
-use lore_model::qa::{MissedOpportunity, NewTaskResult, ScoredDelivery, TaskResultRecorded, WarningOutcome};
-use lore_model::scope::ProjectScope;
+use lore_types::Error;
+use lore_types::qa::{MissedOpportunity, NewTaskResult, ScoredDelivery, TaskResultRecorded, WarningOutcome};
+use lore_types::scope::ProjectScope;
 
 /// Which patterns could have been warned about: the floors of GetWarnings.
 pub struct WarnFloor {

@@ -7,7 +7,7 @@ use sqlx::{PgConnection, Row as _};
 use uuid::Uuid;
 
 use lore_grouping::template::Template;
-use lore_model::Error;
+use lore_types::Error;
 
 /// Serializes the captures that compare messages with the same patterns
 /// (one lock per project, category and route, taken in sorted order so two

@@ -5,10 +5,10 @@ use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
 use crate::qa::{PATTERN_COLUMNS, pattern_from_row, title_words_sql};
-use lore_model::Error;
-use lore_model::actions::StoredName as _;
-use lore_model::qa::{Pattern, WarningOutcome};
-use lore_model::scope::ProjectScope;
+use lore_types::Error;
+use lore_types::actions::StoredName as _;
+use lore_types::qa::{Pattern, WarningOutcome};
+use lore_types::scope::ProjectScope;
 
 /// What a task's warnings are chosen by.
 pub struct WarningSignals<'a> {

@@ -7,7 +7,7 @@
 use sqlx::{PgConnection, Row as _};
 use uuid::Uuid;
 
-use lore_model::Error;
+use lore_types::Error;
 
 /// What went with an entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -9,8 +9,8 @@ use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, Row as _};
 use uuid::Uuid;
 
-use lore_model::Error;
-use lore_model::trust::ReviewRecord;
+use lore_types::Error;
+use lore_types::trust::ReviewRecord;
 
 /// The decision in a row's `review`, `reviewed_by`, `reviewed_at` and
 /// `review_note` (the columns a reviewed table shares), if one was made.

@@ -5,18 +5,18 @@ use sqlx::types::Json;
 use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
-use lore_model::Error;
-use lore_model::actions::StoredName as _;
-use lore_model::actions::query::Position;
-use lore_model::scope::ProjectScope;
-use lore_model::trust::Held;
-use lore_model::trust::Origin;
-use lore_model::trust::quarantine::{ItemKind, QuarantineFilter, QuarantineStatus, Quarantined};
+use lore_types::Error;
+use lore_types::actions::StoredName as _;
+use lore_types::actions::query::Position;
+use lore_types::scope::ProjectScope;
+use lore_types::trust::Held;
+use lore_types::trust::Origin;
+use lore_types::trust::quarantine::{ItemKind, QuarantineFilter, QuarantineStatus, Quarantined};
 
 const COLUMNS: &str = "quarantine_id, project, item_kind, item_id, part, excerpt, reasons, score, origin, status, \
      caught_at, decided_at, decided_by, note";
 
-fn decode<T: lore_model::actions::StoredName>(row: &PgRow, column: &str) -> Result<T, sqlx::Error> {
+fn decode<T: lore_types::actions::StoredName>(row: &PgRow, column: &str) -> Result<T, sqlx::Error> {
     let text: String = row.try_get(column)?;
     T::parse(&text).ok_or_else(|| sqlx::Error::ColumnDecode {
         index: column.into(),

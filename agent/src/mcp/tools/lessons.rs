@@ -49,7 +49,7 @@ pub(super) fn record_of(solution: &proto::Solution) -> String {
 }
 
 /// Whether a lesson may speak in its own words: a person reviewed it
-/// (`lore_model::trust::Trust::speaks`). Anything else is an agent's
+/// (`lore_types::trust::Trust::speaks`). Anything else is an agent's
 /// words, and no answer carries them ([`shown_words`]).
 pub(super) fn speaks(entry: &proto::Entry) -> bool {
     proto::Trust::try_from(entry.trust) == Ok(proto::Trust::Reviewed)

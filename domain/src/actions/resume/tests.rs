@@ -3,7 +3,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::*;
-use lore_model::actions::{NewAction, SessionKind};
+use lore_types::actions::{NewAction, SessionKind};
 
 fn session(status: SessionStatus, end_reason: Option<EndReason>) -> Session {
     Session {

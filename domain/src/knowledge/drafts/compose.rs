@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use uuid::Uuid;
 
 use super::{DESCRIPTIVE_KEYS, MAX_DRAFT_ACTIONS, MAX_LINES, MAX_LISTED_IDS, MAX_QUOTE_CHARS};
-use lore_model::actions::{Action, Outcome};
-use lore_model::knowledge::drafts::{Composed, DraftSource, Proposal, short_id};
+use lore_types::actions::{Action, Outcome};
+use lore_types::knowledge::drafts::{Composed, DraftSource, Proposal, short_id};
 
 /// A draft led by the agent's proposal, with what the log shows (when it
 /// shows anything) as the evidence under it.

@@ -2,8 +2,8 @@ use chrono::TimeZone as _;
 use serde_json::json;
 
 use super::*;
-use lore_model::actions::{Action, NewAction, Outcome};
-use lore_model::knowledge::drafts::short_id;
+use lore_types::actions::{Action, NewAction, Outcome};
+use lore_types::knowledge::drafts::short_id;
 
 /// Builds an epic's actions one minute apart from 09:00.
 struct Log {
@@ -118,7 +118,7 @@ fn a_draft_of_work_without_failures_says_so_and_parses_as_a_document() {
     assert_eq!(draft.category, "docs");
     assert!(!draft.body.contains("## What failed"));
     let stored = Draft {
-        origin: lore_model::trust::Origin::lore(),
+        origin: lore_types::trust::Origin::lore(),
         draft_id: Uuid::now_v7(),
         project: "lore".into(),
         source: DraftSource::Session(log.session),

@@ -50,10 +50,10 @@ use uuid::Uuid;
 use crate::Error;
 use crate::knowledge::symptoms;
 use analysis::Expansion;
-use lore_model::actions::StoredName as _;
-use lore_model::knowledge::rank::Candidate;
 use lore_store::knowledge::changes::IndexedEntry;
 use lore_store::knowledge::search::{KeywordMatches, SearchFilter};
+use lore_types::actions::StoredName as _;
+use lore_types::knowledge::rank::Candidate;
 
 /// Memory the writer buffers before it flushes a segment (tantivy's least).
 const WRITER_MEMORY: usize = 15_000_000;
@@ -605,7 +605,7 @@ impl KeywordIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lore_model::knowledge::EntryKind;
+    use lore_types::knowledge::EntryKind;
 
     fn entry(title: &str, summary: &str, body: &str) -> IndexedEntry {
         IndexedEntry {

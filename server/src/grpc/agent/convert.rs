@@ -8,8 +8,8 @@ use lore_domain::briefing::limits::{
     MAX_ITEMS, MAX_LABELS, MAX_MISSING_FILES, MAX_NAME_CHARS, MAX_PATH_CHARS, MAX_TITLE_CHARS, MIN_BUDGET_CHARS,
 };
 use lore_domain::briefing::{BriefRequest, BriefTask, Briefing, DEFAULT_ITEMS, FrequentFailure, Lesson};
-use lore_domain::ledger::Surface;
-use lore_model::trust::quarantine::MAX_NOTE_CHARS;
+use lore_domain::injections::Surface;
+use lore_types::trust::quarantine::MAX_NOTE_CHARS;
 use uuid::Uuid;
 
 use crate::grpc::convert::{
@@ -18,8 +18,8 @@ use crate::grpc::convert::{
 };
 use crate::grpc::knowledge::convert::{entry_kind_to_proto, relevance_to_proto, solution_to_proto};
 use crate::grpc::qa::convert::warning_to_proto;
-use lore_model::trust::quarantine::{Decision, ItemKind, QuarantineFilter, QuarantineStatus, Quarantined};
-use lore_model::validate;
+use lore_types::trust::quarantine::{Decision, ItemKind, QuarantineFilter, QuarantineStatus, Quarantined};
+use lore_types::validate;
 
 fn items(field: &str, value: u32) -> FieldResult<usize> {
     match value as usize {

@@ -7,8 +7,10 @@ use crate::grpc::convert::{
     FieldError, FieldResult, identifier, optional_timestamp, optional_uuid, project, required_uuid, to_timestamp,
     trust_to_proto,
 };
-use lore_domain::ledger::{CallGiven, InjectedItem, Injection, InjectionFilter, ItemKind, Surface, Totals, Withheld};
-use lore_model::validate::name;
+use lore_domain::injections::{
+    CallGiven, InjectedItem, Injection, InjectionFilter, ItemKind, Surface, Totals, Withheld,
+};
+use lore_types::validate::name;
 
 pub fn filter(request: &proto::ListInjectionsRequest) -> FieldResult<InjectionFilter> {
     let agent_id = identifier("agent_id", &request.agent_id, false)?;

@@ -13,7 +13,7 @@ use super::request_scope;
 use crate::Error;
 use lore_domain::briefing::Briefer;
 use lore_domain::trust::quarantine::Quarantine;
-use lore_model::trust::quarantine::Decision;
+use lore_types::trust::quarantine::Decision;
 
 /// Handlers of `lore.v1.AgentService`.
 #[derive(Debug, Clone)]
@@ -62,7 +62,7 @@ impl AgentService for AgentApi {
             self.quarantine.list(&scope, &filter, limit, after),
             self.quarantine.held_count(&scope, &filter.project)
         )?;
-        let next_cursor = super::convert::next_cursor(&items, limit, |last| lore_model::actions::query::Position {
+        let next_cursor = super::convert::next_cursor(&items, limit, |last| lore_types::actions::query::Position {
             occurred_at: last.caught_at,
             action_id: last.quarantine_id,
         });
@@ -94,7 +94,7 @@ impl AgentService for AgentApi {
         let ledger = self.briefer.ledger();
         let (listed, totals) =
             tokio::try_join!(ledger.list(&scope, &filter, limit, after), ledger.totals(&scope, &filter))?;
-        let next_cursor = super::convert::next_cursor(&listed, limit, |last| lore_model::actions::query::Position {
+        let next_cursor = super::convert::next_cursor(&listed, limit, |last| lore_types::actions::query::Position {
             occurred_at: last.created_at.unwrap_or_default(),
             action_id: last.injection_id,
         });

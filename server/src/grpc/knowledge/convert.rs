@@ -15,23 +15,23 @@ use crate::grpc::convert::{origin_to_proto, trust_to_proto};
 use lore_domain::knowledge::search::{Hit, SearchMode, SearchQuery};
 use lore_domain::knowledge::search_many::Caps;
 use lore_domain::knowledge::{EntryReport, IndexStatus};
-use lore_model::knowledge::drafts::{Draft, DraftSource, DraftStatus, Proposal, Review, SubmittedEdits, Verdict};
-use lore_model::knowledge::limits::{
+use lore_store::knowledge::search::SearchFilter;
+use lore_types::knowledge::drafts::{Draft, DraftSource, DraftStatus, Proposal, Review, SubmittedEdits, Verdict};
+use lore_types::knowledge::limits::{
     MAX_BODY_BYTES, MAX_CATEGORY_CHARS, MAX_CITED_FILES, MAX_DOCUMENT_PATH_CHARS, MAX_ERASE_NOTE_CHARS, MAX_HISTORY,
     MAX_ITEM_CHARS, MAX_KEY_CHARS, MAX_LIST_ITEMS, MAX_NOTE_CHARS, MAX_PATH_CHARS as MAX_CITED_PATH_CHARS,
     MAX_PROPOSAL_CHARS, MAX_RESOLUTION_MINUTES, MAX_SOLUTION_CHARS, MAX_SOLUTIONS, MAX_SUMMARY_CHARS, MAX_SUPERSEDES,
     MAX_SYMPTOM_CHARS, MAX_SYMPTOMS, MAX_SYNONYM_CHARS, MAX_SYNONYM_TERM_CHARS, MAX_TAG_CHARS, MAX_TAGS,
     MAX_TITLE_CHARS,
 };
-use lore_model::knowledge::rank::{Relevance, Signal};
-use lore_model::knowledge::vocabulary::{CategoryRelation, Synonym};
-use lore_model::knowledge::{
+use lore_types::knowledge::rank::{Relevance, Signal};
+use lore_types::knowledge::vocabulary::{CategoryRelation, Synonym};
+use lore_types::knowledge::{
     Application, DocumentSource, Effectiveness, Entry, EntryFilter, EntryKind, EntryStatus, GotchaDetails, NewEntry,
     NewOccurrence, NewSolution, RetrospectiveDetails, Severity, Solution, Trend,
 };
-use lore_model::trust::{Origin, Trust};
-use lore_model::validate::{distinct_texts, list, name, optional_name, text};
-use lore_store::knowledge::search::SearchFilter;
+use lore_types::trust::{Origin, Trust};
+use lore_types::validate::{distinct_texts, list, name, optional_name, text};
 
 const DEFAULT_HISTORY: u32 = 20;
 
@@ -52,7 +52,7 @@ pub fn document_source(project_value: &str, path: &str) -> FieldResult<DocumentS
 }
 
 pub fn tags(field: &str, values: &[String]) -> FieldResult<Vec<String>> {
-    lore_model::validate::tags(field, values, MAX_TAGS, MAX_TAG_CHARS)
+    lore_types::validate::tags(field, values, MAX_TAGS, MAX_TAG_CHARS)
 }
 
 pub fn entry_kind(field: &str, value: i32) -> FieldResult<EntryKind> {
@@ -386,7 +386,7 @@ pub fn entry_review(request: &proto::ReviewEntryRequest) -> FieldResult<(Uuid, b
             return Err(FieldError::new("decision", "required: REVIEW_DECISION_APPROVE or REVIEW_DECISION_REJECT"));
         }
     };
-    let note = text("note", &request.note, lore_model::knowledge::limits::MAX_NOTE_CHARS, false)?;
+    let note = text("note", &request.note, lore_types::knowledge::limits::MAX_NOTE_CHARS, false)?;
     Ok((entry_id, approved, note))
 }
 

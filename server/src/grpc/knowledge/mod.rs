@@ -13,23 +13,23 @@ use lore_proto::v1::knowledge_service_server::KnowledgeService;
 use super::request_scope;
 use crate::Error;
 use convert::EntryRef;
+use lore_domain::injections::{self, InjectionLedger, Surface, Withheld};
 use lore_domain::knowledge::KnowledgeBase;
-use lore_domain::ledger::{self, Ledger, Surface, Withheld};
 use lore_domain::trust::erasure::Erasure;
-use lore_model::actions::query::Position;
-use lore_model::knowledge::EntryStatus;
-use lore_model::knowledge::limits::MAX_SEARCH_QUERIES;
+use lore_types::actions::query::Position;
+use lore_types::knowledge::EntryStatus;
+use lore_types::knowledge::limits::MAX_SEARCH_QUERIES;
 
 /// Handlers of `lore.v1.KnowledgeService`.
 #[derive(Debug, Clone)]
 pub struct KnowledgeApi {
     knowledge: KnowledgeBase,
-    ledger: Ledger,
+    ledger: InjectionLedger,
     erasure: Erasure,
 }
 
 impl KnowledgeApi {
-    pub fn new(knowledge: KnowledgeBase, ledger: Ledger, erasure: Erasure) -> Self {
+    pub fn new(knowledge: KnowledgeBase, ledger: InjectionLedger, erasure: Erasure) -> Self {
         Self { knowledge, ledger, erasure }
     }
 }
@@ -87,7 +87,7 @@ impl KnowledgeService for KnowledgeApi {
         if !super::is_admin(&request) {
             report.entry = report.entry.withheld();
         }
-        let item = ledger::entry_item(&report.entry);
+        let item = injections::entry_item(&report.entry);
         let item =
             if report.entry.status == EntryStatus::Quarantined { item.withheld(Withheld::Quarantined) } else { item };
         self.ledger.record_read(&report.entry.project, reader, Surface::GetEntry, vec![item]).await?;
@@ -176,7 +176,7 @@ impl KnowledgeService for KnowledgeApi {
         let query = convert::search_query(&project, query, None).map_err(|error| Error::from(error.within("query")))?;
         let reader = super::convert::optional_uuid("session_id", &message.session_id).map_err(Error::from)?;
         let outcome = self.knowledge.search(&scope, &query).await.map_err(|error| within("query", error))?;
-        let items = outcome.hits.iter().map(|hit| ledger::hit_item(hit, None, None)).collect();
+        let items = outcome.hits.iter().map(|hit| injections::hit_item(hit, None, None)).collect();
         self.ledger.record_read(&project, reader, Surface::Search, items).await?;
         Ok(Response::new(proto::SearchResponse {
             hits: outcome.hits.iter().map(convert::hit_to_proto).collect(),
@@ -216,7 +216,7 @@ impl KnowledgeService for KnowledgeApi {
             .iter()
             .filter_map(|answer| answer.result.as_ref().ok())
             .flatten()
-            .map(|hit| ledger::hit_item(hit, None, None))
+            .map(|hit| injections::hit_item(hit, None, None))
             .collect();
         self.ledger.record_read(&project, reader, Surface::Search, items).await?;
         Ok(Response::new(proto::SearchManyResponse {

@@ -1,12 +1,12 @@
 //! QaLearningService proto <-> domain conversions, with the checks on
 //! client input (each failing with the field's name).
 
-pub use lore_model::qa::{decode_pattern_cursor, pattern_cursor};
-pub use lore_model::validate::uuids;
+pub use lore_types::qa::{decode_pattern_cursor, pattern_cursor};
+pub use lore_types::validate::uuids;
 
 use crate::grpc::convert::{origin_to_proto, trust_to_proto};
 use chrono::{DateTime, Duration, Utc};
-use lore_model::trust::{Origin, Trust};
+use lore_types::trust::{Origin, Trust};
 use uuid::Uuid;
 
 use lore_proto::v1 as proto;
@@ -17,20 +17,20 @@ use crate::grpc::convert::{
 };
 use lore_domain::qa::hotspots::HotSpotQuery;
 use lore_domain::qa::remining::Remined;
-use lore_model::qa::guards::{CallWarningMode, Guard, Guards};
-use lore_model::qa::hotspots::{HotSpot, HotSpots};
-use lore_model::qa::limits::{
+use lore_types::qa::guards::{CallWarningMode, Guard, Guards};
+use lore_types::qa::hotspots::{HotSpot, HotSpots};
+use lore_types::qa::limits::{
     MAX_CHECK_OUTPUT_BYTES, MAX_CHECKS, MAX_FILES, MAX_MESSAGE_BYTES, MAX_MESSAGES, MAX_NAME_CHARS, MAX_NOTE_CHARS,
     MAX_PATH_CHARS, MAX_TEXT_CHARS, MAX_WARNINGS,
 };
-use lore_model::qa::significance::{Comparison, GroupRate};
-use lore_model::qa::{
+use lore_types::qa::significance::{Comparison, GroupRate};
+use lore_types::qa::{
     CategoryRule, CheckResult, Dashboard, DashboardQuery, FailedCheck, FixAttempt, FixOutcome, FixToReview,
     GroupingMask, NewFailure, NewTaskResult, Occurrence, Pattern, PatternCursor, PatternEdits, PatternFilter,
     PatternLink, PatternStatus, Promotion, PromotionReview, PromotionStatus, Split, Task, TaskFigures,
     TaskResultRecorded, Warning, WarningOutcome, WarningRequest,
 };
-use lore_model::validate;
+use lore_types::validate;
 
 /// Days the dashboard covers when the request gives no window.
 const DEFAULT_DASHBOARD_DAYS: i64 = 30;

@@ -5,8 +5,8 @@ use lore_proto::v1 as proto;
 use uuid::Uuid;
 
 use crate::grpc::convert::{FieldError, FieldResult, enum_value, required_uuid, to_timestamp};
-use lore_model::actions::StoredName as _;
-use lore_model::qa::mask_proposals::{MaskDecision, MaskProposal};
+use lore_types::actions::StoredName as _;
+use lore_types::qa::mask_proposals::{MaskDecision, MaskProposal};
 
 pub fn proposal_to_proto(proposal: &MaskProposal) -> proto::MaskProposal {
     proto::MaskProposal {
@@ -27,7 +27,7 @@ pub fn proposal_to_proto(proposal: &MaskProposal) -> proto::MaskProposal {
 
 /// A DecideMaskProposal request as (project, proposal, decision).
 pub fn decision(request: &proto::DecideMaskProposalRequest) -> FieldResult<(String, Uuid, MaskDecision)> {
-    let project = lore_model::validate::project("project", &request.project)?;
+    let project = lore_types::validate::project("project", &request.project)?;
     let proposal_id = required_uuid("proposal_id", &request.proposal_id)?;
     let decision = match enum_value::<proto::MaskDecision>("decision", request.decision)? {
         proto::MaskDecision::Unspecified => return Err(FieldError::new("decision", "required: accept or reject")),

@@ -13,13 +13,13 @@ use lore_proto::v1::qa_learning_service_server::QaLearningService;
 
 use super::request_scope;
 use crate::Error;
-use lore_domain::ledger::{self, Ledger, Surface};
+use lore_domain::injections::{self, InjectionLedger, Surface};
 use lore_domain::qa::{QaLearning, patterns};
 use lore_domain::settings::{Settings, Switches};
-use lore_model::actions::query::Position;
-use lore_model::qa::{ChangedBy, Merge, PromotionDecision};
+use lore_types::actions::query::Position;
+use lore_types::qa::{ChangedBy, Merge, PromotionDecision};
 
-use lore_model::qa::limits::{
+use lore_types::qa::limits::{
     MAX_ACKNOWLEDGED, MAX_IDS, MAX_MASK_NAME_CHARS, MAX_NAME_CHARS, MAX_NOTE_CHARS, MAX_REMINE_WINDOW, MAX_TEXT_CHARS,
 };
 const DEFAULT_OCCURRENCES: u32 = 20;
@@ -29,12 +29,12 @@ const DEFAULT_CANDIDATES: u32 = 20;
 #[derive(Debug, Clone)]
 pub struct QaLearningApi {
     qa: QaLearning,
-    ledger: Ledger,
+    ledger: InjectionLedger,
     settings: Settings,
 }
 
 impl QaLearningApi {
-    pub fn new(qa: QaLearning, ledger: Ledger, settings: Settings) -> Self {
+    pub fn new(qa: QaLearning, ledger: InjectionLedger, settings: Settings) -> Self {
         Self { qa, ledger, settings }
     }
 
@@ -52,7 +52,7 @@ impl QaLearningApi {
     }
 }
 
-fn field<T>(result: Result<T, lore_model::validate::FieldError>) -> Result<T, Status> {
+fn field<T>(result: Result<T, lore_types::validate::FieldError>) -> Result<T, Status> {
     result.map_err(|error| Error::from(error).into())
 }
 
@@ -114,7 +114,7 @@ impl QaLearningService for QaLearningApi {
         let scope = request_scope(&request);
         let warning_request = field(convert::warning_request(request.get_ref()))?;
         let warnings = self.qa.warnings(&scope, &warning_request).await?;
-        let items = warnings.warnings.iter().map(|warning| ledger::warning_item(warning, None)).collect();
+        let items = warnings.warnings.iter().map(|warning| injections::warning_item(warning, None)).collect();
         self.ledger.record_read(&warning_request.project, warning_request.session_id, Surface::Warnings, items).await?;
         Ok(Response::new(proto::GetWarningsResponse {
             warnings: warnings.warnings.iter().map(convert::warning_to_proto).collect(),
@@ -130,7 +130,7 @@ impl QaLearningService for QaLearningApi {
         let message = request.get_ref();
         let delivery_ids = field(convert::uuids("delivery_ids", &message.delivery_ids, MAX_IDS))?;
         let outcome = field(convert::warning_outcome("outcome", message.outcome))?;
-        let note = field(lore_model::validate::text("note", &message.note, MAX_TEXT_CHARS, false))?;
+        let note = field(lore_types::validate::text("note", &message.note, MAX_TEXT_CHARS, false))?;
         let (updated, standings) = self.qa.record_outcome(&scope, &delivery_ids, outcome, &note).await?;
         Ok(Response::new(proto::RecordOutcomeResponse {
             updated: updated as u32,
@@ -238,7 +238,7 @@ impl QaLearningService for QaLearningApi {
         let message = request.get_ref();
         let into = field(super::convert::required_uuid("into_pattern_id", &message.into_pattern_id))?;
         let sources = field(convert::uuids("pattern_ids", &message.pattern_ids, MAX_IDS))?;
-        let reason = field(lore_model::validate::text("reason", &message.reason, MAX_TEXT_CHARS, false))?;
+        let reason = field(lore_types::validate::text("reason", &message.reason, MAX_TEXT_CHARS, false))?;
         let actor = super::request_origin(&request).token;
         let merge = Merge { into, sources, reason, by: ChangedBy::Person, actor };
         let merged = self.qa.merge_patterns(&scope, &merge).await?;
@@ -251,7 +251,7 @@ impl QaLearningService for QaLearningApi {
     ) -> Result<Response<proto::RemineProjectResponse>, Status> {
         let scope = request_scope(&request);
         let message = request.get_ref();
-        let project = field(lore_model::validate::project("project", &message.project))?;
+        let project = field(lore_types::validate::project("project", &message.project))?;
         let window = match message.window {
             0 => self.qa.config().remine_window,
             window => i64::from(window).min(MAX_REMINE_WINDOW),
@@ -266,7 +266,7 @@ impl QaLearningService for QaLearningApi {
     ) -> Result<Response<proto::ListRegroupingProposalsResponse>, Status> {
         let scope = request_scope(&request);
         let message = request.get_ref();
-        let project = field(lore_model::validate::project("project", &message.project))?;
+        let project = field(lore_types::validate::project("project", &message.project))?;
         let proposals = self.qa.regrouping_proposals(&scope, &project, message.include_decided).await?;
         Ok(Response::new(proto::ListRegroupingProposalsResponse {
             proposals: proposals.iter().map(regrouping_proposals::proposal_to_proto).collect(),
@@ -292,7 +292,7 @@ impl QaLearningService for QaLearningApi {
         request: Request<proto::ListGroupingMasksRequest>,
     ) -> Result<Response<proto::ListGroupingMasksResponse>, Status> {
         let scope = request_scope(&request);
-        let project = field(lore_model::validate::project("project", &request.get_ref().project))?;
+        let project = field(lore_types::validate::project("project", &request.get_ref().project))?;
         let masks = self.qa.grouping_masks(&scope, &project).await?;
         Ok(Response::new(proto::ListGroupingMasksResponse {
             masks: masks.iter().map(convert::grouping_mask_to_proto).collect(),
@@ -320,8 +320,8 @@ impl QaLearningService for QaLearningApi {
     ) -> Result<Response<proto::DeleteGroupingMaskResponse>, Status> {
         let scope = request_scope(&request);
         let message = request.get_ref();
-        let project = field(lore_model::validate::project("project", &message.project))?;
-        let name = field(lore_model::validate::name("name", &message.name, MAX_MASK_NAME_CHARS, true))?;
+        let project = field(lore_types::validate::project("project", &message.project))?;
+        let name = field(lore_types::validate::name("name", &message.name, MAX_MASK_NAME_CHARS, true))?;
         let (deleted, remined) = self.qa.delete_grouping_mask(&scope, &project, &name).await?;
         Ok(Response::new(proto::DeleteGroupingMaskResponse {
             deleted,
@@ -335,7 +335,7 @@ impl QaLearningService for QaLearningApi {
     ) -> Result<Response<proto::ListMaskProposalsResponse>, Status> {
         let scope = request_scope(&request);
         let message = request.get_ref();
-        let project = field(lore_model::validate::project("project", &message.project))?;
+        let project = field(lore_types::validate::project("project", &message.project))?;
         let proposals = self.qa.mask_proposals(&scope, &project, message.include_decided).await?;
         Ok(Response::new(proto::ListMaskProposalsResponse {
             proposals: proposals.iter().map(mask_proposals::proposal_to_proto).collect(),
@@ -362,7 +362,7 @@ impl QaLearningService for QaLearningApi {
         request: Request<proto::ListGuardsRequest>,
     ) -> Result<Response<proto::ListGuardsResponse>, Status> {
         let scope = request_scope(&request);
-        let project = field(lore_model::validate::project("project", &request.get_ref().project))?;
+        let project = field(lore_types::validate::project("project", &request.get_ref().project))?;
         Ok(Response::new(convert::guards_to_proto(&self.qa.guards(&scope, &project).await?)))
     }
 
@@ -379,8 +379,8 @@ impl QaLearningService for QaLearningApi {
     ) -> Result<Response<proto::RemoveGuardResponse>, Status> {
         let scope = request_scope(&request);
         let message = request.get_ref();
-        let project = field(lore_model::validate::project("project", &message.project))?;
-        let guard_id = field(lore_model::validate::required_uuid("guard_id", &message.guard_id))?;
+        let project = field(lore_types::validate::project("project", &message.project))?;
+        let guard_id = field(lore_types::validate::required_uuid("guard_id", &message.guard_id))?;
         let removed = self.qa.remove_guard(&scope, &project, guard_id).await?;
         Ok(Response::new(proto::RemoveGuardResponse { removed }))
     }
@@ -392,7 +392,7 @@ impl QaLearningService for QaLearningApi {
         let scope = request_scope(&request);
         let by = super::request_origin(&request).token;
         let message = request.get_ref();
-        let project = field(lore_model::validate::project("project", &message.project))?;
+        let project = field(lore_types::validate::project("project", &message.project))?;
         let guards = self.qa.set_guards_enabled(&scope, &project, message.enabled, &by).await?;
         Ok(Response::new(convert::guards_to_proto(&guards)))
     }
@@ -404,7 +404,7 @@ impl QaLearningService for QaLearningApi {
         let scope = request_scope(&request);
         let by = super::request_origin(&request).token;
         let message = request.get_ref();
-        let project = field(lore_model::validate::project("project", &message.project))?;
+        let project = field(lore_types::validate::project("project", &message.project))?;
         let mode = field(convert::call_warning_mode("mode", message.mode))?;
         let guards = self.qa.set_call_warning_mode(&scope, &project, mode, &by).await?;
         Ok(Response::new(convert::guards_to_proto(&guards)))
@@ -465,7 +465,7 @@ impl QaLearningService for QaLearningApi {
         let message = request.get_ref();
         let promotion_id = field(super::convert::required_uuid("promotion_id", &message.promotion_id))?;
         let pattern_id = field(super::convert::required_uuid("pattern_id", &message.pattern_id))?;
-        let actor = field(lore_model::validate::name("actor", &message.actor, MAX_NAME_CHARS, true))?;
+        let actor = field(lore_types::validate::name("actor", &message.actor, MAX_NAME_CHARS, true))?;
         let promotion = self.qa.propose(&scope, promotion_id, pattern_id, &actor).await?;
         Ok(Response::new(convert::promotion_to_proto(&promotion)))
     }
@@ -580,8 +580,8 @@ impl QaLearningService for QaLearningApi {
     ) -> Result<Response<proto::AcknowledgeWarningResponse>, Status> {
         let scope = request_scope(&request);
         let message = request.get_ref();
-        let delivery_ids = field(lore_model::validate::uuids("delivery_ids", &message.delivery_ids, MAX_ACKNOWLEDGED))?;
-        let note = field(lore_model::validate::text("note", &message.note, MAX_NOTE_CHARS, false))?;
+        let delivery_ids = field(lore_types::validate::uuids("delivery_ids", &message.delivery_ids, MAX_ACKNOWLEDGED))?;
+        let note = field(lore_types::validate::text("note", &message.note, MAX_NOTE_CHARS, false))?;
         let acknowledged = self.qa.acknowledge(&scope, &delivery_ids, &note).await?;
         Ok(Response::new(proto::AcknowledgeWarningResponse { acknowledged: acknowledged as u32 }))
     }

@@ -5,8 +5,8 @@ use lore_proto::v1 as proto;
 use uuid::Uuid;
 
 use crate::grpc::convert::{FieldError, FieldResult, enum_value, required_uuid, to_timestamp};
-use lore_model::actions::StoredName as _;
-use lore_model::qa::remining::{RegroupingDecision, RegroupingProposal};
+use lore_types::actions::StoredName as _;
+use lore_types::qa::remining::{RegroupingDecision, RegroupingProposal};
 
 pub fn proposal_to_proto(proposal: &RegroupingProposal) -> proto::RegroupingProposal {
     proto::RegroupingProposal {
@@ -25,7 +25,7 @@ pub fn proposal_to_proto(proposal: &RegroupingProposal) -> proto::RegroupingProp
 
 /// A DecideRegroupingProposal request as (project, proposal, decision).
 pub fn decision(request: &proto::DecideRegroupingProposalRequest) -> FieldResult<(String, Uuid, RegroupingDecision)> {
-    let project = lore_model::validate::project("project", &request.project)?;
+    let project = lore_types::validate::project("project", &request.project)?;
     let proposal_id = required_uuid("proposal_id", &request.proposal_id)?;
     let decision = match enum_value::<proto::RegroupingDecision>("decision", request.decision)? {
         proto::RegroupingDecision::Unspecified => {

@@ -7,14 +7,14 @@ use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, PgPool, Row as _};
 use uuid::Uuid;
 
-use lore_model::Error;
-use lore_model::actions::StoredName as _;
-use lore_model::actions::query::Position;
-use lore_model::ledger::{
+use lore_types::Error;
+use lore_types::actions::StoredName as _;
+use lore_types::actions::query::Position;
+use lore_types::injections::{
     CALL_WARNING_WHY, CallWarningGiven, Day, Given, InjectedItem, Injection, InjectionFilter, Totals, Withheld,
 };
-use lore_model::scope::ProjectScope;
-use lore_model::trust::Trust;
+use lore_types::scope::ProjectScope;
+use lore_types::trust::Trust;
 
 fn count(value: usize) -> i32 {
     i32::try_from(value).unwrap_or(i32::MAX)
@@ -167,7 +167,7 @@ fn bind_filter<'q>(
         .bind(filter.until)
 }
 
-fn decode<T: lore_model::actions::StoredName>(row: &PgRow, column: &str) -> Result<T, sqlx::Error> {
+fn decode<T: lore_types::actions::StoredName>(row: &PgRow, column: &str) -> Result<T, sqlx::Error> {
     let text: String = row.try_get(column)?;
     T::parse(&text).ok_or_else(|| sqlx::Error::ColumnDecode {
         index: column.into(),

@@ -1,4 +1,4 @@
-//! lore-model: Lore's domain types, with no SQL and no wire types: what the
+//! lore-types: Lore's domain types, with no SQL and no wire types: what the
 //! store persists, the domain works on and the handlers convert into.
 //!
 //! # Layout
@@ -14,8 +14,8 @@
 
 pub mod actions;
 pub mod error;
+pub mod injections;
 pub mod knowledge;
-pub mod ledger;
 pub mod qa;
 pub mod scope;
 pub mod tokens;

@@ -1,4 +1,4 @@
-//! Ledger items from what the domains answer: a search hit, a warning, an
+//! InjectionLedger items from what the domains answer: a search hit, a warning, an
 //! entry read whole. Their size is that of the text an agent is given of
 //! them; their score parts are those the ranking used.
 
@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use super::{InjectedItem, ItemKind};
 use crate::knowledge::search::Hit;
-use lore_model::knowledge::Entry;
-use lore_model::knowledge::rank::Signal;
-use lore_model::qa::Warning;
-use lore_model::trust::Trust;
+use lore_types::knowledge::Entry;
+use lore_types::knowledge::rank::Signal;
+use lore_types::qa::Warning;
+use lore_types::trust::Trust;
 
 /// A label is cut to this many characters.
 const LABEL_CHARS: usize = 120;

@@ -16,23 +16,23 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 pub use items::{entry_item, hit_item, warning_item};
-pub use lore_model::ledger::{
+pub use lore_types::injections::{
     CallGiven, CallWarningGiven, Day, Given, InjectedItem, Injection, InjectionFilter, ItemKind, Surface, Totals,
     Withheld, estimate_tokens,
 };
 
 use crate::Error;
-use lore_model::actions::query::Position;
-use lore_model::scope::ProjectScope;
-use lore_store::ledger as store;
+use lore_store::injections as store;
+use lore_types::actions::query::Position;
+use lore_types::scope::ProjectScope;
 
 /// The ledger over its table.
 #[derive(Debug, Clone)]
-pub struct Ledger {
+pub struct InjectionLedger {
     pool: PgPool,
 }
 
-impl Ledger {
+impl InjectionLedger {
     pub fn new(pool: PgPool) -> Self {
         Self { pool }
     }
