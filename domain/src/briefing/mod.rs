@@ -360,14 +360,7 @@ impl Briefer {
         let rendered = render::render(&contents, budget);
         let briefing_id = Uuid::now_v7();
         let mut items = rendered_items(last_session.as_ref(), &lessons, &warnings, chosen.held_out, &rendered);
-        for (index, session) in similar.iter().enumerate() {
-            let item = similar_session_item(session, rendered.similar_chars[index]);
-            items.push(if rendered.similar.contains(&index) { item } else { item.withheld(Withheld::OverBudget) });
-        }
-        for (index, failure) in frequent.iter().enumerate() {
-            let item = frequent::item(&request.project, failure, rendered.frequent_chars[index]);
-            items.push(if rendered.frequent.contains(&index) { item } else { item.withheld(Withheld::OverBudget) });
-        }
+        items.extend(history_items(&request.project, &similar, &frequent, &rendered));
         let similar_sessions = pick(similar, &rendered.similar);
         let hot_spots = pick(hot_spots, &rendered.hot_spots);
         let [omitted_as_given, omitted_as_stale, omitted_for_session_budget, omitted_for_call] =
@@ -792,6 +785,24 @@ fn last_session_item(summary: &ResumeSummary, part: &str, chars: usize) -> Injec
         why: "where the agent's last session stopped".to_owned(),
         withheld: None,
     }
+}
+
+/// The items of the similar sessions and frequent failures a briefing
+/// rendered, and of those the budget left out.
+fn history_items(
+    project: &str,
+    similar: &[SimilarSession],
+    frequent: &[FrequentFailure],
+    rendered: &render::Rendered,
+) -> Vec<InjectedItem> {
+    let shown_if = |item: InjectedItem, shown: bool| if shown { item } else { item.withheld(Withheld::OverBudget) };
+    let similar = similar.iter().enumerate().map(|(index, session)| {
+        shown_if(similar_session_item(session, rendered.similar_chars[index]), rendered.similar.contains(&index))
+    });
+    let frequent = frequent.iter().enumerate().map(|(index, failure)| {
+        shown_if(frequent::item(project, failure, rendered.frequent_chars[index]), rendered.frequent.contains(&index))
+    });
+    similar.chain(frequent).collect()
 }
 
 fn similar_session_item(session: &SimilarSession, chars: usize) -> InjectedItem {
