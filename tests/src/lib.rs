@@ -40,6 +40,23 @@ pub fn workspace_binary(name: &str) -> PathBuf {
     path
 }
 
+/// The repository this crate is tested in.
+pub fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace holds tests/").to_path_buf()
+}
+
+/// Runs one of the repository's checks (`scripts/checks/NAME`) on `root`:
+/// whether it passed, its stdout and its stderr.
+pub fn run_check(name: &str, root: &Path) -> (bool, String, String) {
+    let output = std::process::Command::new("python3")
+        .arg(repository().join("scripts/checks").join(name))
+        .arg(root)
+        .output()
+        .expect("python3 runs");
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (output.status.success(), text(&output.stdout), text(&output.stderr))
+}
+
 /// The real grpcurl, fetched by `scripts/setup/fetch_tools.sh`.
 pub fn grpcurl_binary() -> PathBuf {
     let path =

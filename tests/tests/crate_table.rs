@@ -3,21 +3,12 @@
 //! checkout and names each crate the table leaves out and each dependency a
 //! row does not declare.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace holds tests/").to_path_buf()
-}
+use lore_e2e::{repository, run_check};
 
 fn check(root: &Path) -> (bool, String, String) {
-    let output = Command::new("python3")
-        .arg(repository().join("scripts/checks/crate_table.py"))
-        .arg(root)
-        .output()
-        .expect("python3 runs");
-    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
-    (output.status.success(), text(&output.stdout), text(&output.stderr))
+    run_check("crate_table.py", root)
 }
 
 #[test]

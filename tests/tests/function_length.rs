@@ -4,21 +4,13 @@
 //! and on a listed one that no longer needs its line; a function whose
 //! comment says why it is one piece passes, and so does a long test.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace holds tests/").to_path_buf()
-}
+use lore_e2e::{repository, run_check};
 
 fn check(root: &Path) -> (bool, String, String) {
-    let output = Command::new("python3")
-        .arg(repository().join("scripts/checks/function_length.py"))
-        .arg(root)
-        .output()
-        .expect("python3 runs");
-    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
-    (output.status.success(), text(&output.stdout), text(&output.stderr))
+    run_check("function_length.py", root)
 }
 
 /// A function of `lines` lines (its signature and closing brace counted).

@@ -2,20 +2,14 @@
 //! `make lint`) passes on this checkout and catches paths that climb out of
 //! a repository.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace holds tests/").to_path_buf()
-}
+use lore_e2e::{repository, run_check};
 
 fn check(root: &Path) -> (bool, String) {
-    let output = Command::new("python3")
-        .arg(repository().join("scripts/checks/self_contained.py"))
-        .arg(root)
-        .output()
-        .expect("python3 runs");
-    (output.status.success(), String::from_utf8_lossy(&output.stderr).into_owned())
+    let (ok, _, stderr) = run_check("self_contained.py", root);
+    (ok, stderr)
 }
 
 fn git(root: &Path, args: &[&str]) {
