@@ -388,30 +388,7 @@ impl Config {
         }
         self.briefing.check().map_err(ConfigError::Invalid)?;
         self.trust.check().map_err(ConfigError::Invalid)?;
-        let watch = &self.knowledge.watch;
-        for (index, folder) in watch.folders.iter().enumerate() {
-            let field = format!("knowledge.watch.folders[{index}]");
-            lore_types::validate::project(&format!("{field}.project"), &folder.project)
-                .map_err(|error| ConfigError::Invalid(error.to_string()))?;
-            if folder.path.as_os_str().is_empty() {
-                return Err(ConfigError::Invalid(format!("{field}.path: required")));
-            }
-        }
-        let mut publishing: Vec<&str> = Vec::new();
-        for folder in watch.folders.iter().filter(|folder| folder.publish) {
-            if publishing.contains(&folder.project.as_str()) {
-                return Err(ConfigError::Invalid(format!(
-                    "knowledge.watch.folders: project {} has more than one publish folder",
-                    folder.project
-                )));
-            }
-            publishing.push(&folder.project);
-        }
-        if watch.debounce_ms == 0 || watch.rescan_secs == 0 || watch.max_file_bytes == 0 {
-            return Err(ConfigError::Invalid(
-                "knowledge.watch: debounce_ms, rescan_secs and max_file_bytes must be at least 1".into(),
-            ));
-        }
+        check_watched_folders(&self.knowledge.watch)?;
         self.qa.check().map_err(ConfigError::Invalid)?;
         if self.grpc.max_concurrent_calls == 0 || self.grpc.call_timeout_secs == 0 {
             return Err(ConfigError::Invalid(
@@ -483,6 +460,35 @@ impl Default for WebConfig {
     fn default() -> Self {
         Self { listen: None, secure_cookie: false, page_size: 50 }
     }
+}
+
+/// The watched folders: each names a project and a path, a project
+/// publishes to one folder at most, and the watcher's intervals are set.
+fn check_watched_folders(watch: &lore_domain::knowledge::watch::WatchConfig) -> Result<(), ConfigError> {
+    for (index, folder) in watch.folders.iter().enumerate() {
+        let field = format!("knowledge.watch.folders[{index}]");
+        lore_types::validate::project(&format!("{field}.project"), &folder.project)
+            .map_err(|error| ConfigError::Invalid(error.to_string()))?;
+        if folder.path.as_os_str().is_empty() {
+            return Err(ConfigError::Invalid(format!("{field}.path: required")));
+        }
+    }
+    let mut publishing: Vec<&str> = Vec::new();
+    for folder in watch.folders.iter().filter(|folder| folder.publish) {
+        if publishing.contains(&folder.project.as_str()) {
+            return Err(ConfigError::Invalid(format!(
+                "knowledge.watch.folders: project {} has more than one publish folder",
+                folder.project
+            )));
+        }
+        publishing.push(&folder.project);
+    }
+    if watch.debounce_ms == 0 || watch.rescan_secs == 0 || watch.max_file_bytes == 0 {
+        return Err(ConfigError::Invalid(
+            "knowledge.watch: debounce_ms, rescan_secs and max_file_bytes must be at least 1".into(),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -40,20 +40,7 @@ impl Services {
     /// the local model's files are missing). Call inside the runtime: the
     /// authenticator starts listening for token changes.
     pub fn new(config: &Config, pool: sqlx::PgPool) -> Result<Self, lore_domain::knowledge::embed::EmbedError> {
-        let sanitizer = lore_sanitize::Sanitizer::new(lore_sanitize::SanitizeConfig {
-            max_string_chars: config.actions.max_string_chars,
-            personal: config.redaction,
-            ..lore_sanitize::SanitizeConfig::default()
-        });
-        let catalog = lore_sanitize::catalog_summary();
-        tracing::info!(
-            rules = catalog.rules,
-            unused = catalog.unused.len(),
-            unevaluated = ?catalog.unevaluated,
-            "secret redaction: {} catalog rules in use, {} left out as not applying to an action's context",
-            catalog.rules,
-            catalog.unused.len()
-        );
+        let sanitizer = sanitizer(config);
         lore_domain::screening::prepare();
         let limits = lore_domain::actions::ActionLimits {
             max_context_bytes: config.actions.max_context_bytes,
@@ -122,4 +109,23 @@ impl Services {
             reads,
         })
     }
+}
+
+/// Redaction as configured, and the secret catalog's report at start.
+fn sanitizer(config: &Config) -> lore_sanitize::Sanitizer {
+    let sanitizer = lore_sanitize::Sanitizer::new(lore_sanitize::SanitizeConfig {
+        max_string_chars: config.actions.max_string_chars,
+        personal: config.redaction,
+        ..lore_sanitize::SanitizeConfig::default()
+    });
+    let catalog = lore_sanitize::catalog_summary();
+    tracing::info!(
+        rules = catalog.rules,
+        unused = catalog.unused.len(),
+        unevaluated = ?catalog.unevaluated,
+        "secret redaction: {} catalog rules in use, {} left out as not applying to an action's context",
+        catalog.rules,
+        catalog.unused.len()
+    );
+    sanitizer
 }

@@ -57,17 +57,7 @@ impl Sidecar {
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("cannot listen on {}", config.listen))?;
-        let mcp = match config.mcp_listen {
-            Some(listen) => {
-                let options = lore_agent::mcp::http::HttpOptions { listen, token: config.mcp_token.clone() };
-                options.check()?;
-                let mcp_listener = tokio::net::TcpListener::bind(listen)
-                    .await
-                    .with_context(|| format!("cannot listen on {listen} for MCP"))?;
-                Some((options, mcp_listener))
-            }
-            None => None,
-        };
+        let mcp = bind_mcp(&config).await?;
         let spool = Arc::new(open_spool(&config).await?);
 
         let (stop_shipping, stop_rx) = watch::channel(false);
@@ -111,30 +101,7 @@ impl Sidecar {
         // spool's records, so no acknowledgement can retire them first.
         let shipper = tokio::spawn(ship::run(Arc::clone(&spool), ship_config, Arc::clone(&stats), stop_rx));
         let folder_stats = Arc::new(folders::FolderStats::default());
-        let folder_watch = if config.index.is_empty() {
-            None
-        } else {
-            let watched = config
-                .index
-                .iter()
-                .map(|dir| {
-                    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
-                    let project =
-                        config.index_project.clone().unwrap_or_else(|| lore_agent::identity::project_name(&dir));
-                    folders::Folder { dir, project }
-                })
-                .collect();
-            Some(
-                folders::start(
-                    watched,
-                    Duration::from_millis(config.index_debounce_ms.max(1)),
-                    Arc::clone(&spool),
-                    config.spool_dir.clone(),
-                    Arc::clone(&folder_stats),
-                )
-                .await?,
-            )
-        };
+        let folder_watch = watch_folders(&config, &spool, &folder_stats).await?;
         let figures = Arc::new(status::Figures {
             spool: Arc::clone(&spool),
             ship: stats,
@@ -313,4 +280,41 @@ fn mcp_for_this_sidecar(config: &SidecarConfig, local: SocketAddr) -> lore_agent
         repository: None,
     };
     lore_agent::mcp::LoreMcp::new(address, defaults, Duration::from_secs(2))
+}
+
+/// The MCP port, when `--mcp-listen` asks for one, bound with its options
+/// checked.
+async fn bind_mcp(
+    config: &SidecarConfig,
+) -> anyhow::Result<Option<(lore_agent::mcp::http::HttpOptions, tokio::net::TcpListener)>> {
+    let Some(listen) = config.mcp_listen else { return Ok(None) };
+    let options = lore_agent::mcp::http::HttpOptions { listen, token: config.mcp_token.clone() };
+    options.check()?;
+    let listener =
+        tokio::net::TcpListener::bind(listen).await.with_context(|| format!("cannot listen on {listen} for MCP"))?;
+    Ok(Some((options, listener)))
+}
+
+/// The folders `--index` names, watched and indexed through the spool.
+async fn watch_folders(
+    config: &SidecarConfig,
+    spool: &Arc<Spool>,
+    stats: &Arc<folders::FolderStats>,
+) -> anyhow::Result<Option<folders::FolderWatch>> {
+    if config.index.is_empty() {
+        return Ok(None);
+    }
+    let watched = config
+        .index
+        .iter()
+        .map(|dir| {
+            let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+            let project = config.index_project.clone().unwrap_or_else(|| lore_agent::identity::project_name(&dir));
+            folders::Folder { dir, project }
+        })
+        .collect();
+    let debounce = Duration::from_millis(config.index_debounce_ms.max(1));
+    let watch =
+        folders::start(watched, debounce, Arc::clone(spool), config.spool_dir.clone(), Arc::clone(stats)).await?;
+    Ok(Some(watch))
 }

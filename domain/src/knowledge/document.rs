@@ -148,25 +148,14 @@ pub fn parse(file_name: &str, text: &str) -> Result<Document, DocumentError> {
     };
     let mut tags = fields.strings("tags")?.unwrap_or_default();
     tags.extend(fields.strings("keywords")?.unwrap_or_default());
-    let id_key = if front_matter.get("id").is_some_and(|id| !id.is_null()) { "id" } else { "kb_id" };
-    let key = match front_matter.get(id_key) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(id)) => validate::optional_name(id_key, id, MAX_KEY_CHARS)?,
-        Some(Value::Number(id)) => Some(id.to_string()),
-        Some(_) => return Err(DocumentError::FrontMatter(format!("{id_key} must be a string or a number"))),
-    };
+    let key = key_of(&front_matter)?;
     let status = match fields.string("status")? {
         Some(status) if RETIRED.contains(&status.trim().to_lowercase().as_str()) => EntryStatus::Obsolete,
         _ => EntryStatus::Active,
     };
     let mut root_causes = fields.strings_or_lines("root_causes")?;
     root_causes.extend(fields.strings_or_lines("root_cause")?);
-    let severity = match fields.string("severity")? {
-        None => None,
-        Some(severity) => Some(Severity::parse(&severity.to_lowercase()).ok_or_else(|| {
-            DocumentError::FrontMatter(format!("severity {severity:?} is not one of low, medium, high, critical"))
-        })?),
-    };
+    let severity = fields.string("severity")?.map(|severity| severity_of(&severity)).transpose()?;
     Ok(Document {
         key,
         title: validate::name("title", &single_line(&title), MAX_TITLE_CHARS, true)?,
@@ -206,6 +195,23 @@ pub fn parse(file_name: &str, text: &str) -> Result<Document, DocumentError> {
         )?,
         hash: blake3::hash(text.as_bytes()).as_bytes().to_vec(),
         front_matter,
+    })
+}
+
+/// The document's key: its front matter's `id`, else its `kb_id`.
+fn key_of(front_matter: &Map<String, Value>) -> Result<Option<String>, DocumentError> {
+    let id_key = if front_matter.get("id").is_some_and(|id| !id.is_null()) { "id" } else { "kb_id" };
+    Ok(match front_matter.get(id_key) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => validate::optional_name(id_key, id, MAX_KEY_CHARS)?,
+        Some(Value::Number(id)) => Some(id.to_string()),
+        Some(_) => return Err(DocumentError::FrontMatter(format!("{id_key} must be a string or a number"))),
+    })
+}
+
+fn severity_of(severity: &str) -> Result<Severity, DocumentError> {
+    Severity::parse(&severity.to_lowercase()).ok_or_else(|| {
+        DocumentError::FrontMatter(format!("severity {severity:?} is not one of low, medium, high, critical"))
     })
 }
 

@@ -374,6 +374,27 @@ pub fn is_known_source(url: &str, own_hosts: &[String]) -> bool {
         .is_some_and(|host| PUBLIC_SOURCES.contains(&host) || crate::hosts::is_own(host, own_hosts))
 }
 
+/// The environment variables that name where packages come from.
+const SOURCE_VARIABLES: &[&str] = &[
+    "pip_index_url",
+    "pip_extra_index_url",
+    "npm_config_registry",
+    "goproxy",
+    "uv_index_url",
+    "uv_extra_index_url",
+    "cargo_registries_crates_io_index",
+];
+
+/// A pip or uv option that names an index, its value after it or inline.
+fn is_index_option(arg: &str) -> bool {
+    matches!(
+        arg,
+        "-i" | "--index-url" | "--extra-index-url" | "--index" | "global.index-url" | "global.extra-index-url"
+    ) || arg.starts_with("--index-url=")
+        || arg.starts_with("--extra-index-url=")
+        || arg.starts_with("global.index-url=")
+}
+
 /// A registry, an index or a git remote pointed somewhere new.
 fn changes_source(command: &Command, own_hosts: &[String]) -> bool {
     let is_known = |url: &str| is_known_source(url, own_hosts);
@@ -384,18 +405,7 @@ fn changes_source(command: &Command, own_hosts: &[String]) -> bool {
             .iter()
             .find(|arg| arg.contains("://") || arg.contains('@') && arg.contains(':'))
     };
-    if let Some(value) = assigned(
-        command,
-        &[
-            "pip_index_url",
-            "pip_extra_index_url",
-            "npm_config_registry",
-            "goproxy",
-            "uv_index_url",
-            "uv_extra_index_url",
-            "cargo_registries_crates_io_index",
-        ],
-    ) {
+    if let Some(value) = assigned(command, SOURCE_VARIABLES) {
         // `setx NAME value` reads its value from the next word: a URL, or
         // prose that only names the variable.
         return value.contains("://") && !is_known(value);
@@ -419,18 +429,7 @@ fn changes_source(command: &Command, own_hosts: &[String]) -> bool {
                 .is_some_and(|first| matches!(*first, "config" | "set" | "install" | "i" | "add" | "publish")))
         }
         "pip" | "pip3" | "uv" | "pipx" => {
-            let position = args.iter().position(|arg| {
-                matches!(
-                    *arg,
-                    "-i" | "--index-url"
-                        | "--extra-index-url"
-                        | "--index"
-                        | "global.index-url"
-                        | "global.extra-index-url"
-                ) || arg.starts_with("--index-url=")
-                    || arg.starts_with("--extra-index-url=")
-                    || arg.starts_with("global.index-url=")
-            });
+            let position = args.iter().position(|arg| is_index_option(arg));
             position.is_some_and(|at| {
                 let inline = args[at].split_once('=').map(|(_, value)| value);
                 inline.or_else(|| url_after(at + 1).copied()).is_none_or(|url| !is_known(url))

@@ -3,7 +3,7 @@
 use lore_proto::v1 as proto;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::lessons::{
     best_fix_of, one_line, shown_words, solution_json, speaks, title_of, trust_label, trust_name, why_found,
@@ -66,31 +66,7 @@ async fn run(args: TriageArgs, context: &ToolContext<'_>) -> Result<ToolOutput, 
         } else {
             text.push_str(&format!("- {}\n", quoted_error(error)));
         }
-        let mut hits = Vec::new();
-        for hit in &result.hits {
-            let entry = hit.entry.clone().unwrap_or_default();
-            let handle = if entry.key.is_empty() { entry.entry_id.clone() } else { entry.key.clone() };
-            let expand = hit.expand.clone().unwrap_or_default();
-            text.push_str(&format!(
-                "  [{handle}; {}] {}.{} Why: {}. Expand: {} {}\n",
-                trust_label(&entry),
-                title_of(&entry),
-                best_fix_of(&entry, hit.best_solution.as_ref()),
-                why_found(hit),
-                expand.tool,
-                expand.arguments
-            ));
-            hits.push(json!({
-                "entry_id": entry.entry_id,
-                "key": entry.key,
-                "title": shown_words(&entry).0,
-                "trust": trust_name(entry.trust),
-                "origin": entry.origin.as_ref().map(|origin| origin.description.clone()),
-                "why": why_found(hit),
-                "best_fix": hit.best_solution.as_ref().filter(|_| speaks(&entry)).map(solution_json),
-                "expand": { "tool": expand.tool, "arguments": expand.arguments, "cli": expand.cli },
-            }));
-        }
+        let hits: Vec<Value> = result.hits.iter().map(|hit| hit_shown(hit, &mut text)).collect();
         results.push(json!({
             "error": error,
             "hits": hits,
@@ -112,6 +88,33 @@ async fn run(args: TriageArgs, context: &ToolContext<'_>) -> Result<ToolOutput, 
         text,
         structured: json!({ "results": results, "degraded": found.degraded }),
         summary: json!({ "hits": ids }),
+    })
+}
+
+/// One lesson found for an error: its line of the tool's text, appended
+/// to `text`, and its structured form.
+fn hit_shown(hit: &proto::SearchHit, text: &mut String) -> Value {
+    let entry = hit.entry.clone().unwrap_or_default();
+    let handle = if entry.key.is_empty() { entry.entry_id.clone() } else { entry.key.clone() };
+    let expand = hit.expand.clone().unwrap_or_default();
+    text.push_str(&format!(
+        "  [{handle}; {}] {}.{} Why: {}. Expand: {} {}\n",
+        trust_label(&entry),
+        title_of(&entry),
+        best_fix_of(&entry, hit.best_solution.as_ref()),
+        why_found(hit),
+        expand.tool,
+        expand.arguments
+    ));
+    json!({
+        "entry_id": entry.entry_id,
+        "key": entry.key,
+        "title": shown_words(&entry).0,
+        "trust": trust_name(entry.trust),
+        "origin": entry.origin.as_ref().map(|origin| origin.description.clone()),
+        "why": why_found(hit),
+        "best_fix": hit.best_solution.as_ref().filter(|_| speaks(&entry)).map(solution_json),
+        "expand": { "tool": expand.tool, "arguments": expand.arguments, "cli": expand.cli },
     })
 }
 
