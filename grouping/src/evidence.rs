@@ -89,8 +89,6 @@ fn counts(members: &[usize], group_of: &[usize]) -> std::collections::HashMap<us
 /// what the people made and undoes none of what capture had right.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Verdict {
-    /// The corrected pairs the groups keep now.
-    pub now: Agreement,
     /// Kept by the groups before the corrections (what capture left).
     pub before: Agreement,
     /// Kept by re-mining replayed from there.
@@ -107,9 +105,7 @@ impl Verdict {
 
     /// Adds another category's verdict.
     pub fn add(&mut self, other: Verdict) {
-        for (mine, theirs) in
-            [(&mut self.now, other.now), (&mut self.before, other.before), (&mut self.replay, other.replay)]
-        {
+        for (mine, theirs) in [(&mut self.before, other.before), (&mut self.replay, other.replay)] {
             mine.pairs += theirs.pairs;
             mine.kept += theirs.kept;
         }
@@ -135,17 +131,14 @@ where
     if constraints.is_empty() {
         return Verdict::default();
     }
-    let numbered = |patterns: &mut dyn Iterator<Item = &P>| -> Vec<usize> {
-        let mut numbers: BTreeMap<&P, usize> = BTreeMap::new();
-        patterns
-            .map(|pattern| {
-                let next = numbers.len();
-                *numbers.entry(pattern).or_insert(next)
-            })
-            .collect()
-    };
-    let now = numbered(&mut occurrences.iter().map(|occurrence| &occurrence.pattern));
-    let before = numbered(&mut before.iter());
+    let mut numbers: BTreeMap<&P, usize> = BTreeMap::new();
+    let before: Vec<usize> = before
+        .iter()
+        .map(|pattern| {
+            let next = numbers.len();
+            *numbers.entry(pattern).or_insert(next)
+        })
+        .collect();
     let templates: Vec<Template> = occurrences.iter().map(|occurrence| occurrence.template.clone()).collect();
     let replay = crate::rehearsal::rehearse(&templates, &before, settings).judged;
     let mut verdict = Verdict::default();
@@ -153,7 +146,7 @@ where
         let one = std::slice::from_ref(constraint);
         let (kept_before, kept_replay) = (agreement(one, &before), agreement(one, &replay));
         verdict.regressions += usize::from(kept_replay.kept < kept_before.kept);
-        verdict.add(Verdict { now: agreement(one, &now), before: kept_before, replay: kept_replay, regressions: 0 });
+        verdict.add(Verdict { before: kept_before, replay: kept_replay, regressions: 0 });
     }
     verdict
 }
@@ -203,11 +196,11 @@ mod tests {
     fn support_needs_a_correction_made_and_none_undone() {
         assert!(!Verdict::default().supports(), "without corrections there is no support");
         let pairs = |kept| Agreement { pairs: 3.0, kept };
-        let mut verdict = Verdict { now: pairs(3.0), before: pairs(1.0), replay: pairs(3.0), regressions: 0 };
+        let mut verdict = Verdict { before: pairs(1.0), replay: pairs(3.0), regressions: 0 };
         assert!(verdict.supports());
-        verdict.add(Verdict { now: pairs(3.0), before: pairs(2.0), replay: pairs(1.0), regressions: 1 });
+        verdict.add(Verdict { before: pairs(2.0), replay: pairs(1.0), regressions: 1 });
         assert!(!verdict.supports(), "undoing what capture had right anywhere withdraws the support");
-        let kept = Verdict { now: pairs(3.0), before: pairs(3.0), replay: pairs(3.0), regressions: 0 };
+        let kept = Verdict { before: pairs(3.0), replay: pairs(3.0), regressions: 0 };
         assert!(!kept.supports(), "keeping what was already right shows nothing");
     }
 }

@@ -2,8 +2,9 @@
 //! shown that its criterion holds for them: the evidence test itself
 //! (`verdict`, each occurrence's pattern before the people's corrections
 //! found by undoing them), the moves proposed instead of made
-//! (`propose`), and a person's decision on each. An accepted move is made as that person's
-//! own correction, so it pins its patterns and counts as evidence.
+//! (`propose`), and a person's decision on each. An accepted move is made
+//! as that person's own correction, so it pins its patterns and counts as
+//! evidence.
 
 use std::collections::{BTreeSet, HashMap};
 

@@ -257,7 +257,6 @@ pub async fn last_run(pool: &PgPool, scope: &ProjectScope, project: &str) -> Res
             bits_before: row.try_get("bits_before")?,
             bits_after: row.try_get("bits_after")?,
             evidence: Verdict {
-                now: Agreement::default(),
                 before: Agreement { pairs: row.try_get("corrected_pairs")?, kept: row.try_get("kept_before")? },
                 replay: Agreement { pairs: row.try_get("corrected_pairs")?, kept: row.try_get("kept_replay")? },
                 regressions: count("regressions")?,
