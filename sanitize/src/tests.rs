@@ -312,12 +312,12 @@ fn real_logs_and_real_code_survive_unchanged() {
     assert!(changed.len() <= CODE_ALTERED, "{} of {} functions altered: {changed:#?}", changed.len(), functions.len());
 }
 
-/// Functions of the standard library (of 8,423) redaction changes, what the
+/// Functions of the standard library (of 8,425) redaction changes, what the
 /// key/value and entropy readers get wrong on real code: a call assigned to
 /// a secret-named variable (`password_mgr = HTTPPasswordMgr()`), a long
 /// constant's name (`sizeEndCentDir64Locator`), a secret word before a
 /// message (`"pwd: expected bytes"`).
-const CODE_ALTERED: usize = 12;
+const CODE_ALTERED: usize = 10;
 
 #[test]
 fn file_positions_and_name_paths_are_not_assignments() {

@@ -22,6 +22,10 @@ Usage:
     python3 scripts/setup/third_party.py check --rebuild  and re-extract each from its package and compare
     python3 scripts/setup/third_party.py path ID          the downloaded package file (fetched when missing)
 
+Each package is asked of its registry's own client by name and version
+(`registries.py`), so a mirror or proxy those clients are set up for is
+honoured; the SHA-256 is checked here whatever server sent the file.
+
 Other scripts import `package_file`, `read_member` and `members` to read a
 package without unpacking it.
 """
@@ -32,24 +36,19 @@ import hashlib
 import io
 import lzma
 import os
-import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
 import tomllib
-import urllib.error
-import urllib.request
 import zipfile
 from pathlib import Path
+
+from registries import FetchError, download
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "third-party.toml"
 REGISTRIES = {"pypi": "PyPI", "npm": "the npm registry", "crates": "crates.io", "debian": "Debian's archive"}
-
-
-class FetchError(Exception):
-    """A package that could not be fetched; its message is the sentence to print."""
+CLIENTS = {"pypi": "pip", "npm": "npm", "crates": "cargo", "debian": "apt"}
 
 
 def cache_dir() -> Path:
@@ -74,27 +73,6 @@ def retry_hint(package: dict) -> str:
     return f"python3 scripts/setup/third_party.py fetch {package['id']}"
 
 
-def download(package: dict, target: Path) -> None:
-    """Downloads the package's file into `target` (a directory)."""
-    registry = package["registry"]
-    if registry == "pypi":
-        # pip knows the index (and any mirror the machine is set up for).
-        kind = "--only-binary=:all:" if package["file"].endswith(".whl") else "--no-binary=:all:"
-        command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--disable-pip-version-check",
-                   kind, "-d", str(target), f"{package['name']}=={package['version']}"]
-        result = subprocess.run(command, capture_output=True, text=True)
-        if result.returncode != 0 or not (target / package["file"]).exists():
-            reason = (result.stderr.strip().splitlines() or ["pip did not save " + package["file"]])[-1]
-            raise FetchError(reason)
-        return
-    url = package["url"]
-    try:
-        with urllib.request.urlopen(url, timeout=120) as response:
-            (target / package["file"]).write_bytes(response.read())
-    except (urllib.error.URLError, OSError) as error:
-        raise FetchError(f"{url}: {error}") from error
-
-
 def package_file(package_id: str, packages: dict | None = None) -> Path:
     """The package's file in the cache, downloaded and checked when missing."""
     packages = packages or manifest()["packages"]
@@ -111,7 +89,8 @@ def package_file(package_id: str, packages: dict | None = None) -> Path:
         except FetchError as error:
             raise FetchError(
                 f"Could not fetch {package['name']} {package['version']} from {where} ({error}). "
-                f"Check that this machine reaches {where}, then run `{retry_hint(package)}` again."
+                f"Check that {CLIENTS[package['registry']]} reaches {where} (or the mirror it is configured for), "
+                f"then run `{retry_hint(package)}` again."
             ) from error
         fetched = Path(scratch) / package["file"]
         digest = sha256(fetched.read_bytes())

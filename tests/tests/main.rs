@@ -22,6 +22,7 @@ mod mcp;
 mod python_agent;
 mod reports;
 mod self_contained;
+mod setup_mirror;
 mod sidecar;
 mod telemetry;
 mod tls;
