@@ -33,63 +33,63 @@ struct Cli {
 enum Command {
     /// Log one action (in this agent's session of the project, started on
     /// first use, unless --session is given).
-    Log(commands::log::Args),
+    Log(commands::actions::log::Args),
     /// Start or end a session.
     #[command(subcommand)]
-    Session(commands::session::Command),
+    Session(commands::actions::session::Command),
     /// Query the action log.
     #[command(subcommand)]
     Actions(ActionsCommand),
     /// Show where the last session stopped and what it left unfinished.
-    Resume(commands::resume::Args),
+    Resume(commands::actions::resume::Args),
     /// Activity report of a project.
-    Report(commands::report::Args),
+    Report(commands::actions::report::Args),
     /// Export actions to a file (resumable).
-    Export(commands::export::Args),
+    Export(commands::actions::export::Args),
     /// Search the knowledge base for the lesson a problem needs.
-    Search(commands::knowledge_search::Args),
+    Search(commands::knowledge::search::Args),
     /// Several errors at once: the lessons of each, capped, with how to
     /// read one in full.
-    Triage(commands::triage::Args),
+    Triage(commands::knowledge::triage::Args),
     /// Synonyms search expands queries with.
     #[command(subcommand)]
-    Synonyms(commands::vocabulary::SynonymsCommand),
+    Synonyms(commands::knowledge::vocabulary::SynonymsCommand),
     /// Related categories: a query's category ranks them next after its own.
     #[command(subcommand)]
-    Categories(commands::vocabulary::CategoriesCommand),
+    Categories(commands::knowledge::vocabulary::CategoriesCommand),
     /// Knowledge entries.
     #[command(subcommand)]
     Entry(EntryCommand),
     /// Index markdown files (one, or every one under a folder); `push`
     /// keeps a part of the project equal to a folder, from CI.
     #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-    Index(commands::index::Command),
+    Index(commands::knowledge::index::Command),
     /// The project's standing instructions in the repository's CLAUDE.md or
     /// AGENTS.md: write them, or show the patch.
     #[command(subcommand)]
-    Instructions(commands::instructions::Command),
+    Instructions(commands::knowledge::instructions::Command),
     /// Learnings drafted from the action log, and their review.
     #[command(subcommand)]
-    Drafts(commands::drafts::Command),
+    Drafts(commands::knowledge::drafts::Command),
     /// QA failures, their patterns, warnings before a task, the dashboard
     /// and promotion.
     #[command(subcommand)]
     Qa(commands::qa::Command),
     /// What the injection screen held for review: list, release, erase.
     #[command(subcommand)]
-    Quarantine(commands::quarantine::Command),
+    Quarantine(commands::trust::quarantine::Command),
     /// What Lore put into agents' contexts (the injection ledger): each
     /// briefing and read, item by item, with why it was shown or withheld.
-    Injections(commands::injections::Args),
+    Injections(commands::trust::injections::Args),
     /// Measure things: against a running server, or (screening) offline.
     #[command(subcommand)]
-    Eval(EvalCommand),
+    Eval(lore_eval::Command),
     /// Run the sidecar daemon beside an agent (same as `lore-sidecar`), or
     /// ask a running one how it is doing.
     Sidecar(Box<SidecarArgs>),
     /// Serve Lore's tools to an agent over MCP on stdio (what the agent
     /// launches; `lore init` configures it).
-    Mcp(commands::mcp::Args),
+    Mcp(commands::agents::mcp::Args),
     /// Answer an agent's hook: the JSON event on stdin, the agent's answer
     /// on stdout; always exits 0 within its time budget.
     Hook(lore_agent::hooks::HookArgs),
@@ -110,61 +110,30 @@ struct SidecarArgs {
 #[derive(Subcommand)]
 enum SidecarAction {
     /// Connected or not, what is spooled, what was shipped.
-    Status(commands::sidecar_status::Args),
+    Status(commands::agents::sidecar_status::Args),
 }
 
 #[derive(Subcommand)]
 enum ActionsCommand {
     /// Search actions by type, outcome, agent, epic, time, context.
-    Search(commands::actions_search::Args),
+    Search(commands::actions::search::Args),
 }
 
 #[derive(Subcommand)]
 enum EntryCommand {
     /// One entry: solutions, checklist, body, where it was applied.
-    Show(commands::entry::ShowArgs),
+    Show(commands::knowledge::entry::ShowArgs),
     /// Record that a lesson was used, and whether it worked.
-    Apply(commands::entry::ApplyArgs),
+    Apply(commands::knowledge::entry::ApplyArgs),
     /// Create or replace an entry by its key.
-    Upsert(commands::entry::UpsertArgs),
+    Upsert(commands::knowledge::entry::UpsertArgs),
     /// Erase an entry and everything derived from it (drafts, pattern
     /// fixes, standing instructions, caches on every replica); admin only.
-    Erase(commands::entry::EraseArgs),
+    Erase(commands::knowledge::entry::EraseArgs),
     /// Entries agents wrote whose words wait for a person: list, approve,
     /// reject (admin).
     #[command(subcommand)]
-    Review(commands::entry_reviews::Command),
-}
-
-#[derive(Subcommand)]
-enum EvalCommand {
-    /// Redaction recall and over-redaction, through the real LogAction, or
-    /// in this process with each source left out (`--leave-one-out`).
-    Redaction(commands::eval::Args),
-    /// nDCG@10, Recall@10 and MRR@10 of knowledge search on a BEIR-format
-    /// set, per mode, through the real RPCs.
-    Retrieval(commands::retrieval::Args),
-    /// Group accuracy of CaptureFailure's pattern grouping on LogHub
-    /// `*_structured.csv` files or on agents' failing commands (`--runs`),
-    /// through the real RPC, or in this process with each file's set left
-    /// out (`--leave-one-out`).
-    Grouping(commands::grouping::Args),
-    /// Recall and false-quarantine rate of the injection screen, each
-    /// source left out of the fit in turn (needs no server).
-    Screening(commands::screening::Args),
-    /// Whether Lore would have warned real agent runs before a failure
-    /// earlier runs of the same repository hit: runs replayed in time
-    /// order into the server through the hooks (or `--in-process`, with
-    /// no server), the setting chosen with each repository left out.
-    Replay(commands::replay::Args),
-    /// Whether a failure is named by the line that explains it (not a
-    /// summary or an exit code), on real agent runs and real tool failure
-    /// lines, per source (needs no server).
-    Naming(commands::naming::Args),
-    /// Whether payloads written as an agent writes (a fix, a lesson, a
-    /// session's summary, a check's output) reach the next agent's
-    /// briefing, through the real RPCs, per source and route.
-    Routes(commands::routes::Args),
+    Review(commands::knowledge::reviews::Command),
 }
 
 fn main() -> ExitCode {
@@ -179,28 +148,23 @@ fn main() -> ExitCode {
         // A hook lives for milliseconds: its own small runtime, and no
         // error ever reaches the agent.
         Command::Hook(args) => lore_agent::hooks::run(args, address),
-        Command::Init(args) => report(commands::init::run(args)),
-        Command::Eval(EvalCommand::Screening(args)) => report(commands::screening::run(args)),
-        Command::Eval(EvalCommand::Naming(args)) => report(commands::naming::run(args)),
-        Command::Eval(EvalCommand::Replay(args)) if args.in_process => report(commands::replay::run_in_process(args)),
-        Command::Eval(EvalCommand::Grouping(args)) if args.leave_one_out => {
-            report(commands::grouping::leave_one_out(args))
-        }
-        Command::Eval(EvalCommand::Grouping(args)) if args.corrections => report(commands::grouping::corrections(args)),
-        Command::Eval(EvalCommand::Grouping(args)) if args.people.is_some() => {
-            let people = args.people.unwrap_or_default();
-            report(commands::grouping::people(args, people))
-        }
-        Command::Eval(EvalCommand::Redaction(args)) if args.leave_one_out => {
-            report(commands::eval::leave_one_out(args))
-        }
-        command => match tokio::runtime::Runtime::new() {
-            Ok(runtime) => runtime.block_on(run(Cli { command, ..cli }, address)),
-            Err(error) => {
-                eprintln!("lore: cannot start: {error}");
-                ExitCode::FAILURE
-            }
+        Command::Init(args) => report(commands::agents::init::run(args)),
+        Command::Eval(evaluation) => match evaluation.run_offline() {
+            lore_eval::Run::Done(result) => report(result),
+            lore_eval::Run::Connect(evaluation) => serve(Cli { command: Command::Eval(evaluation), ..cli }, address),
         },
+        command => serve(Cli { command, ..cli }, address),
+    }
+}
+
+/// Runs a command that talks to the server, on a runtime of its own.
+fn serve(cli: Cli, address: lore_agent::connection::LoreAddress) -> ExitCode {
+    match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime.block_on(run(cli, address)),
+        Err(error) => {
+            eprintln!("lore: cannot start: {error}");
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -216,50 +180,40 @@ fn report(result: anyhow::Result<()>) -> ExitCode {
 
 async fn run(cli: Cli, address: lore_agent::connection::LoreAddress) -> ExitCode {
     if let Command::Mcp(args) = cli.command {
-        return report(commands::mcp::run(args, address).await);
+        return report(commands::agents::mcp::run(args, address).await);
     }
     if let Command::Sidecar(sidecar) = cli.command {
         return match sidecar.action {
             None => run_sidecar(sidecar.config).await,
-            Some(SidecarAction::Status(args)) => report(commands::sidecar_status::run(args).await),
+            Some(SidecarAction::Status(args)) => report(commands::agents::sidecar_status::run(args).await),
         };
     }
     let result = async {
         let channel = commands::connect(&cli.server, cli.token.as_deref(), &cli.tls.files()).await?;
         match cli.command {
-            Command::Log(args) => commands::log::run(channel, args).await,
-            Command::Session(command) => commands::session::run(channel, command).await,
-            Command::Actions(ActionsCommand::Search(args)) => commands::actions_search::run(channel, args).await,
-            Command::Resume(args) => commands::resume::run(channel, args).await,
-            Command::Report(args) => commands::report::run(channel, args).await,
-            Command::Export(args) => commands::export::run(channel, args).await,
-            Command::Search(args) => commands::knowledge_search::run(channel, args).await,
-            Command::Triage(args) => commands::triage::run(channel, args).await,
-            Command::Synonyms(command) => commands::vocabulary::synonyms(channel, command).await,
-            Command::Categories(command) => commands::vocabulary::categories(channel, command).await,
-            Command::Entry(EntryCommand::Show(args)) => commands::entry::show(channel, args).await,
-            Command::Entry(EntryCommand::Apply(args)) => commands::entry::apply(channel, args).await,
-            Command::Entry(EntryCommand::Upsert(args)) => commands::entry::upsert(channel, args).await,
-            Command::Entry(EntryCommand::Erase(args)) => commands::entry::erase(channel, args).await,
-            Command::Entry(EntryCommand::Review(command)) => commands::entry_reviews::run(channel, command).await,
-            Command::Index(args) => commands::index::run(channel, args).await,
-            Command::Instructions(command) => commands::instructions::run(channel, command).await,
-            Command::Drafts(command) => commands::drafts::run(channel, command).await,
-            Command::Eval(EvalCommand::Redaction(args)) => commands::eval::run(channel, args).await,
-            Command::Eval(EvalCommand::Retrieval(args)) => commands::retrieval::run(channel, args).await,
-            Command::Eval(EvalCommand::Grouping(args)) => commands::grouping::run(channel, args).await,
-            Command::Eval(EvalCommand::Routes(args)) => commands::routes::run(channel, args).await,
-            Command::Eval(EvalCommand::Replay(args)) => {
-                commands::replay::run(channel, &cli.server, cli.token.as_deref(), args).await
-            }
+            Command::Log(args) => commands::actions::log::run(channel, args).await,
+            Command::Session(command) => commands::actions::session::run(channel, command).await,
+            Command::Actions(ActionsCommand::Search(args)) => commands::actions::search::run(channel, args).await,
+            Command::Resume(args) => commands::actions::resume::run(channel, args).await,
+            Command::Report(args) => commands::actions::report::run(channel, args).await,
+            Command::Export(args) => commands::actions::export::run(channel, args).await,
+            Command::Search(args) => commands::knowledge::search::run(channel, args).await,
+            Command::Triage(args) => commands::knowledge::triage::run(channel, args).await,
+            Command::Synonyms(command) => commands::knowledge::vocabulary::synonyms(channel, command).await,
+            Command::Categories(command) => commands::knowledge::vocabulary::categories(channel, command).await,
+            Command::Entry(EntryCommand::Show(args)) => commands::knowledge::entry::show(channel, args).await,
+            Command::Entry(EntryCommand::Apply(args)) => commands::knowledge::entry::apply(channel, args).await,
+            Command::Entry(EntryCommand::Upsert(args)) => commands::knowledge::entry::upsert(channel, args).await,
+            Command::Entry(EntryCommand::Erase(args)) => commands::knowledge::entry::erase(channel, args).await,
+            Command::Entry(EntryCommand::Review(command)) => commands::knowledge::reviews::run(channel, command).await,
+            Command::Index(args) => commands::knowledge::index::run(channel, args).await,
+            Command::Instructions(command) => commands::knowledge::instructions::run(channel, command).await,
+            Command::Drafts(command) => commands::knowledge::drafts::run(channel, command).await,
+            Command::Eval(evaluation) => evaluation.run(channel, &cli.server, cli.token.as_deref()).await,
             Command::Qa(command) => commands::qa::run(channel, command).await,
-            Command::Quarantine(command) => commands::quarantine::run(channel, command).await,
-            Command::Injections(args) => commands::injections::run(channel, args).await,
-            Command::Eval(EvalCommand::Screening(_) | EvalCommand::Naming(_))
-            | Command::Sidecar(_)
-            | Command::Mcp(_)
-            | Command::Hook(_)
-            | Command::Init(_) => {
+            Command::Quarantine(command) => commands::trust::quarantine::run(channel, command).await,
+            Command::Injections(args) => commands::trust::injections::run(channel, args).await,
+            Command::Sidecar(_) | Command::Mcp(_) | Command::Hook(_) | Command::Init(_) => {
                 unreachable!("handled above: these need no server connection to start")
             }
         }

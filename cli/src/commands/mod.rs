@@ -1,51 +1,13 @@
-//! One module per subcommand; each has `Args` (clap) and `run`.
+//! The subcommands by area (actions, knowledge, QA, trust, agents), one
+//! module each with its `Args` (clap) and `run`; `lore eval` is the
+//! lore-eval crate's.
 
-pub mod actions_search;
+pub mod actions;
+pub mod agents;
 pub mod display;
-pub mod drafts;
-pub mod embedding_progress;
-pub mod entry;
-pub mod entry_reviews;
-pub mod eval;
-pub mod export;
-pub mod grouping;
-pub mod grouping_capture;
-pub mod grouping_corrections;
-pub mod grouping_people;
-pub mod grouping_runs;
-pub mod grouping_sources;
-pub mod index;
-pub mod init;
-pub mod injections;
-pub mod instructions;
-pub mod knowledge_display;
-pub mod knowledge_search;
-pub mod leave_one_out;
-pub mod log;
-pub mod mcp;
-pub mod naming;
+pub mod knowledge;
 pub mod qa;
-pub mod qa_fixes;
-pub mod qa_guards;
-pub mod qa_hotspots;
-pub mod qa_masks;
-pub mod qa_regroupings;
-pub mod qa_results;
-pub mod qa_switches;
-pub mod quarantine;
-pub mod redaction_samples;
-pub mod redaction_sources;
-pub mod replay;
-pub mod report;
-pub mod resume;
-pub mod retrieval;
-pub mod review_args;
-pub mod routes;
-pub mod screening;
-pub mod session;
-pub mod sidecar_status;
-pub mod triage;
-pub mod vocabulary;
+pub mod trust;
 
 use std::time::Duration;
 
