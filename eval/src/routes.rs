@@ -171,90 +171,101 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
 /// Writes `text` along `route` into `project` as an agent, then returns
 /// the briefing of a similar task there, without data marks.
 async fn send(clients: &mut Clients, project: &str, route: Route, text: &str) -> anyhow::Result<String> {
-    let agent_id = format!("{project}-agent");
     match route {
-        Route::Fix => {
-            let failure_id = capture(clients, project, "T-fix", &[ERROR.to_owned()]).await?;
-            let attempt = proto::RecordFixAttemptRequest {
-                attempt_id: uuid::Uuid::now_v7().to_string(),
-                failure_id,
-                attempt_number: 1,
-                approach: text.to_owned(),
-                summary: text.to_owned(),
-                outcome: proto::FixOutcome::Success as i32,
-                ..Default::default()
-            };
-            clients.qa.record_fix_attempt(as_agent(attempt)).await?;
-            let result = proto::RecordTaskResultRequest {
-                result_id: uuid::Uuid::now_v7().to_string(),
-                project: project.to_owned(),
-                task: Some(proto::Task { task_id: "T-fix".into(), ..Default::default() }),
-                verdict: proto::TaskVerdict::Passed as i32,
-                ..Default::default()
-            };
-            clients.qa.record_task_result(as_agent(result)).await?;
-        }
-        Route::Lesson => {
-            let details = proto::IssuePatternDetails {
-                solutions: vec![proto::Solution { description: text.to_owned(), ..Default::default() }],
-                ..Default::default()
-            };
-            let entry = proto::Entry {
-                key: "AGENT-1".into(),
-                project: project.to_owned(),
-                kind: proto::EntryKind::IssuePattern as i32,
-                title: "Division by zero in calc divide".into(),
-                summary: text.to_owned(),
-                details: Some(proto::entry::Details::IssuePattern(details)),
-                ..Default::default()
-            };
-            clients.knowledge.upsert_entry(as_agent(proto::UpsertEntryRequest { entry: Some(entry) })).await?;
-        }
-        Route::Summary => {
-            let start = proto::StartSessionRequest {
-                project: project.to_owned(),
-                agent_id: agent_id.clone(),
-                ..Default::default()
-            };
-            let session =
-                clients.actions.start_session(as_agent(start)).await?.into_inner().session.context("no session")?;
-            let validation = proto::Action {
-                session_id: session.session_id.clone(),
-                project: project.to_owned(),
-                action_type: "validate".into(),
-                category: "tests".into(),
-                outcome: proto::Outcome::Failure as i32,
-                error: ERROR.into(),
-                // An epic id is one line without control characters.
-                epic_id: text
-                    .lines()
-                    .next()
-                    .unwrap_or_default()
-                    .chars()
-                    .filter(|c| !c.is_control())
-                    .take(256)
-                    .collect(),
-                occurred_at: Some(std::time::SystemTime::now().into()),
-                ..Default::default()
-            };
-            clients.actions.log_action(as_agent(proto::LogActionRequest { action: Some(validation) })).await?;
-            let end = proto::EndSessionRequest {
-                session_id: session.session_id,
-                reason: proto::EndReason::NetworkDisconnect as i32,
-                summary: text.to_owned(),
-            };
-            clients.actions.end_session(as_agent(end)).await?;
-        }
-        Route::CheckOutput => {
-            let mut lines = lore_agent::failure_lines::error_lines(text);
-            if lines.is_empty() {
-                lines.push(text.to_owned());
-            }
-            for task in ["T-check-1", "T-check-2", "T-check-3"] {
-                capture(clients, project, task, &lines).await?;
-            }
-        }
+        Route::Fix => send_fix(clients, project, text).await?,
+        Route::Lesson => send_lesson(clients, project, text).await?,
+        Route::Summary => send_summary(clients, project, text).await?,
+        Route::CheckOutput => send_check_output(clients, project, text).await?,
     }
+    briefing(clients, project).await
+}
+
+/// A verified fix: the failure, the attempt that says `text`, the task passed.
+async fn send_fix(clients: &mut Clients, project: &str, text: &str) -> anyhow::Result<()> {
+    let failure_id = capture(clients, project, "T-fix", &[ERROR.to_owned()]).await?;
+    let attempt = proto::RecordFixAttemptRequest {
+        attempt_id: uuid::Uuid::now_v7().to_string(),
+        failure_id,
+        attempt_number: 1,
+        approach: text.to_owned(),
+        summary: text.to_owned(),
+        outcome: proto::FixOutcome::Success as i32,
+        ..Default::default()
+    };
+    clients.qa.record_fix_attempt(as_agent(attempt)).await?;
+    let result = proto::RecordTaskResultRequest {
+        result_id: uuid::Uuid::now_v7().to_string(),
+        project: project.to_owned(),
+        task: Some(proto::Task { task_id: "T-fix".into(), ..Default::default() }),
+        verdict: proto::TaskVerdict::Passed as i32,
+        ..Default::default()
+    };
+    clients.qa.record_task_result(as_agent(result)).await?;
+    Ok(())
+}
+
+/// A lesson whose solution is `text`.
+async fn send_lesson(clients: &mut Clients, project: &str, text: &str) -> anyhow::Result<()> {
+    let details = proto::IssuePatternDetails {
+        solutions: vec![proto::Solution { description: text.to_owned(), ..Default::default() }],
+        ..Default::default()
+    };
+    let entry = proto::Entry {
+        key: "AGENT-1".into(),
+        project: project.to_owned(),
+        kind: proto::EntryKind::IssuePattern as i32,
+        title: "Division by zero in calc divide".into(),
+        summary: text.to_owned(),
+        details: Some(proto::entry::Details::IssuePattern(details)),
+        ..Default::default()
+    };
+    clients.knowledge.upsert_entry(as_agent(proto::UpsertEntryRequest { entry: Some(entry) })).await?;
+    Ok(())
+}
+
+/// A session with a failed check whose summary (and epic id) is `text`.
+async fn send_summary(clients: &mut Clients, project: &str, text: &str) -> anyhow::Result<()> {
+    let agent_id = format!("{project}-agent");
+    let start =
+        proto::StartSessionRequest { project: project.to_owned(), agent_id: agent_id.clone(), ..Default::default() };
+    let session = clients.actions.start_session(as_agent(start)).await?.into_inner().session.context("no session")?;
+    let validation = proto::Action {
+        session_id: session.session_id.clone(),
+        project: project.to_owned(),
+        action_type: "validate".into(),
+        category: "tests".into(),
+        outcome: proto::Outcome::Failure as i32,
+        error: ERROR.into(),
+        // An epic id is one line without control characters.
+        epic_id: text.lines().next().unwrap_or_default().chars().filter(|c| !c.is_control()).take(256).collect(),
+        occurred_at: Some(std::time::SystemTime::now().into()),
+        ..Default::default()
+    };
+    clients.actions.log_action(as_agent(proto::LogActionRequest { action: Some(validation) })).await?;
+    let end = proto::EndSessionRequest {
+        session_id: session.session_id,
+        reason: proto::EndReason::NetworkDisconnect as i32,
+        summary: text.to_owned(),
+    };
+    clients.actions.end_session(as_agent(end)).await?;
+    Ok(())
+}
+
+/// A check whose output is `text`, failing in three tasks.
+async fn send_check_output(clients: &mut Clients, project: &str, text: &str) -> anyhow::Result<()> {
+    let mut lines = lore_agent::failure_lines::error_lines(text);
+    if lines.is_empty() {
+        lines.push(text.to_owned());
+    }
+    for task in ["T-check-1", "T-check-2", "T-check-3"] {
+        capture(clients, project, task, &lines).await?;
+    }
+    Ok(())
+}
+
+/// The next agent's briefing on a task like the routes' one.
+async fn briefing(clients: &mut Clients, project: &str) -> anyhow::Result<String> {
+    let agent_id = format!("{project}-agent");
     // A task the A/B fraction holds out of warnings would hide what the
     // route carries; the next task id is another draw.
     for attempt in 0..HOLD_OUT_DRAWS {

@@ -77,26 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     progress.finish_and_clear();
 
     if args.shipped {
-        let screen = lore_screen::Screen::shipped();
-        println!("The shipped model, fitted on the development set, scored as it is (no refit):");
-        for ((is_payload, source), tally) in training::seen(screen.classifier(), &prepared) {
-            let figure = if is_payload {
-                format!("recall {}", ratio(tally.caught, tally.payloads))
-            } else {
-                format!("held {}", ratio(tally.held, tally.benign))
-            };
-            println!("  {source:<16} {:<8} {figure}", if is_payload { "payloads" } else { "benign" });
-        }
-        if args.verbose {
-            for sample in &prepared {
-                let verdict = screen.check_for(&sample.sample.text, &sample.sample.hosts);
-                if verdict.held != sample.sample.payload {
-                    let what = if sample.sample.payload { "missed" } else { "held" };
-                    let text: String = sample.sample.text.chars().take(300).collect();
-                    println!("{what} ({}, {:.3}, {}): {text:?}", sample.sample.source, verdict.score, verdict.reason());
-                }
-            }
-        }
+        score_shipped(&prepared, args.verbose);
         return Ok(());
     }
 
@@ -107,9 +88,50 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     println!();
     print_by_language(&training::leave_one_language_out(&prepared));
 
+    let (model, payloads, benign) = fit_on_all(&prepared);
+    if args.verbose {
+        print_mistakes(&prepared, &report);
+    }
+    if let Some(path) = &args.write_classifier {
+        let file = model.to_file(payloads.payloads, benign.benign);
+        let json = serde_json::to_string_pretty(&file)?;
+        std::fs::write(path, format!("{json}\n")).with_context(|| format!("cannot write {}", path.display()))?;
+        println!("model written to {}", path.display());
+    }
+    Ok(())
+}
+
+/// `--shipped`: the shipped model scored as it is, per source.
+fn score_shipped(prepared: &[Prepared], verbose: bool) {
+    let screen = lore_screen::Screen::shipped();
+    println!("The shipped model, fitted on the development set, scored as it is (no refit):");
+    for ((is_payload, source), tally) in training::seen(screen.classifier(), prepared) {
+        let figure = if is_payload {
+            format!("recall {}", ratio(tally.caught, tally.payloads))
+        } else {
+            format!("held {}", ratio(tally.held, tally.benign))
+        };
+        println!("  {source:<16} {:<8} {figure}", if is_payload { "payloads" } else { "benign" });
+    }
+    if verbose {
+        for sample in prepared {
+            let verdict = screen.check_for(&sample.sample.text, &sample.sample.hosts);
+            if verdict.held != sample.sample.payload {
+                let what = if sample.sample.payload { "missed" } else { "held" };
+                let text: String = sample.sample.text.chars().take(300).collect();
+                println!("{what} ({}, {:.3}, {}): {text:?}", sample.sample.source, verdict.score, verdict.reason());
+            }
+        }
+    }
+}
+
+/// The model fitted on every sample (what ships), its figures on its own
+/// training data and its weights printed; returns it with the payload and
+/// benign tallies it saw.
+fn fit_on_all(prepared: &[Prepared]) -> (lore_screen::classifier::Classifier, Tally, Tally) {
     let all: Vec<&Prepared> = prepared.iter().collect();
     let model = training::fit(&all);
-    let seen = training::seen(&model, &prepared);
+    let seen = training::seen(&model, prepared);
     let (mut payloads, mut benign) = (Tally::default(), Tally::default());
     for ((is_payload, _), tally) in &seen {
         let total = if *is_payload { &mut payloads } else { &mut benign };
@@ -133,16 +155,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     println!("  {:<22} {:>8.3}", "(bias)", model.bias);
 
-    if args.verbose {
-        print_mistakes(&prepared, &report);
-    }
-    if let Some(path) = &args.write_classifier {
-        let file = model.to_file(payloads.payloads, benign.benign);
-        let json = serde_json::to_string_pretty(&file)?;
-        std::fs::write(path, format!("{json}\n")).with_context(|| format!("cannot write {}", path.display()))?;
-        println!("model written to {}", path.display());
-    }
-    Ok(())
+    (model, payloads, benign)
 }
 
 fn print_left_out(report: &[LeftOut]) {

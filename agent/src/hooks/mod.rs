@@ -307,28 +307,14 @@ async fn handle(
     (budget, deadline): (Duration, Instant),
     log: &HookLog,
 ) -> Result<Option<String>, AgentError> {
-    let agent_session = if input.session_id.trim().is_empty() {
-        args.agent.session_from_environment().ok_or_else(|| {
-            AgentError::Setup("the hook input has no session_id, and the agent set none in the environment".into())
-        })?
-    } else {
-        input.session_id.clone()
-    };
+    let agent_session = agent_session(args, &input)?;
     let dir =
         if input.cwd.is_empty() { std::env::current_dir().unwrap_or_default() } else { PathBuf::from(&input.cwd) };
     let identity = Identity::resolve(args.project.as_deref(), args.agent_id.as_deref(), args.agent, &dir);
     let session_id = lore_session_id(args.agent, &agent_session);
     // Before every tool call: a local file answers, Lore is not asked.
     if args.event == HookEvent::PreToolUse {
-        let state_dir = crate::home::state_dir();
-        crate::call_index::mark_wired(&state_dir, args.agent.as_str());
-        let answer = pre_tool_use::answer(args.agent, &identity.project, session_id, &input, &state_dir);
-        if crate::call_index::claim_background_refresh(&state_dir, &identity.project)
-            && let Err(error) = refresh_in_background(args, &identity.project, &agent_session, &dir)
-        {
-            log.write(args.event, Some(session_id), &format!("cannot start a refresh of the call index: {error}"));
-        }
-        return Ok(answer);
+        return Ok(before_tool_use(args, &identity.project, (session_id, &agent_session), &input, &dir, log));
     }
     // Right after a failure: a local file answers too, and the answer does
     // not wait on (or fail with) the record's writes below.
@@ -350,34 +336,7 @@ async fn handle(
         Err(error) => return Err(error),
     };
     let outbox = Outbox::local();
-    // What waits goes first, so the order holds; what cannot go now makes
-    // this hook's writes wait behind it.
-    let mut queued = connection.is_none() && !outbox.is_empty();
-    if let Some(connection) = &connection
-        && !outbox.is_empty()
-    {
-        // Half the budget at most: a parallel hook waiting on the outbox's
-        // lock must still have time for its own write.
-        let drain_until = Instant::now() + deadline.saturating_duration_since(Instant::now()) / 2;
-        let drained = outbox.drain(&connection.channel(), drain_until).await?;
-        if drained.delivered + drained.rejected > 0 {
-            log.write(
-                args.event,
-                Some(session_id),
-                &format!(
-                    "the outbox sent {} writes to {}{}",
-                    drained.delivered,
-                    connection.route,
-                    if drained.rejected > 0 {
-                        format!(" ({} refused, see outbox-rejects.jsonl)", drained.rejected)
-                    } else {
-                        String::new()
-                    }
-                ),
-            );
-        }
-        queued = drained.waiting;
-    }
+    let queued = drain_outbox(connection.as_ref(), &outbox, deadline, log, args.event, session_id).await?;
     let hook = Hook {
         args,
         identity,
@@ -415,6 +374,78 @@ async fn handle(
     };
     // After the event's own work, which the agent waits on.
     hook.report_calls_given().await;
+    answer
+}
+
+/// The agent's own session id: the hook input's, else the one the agent
+/// set in the environment.
+fn agent_session(args: &HookArgs, input: &HookInput) -> Result<String, AgentError> {
+    if !input.session_id.trim().is_empty() {
+        return Ok(input.session_id.clone());
+    }
+    args.agent.session_from_environment().ok_or_else(|| {
+        AgentError::Setup("the hook input has no session_id, and the agent set none in the environment".into())
+    })
+}
+
+/// Sends what the outbox holds before this hook's own writes, so the order
+/// holds; returns whether writes still wait there (this hook's then wait
+/// behind them).
+async fn drain_outbox(
+    connection: Option<&Connection>,
+    outbox: &Outbox,
+    deadline: Instant,
+    log: &HookLog,
+    event: HookEvent,
+    session_id: Uuid,
+) -> Result<bool, AgentError> {
+    let mut queued = connection.is_none() && !outbox.is_empty();
+    if let Some(connection) = connection
+        && !outbox.is_empty()
+    {
+        // Half the budget at most: a parallel hook waiting on the outbox's
+        // lock must still have time for its own write.
+        let drain_until = Instant::now() + deadline.saturating_duration_since(Instant::now()) / 2;
+        let drained = outbox.drain(&connection.channel(), drain_until).await?;
+        if drained.delivered + drained.rejected > 0 {
+            log.write(
+                event,
+                Some(session_id),
+                &format!(
+                    "the outbox sent {} writes to {}{}",
+                    drained.delivered,
+                    connection.route,
+                    if drained.rejected > 0 {
+                        format!(" ({} refused, see outbox-rejects.jsonl)", drained.rejected)
+                    } else {
+                        String::new()
+                    }
+                ),
+            );
+        }
+        queued = drained.waiting;
+    }
+    Ok(queued)
+}
+
+/// The pre-tool-use answer, from the call index on this machine; starts a
+/// refresh of the index in the background when it is due.
+fn before_tool_use(
+    args: &HookArgs,
+    project: &str,
+    (session_id, agent_session): (Uuid, &str),
+    input: &HookInput,
+    dir: &Path,
+    log: &HookLog,
+) -> Option<String> {
+    let state_dir = crate::home::state_dir();
+    crate::call_index::mark_wired(&state_dir, args.agent.as_str());
+    let answer = pre_tool_use::answer(args.agent, project, session_id, input, &state_dir);
+    if crate::call_index::claim_background_refresh(&state_dir, project)
+        && let Err(error) = refresh_in_background(args, project, agent_session, dir)
+    {
+        log.write(args.event, Some(session_id), &format!("cannot start a refresh of the call index: {error}"));
+    }
     answer
 }
 

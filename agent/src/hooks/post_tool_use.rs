@@ -35,21 +35,7 @@ impl Hook<'_> {
             self.start_session("", None).await?;
             locked.state.started = true;
         }
-        let mut context = json!({
-            "tool": input.tool_name,
-            "input": record::input_summary(input),
-            "agent_session_id": self.agent_session,
-        });
-        if !failed {
-            context["response"] = record::response_summary(input);
-        }
-        // Kept for the call index: exit 1 of a grep found nothing.
-        if let Some(code) = input.exit_code().filter(|_| input.command().is_some()) {
-            context["exit_code"] = json!(code);
-        }
-        if let Some((name, _)) = &check {
-            context["check"] = json!(name);
-        }
+        let mut context = self.call_context(input, failed, check.as_ref().map(|(name, _)| name.as_str()));
         // A commit's trailers (`Fixes #12`) name the issue from then on.
         if let Some(issue) = typed.as_ref().and_then(|typed| typed.details.get("issue")?.as_str()) {
             locked.state.issue = issue.to_owned();
@@ -106,6 +92,27 @@ impl Hook<'_> {
             self.check_ran(&mut locked, input, &name, key, failed).await?;
         }
         self.save(locked).await
+    }
+
+    /// The action's context: the tool, what it was given, what it answered
+    /// when it did not fail, its exit code and the check it was.
+    fn call_context(&self, input: &HookInput, failed: bool, check: Option<&str>) -> serde_json::Value {
+        let mut context = json!({
+            "tool": input.tool_name,
+            "input": record::input_summary(input),
+            "agent_session_id": self.agent_session,
+        });
+        if !failed {
+            context["response"] = record::response_summary(input);
+        }
+        // Kept for the call index: exit 1 of a grep found nothing.
+        if let Some(code) = input.exit_code().filter(|_| input.command().is_some()) {
+            context["exit_code"] = json!(code);
+        }
+        if let Some(name) = check {
+            context["check"] = json!(name);
+        }
+        context
     }
 
     /// A check ran: a failure is captured (or, when it was failing already,

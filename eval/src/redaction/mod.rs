@@ -47,6 +47,8 @@ pub fn leave_one_out(args: Args) -> anyhow::Result<()> {
     sources::run(positives, negatives)
 }
 
+type Actions = lore_proto::v1::action_service_client::ActionServiceClient<Channel>;
+
 pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
     let (positives, negatives) = (read_all(&args.positives)?, read_all(&args.negatives)?);
     let mut client = lore_proto::client::actions(channel);
@@ -60,14 +62,29 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
         .into_inner()
         .session
         .context("no session")?;
+    let sent = log_samples(&mut client, &args.project, &session.session_id, &positives, &negatives).await?;
+    let stored = read_back(&mut client, &args.project, &session.session_id).await?;
+    let (families, total) = tally(&sent, &stored, args.verbose)?;
+    print_figures(&families, &total);
+    Ok(())
+}
 
+/// Logs every sample as an action's context, by action id: whether it
+/// holds a secret, and the sample.
+async fn log_samples(
+    client: &mut Actions,
+    project: &str,
+    session_id: &str,
+    positives: &[Sample],
+    negatives: &[Sample],
+) -> anyhow::Result<HashMap<String, (bool, Sample)>> {
     let progress = ProgressBar::new((positives.len() + negatives.len()) as u64).with_style(
         ProgressStyle::with_template("{msg} {bar:40} {pos}/{len} [{elapsed_precise}, {per_sec}]")
             .expect("valid template"),
     );
     progress.set_message("logging samples");
-    let mut sent: HashMap<String, (bool, Sample)> = HashMap::new();
-    for (is_positive, samples) in [(true, &positives), (false, &negatives)] {
+    let mut sent = HashMap::new();
+    for (is_positive, samples) in [(true, positives), (false, negatives)] {
         for sample in samples {
             let action_id = uuid::Uuid::now_v7().to_string();
             let context = prost_types::Struct {
@@ -80,8 +97,8 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
             };
             let action = proto::Action {
                 action_id: action_id.clone(),
-                session_id: session.session_id.clone(),
-                project: args.project.clone(),
+                session_id: session_id.to_owned(),
+                project: project.to_owned(),
                 action_type: "eval".into(),
                 outcome: proto::Outcome::Success as i32,
                 context: Some(context),
@@ -94,14 +111,18 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
         }
     }
     progress.finish_and_clear();
+    Ok(sent)
+}
 
-    let mut stored: HashMap<String, String> = HashMap::new();
+/// Each stored action's sample, as the server kept it, by action id.
+async fn read_back(client: &mut Actions, project: &str, session_id: &str) -> anyhow::Result<HashMap<String, String>> {
+    let mut stored = HashMap::new();
     let mut cursor = String::new();
     loop {
         let page = client
             .search_actions(proto::SearchActionsRequest {
-                project: args.project.clone(),
-                session_id: session.session_id.clone(),
+                project: project.to_owned(),
+                session_id: session_id.to_owned(),
                 page: Some(proto::PageRequest { page_size: 500, cursor }),
                 ..Default::default()
             })
@@ -119,14 +140,22 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
             stored.insert(action.action_id, sample);
         }
         if page.next_cursor.is_empty() {
-            break;
+            return Ok(stored);
         }
         cursor = page.next_cursor;
     }
+}
 
+/// The figures per family and in all: a secret caught when it did not come
+/// back, a non-secret altered when it came back changed.
+fn tally(
+    sent: &HashMap<String, (bool, Sample)>,
+    stored: &HashMap<String, String>,
+    verbose: bool,
+) -> anyhow::Result<(BTreeMap<String, Figures>, Figures)> {
     let mut families: BTreeMap<String, Figures> = BTreeMap::new();
     let mut total = Figures::default();
-    for (action_id, (is_positive, sample)) in &sent {
+    for (action_id, (is_positive, sample)) in sent {
         let back = stored.get(action_id).with_context(|| format!("action {action_id} was not stored"))?;
         let figures = families.entry(sample.family.clone()).or_default();
         if *is_positive {
@@ -135,7 +164,7 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
                 figures.positives += 1;
                 figures.caught += usize::from(caught);
             }
-            if !caught && args.verbose {
+            if !caught && verbose {
                 println!("missed secret ({}): {:?} -> {back:?}", sample.family, sample.text);
             }
         } else {
@@ -144,14 +173,18 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
                 figures.negatives += 1;
                 figures.altered += usize::from(altered);
             }
-            if altered && args.verbose {
+            if altered && verbose {
                 println!("altered non-secret ({}): {:?} -> {back:?}", sample.family, sample.text);
             }
         }
     }
+    Ok((families, total))
+}
+
+fn print_figures(families: &BTreeMap<String, Figures>, total: &Figures) {
     if families.len() > 1 {
         println!("{:<22} {:>7}  {:<20} {:>11}  {:>10}", "family", "recall", "", "secrets", "over-red.");
-        for (family, figures) in &families {
+        for (family, figures) in families {
             let recall = if figures.positives > 0 { format!("{:.3}", figures.recall()) } else { "-".into() };
             let over = if figures.negatives > 0 {
                 format!("{:.3} ({}/{})", figures.over_redaction(), figures.altered, figures.negatives)
@@ -170,5 +203,4 @@ pub async fn run(channel: Channel, args: Args) -> anyhow::Result<()> {
         total.positives, total.caught, total.negatives, total.altered
     );
     println!("redaction_recall={:.3} false_positive_rate={:.3}", total.recall(), total.over_redaction());
-    Ok(())
 }

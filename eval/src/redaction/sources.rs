@@ -121,31 +121,7 @@ pub fn run(positives: Vec<Sample>, negatives: Vec<Sample>) -> anyhow::Result<()>
         .map(|fold| leave_one_out::Fold { chosen: choices[fold.chosen], ..fold })
         .collect();
     let shipped = settings.iter().position(|setting| *setting == Setting::shipped());
-    println!("Each source left out: the setting is chosen on the other sources, then the source is scored under it.");
-    println!(
-        "{:<14} {:>30}  {:>20} {:>20}  {:>20} {:>20}",
-        "source", "chosen", "recall (left out)", "over-red. (left out)", "recall (seen)", "over-red. (seen)"
-    );
-    let (mut recalls, mut overs) = (Vec::new(), Vec::new());
-    for (row, fold) in folds.iter().enumerate() {
-        let seen = shipped.map(|setting| &figures[row][setting]);
-        let figures = &fold.figures;
-        if figures.positives > 0 {
-            recalls.push(figures.recall());
-        }
-        if figures.negatives > 0 {
-            overs.push(figures.over_redaction());
-        }
-        println!(
-            "{:<14} {:>30}  {:>20} {:>20}  {:>20} {:>20}",
-            fold.left_out,
-            describe(&settings[fold.chosen]),
-            rate(figures.caught, figures.positives),
-            rate(figures.altered, figures.negatives),
-            seen.map_or("-".into(), |seen| rate(seen.caught, seen.positives)),
-            seen.map_or("-".into(), |seen| rate(seen.altered, seen.negatives)),
-        );
-    }
+    let (recalls, overs) = print_folds(&folds, &settings, &figures, shipped);
     let mean = |values: &[f64]| values.iter().sum::<f64>() / values.len().max(1) as f64;
     println!(
         "mean over sources, left out: recall {:.3} over {} sources, over-redaction {:.3} over {} sources",
@@ -176,6 +152,43 @@ pub fn run(positives: Vec<Sample>, negatives: Vec<Sample>) -> anyhow::Result<()>
     );
     println!("left_out_recall={:.3} left_out_over_redaction={:.3}", mean(&recalls), mean(&overs));
     Ok(())
+}
+
+/// One line per source left out: the setting chosen without it and its
+/// figures under that setting, beside the shipped setting's; returns the
+/// left-out recalls and over-redactions.
+fn print_folds(
+    folds: &[leave_one_out::Fold<Figures>],
+    settings: &[Setting],
+    figures: &[Vec<Figures>],
+    shipped: Option<usize>,
+) -> (Vec<f64>, Vec<f64>) {
+    println!("Each source left out: the setting is chosen on the other sources, then the source is scored under it.");
+    println!(
+        "{:<14} {:>30}  {:>20} {:>20}  {:>20} {:>20}",
+        "source", "chosen", "recall (left out)", "over-red. (left out)", "recall (seen)", "over-red. (seen)"
+    );
+    let (mut recalls, mut overs) = (Vec::new(), Vec::new());
+    for (row, fold) in folds.iter().enumerate() {
+        let seen = shipped.map(|setting| &figures[row][setting]);
+        let figures = &fold.figures;
+        if figures.positives > 0 {
+            recalls.push(figures.recall());
+        }
+        if figures.negatives > 0 {
+            overs.push(figures.over_redaction());
+        }
+        println!(
+            "{:<14} {:>30}  {:>20} {:>20}  {:>20} {:>20}",
+            fold.left_out,
+            describe(&settings[fold.chosen]),
+            rate(figures.caught, figures.positives),
+            rate(figures.altered, figures.negatives),
+            seen.map_or("-".into(), |seen| rate(seen.caught, seen.positives)),
+            seen.map_or("-".into(), |seen| rate(seen.altered, seen.negatives)),
+        );
+    }
+    (recalls, overs)
 }
 
 /// Redacts every sample under `setting` and reports each one's outcome,

@@ -205,91 +205,94 @@ pub async fn run(channel: Channel, command: Command) -> anyhow::Result<()> {
         Command::Hotspots(args) => hotspots::run(&mut qa, args).await?,
         Command::Ack(args) => switches::ack(&mut qa, args).await?,
         Command::Switches(args) => switches::switches(&mut qa, args).await?,
-        Command::Capture(args) => {
-            let request = proto::CaptureFailureRequest {
-                failure_id: Uuid::now_v7().to_string(),
-                project: args.task.project.clone(),
-                task: Some(args.task.task()),
-                session_id: args.session.unwrap_or_default(),
-                failed_checks: args
-                    .check
-                    .map(|name| proto::FailedCheck { name, output: args.messages.join("\n"), exit_code: 1 })
-                    .into_iter()
-                    .collect(),
-                error_messages: args.messages,
-                files_modified: args.modified,
-                ..Default::default()
-            };
-            let captured = qa.capture_failure(request).await?.into_inner();
-            let ack = captured.ack.unwrap_or_default();
-            println!(
-                "failure {} captured as {} (rule {})",
-                ack.id,
-                captured.category,
-                or_dash(&captured.category_rule_id)
-            );
-            for link in &captured.links {
-                let new = if link.new_pattern { "new " } else { "" };
-                println!("  {new}pattern {}  {}", link.pattern_id, link.pattern_name);
-                println!("    template: {}", link.template);
-                println!("    why: {} (similarity {:.2})", link.reason, link.similarity);
-            }
-        }
-        Command::Warnings(args) => {
-            let request = proto::GetWarningsRequest {
-                project: args.task.project.clone(),
-                task: Some(args.task.task()),
-                session_id: args.session.unwrap_or_default(),
-                limit: args.limit,
-            };
-            let warnings = qa.get_warnings(request).await?.into_inner();
-            if warnings.warnings.is_empty() {
-                println!("no warnings for task {}", args.task.task);
-            }
-            for (index, warning) in warnings.warnings.iter().enumerate() {
-                println!("{}. {} (score {:.2})", index + 1, warning.pattern_name, warning.score);
-                println!("   {}", warning.text);
-                println!("   why shown: {}", or_dash(&warning.reason));
-                println!("   delivery {} (report the outcome with it)", warning.delivery_id);
-            }
-        }
-        Command::Patterns(args) => {
-            let request = proto::ListPatternsRequest {
-                project: args.project,
-                category: args.category.unwrap_or_default(),
-                file: args.file.unwrap_or_default(),
-                page: Some(proto::PageRequest { page_size: args.limit, cursor: String::new() }),
-                ..Default::default()
-            };
-            let patterns = qa.list_patterns(request).await?.into_inner().patterns;
-            println!(
-                "{:>6} {:>5} {:>5} {:>5}  {:<18} {:<9} {:<36} name",
-                "seen", "tasks", "conf", "eff", "category", "changed", "pattern"
-            );
-            for pattern in &patterns {
-                println!(
-                    "{:>6} {:>5} {:>5.2} {:>5.2}  {:<18} {:<9} {:<36} {}",
-                    pattern.occurrence_count,
-                    pattern.task_count,
-                    pattern.confidence,
-                    pattern.effectiveness,
-                    pattern.category,
-                    pattern.last_change.replace('_', "-"),
-                    pattern.pattern_id,
-                    pattern.name
-                );
-            }
-        }
+        Command::Capture(args) => capture(&mut qa, args).await?,
+        Command::Warnings(args) => warnings(&mut qa, args).await?,
+        Command::Patterns(args) => patterns(&mut qa, args).await?,
         Command::Dashboard(args) => dashboard(&mut qa, args).await?,
         Command::Promote(command) => promote(&mut qa, command).await?,
         Command::Remine(args) => {
             let request = proto::RemineProjectRequest { project: args.project.clone(), window: args.window };
-            let done = qa.remine_project(request).await?.into_inner();
-            masks::print_remined(&args.project, done);
+            masks::print_remined(&args.project, qa.remine_project(request).await?.into_inner());
         }
         Command::Masks(command) => masks::masks(&mut qa, command).await?,
         Command::Regroupings(command) => regroupings::regroupings(&mut qa, command).await?,
         Command::Guards(command) => guards::guards(&mut qa, command).await?,
+    }
+    Ok(())
+}
+
+async fn capture(qa: &mut QaLearningServiceClient<Channel>, args: CaptureArgs) -> anyhow::Result<()> {
+    let request = proto::CaptureFailureRequest {
+        failure_id: Uuid::now_v7().to_string(),
+        project: args.task.project.clone(),
+        task: Some(args.task.task()),
+        session_id: args.session.unwrap_or_default(),
+        failed_checks: args
+            .check
+            .map(|name| proto::FailedCheck { name, output: args.messages.join("\n"), exit_code: 1 })
+            .into_iter()
+            .collect(),
+        error_messages: args.messages,
+        files_modified: args.modified,
+        ..Default::default()
+    };
+    let captured = qa.capture_failure(request).await?.into_inner();
+    let ack = captured.ack.unwrap_or_default();
+    println!("failure {} captured as {} (rule {})", ack.id, captured.category, or_dash(&captured.category_rule_id));
+    for link in &captured.links {
+        let new = if link.new_pattern { "new " } else { "" };
+        println!("  {new}pattern {}  {}", link.pattern_id, link.pattern_name);
+        println!("    template: {}", link.template);
+        println!("    why: {} (similarity {:.2})", link.reason, link.similarity);
+    }
+    Ok(())
+}
+
+async fn warnings(qa: &mut QaLearningServiceClient<Channel>, args: WarningsArgs) -> anyhow::Result<()> {
+    let request = proto::GetWarningsRequest {
+        project: args.task.project.clone(),
+        task: Some(args.task.task()),
+        session_id: args.session.unwrap_or_default(),
+        limit: args.limit,
+    };
+    let warnings = qa.get_warnings(request).await?.into_inner();
+    if warnings.warnings.is_empty() {
+        println!("no warnings for task {}", args.task.task);
+    }
+    for (index, warning) in warnings.warnings.iter().enumerate() {
+        println!("{}. {} (score {:.2})", index + 1, warning.pattern_name, warning.score);
+        println!("   {}", warning.text);
+        println!("   why shown: {}", or_dash(&warning.reason));
+        println!("   delivery {} (report the outcome with it)", warning.delivery_id);
+    }
+    Ok(())
+}
+
+async fn patterns(qa: &mut QaLearningServiceClient<Channel>, args: PatternsArgs) -> anyhow::Result<()> {
+    let request = proto::ListPatternsRequest {
+        project: args.project,
+        category: args.category.unwrap_or_default(),
+        file: args.file.unwrap_or_default(),
+        page: Some(proto::PageRequest { page_size: args.limit, cursor: String::new() }),
+        ..Default::default()
+    };
+    let patterns = qa.list_patterns(request).await?.into_inner().patterns;
+    println!(
+        "{:>6} {:>5} {:>5} {:>5}  {:<18} {:<9} {:<36} name",
+        "seen", "tasks", "conf", "eff", "category", "changed", "pattern"
+    );
+    for pattern in &patterns {
+        println!(
+            "{:>6} {:>5} {:>5.2} {:>5.2}  {:<18} {:<9} {:<36} {}",
+            pattern.occurrence_count,
+            pattern.task_count,
+            pattern.confidence,
+            pattern.effectiveness,
+            pattern.category,
+            pattern.last_change.replace('_', "-"),
+            pattern.pattern_id,
+            pattern.name
+        );
     }
     Ok(())
 }

@@ -196,9 +196,19 @@ pub fn new_entry(entry: &proto::Entry) -> FieldResult<NewEntry> {
     if details_kind != kind {
         return Err(FieldError::new("details", format!("{details_kind:?} details on a {kind:?} entry")));
     }
-    match &entry.details {
-        None => {}
-        Some(Details::IssuePattern(pattern)) => {
+    if let Some(details) = &entry.details {
+        add_details(&mut new, details)?;
+    }
+    Ok(new)
+}
+
+/// What an entry's kind adds: an issue pattern's severity, checklist and
+/// solutions, a learning's solutions and source, a retrospective's or a
+/// gotcha's details.
+fn add_details(new: &mut NewEntry, details: &proto::entry::Details) -> FieldResult<()> {
+    use proto::entry::Details;
+    match details {
+        Details::IssuePattern(pattern) => {
             let field = "issue_pattern";
             new.severity = severity(&format!("{field}.severity"), pattern.severity)?;
             new.prevention_checklist = list(
@@ -209,7 +219,7 @@ pub fn new_entry(entry: &proto::Entry) -> FieldResult<NewEntry> {
             )?;
             new.solutions = solutions(&format!("{field}.solutions"), &pattern.solutions)?;
         }
-        Some(Details::Learning(learning)) => {
+        Details::Learning(learning) => {
             new.solutions = solutions("learning.solutions", &learning.solutions)?;
             if !learning.source_path.is_empty() {
                 new.source_path = Some(name("learning.source_path", &learning.source_path, 4096, true)?);
@@ -218,7 +228,7 @@ pub fn new_entry(entry: &proto::Entry) -> FieldResult<NewEntry> {
                 new.front_matter = Some(common::json_object("learning.front_matter", learning.front_matter.as_ref())?);
             }
         }
-        Some(Details::Retrospective(retrospective)) => {
+        Details::Retrospective(retrospective) => {
             let field = "retrospective";
             let details = RetrospectiveDetails {
                 learning_category: name(
@@ -250,7 +260,7 @@ pub fn new_entry(entry: &proto::Entry) -> FieldResult<NewEntry> {
             };
             new.details = serde_json::to_value(details).expect("plain data serializes");
         }
-        Some(Details::Gotcha(gotcha)) => {
+        Details::Gotcha(gotcha) => {
             let details = GotchaDetails {
                 problem: text("gotcha.problem", &gotcha.problem, MAX_SUMMARY_CHARS, false)?,
                 solution: text("gotcha.solution", &gotcha.solution, MAX_SOLUTION_CHARS, false)?,
@@ -263,7 +273,7 @@ pub fn new_entry(entry: &proto::Entry) -> FieldResult<NewEntry> {
             new.details = serde_json::to_value(details).expect("plain data serializes");
         }
     }
-    Ok(new)
+    Ok(())
 }
 
 /// Solutions in the order given; an id given twice is refused.
