@@ -147,33 +147,10 @@ where
     let mut groups = Groups::of(occurrences);
     let bits_before = groups.total();
     let proposed = changes.len();
-    let taken_by_merges: BTreeSet<usize> = changes
-        .iter()
-        .flat_map(|change| match change {
-            Change::Merge { into, sources, .. } => std::iter::once(into).chain(sources).collect(),
-            Change::Split { .. } => Vec::new(),
-        })
-        .filter_map(|target| match target {
-            Target::SplitOf(split) => Some(*split),
-            Target::Pattern(_) => None,
-        })
-        .collect();
+    let taken_by_merges = taken_by_merges(&changes);
     let mut slots: Vec<Option<Change<P, O>>> = changes.into_iter().map(Some).collect();
     let mut kept: Vec<Change<P, O>> = Vec::new();
-    // A split no merge takes from: its part becomes a pattern of its own.
-    for (index, slot) in slots.iter_mut().enumerate() {
-        if taken_by_merges.contains(&index) || !matches!(slot, Some(Change::Split { .. })) {
-            continue;
-        }
-        let Some(split) = slot.take() else { continue };
-        let Change::Split { occurrences: moved, .. } = &split else { continue };
-        let mut trial = groups.clone();
-        trial.split_off(&indices(moved));
-        if trial.total() < groups.total() - BITS_SLACK {
-            groups = trial;
-            kept.push(split);
-        }
-    }
+    keep_lone_splits(&mut slots, &taken_by_merges, &mut groups, &mut kept, &indices);
     // Each merge, with the parts split for it.
     for index in 0..slots.len() {
         if !matches!(slots[index], Some(Change::Merge { .. })) {
@@ -226,6 +203,45 @@ where
     }
     let bits_after = groups.total();
     Judged { rejected: proposed.saturating_sub(kept.len()), changes: kept, bits_before, bits_after }
+}
+
+/// The splits whose parts a merge of `changes` takes, by index.
+fn taken_by_merges<P, O>(changes: &[Change<P, O>]) -> BTreeSet<usize> {
+    changes
+        .iter()
+        .flat_map(|change| match change {
+            Change::Merge { into, sources, .. } => std::iter::once(into).chain(sources).collect(),
+            Change::Split { .. } => Vec::new(),
+        })
+        .filter_map(|target| match target {
+            Target::SplitOf(split) => Some(*split),
+            Target::Pattern(_) => None,
+        })
+        .collect()
+}
+
+/// A split no merge takes from: its part becomes a pattern of its own when
+/// that shortens the description.
+fn keep_lone_splits<P, O>(
+    slots: &mut [Option<Change<P, O>>],
+    taken_by_merges: &BTreeSet<usize>,
+    groups: &mut Groups,
+    kept: &mut Vec<Change<P, O>>,
+    indices: &dyn Fn(&[O]) -> Vec<usize>,
+) {
+    for (index, slot) in slots.iter_mut().enumerate() {
+        if taken_by_merges.contains(&index) || !matches!(slot, Some(Change::Split { .. })) {
+            continue;
+        }
+        let Some(split) = slot.take() else { continue };
+        let Change::Split { occurrences: moved, .. } = &split else { continue };
+        let mut trial = groups.clone();
+        trial.split_off(&indices(moved));
+        if trial.total() < groups.total() - BITS_SLACK {
+            *groups = trial;
+            kept.push(split);
+        }
+    }
 }
 
 /// The changes of a plan as moves a person can take one at a time: each

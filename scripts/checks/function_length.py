@@ -128,7 +128,10 @@ def main() -> int:
         for problem in problems:
             print(f"  {problem}", file=sys.stderr)
         return 1
-    print(f"no production function over {LIMIT} lines but the {len(listed)} listed to be split")
+    if listed:
+        print(f"no production function over {LIMIT} lines but the {len(listed)} listed to be split")
+    else:
+        print(f"no production function over {LIMIT} lines without a reason")
     return 0
 
 

@@ -316,13 +316,7 @@ impl Briefer {
             self.gather(scope, request, &warning_request, lessons_wanted).await?;
 
         let remaining = self.config.session_budget_chars.saturating_sub(given.chars);
-        let gate = Gate {
-            missing: request.missing_files.iter().map(String::as_str).collect(),
-            at_call: request.at_call.iter().map(String::as_str).collect(),
-            given: &given,
-            omit_given: request.omit_given,
-            past_budget: request.session_id.is_some() && remaining < SESSION_SPENT_BELOW_CHARS,
-        };
+        let gate = Gate::of(request, &given, remaining);
         let mut withheld: Vec<InjectedItem> = Vec::new();
         let last_session = match last_session {
             Some(summary) if !request.omit_last_session => {
@@ -343,8 +337,7 @@ impl Briefer {
             gate.warning(warning, best).map(|why| injections::warning_item(warning, None).withheld(why))
         });
         let shown_warnings: &[Warning] = if chosen.held_out { &[] } else { &warnings };
-        let asked = request.budget_chars.unwrap_or(self.config.budget_chars);
-        let budget = if request.session_id.is_some() && !gate.past_budget { asked.min(remaining) } else { asked };
+        let budget = gate.budget(request.budget_chars.unwrap_or(self.config.budget_chars), remaining);
         let (frequent, mut held_frequent) =
             frequent::screened(self.knowledge.screening(), &request.project, &request.frequent_failures);
         withheld.append(&mut held_frequent);
@@ -364,25 +357,14 @@ impl Briefer {
         let similar_sessions = pick(similar, &rendered.similar);
         let hot_spots = pick(hot_spots, &rendered.hot_spots);
         let [omitted_as_given, omitted_as_stale, omitted_for_session_budget, omitted_for_call] =
-            [Withheld::AlreadyGiven, Withheld::Stale, Withheld::SessionBudget, Withheld::AtCall]
-                .map(|why| withheld.iter().filter(|item| item.withheld == Some(why)).count());
+            withheld_counts(&withheld);
         items.append(&mut withheld);
         let lessons: Vec<Lesson> = pick(lessons, &rendered.lessons);
         let shown: Vec<Warning> = pick(shown_warnings.to_vec(), &rendered.warnings);
         // Held out: the warnings chosen are recorded as held out, so the
         // comparison has its control group; shown: what the model saw.
         let delivered = if chosen.held_out { warnings } else { shown.clone() };
-        let injection = Injection {
-            injection_id: briefing_id,
-            project: request.project.clone(),
-            session_id: request.session_id,
-            agent_id: request.agent_id.clone().unwrap_or_default(),
-            task_id,
-            surface: request.surface,
-            chars: rendered.markdown.chars().count(),
-            items,
-            created_at: None,
-        };
+        let injection = injection(request, briefing_id, task_id, &rendered.markdown, items);
         let deliveries = crate::qa::warnings::Warnings { warnings: delivered, held_out: chosen.held_out };
         self.record(&injection, &warning_request, &deliveries).await?;
         Ok(Briefing {
@@ -680,6 +662,34 @@ fn warning_request(request: &BriefRequest, task_id: &str, filtering: bool) -> Wa
     }
 }
 
+/// How many items were withheld as already given, as stale, for the
+/// session's budget and because the hooks warn of them at the call.
+fn withheld_counts(withheld: &[InjectedItem]) -> [usize; 4] {
+    [Withheld::AlreadyGiven, Withheld::Stale, Withheld::SessionBudget, Withheld::AtCall]
+        .map(|why| withheld.iter().filter(|item| item.withheld == Some(why)).count())
+}
+
+/// The ledger's record of a briefing: what it put into the agent's context.
+fn injection(
+    request: &BriefRequest,
+    briefing_id: Uuid,
+    task_id: String,
+    markdown: &str,
+    items: Vec<InjectedItem>,
+) -> Injection {
+    Injection {
+        injection_id: briefing_id,
+        project: request.project.clone(),
+        session_id: request.session_id,
+        agent_id: request.agent_id.clone().unwrap_or_default(),
+        task_id,
+        surface: request.surface,
+        chars: markdown.chars().count(),
+        items,
+        created_at: None,
+    }
+}
+
 /// What a briefing read before choosing what to show.
 struct Gathered {
     last_session: Option<ResumeSummary>,
@@ -716,15 +726,38 @@ fn admit<T>(
 /// What decides, before rendering, whether a lesson or warning may be
 /// shown to this session.
 struct Gate<'a> {
+    /// Files the agent's checkout does not hold.
     missing: HashSet<&'a str>,
     /// Templates of failures the hooks warn of at the call.
     at_call: HashSet<&'a str>,
     given: &'a Given,
     omit_given: bool,
     past_budget: bool,
+    /// The briefing belongs to a session, whose budget it spends.
+    in_session: bool,
 }
 
-impl Gate<'_> {
+impl<'a> Gate<'a> {
+    /// The request's gate: what the checkout lacks, what the hooks warn of
+    /// at the call, what the session was given, and whether the session's
+    /// budget is spent (`remaining` of it left).
+    fn of(request: &'a BriefRequest, given: &'a Given, remaining: usize) -> Self {
+        Gate {
+            missing: request.missing_files.iter().map(String::as_str).collect(),
+            at_call: request.at_call.iter().map(String::as_str).collect(),
+            given,
+            omit_given: request.omit_given,
+            past_budget: request.session_id.is_some() && remaining < SESSION_SPENT_BELOW_CHARS,
+            in_session: request.session_id.is_some(),
+        }
+    }
+
+    /// The briefing's budget: what was `asked`, and no more than the
+    /// session has `remaining` while the session's budget is not spent.
+    fn budget(&self, asked: usize, remaining: usize) -> usize {
+        if self.in_session && !self.past_budget { asked.min(remaining) } else { asked }
+    }
+
     /// `best`: the task's best match. Past the session budget a lesson
     /// must be highly relevant or the best match: a fresh entry has no
     /// vector yet, and one signal alone never makes "high".

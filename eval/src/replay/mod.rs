@@ -198,23 +198,7 @@ fn evaluate(args: &Args, all: &[runs::Run], source: Source) -> anyhow::Result<()
     let folds = leave_one_out::folds(&sources, &choosing, Figures::net_context_per_run);
     println!("\nEach repository under the setting chosen on the others (context tokens saved a run, net);");
     println!("held: calls held once before they ran, passed: of them, calls that would have passed:");
-    println!(
-        "{:<22} {:<40} {:>5} {:>9} {:>8} {:>9} {:>8} {:>7} {:>7} {:>5} {:>6} | {:>13} {:>9} {:>7}",
-        "repository",
-        "setting",
-        "runs",
-        "recurring",
-        "coverage",
-        "precision",
-        "recovery",
-        "briefed",
-        "tokens",
-        "held",
-        "passed",
-        "naive cover",
-        "precision",
-        "tokens"
-    );
+    print_header();
     let mut pooled = Figures::default();
     let mut held_points = Vec::new();
     for (index, fold) in folds.iter().enumerate() {
@@ -227,12 +211,30 @@ fn evaluate(args: &Args, all: &[runs::Run], source: Source) -> anyhow::Result<()
     let shipped = leave_one_out::chosen_on_all(&choosing, Figures::net_context_per_run);
     println!("chosen on every repository: {}", describe(&settings[shipped]));
 
-    let svg = chart::svg(&held_points, "Recurring failures warned of before they happened (each repository held out)");
+    write_charts(args, &held_points, &settings, &per_setting, &pooled)?;
+    if let Source::Server(known) = source {
+        let withheld: u64 = known.values().map(|known| known.withheld).sum();
+        println!("briefing items the injection screen withheld for review (shown to no run): {withheld}");
+    }
+    print_summary(&pooled);
+    Ok(())
+}
+
+/// The held-out runs' chart and the trade-off chart of every setting
+/// beside the naive briefings, as SVG files.
+fn write_charts(
+    args: &Args,
+    held_points: &[RunPoint],
+    settings: &[Setting],
+    per_setting: &[Figures],
+    pooled: &Figures,
+) -> anyhow::Result<()> {
+    let svg = chart::svg(held_points, "Recurring failures warned of before they happened (each repository held out)");
     std::fs::write(&args.chart, svg).with_context(|| format!("cannot write the chart to {}", args.chart.display()))?;
     println!("chart: {}", args.chart.display());
     let mut choices: Vec<chart::Choice> = settings
         .iter()
-        .zip(&per_setting)
+        .zip(per_setting)
         .map(|(setting, pooled)| chart::Choice {
             name: describe(setting),
             tokens: pooled.tokens_per_run(),
@@ -252,12 +254,28 @@ fn evaluate(args: &Args, all: &[runs::Run], source: Source) -> anyhow::Result<()
     std::fs::write(&args.trade_off_chart, trade_off)
         .with_context(|| format!("cannot write the chart to {}", args.trade_off_chart.display()))?;
     println!("trade-off chart: {}", args.trade_off_chart.display());
-    if let Source::Server(known) = source {
-        let withheld: u64 = known.values().map(|known| known.withheld).sum();
-        println!("briefing items the injection screen withheld for review (shown to no run): {withheld}");
-    }
-    print_summary(&pooled);
     Ok(())
+}
+
+/// The header of the table of repositories.
+fn print_header() {
+    println!(
+        "{:<22} {:<40} {:>5} {:>9} {:>8} {:>9} {:>8} {:>7} {:>7} {:>5} {:>6} | {:>13} {:>9} {:>7}",
+        "repository",
+        "setting",
+        "runs",
+        "recurring",
+        "coverage",
+        "precision",
+        "recovery",
+        "briefed",
+        "tokens",
+        "held",
+        "passed",
+        "naive cover",
+        "precision",
+        "tokens"
+    );
 }
 
 /// What the selector of what Lore says is for, every repository left out

@@ -373,6 +373,157 @@ fn start_briefing(memory: &CallMemory, setting: Setting) -> (Vec<String>, u64) {
     (said, spent as u64)
 }
 
+/// What the run's briefings warned of before its first call (the server's,
+/// or the call memory's start briefing in process), counted in `figures`:
+/// each label with whether a warning named what worked (none yet).
+fn warned_at_start(
+    learner: &Learner,
+    known: Option<&Known>,
+    setting: Setting,
+    source: Source,
+    run: &Run,
+    figures: &mut Figures,
+) -> HashMap<String, bool> {
+    let mut warned: HashMap<String, bool> = HashMap::new();
+    if let Some(known) = known {
+        figures.briefed += (known.patterns.len() + known.failures.len()) as u64;
+        figures.start_tokens += known.start_tokens;
+        figures.prompt_tokens += known.prompt_tokens;
+        figures.context_spent += (known.start_tokens + known.prompt_tokens) * run.steps.len() as u64;
+        let labels = known
+            .patterns
+            .iter()
+            .filter_map(|template| learner.label_of_template(template))
+            .chain(known.failures.iter().filter_map(|failure| learner.label_of(failure).map(str::to_owned)));
+        for label in labels {
+            warned.entry(label).or_default();
+        }
+    } else if matches!(source, Source::InProcess) {
+        let (said, spent) = start_briefing(&learner.memory, setting);
+        figures.briefed += said.len() as u64;
+        figures.start_tokens += spent;
+        figures.context_spent += spent * run.steps.len() as u64;
+        for failure in said {
+            if let Some(label) = learner.label_of(&failure) {
+                warned.entry(label.to_owned()).or_default();
+            }
+        }
+    }
+    warned
+}
+
+/// Right after a failed call, what the post-tool-use hook would say: the
+/// call that worked after the same failure before, when not told already;
+/// counted in `figures` with whether the run reached it.
+fn after_failure(
+    memory: &CallMemory,
+    known: Option<&Known>,
+    (run, at, step): (&Run, usize, &super::runs::Step),
+    calls: &[Option<Call>],
+    given: &mut HashSet<(String, String)>,
+    figures: &mut Figures,
+) {
+    if let Some(Some(Call { outcome: Outcome::Failed(failure), .. })) = calls.get(at) {
+        let shape = Shape::of(&step.command);
+        let memory = known.map_or(memory, |known| &known.index.memory);
+        let told =
+            [shape::exact(&step.command), shape.text()].into_iter().any(|key| given.contains(&(key, failure.clone())));
+        if let Some(after) = memory.recovery_after(&step.command, &shape, failure)
+            && !told
+            && given.insert((after.command.clone(), failure.clone()))
+            && let Some(text) = after.after_failure_text()
+        {
+            figures.after_failure += 1;
+            figures.after_failure_tokens += tokens(&text) as u64;
+            figures.context_spent += (tokens(&text) * (run.steps.len() - at)) as u64;
+            let named = after.recovery.as_ref().map(|recovery| recovery.command.as_str());
+            let reached = run.steps[at + 1..].iter().position(|later| {
+                later.ended == Ended::Exit(0) && Some(Shape::of(&later.command).text().as_str()) == named
+            });
+            if let Some(steps) = reached {
+                figures.after_failure_right += 1;
+                figures.after_failure_steps += steps as u64 + 1;
+            }
+        }
+    }
+}
+
+/// The naive briefings (the three and the five most frequent failures of
+/// earlier runs), counted in `figures` as if each run had been given them.
+fn naive_briefings<'a>(learner: &'a Learner, run: &Run, figures: &mut Figures) -> (Vec<&'a str>, Vec<&'a str>) {
+    let naive = learner.most_frequent(NAIVE_BRIEFING);
+    let naive5 = learner.most_frequent(NAIVE_BRIEFING_LONGER);
+    let naive_tokens = |labels: &[&str]| {
+        labels.iter().map(|label| tokens(&format!("- Earlier runs failed with: {label}\n"))).sum::<usize>() as u64
+    };
+    figures.naive_briefed += naive.len() as u64;
+    let naive_spent = naive_tokens(&naive);
+    figures.naive_tokens += naive_spent;
+    figures.naive_context_spent += naive_spent * run.steps.len() as u64;
+    figures.naive5_tokens += naive_tokens(&naive5);
+    (naive, naive5)
+}
+
+/// A failure earlier runs hit, hit again at step `at`: covered when it was
+/// warned of (`named`: with what worked), and what was at stake, for Lore
+/// and for the naive briefings.
+fn score_recurring(
+    figures: &mut Figures,
+    (run, at): (&Run, usize),
+    named: Option<bool>,
+    (naive, naive5): (&[&str], &[&str]),
+    label: &str,
+) {
+    figures.recurring += 1;
+    let stake = at_stake(&run.steps, at);
+    if let Some(named) = named {
+        figures.covered += 1;
+        figures.recovery_named += u64::from(named);
+        if let Some((steps, output_tokens)) = stake {
+            figures.stake_steps_covered += steps;
+            figures.stake_output_tokens_covered += output_tokens;
+            figures.context_saved += output_tokens * (run.steps.len() - at) as u64;
+        }
+    }
+    if let Some((steps, output_tokens)) = stake {
+        figures.stake_steps += steps;
+        figures.stake_output_tokens += output_tokens;
+    }
+    figures.naive_covered += u64::from(naive.contains(&label));
+    if let Some((_, output_tokens)) = stake.filter(|_| naive.contains(&label)) {
+        figures.naive_context_saved += output_tokens * (run.steps.len() - at) as u64;
+    }
+    figures.naive5_covered += u64::from(naive5.contains(&label));
+}
+
+/// A warning the pre-tool-use hook gave before step `at` (held when it is
+/// strong), counted in `figures`; its failure's label is marked warned of.
+fn warned_at_call(
+    learner: &Learner,
+    warning: &lore_calls::memory::CallWarning,
+    (run, at, step): (&Run, usize, &super::runs::Step),
+    warned: &mut HashMap<String, bool>,
+    figures: &mut Figures,
+) {
+    figures.warnings += 1;
+    let text = if warning.is_strong() {
+        figures.held += 1;
+        figures.held_would_pass += u64::from(!step.ended.failed());
+        warning.refusal_text()
+    } else {
+        warning.text()
+    };
+    figures.tokens += tokens(&text) as u64;
+    figures.context_spent += (tokens(&text) * (run.steps.len() - at)) as u64;
+    if let Some(label) = learner.label_of(&warning.failure) {
+        if step.label.failure() == Some(label) {
+            figures.followed += 1;
+        }
+        let named = warned.entry(label.to_owned()).or_default();
+        *named |= warning.recovery.is_some() || warning.fix.is_some();
+    }
+}
+
 /// Replays one repository's runs (any order) under `setting`.
 pub fn replay(
     runs: &[&Run],
@@ -404,43 +555,10 @@ pub fn replay(
         };
         let before = figures.clone();
         figures.runs += 1;
-        let naive = learner.most_frequent(NAIVE_BRIEFING);
-        let naive5 = learner.most_frequent(NAIVE_BRIEFING_LONGER);
-        let naive_tokens = |labels: &[&str]| {
-            labels.iter().map(|label| tokens(&format!("- Earlier runs failed with: {label}\n"))).sum::<usize>() as u64
-        };
-        figures.naive_briefed += naive.len() as u64;
-        let naive_spent = naive_tokens(&naive);
-        figures.naive_tokens += naive_spent;
-        figures.naive_context_spent += naive_spent * run.steps.len() as u64;
-        figures.naive5_tokens += naive_tokens(&naive5);
+        let (naive, naive5) = naive_briefings(&learner, run, &mut figures);
         let mut given: HashSet<(String, String)> = HashSet::new();
         // Labels warned of, and whether the warning named what worked.
-        let mut warned: HashMap<String, bool> = HashMap::new();
-        if let Some(known) = known {
-            figures.briefed += (known.patterns.len() + known.failures.len()) as u64;
-            figures.start_tokens += known.start_tokens;
-            figures.prompt_tokens += known.prompt_tokens;
-            figures.context_spent += (known.start_tokens + known.prompt_tokens) * run.steps.len() as u64;
-            let labels = known
-                .patterns
-                .iter()
-                .filter_map(|template| learner.label_of_template(template))
-                .chain(known.failures.iter().filter_map(|failure| learner.label_of(failure).map(str::to_owned)));
-            for label in labels {
-                warned.entry(label).or_default();
-            }
-        } else if matches!(source, Source::InProcess) {
-            let (said, spent) = start_briefing(&learner.memory, setting);
-            figures.briefed += said.len() as u64;
-            figures.start_tokens += spent;
-            figures.context_spent += spent * run.steps.len() as u64;
-            for failure in said {
-                if let Some(label) = learner.label_of(&failure) {
-                    warned.entry(label.to_owned()).or_default();
-                }
-            }
-        }
+        let mut warned = warned_at_start(&learner, known, setting, source, run, &mut figures);
         let at_start: Vec<String> = warned.keys().cloned().collect();
         let mut seen: HashSet<&str> = HashSet::new();
         let mut hit: HashSet<&str> = HashSet::new();
@@ -452,74 +570,16 @@ pub fn replay(
             if let Some(warning) = warning
                 && given.insert((warning.command.clone(), warning.failure.clone()))
             {
-                figures.warnings += 1;
-                let text = if warning.is_strong() {
-                    figures.held += 1;
-                    figures.held_would_pass += u64::from(!step.ended.failed());
-                    warning.refusal_text()
-                } else {
-                    warning.text()
-                };
-                figures.tokens += tokens(&text) as u64;
-                figures.context_spent += (tokens(&text) * (run.steps.len() - at)) as u64;
-                if let Some(label) = learner.label_of(&warning.failure) {
-                    if step.label.failure() == Some(label) {
-                        figures.followed += 1;
-                    }
-                    let named = warned.entry(label.to_owned()).or_default();
-                    *named |= warning.recovery.is_some() || warning.fix.is_some();
-                }
+                warned_at_call(&learner, &warning, (run, at, step), &mut warned, &mut figures);
             }
             // Right after a failure, as the post-tool-use hook answers.
-            if let Some(Some(Call { outcome: Outcome::Failed(failure), .. })) = calls[run.id.as_str()].get(at) {
-                let shape = Shape::of(&step.command);
-                let memory = known.map_or(&learner.memory, |known| &known.index.memory);
-                let told = [shape::exact(&step.command), shape.text()]
-                    .into_iter()
-                    .any(|key| given.contains(&(key, failure.clone())));
-                if let Some(after) = memory.recovery_after(&step.command, &shape, failure)
-                    && !told
-                    && given.insert((after.command.clone(), failure.clone()))
-                    && let Some(text) = after.after_failure_text()
-                {
-                    figures.after_failure += 1;
-                    figures.after_failure_tokens += tokens(&text) as u64;
-                    figures.context_spent += (tokens(&text) * (run.steps.len() - at)) as u64;
-                    let named = after.recovery.as_ref().map(|recovery| recovery.command.as_str());
-                    let reached = run.steps[at + 1..].iter().position(|later| {
-                        later.ended == Ended::Exit(0) && Some(Shape::of(&later.command).text().as_str()) == named
-                    });
-                    if let Some(steps) = reached {
-                        figures.after_failure_right += 1;
-                        figures.after_failure_steps += steps as u64 + 1;
-                    }
-                }
-            }
+            after_failure(&learner.memory, known, (run, at, step), &calls[run.id.as_str()], &mut given, &mut figures);
             let Some(label) = step.label.failure() else { continue };
             hit.insert(label);
             if step.label.sig_in_task_text || !seen.insert(label) || !learner.runs_hit.contains_key(label) {
                 continue;
             }
-            figures.recurring += 1;
-            let stake = at_stake(&run.steps, at);
-            if let Some(named) = warned.get(label) {
-                figures.covered += 1;
-                figures.recovery_named += u64::from(*named);
-                if let Some((steps, output_tokens)) = stake {
-                    figures.stake_steps_covered += steps;
-                    figures.stake_output_tokens_covered += output_tokens;
-                    figures.context_saved += output_tokens * (run.steps.len() - at) as u64;
-                }
-            }
-            if let Some((steps, output_tokens)) = stake {
-                figures.stake_steps += steps;
-                figures.stake_output_tokens += output_tokens;
-            }
-            figures.naive_covered += u64::from(naive.contains(&label));
-            if let Some((_, output_tokens)) = stake.filter(|_| naive.contains(&label)) {
-                figures.naive_context_saved += output_tokens * (run.steps.len() - at) as u64;
-            }
-            figures.naive5_covered += u64::from(naive5.contains(&label));
+            score_recurring(&mut figures, (run, at), warned.get(label).copied(), (&naive, &naive5), label);
         }
         figures.naive_followed += naive.iter().filter(|label| hit.contains(*label)).count() as u64;
         figures.start_labels += at_start.len() as u64;

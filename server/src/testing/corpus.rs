@@ -206,6 +206,37 @@ pub async fn fill(
         .execute(pool)
         .await
         .unwrap();
+    copy_entries(pool, project, corpus, from, target).await;
+    let loaded = started.elapsed();
+
+    let texts = texts_without_vector(pool, project, model).await;
+    let mut cache = VectorCache::open(cache_dir, model, embedder.dimensions());
+    let all: Vec<String> = texts.iter().map(|(_, text)| text.clone()).collect();
+    cache.embed_missing(embedder, &all).await;
+
+    let index: String =
+        sqlx::query_scalar("SELECT lore_ensure_embedding_index($1)").bind(model).fetch_one(pool).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!("DROP INDEX {index}"))).execute(pool).await.unwrap();
+    let started = Instant::now();
+    copy_vectors(pool, project, model, &cache, &texts).await;
+    let vectors_loaded = started.elapsed();
+    let started = Instant::now();
+    let mut connection = pool.acquire().await.unwrap();
+    sqlx::query("SET maintenance_work_mem = '1GB'").execute(&mut *connection).await.unwrap();
+    sqlx::query("SELECT lore_ensure_embedding_index($1)").bind(model).execute(&mut *connection).await.unwrap();
+    sqlx::query("ANALYZE knowledge_entries").execute(&mut *connection).await.unwrap();
+    sqlx::query("ANALYZE knowledge_embeddings").execute(&mut *connection).await.unwrap();
+    eprintln!(
+        "filled to {target} entries: COPY {:.1} s + {:.1} s, HNSW build + ANALYZE {:.1} s",
+        loaded.as_secs_f64(),
+        vectors_loaded.as_secs_f64(),
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// Entries `from..target` of the corpus (cycling through its functions),
+/// with COPY.
+async fn copy_entries(pool: &PgPool, project: &str, corpus: &Corpus, from: usize, target: usize) {
     for chunk_start in (from..target).step_by(COPY_CHUNK) {
         let mut entries = Vec::new();
         for index in chunk_start..(chunk_start + COPY_CHUNK).min(target) {
@@ -231,11 +262,13 @@ pub async fn fill(
         )
         .await;
     }
-    let loaded = started.elapsed();
+}
 
-    // The texts as the server embeds them, read back so the vectors are
-    // exactly what its embedding queue would have stored. Entry and vector
-    // carry the same content hash, so no server queues the entry again.
+/// The texts as the server embeds them, of the entries without a vector of
+/// `model`, read back so the vectors are exactly what its embedding queue
+/// would have stored. Entry and vector carry the same content hash, so no
+/// server queues the entry again.
+async fn texts_without_vector(pool: &PgPool, project: &str, model: &str) -> Vec<(Uuid, String)> {
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
         "SELECT e.entry_id, {EMBEDDED_TEXT} AS text FROM knowledge_entries e
          WHERE e.project = $1 AND NOT EXISTS (SELECT 1 FROM knowledge_embeddings k
@@ -246,15 +279,11 @@ pub async fn fill(
     .fetch_all(pool)
     .await
     .unwrap();
-    let texts: Vec<(Uuid, String)> = rows.iter().map(|row| (row.get("entry_id"), row.get("text"))).collect();
-    let mut cache = VectorCache::open(cache_dir, model, embedder.dimensions());
-    let all: Vec<String> = texts.iter().map(|(_, text)| text.clone()).collect();
-    cache.embed_missing(embedder, &all).await;
+    rows.iter().map(|row| (row.get("entry_id"), row.get("text"))).collect()
+}
 
-    let index: String =
-        sqlx::query_scalar("SELECT lore_ensure_embedding_index($1)").bind(model).fetch_one(pool).await.unwrap();
-    sqlx::query(sqlx::AssertSqlSafe(format!("DROP INDEX {index}"))).execute(pool).await.unwrap();
-    let started = Instant::now();
+/// Each text's vector from the cache, with COPY.
+async fn copy_vectors(pool: &PgPool, project: &str, model: &str, cache: &VectorCache, texts: &[(Uuid, String)]) {
     for chunk in texts.chunks(COPY_CHUNK) {
         let mut vectors = Vec::new();
         for (entry_id, text) in chunk {
@@ -270,17 +299,4 @@ pub async fn fill(
         )
         .await;
     }
-    let vectors_loaded = started.elapsed();
-    let started = Instant::now();
-    let mut connection = pool.acquire().await.unwrap();
-    sqlx::query("SET maintenance_work_mem = '1GB'").execute(&mut *connection).await.unwrap();
-    sqlx::query("SELECT lore_ensure_embedding_index($1)").bind(model).execute(&mut *connection).await.unwrap();
-    sqlx::query("ANALYZE knowledge_entries").execute(&mut *connection).await.unwrap();
-    sqlx::query("ANALYZE knowledge_embeddings").execute(&mut *connection).await.unwrap();
-    eprintln!(
-        "filled to {target} entries: COPY {:.1} s + {:.1} s, HNSW build + ANALYZE {:.1} s",
-        loaded.as_secs_f64(),
-        vectors_loaded.as_secs_f64(),
-        started.elapsed().as_secs_f64()
-    );
 }
