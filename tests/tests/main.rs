@@ -2,6 +2,7 @@
 //! PostgreSQL. One test binary, one module per concern.
 
 mod auth;
+mod book_commands;
 mod claude_code;
 mod cli;
 mod codex;
