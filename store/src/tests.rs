@@ -183,3 +183,67 @@ async fn a_claimed_job_is_leased_and_an_entry_edited_while_embedded_keeps_its_jo
     let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM knowledge_embeddings").fetch_one(pool).await.unwrap();
     assert_eq!(stored, 2, "the removed entry got no vector");
 }
+
+/// Migration 0035 computes again the routes stored before grouping routed
+/// a name of the code as a wildcard: its SQL function gives the route
+/// `Template::route` gives, and the migration, undone and applied again
+/// over a pattern stored with the old route, routes it as a capture now
+/// would.
+#[tokio::test]
+async fn the_route_migration_routes_stored_patterns_as_grouping_now_does() {
+    use lore_grouping::template::Template;
+    let database = TestDatabase::new().await.unwrap();
+    let messages = [
+        "ReferenceError: queueStream is not defined",
+        "test tests::total_client ... FAILED",
+        "TypeError: paymentLedger.tokenSchema is not a function",
+        "NameError: name 'record_ledger' is not defined",
+        "TypeError: load_user() takes 2 positional arguments",
+        "AssertionError: PermissionError not raised",
+        "error[E0308]: mismatched types",
+        "error TS2322: Type 'string' is not assignable to type 'number'.",
+        "Connection closed by 10.0.0.1 port 22 [preauth]",
+        "end. of_line",
+        "x",
+        "",
+    ];
+    for message in messages {
+        let template = Template::of(message);
+        let route: String = sqlx::query_scalar("SELECT lore_template_route($1)")
+            .bind(&template.tokens)
+            .fetch_one(&database.pool)
+            .await
+            .unwrap();
+        assert_eq!(route, template.route(), "{message:?}");
+    }
+
+    let stored = Template::of("ReferenceError: queueStream is not defined");
+    // Migration 0035 as the store embeds it, undone and applied again.
+    let sql = |up: bool| {
+        MIGRATOR
+            .iter()
+            .find(|migration| migration.version == 35 && migration.migration_type.is_up_migration() == up)
+            .map(|migration| migration.sql.clone())
+            .expect("migration 0035 both ways")
+    };
+    sqlx::raw_sql(sql(false)).execute(&database.pool).await.unwrap();
+    sqlx::query("INSERT INTO projects (name) VALUES ('p')").execute(&database.pool).await.unwrap();
+    sqlx::query(
+        "INSERT INTO qa_patterns (pattern_id, project, category, name, template, template_tokens, route, status,
+                                  occurrence_count, task_count, confidence, first_seen_at, last_seen_at)
+         VALUES (gen_random_uuid(), 'p', 'runtime_error', 'n', $1, $2, '5 ReferenceError: queueStream', 'active',
+                 1, 1, 0.5, now(), now())",
+    )
+    .bind(stored.text())
+    .bind(&stored.tokens)
+    .execute(&database.pool)
+    .await
+    .unwrap();
+    sqlx::raw_sql(sql(true)).execute(&database.pool).await.unwrap();
+    let route: String = sqlx::query_scalar("SELECT route FROM qa_patterns WHERE project = 'p'")
+        .fetch_one(&database.pool)
+        .await
+        .unwrap();
+    assert_eq!(route, stored.route());
+    assert_eq!(route, "5 ReferenceError: <*>");
+}
