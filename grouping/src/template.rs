@@ -46,23 +46,6 @@ static ERROR_CODE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|[^A-Za-z0-9])[A-Z][A-Za-z]{0,4}\d{2,6}(?:$|[^A-Za-z0-9])").expect("valid regex")
 });
 
-/// Whether `token` is written as a name in code is, not as a word: with
-/// an underscore (`record_ledger`), a path of names (`tests::total`,
-/// `cart.total`), or camelCase begun in lower case (`queueStream`). A
-/// type's name (`PermissionError`, PascalCase) and an error code
-/// (`error[E0308]:`, `TS2322:`) name which error it is and stay words.
-pub fn is_code_name(token: &str) -> bool {
-    let mut chars = token.chars();
-    let lower_first = chars.next().is_some_and(char::is_lowercase);
-    let mut previous_lower = lower_first;
-    let camel = chars.any(|c| {
-        let hump = previous_lower && c.is_uppercase();
-        previous_lower = c.is_lowercase();
-        hump
-    });
-    token.contains('_') || token.contains("::") || token.trim_end_matches('.').contains('.') || (lower_first && camel)
-}
-
 /// A normalized message: its tokens, variables as `<*>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Template {
@@ -110,18 +93,15 @@ impl Template {
 
     /// The bucket a template is compared in: its length and first tokens.
     /// Only templates with the same route are compared, which keeps a
-    /// capture's work independent of the number of patterns. A call or a
-    /// name of the code among those first tokens (`TypeError: load_user()
-    /// takes 2 positional arguments …`, `ReferenceError: queueStream is not
-    /// defined`, `test tests::total_client ... FAILED`) says where the error
-    /// happened, not which error it is: it routes as a wildcard, and the
-    /// comparison decides. Migration 0035's `lore_template_route` is this
-    /// rule in SQL, for the routes stored before it.
+    /// capture's work independent of the number of patterns. A call among
+    /// those first tokens (`TypeError: load_user() takes 2 positional
+    /// arguments …`) says where the error happened, not which error it is: it
+    /// routes as a wildcard, and the comparison decides.
     pub fn route(&self) -> String {
         let mut route = self.tokens.len().to_string();
         for token in self.tokens.iter().take(ROUTE_TOKENS) {
             route.push(' ');
-            route.push_str(if token.ends_with("()") || is_code_name(token) { WILDCARD } else { token });
+            route.push_str(if token.ends_with("()") { WILDCARD } else { token });
         }
         route
     }

@@ -76,24 +76,3 @@ fn a_project_mask_applies_before_the_generic_masks() {
     let message = "Connection to 10.0.0.12:5432 refused after 3 retries";
     assert_eq!(Template::of_masked(message, &Masks::none()), Template::of(message));
 }
-
-#[test]
-fn a_name_of_the_code_in_the_first_tokens_routes_as_a_wildcard_and_a_type_or_a_word_does_not() {
-    let route = |message: &str| Template::of(message).route();
-    assert_eq!(route("ReferenceError: queueStream is not defined"), route("ReferenceError: userStream is not defined"));
-    assert_eq!(route("ReferenceError: queueStream is not defined"), "5 ReferenceError: <*>");
-    assert_eq!(route("test tests::total_client ... FAILED"), route("test tests::session_count ... FAILED"));
-    assert_eq!(route("NameError: record_ledger is unset"), route("NameError: report_total is unset"));
-    assert_ne!(route("error TS2322: Type <*> is wrong"), route("error TS2345: Type <*> is wrong"));
-    assert_eq!(route("TypeError: cart.total is not a function"), "6 TypeError: <*>");
-    // A type's name and a plain word say which error it is.
-    assert_ne!(route("AssertionError: PermissionError not raised"), route("AssertionError: ValueError not raised"));
-    assert_ne!(route("Connection closed by peer"), route("Connection reset by peer"));
-    assert_eq!(route("Connection closed by peer"), "4 Connection closed");
-    for word in ["closed", "Error:", "PermissionError", "end.", "don't", "and/or", "<*>", "TS2322:", "error[E0308]:"] {
-        assert!(!is_code_name(word), "{word}");
-    }
-    for name in ["queueStream", "record_ledger", "tests::total", "cart.total", "__init__"] {
-        assert!(is_code_name(name), "{name}");
-    }
-}
