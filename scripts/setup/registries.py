@@ -83,6 +83,7 @@ class _Apt:
         atexit.register(shutil.rmtree, self.folder, True)
         self.updated: set[str] = set()
         self.options: list[str] = []
+        self.uris: list[str] = []
 
     def download(self, package: dict, folder: Path) -> None:
         suite = package["suite"]

@@ -48,7 +48,7 @@ from registries import FetchError, download
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "third-party.toml"
 REGISTRIES = {"pypi": "PyPI", "npm": "the npm registry", "crates": "crates.io", "debian": "Debian's archive"}
-CLIENTS = {"pypi": "pip", "npm": "npm", "crates": "cargo", "debian": "apt"}
+CLIENT_NAMES = {"pypi": "pip", "npm": "npm", "crates": "cargo", "debian": "apt"}
 
 
 def cache_dir() -> Path:
@@ -89,7 +89,7 @@ def package_file(package_id: str, packages: dict | None = None) -> Path:
         except FetchError as error:
             raise FetchError(
                 f"Could not fetch {package['name']} {package['version']} from {where} ({error}). "
-                f"Check that {CLIENTS[package['registry']]} reaches {where} (or the mirror it is configured for), "
+                f"Check that {CLIENT_NAMES[package['registry']]} reaches {where} (or the mirror it is configured for), "
                 f"then run `{retry_hint(package)}` again."
             ) from error
         fetched = Path(scratch) / package["file"]

@@ -171,8 +171,7 @@ async fn bench_warnings(server: &TestServer, vocabulary: &[String], failures: &s
         // A failure whose line names nothing (a compiler's warning, a test
         // runner's expectation line) is never warned of by name, so only a
         // task like a past named failure must get a warning.
-        let failure = &shape.failure("probe", 0).error_messages[0];
-        if !lore_calls::memory::is_nameless(failure) {
+        if !lore_calls::memory::is_nameless(&shape.message(0)) {
             named += 1;
             silent += usize::from(response.warnings.is_empty());
         }

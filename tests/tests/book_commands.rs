@@ -48,10 +48,20 @@ fn help(binary: &Path, path: &[&str]) -> Option<String> {
     output.status.success().then(|| String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
-/// The words of a quoted command that are no argument of the command:
-/// alternatives written `a|b` were split before, so a word is a
-/// subcommand when the binary takes it as one.
-fn check(binary: &Path, command: &str, helps: &mut BTreeMap<Vec<String>, Option<String>>) -> Vec<String> {
+/// Each help asked for, by subcommand path (`None`: no such command).
+type Helps = BTreeMap<Vec<String>, Option<String>>;
+
+/// [`help`], asked once per path.
+fn cached_help(helps: &mut Helps, binary: &Path, path: &[&str]) -> Option<String> {
+    let key = path.iter().map(|word| (*word).to_owned()).collect();
+    helps.entry(key).or_insert_with(|| help(binary, path)).clone()
+}
+
+/// What is wrong with a quoted command: its leading plain words (each
+/// choice of an `a|b`) must be subcommands, as far as the binary takes
+/// them as such, and its flags ones the deepest subcommand's help or the
+/// binary's own lists.
+fn check(binary: &Path, command: &str, helps: &mut Helps) -> Vec<String> {
     let words: Vec<&str> = command.split_whitespace().skip(1).collect();
     // Options before the subcommand (`lore --server URL search ...`) are
     // the binary's own.
@@ -70,13 +80,10 @@ fn check(binary: &Path, command: &str, helps: &mut BTreeMap<Vec<String>, Option<
         if !choices.iter().all(plain) {
             break;
         }
-        let mut known = Vec::new();
-        for choice in &choices {
-            let mut longer = path.clone();
-            longer.push(choice);
-            let key: Vec<String> = longer.iter().map(|word| (*word).to_owned()).collect();
-            known.push(helps.entry(key).or_insert_with(|| help(binary, &longer)).is_some());
-        }
+        let known: Vec<bool> = choices
+            .iter()
+            .map(|choice| cached_help(helps, binary, &[path.as_slice(), &[*choice]].concat()).is_some())
+            .collect();
         if !known[0] {
             break;
         }
@@ -85,11 +92,10 @@ fn check(binary: &Path, command: &str, helps: &mut BTreeMap<Vec<String>, Option<
         }
         path.push(choices[0]);
     }
-    let key: Vec<String> = path.iter().map(|word| (*word).to_owned()).collect();
-    let Some(Some(text)) = helps.get(&key).cloned().or_else(|| Some(help(binary, &path))) else {
+    let Some(text) = cached_help(helps, binary, &path) else {
         return vec![format!("`{command}`: `{}` is no command", path.join(" "))];
     };
-    let top = helps.entry(Vec::new()).or_insert_with(|| help(binary, &[])).clone().unwrap_or_default();
+    let top = cached_help(helps, binary, &[]).unwrap_or_default();
     for flag in words.iter().flat_map(|word| word.split('|')) {
         let flag = flag.trim_start_matches('[').trim_end_matches([']', ',']);
         let Some(name) = flag.strip_prefix("--") else { continue };
@@ -119,7 +125,7 @@ fn every_lore_command_the_book_quotes_is_one_the_binaries_have() {
     pages.sort();
     let binaries = [("lore", workspace_binary("lore")), ("lore-server", workspace_binary("lore-server"))];
     let names: Vec<&str> = binaries.iter().map(|(name, _)| *name).collect();
-    let mut helps: BTreeMap<&str, BTreeMap<Vec<String>, Option<String>>> = BTreeMap::new();
+    let mut helps: BTreeMap<&str, Helps> = BTreeMap::new();
     let (mut checked, mut problems) = (0, Vec::new());
     for page in &pages {
         let text = std::fs::read_to_string(page).unwrap();

@@ -110,11 +110,21 @@ impl Shape {
         }
     }
 
-    /// An occurrence: the constant words with a fresh path, line and value.
+    /// The file an occurrence names.
+    fn file(&self, variant: usize) -> String {
+        format!("{}/{}_{variant}.{}", self.folder, self.words[0], self.extension)
+    }
+
+    /// An occurrence's message: the constant words with a fresh path, line
+    /// and value.
+    pub fn message(&self, variant: usize) -> String {
+        let file = self.file(variant);
+        format!("{} {} '{}{variant}' at {file}:{}", self.prefix, self.words.join(" "), self.words[1], 10 + variant)
+    }
+
+    /// An occurrence, as a capture sends it.
     pub fn failure(&self, task: &str, variant: usize) -> proto::CaptureFailureRequest {
-        let file = format!("{}/{}_{variant}.{}", self.folder, self.words[0], self.extension);
-        let message =
-            format!("{} {} '{}{variant}' at {file}:{}", self.prefix, self.words.join(" "), self.words[1], 10 + variant);
+        let (file, message) = (self.file(variant), self.message(variant));
         proto::CaptureFailureRequest {
             failure_id: Uuid::now_v7().to_string(),
             project: self.project.clone(),
