@@ -1,5 +1,7 @@
 //! A project's people as the judge of re-mining. Their corrections say
-//! which occurrences belong together (a merge) and which apart (a split).
+//! which occurrences belong together (a merge) and which apart (a split,
+//! which also keeps each of its sides together: the person looked at the
+//! whole pattern).
 //! Re-mining is trusted in a project only where, replayed from the groups
 //! as they were before those corrections and free to change anything, it
 //! makes some of them and undoes none of what capture had right: its
@@ -127,6 +129,25 @@ pub fn verdict<P, O>(
 where
     P: Clone + Ord + Hash,
 {
+    verdict_of(occurrences, before, corrections, |templates, before| {
+        crate::rehearsal::rehearse(templates, before, settings).judged
+    })
+}
+
+/// What `corrections` make of any regrouping: `regroup` is given the
+/// occurrences' templates and their patterns before the corrections
+/// (numbered), and returns each occurrence's group after it. Re-mining is
+/// one regrouping ([`verdict`]); reading a project's messages by another
+/// convention is another (`crate::convention`).
+pub fn verdict_of<P, O>(
+    occurrences: &[Occurrence<P, O>],
+    before: &[P],
+    corrections: &[Correction<P>],
+    regroup: impl FnOnce(&[Template], &[usize]) -> Vec<usize>,
+) -> Verdict
+where
+    P: Clone + Ord + Hash,
+{
     let constraints = constraints(occurrences, corrections);
     if constraints.is_empty() {
         return Verdict::default();
@@ -140,7 +161,7 @@ where
         })
         .collect();
     let templates: Vec<Template> = occurrences.iter().map(|occurrence| occurrence.template.clone()).collect();
-    let replay = crate::rehearsal::rehearse(&templates, &before, settings).judged;
+    let replay = regroup(&templates, &before);
     let mut verdict = Verdict::default();
     for constraint in &constraints {
         let one = std::slice::from_ref(constraint);
@@ -162,19 +183,32 @@ fn constraints<P: Ord + Hash, O>(occurrences: &[Occurrence<P, O>], corrections: 
         }
     }
     let of = |pattern: &P| members.get(pattern).cloned().unwrap_or_default();
-    corrections
-        .iter()
-        .filter_map(|correction| match correction {
+    let mut said = Vec::new();
+    for correction in corrections {
+        match correction {
             Correction::Merge { into, .. } => {
                 let merged = of(into);
-                (merged.len() > 1).then_some(Constraint::Together(merged))
+                if merged.len() > 1 {
+                    said.push(Constraint::Together(merged));
+                }
             }
             Correction::Split { from, new } => {
                 let (from, new) = (of(from), of(new));
-                (!from.is_empty() && !new.is_empty()).then_some(Constraint::Apart(from, new))
+                if from.is_empty() || new.is_empty() {
+                    continue;
+                }
+                // A split is a judgment of the whole pattern: what went
+                // out, and what stayed, each stays one group.
+                for side in [&from, &new] {
+                    if side.len() > 1 {
+                        said.push(Constraint::Together(side.clone()));
+                    }
+                }
+                said.push(Constraint::Apart(from, new));
             }
-        })
-        .collect()
+        }
+    }
+    said
 }
 
 #[cfg(test)]
@@ -190,6 +224,21 @@ mod tests {
         let split = [Constraint::Apart(vec![0, 1], vec![2])];
         assert_eq!(agreement(&split, &[7, 7, 8]).share(), 1.0);
         assert_eq!(agreement(&split, &[7, 7, 7]).share(), 0.0);
+    }
+
+    #[test]
+    fn a_split_keeps_each_side_together_as_well_as_the_two_apart() {
+        let occurrence = |id, pattern, message| Occurrence { id, pattern, template: Template::of(message) };
+        let occurrences = [
+            occurrence(0, 1, "Invalid user alice from 10.0.0.1"),
+            occurrence(1, 1, "Invalid user bob from 10.0.0.2"),
+            occurrence(2, 2, "Invalid user carol now"),
+        ];
+        let said = constraints(&occurrences, &[Correction::Split { from: 1, new: 2 }]);
+        assert_eq!(said, vec![Constraint::Together(vec![0, 1]), Constraint::Apart(vec![0, 1], vec![2])]);
+        // A regrouping that parts what the person left in the pattern
+        // undoes half of what they said.
+        assert_eq!(agreement(&said, &[1, 3, 2]), Agreement { pairs: 3.0, kept: 2.0 });
     }
 
     #[test]

@@ -16,6 +16,8 @@
 //!   merges after re-mining's own changes;
 //! - `rehearsal`: re-mining rehearsed in memory, for evaluations and
 //!   for the evidence test;
+//! - `convention`: whether a project's people tell failures apart by the
+//!   names they quote, decided by their splits;
 //! - `evidence`: a project's people's corrections as the judge of whether
 //!   re-mining may change its groups by itself;
 //! - `criterion`: whether a change makes the groups better, by the minimum
@@ -26,6 +28,7 @@
 
 pub mod accuracy;
 pub mod brain;
+pub mod convention;
 pub mod criterion;
 pub mod evidence;
 pub mod lengths;

@@ -91,10 +91,13 @@ fn first_line(error: &regex::Error) -> String {
     text.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or(&text).trim().to_owned()
 }
 
-/// A project's masks, compiled, in the order they apply.
+/// How a project's messages are read: its masks, compiled, in the order
+/// they apply, and whether the project is read literally
+/// (`crate::convention`).
 #[derive(Debug, Clone, Default)]
 pub struct Masks {
     compiled: Vec<Regex>,
+    literal: bool,
 }
 
 impl Masks {
@@ -110,7 +113,18 @@ impl Masks {
             return Err(MaskError { field: "name", message: format!("a project holds at most {MAX_MASKS} masks") });
         }
         let compiled = specs.iter().map(MaskSpec::compile).collect::<Result<_, _>>()?;
-        Ok(Self { compiled })
+        Ok(Self { compiled, literal: false })
+    }
+
+    /// These masks, with the project read literally or not.
+    pub fn reading_literally(self, literal: bool) -> Self {
+        Self { literal, ..self }
+    }
+
+    /// Whether the project is read literally: quoted values kept, and a
+    /// message joins only a pattern it fits in every position.
+    pub fn reads_literally(&self) -> bool {
+        self.literal
     }
 
     pub fn is_empty(&self) -> bool {

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use crate::masks::Masks;
 use crate::template::Template;
 
 /// The default share of positions a message must fit to join a pattern.
@@ -22,10 +23,21 @@ pub const DEFAULT_SIMILARITY_THRESHOLD: f64 = 0.85;
 /// evidence enough. Three-token messages stay exact: one word is a third.
 pub const ONE_OFF_TOKENS: std::ops::RangeInclusive<usize> = 4..=6;
 
+/// The threshold that asks every position to fit: no short template may
+/// then differ in one position either (a project read literally).
+pub const EXACT: f64 = 1.0;
+
+/// The share of positions a message must fit to join a pattern of a
+/// project read with `masks`: the configured threshold, or all of them
+/// when the project is read literally.
+pub fn threshold(masks: &Masks, configured: f64) -> f64 {
+    if masks.reads_literally() { EXACT } else { configured }
+}
+
 /// Whether a message with `similarity` to a template of `length` tokens
 /// joins it.
 pub fn joins(similarity: f64, length: usize, threshold: f64) -> bool {
-    similarity >= threshold || (ONE_OFF_TOKENS.contains(&length) && one_off(similarity, length))
+    similarity >= threshold || (threshold < EXACT && ONE_OFF_TOKENS.contains(&length) && one_off(similarity, length))
 }
 
 /// Whether all positions but one fit.

@@ -193,7 +193,13 @@ def regroupings(page):
           f"accepting a regrouping said: {accepted}")
     check(page.locator("tr", has_text="user <*> could not reach host").count() == 0,
           "the accepted regrouping is still offered")
-    return {"remining": remining, "accepted": accepted}
+    # Another project's person split four kinds by the module they name:
+    # its QA page says it is read literally now.
+    page.goto(URL + "/projects/lab/qa")
+    literal = page.locator("#literal-reading").inner_text()
+    check("makes 4 and undoes 0" in literal and "is read literally" in literal,
+          f"the QA page does not say the project is read literally: {literal}")
+    return {"remining": remining, "accepted": accepted, "literal": literal}
 
 
 def grouping_masks(page):

@@ -145,6 +145,53 @@ async fn seed_fix(agent: Authed) -> String {
 
 /// A day of a shop's agent, a lesson, two drafts and two failure patterns,
 /// and a bank project beside it.
+/// Project `lab`, whose person split the agent's own module out of four
+/// kinds of failure, re-mined: it is read literally, which its QA page
+/// says.
+async fn seed_literal(channel: Authed) {
+    let mut qa = QaLearningServiceClient::new(channel);
+    for kind in ["ModuleNotFoundError: No module named", "no such table:", "rm: cannot remove", "KeyError: setting"] {
+        let mut pattern = String::new();
+        for name in ["psycopg", "reproduce_app", "reproduce_app"] {
+            let captured = qa
+                .capture_failure(proto::CaptureFailureRequest {
+                    failure_id: Uuid::new_v4().to_string(),
+                    project: "lab".into(),
+                    task: Some(proto::Task { task_id: format!("T-{kind}-{name}"), ..Default::default() }),
+                    error_messages: vec![format!("{kind} '{name}'")],
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            pattern = captured.links[0].pattern_id.clone();
+        }
+        let occurrences = qa
+            .get_pattern(proto::GetPatternRequest { pattern_id: pattern.clone(), occurrence_limit: 0 })
+            .await
+            .unwrap()
+            .into_inner()
+            .occurrences;
+        let own = occurrences
+            .iter()
+            .filter(|occurrence| occurrence.link.as_ref().unwrap().message.ends_with("'reproduce_app'"))
+            .map(|occurrence| occurrence.occurrence_id.clone())
+            .collect();
+        qa.split_pattern(proto::SplitPatternRequest {
+            pattern_id: pattern,
+            occurrence_ids: own,
+            reason: "the agent's own module".into(),
+            split_id: Uuid::now_v7().to_string(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    }
+    let remined =
+        qa.remine_project(proto::RemineProjectRequest { project: "lab".into(), window: 0 }).await.unwrap().into_inner();
+    assert!(remined.read_literally, "{remined:?}");
+}
+
 async fn seed(channel: Authed) -> Seeded {
     let mut actions = ActionServiceClient::new(channel.clone());
     let session = start(&mut actions, "shop", "builder").await;
@@ -361,6 +408,7 @@ async fn a_supervisor_uses_the_console_in_a_real_browser_and_its_access_rules_ho
     let other = token(&database, "bank-agent", Role::Agent, Some(vec!["bank".into()])).await;
     let channel = InterceptedService::new(server.channel().await, Bearer::new(Some(&admin)).unwrap());
     let mut seeded = seed(channel.clone()).await;
+    seed_literal(channel.clone()).await;
     let shop_agent = token(&database, "shop-agent", Role::Agent, Some(vec!["shop".into()])).await;
     seeded.fix =
         seed_fix(InterceptedService::new(server.channel().await, Bearer::new(Some(&shop_agent)).unwrap())).await;

@@ -101,7 +101,8 @@ impl QaLearning {
                 continue;
             }
             let route = routes.route(&template.route());
-            let link = self.link(&mut transaction, &failure, &category, route, (index, message, template)).await?;
+            let link =
+                self.link(&mut transaction, (&failure, &category, &masks), route, (index, message, template)).await?;
             links.push(link);
         }
         self.routes.settle(&mut transaction, &mut routes).await?;
@@ -147,7 +148,7 @@ impl QaLearning {
         let mut routes =
             self.routes.check_out(transaction, &failure.project, &category, std::slice::from_ref(&route_name)).await?;
         let route = routes.route(&route_name);
-        self.link(transaction, &failure, &category, route, (message_index, message, &template)).await?;
+        self.link(transaction, (&failure, &category, &masks), route, (message_index, message, &template)).await?;
         self.routes.settle(transaction, &mut routes).await
     }
 
@@ -183,16 +184,16 @@ impl QaLearning {
 
     /// Links one message: a split that claimed its template wins, then the
     /// most similar pattern of its route (following a merge), then a new
-    /// candidate.
+    /// candidate. A project read literally asks every position to fit.
     async fn link(
         &self,
         transaction: &mut sqlx::PgConnection,
-        failure: &NewFailure,
-        category: &str,
+        (failure, category, masks): (&NewFailure, &str, &Masks),
         route: &mut CheckedOutRoute,
         (message_index, message, template): (usize, &str, &Template),
     ) -> Result<PatternLink, Error> {
         let config = &self.config;
+        let threshold = lore_grouping::matching::threshold(masks, config.similarity_threshold);
         let counting = Counting {
             recurrence_boost: config.recurrence_boost,
             max_confidence: config.max_confidence,
@@ -209,12 +210,10 @@ impl QaLearning {
                 let found = best_match(
                     template,
                     route.candidates().iter().map(|candidate| (candidate, &candidate.template)),
-                    config.similarity_threshold,
+                    threshold,
                 );
                 match found {
-                    Some(Match { candidate, similarity }) => {
-                        joined(candidate, template, similarity, config.similarity_threshold)
-                    }
+                    Some(Match { candidate, similarity }) => joined(candidate, template, similarity, threshold),
                     None => {
                         let name = generated_name(category, template);
                         let sighting = sighting(1.0, REASON_NEW);

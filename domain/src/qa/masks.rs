@@ -16,12 +16,13 @@ use sqlx::PgConnection;
 use super::QaLearning;
 use super::remining::Remined;
 use crate::Error;
-use lore_store::qa::masks as store;
+use lore_store::qa::masks::{self as store, Reading};
 use lore_types::qa::GroupingMask;
 use lore_types::scope::ProjectScope;
 
-/// A project's masks as stored, and compiled.
-type Compiled = (Vec<MaskSpec>, Arc<Masks>);
+/// A project's masks as stored, whether it is read literally, and the two
+/// compiled.
+type Compiled = (Vec<MaskSpec>, bool, Arc<Masks>);
 
 /// Compiled masks by project, with the specs they were compiled from.
 #[derive(Debug, Clone, Default)]
@@ -30,13 +31,16 @@ pub struct MaskCache {
 }
 
 impl MaskCache {
-    /// The compiled form of `specs`, compiled only when they differ from
-    /// what the project had. A stored mask that no longer compiles (the
-    /// limits were lowered) is left out rather than failing every capture.
-    fn compiled(&self, project: &str, specs: Vec<MaskSpec>) -> Arc<Masks> {
+    /// The compiled form of a project's reading, compiled only when it
+    /// differs from what the project had. A stored mask that no longer
+    /// compiles (the limits were lowered) is left out rather than failing
+    /// every capture.
+    fn compiled(&self, project: &str, reading: Reading) -> Arc<Masks> {
+        let specs: Vec<MaskSpec> = reading.masks.iter().map(spec).collect();
         let mut compiled = self.compiled.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some((kept, masks)) = compiled.get(project)
+        if let Some((kept, literal, masks)) = compiled.get(project)
             && *kept == specs
+            && *literal == reading.literal
         {
             return masks.clone();
         }
@@ -51,8 +55,8 @@ impl MaskCache {
             })
             .cloned()
             .collect();
-        let masks = Arc::new(Masks::compile(&usable).unwrap_or_default());
-        compiled.insert(project.to_owned(), (specs, masks.clone()));
+        let masks = Arc::new(Masks::compile(&usable).unwrap_or_default().reading_literally(reading.literal));
+        compiled.insert(project.to_owned(), (specs, reading.literal, masks.clone()));
         masks
     }
 }
@@ -68,21 +72,22 @@ pub(super) fn all_compile(after: &[GroupingMask]) -> Result<(), Error> {
 }
 
 impl QaLearning {
-    /// The masks grouping applies to `project`'s messages now.
+    /// How grouping reads `project`'s messages now: its masks, and whether
+    /// it is read literally.
     pub(crate) async fn masks_of(&self, connection: &mut PgConnection, project: &str) -> Result<Arc<Masks>, Error> {
-        let stored = store::masks(connection, project).await?;
-        Ok(self.masks.compiled(project, stored.iter().map(spec).collect()))
+        let reading = store::reading(connection, project).await?;
+        Ok(self.masks.compiled(project, reading))
     }
 
     /// What a capture does first, in its transaction: makes sure of its
-    /// project and reads the project's masks, in one round trip.
+    /// project and reads how its messages are read, in one round trip.
     pub(crate) async fn ensure_project_with_masks(
         &self,
         connection: &mut PgConnection,
         project: &str,
     ) -> Result<Arc<Masks>, Error> {
-        let stored = store::ensure_project_with_masks(connection, project).await?;
-        Ok(self.masks.compiled(project, stored.iter().map(spec).collect()))
+        let reading = store::ensure_project_with_reading(connection, project).await?;
+        Ok(self.masks.compiled(project, reading))
     }
 
     pub async fn grouping_masks(&self, scope: &ProjectScope, project: &str) -> Result<Vec<GroupingMask>, Error> {

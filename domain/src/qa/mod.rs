@@ -26,6 +26,7 @@ pub mod grouping;
 pub mod guards;
 pub mod hotspots;
 pub mod instructions;
+pub mod literal_reading;
 pub mod mask_proposals;
 pub mod masks;
 pub mod patterns;

@@ -47,7 +47,7 @@ impl QaLearning {
                         pattern_id: *from,
                         occurrence_ids: occurrences.clone(),
                         new_name: None,
-                        reason: format!("{}: Brain keeps {} apart", voice.prefix, template.text()),
+                        reason: format!("{}: {} {} apart", voice.prefix, voice.why_split, template.text()),
                         by: voice.by,
                     };
                     match self.split_pattern(scope, &split).await {
@@ -102,11 +102,24 @@ pub(super) struct Voice {
     actor: String,
     prefix: String,
     why_merged: &'static str,
+    why_split: &'static str,
 }
 
 impl Voice {
     pub(super) fn re_mining(why_merged: &'static str) -> Self {
-        Self { by: ChangedBy::ReMining, actor: String::new(), prefix: REASON_PREFIX.to_owned(), why_merged }
+        Self {
+            by: ChangedBy::ReMining,
+            actor: String::new(),
+            prefix: REASON_PREFIX.to_owned(),
+            why_merged,
+            why_split: "Brain keeps",
+        }
+    }
+
+    /// Re-mining splitting a project's patterns by their literal templates
+    /// (`super::literal_reading`).
+    pub(super) fn reading_literally() -> Self {
+        Self { why_split: "the project is read literally, which keeps", ..Self::re_mining("") }
     }
 
     /// A person who accepted re-mining's proposal: the change is theirs.
@@ -117,6 +130,7 @@ impl Voice {
             actor: actor.to_owned(),
             prefix: format!("{who} accepted re-mining's proposal"),
             why_merged: "it groups them as",
+            why_split: "Brain keeps",
         }
     }
 }

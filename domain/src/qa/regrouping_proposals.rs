@@ -9,6 +9,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use lore_grouping::brain::BrainSettings;
+use lore_grouping::convention::{LiteralEvidence, keeping_names};
 use lore_grouping::evidence::{Correction, Verdict};
 use lore_grouping::remine::{Change, Occurrence, Target, judge, moves, plan};
 use lore_grouping::template::Template;
@@ -31,6 +32,29 @@ pub(super) fn verdict(
     corrections: &[PersonCorrection],
     settings: &BrainSettings,
 ) -> Verdict {
+    let (before, corrections) = undone(occurrences, corrections);
+    lore_grouping::evidence::verdict(occurrences, &before, &corrections, settings)
+}
+
+/// What the people's corrections make of reading one category literally
+/// (`lore_grouping::convention`), `literal` holding each occurrence's
+/// literal template.
+pub(super) fn literal_evidence(
+    occurrences: &[Occurrence<Uuid, Uuid>],
+    literal: &[Template],
+    corrections: &[PersonCorrection],
+) -> LiteralEvidence {
+    let (before, corrections) = undone(occurrences, corrections);
+    lore_grouping::convention::literal_evidence(occurrences, literal, &before, &corrections)
+}
+
+/// Each occurrence's pattern before the people's corrections (found by
+/// undoing them, newest first), and the corrections as the evidence test
+/// reads them.
+fn undone(
+    occurrences: &[Occurrence<Uuid, Uuid>],
+    corrections: &[PersonCorrection],
+) -> (Vec<Uuid>, Vec<Correction<Uuid>>) {
     let index: HashMap<Uuid, usize> =
         occurrences.iter().enumerate().map(|(index, occurrence)| (occurrence.id, index)).collect();
     let mut before: Vec<Uuid> = occurrences.iter().map(|occurrence| occurrence.pattern).collect();
@@ -49,7 +73,7 @@ pub(super) fn verdict(
             }
         })
         .collect();
-    lore_grouping::evidence::verdict(occurrences, &before, &corrections, settings)
+    (before, corrections)
 }
 
 /// What re-mining does in a category its project's people have not shown
@@ -65,20 +89,27 @@ pub(super) struct Proposed {
 
 /// The moves re-mining would make in one category: what the criterion
 /// keeps of Brain's plan, and the merges of one kind at several lengths,
-/// each judged on the groups as they are.
+/// each judged on the groups as they are (in a project read literally,
+/// none that joins two quoted names).
 pub(super) fn propose(
     project: &str,
     occurrences: &[Occurrence<Uuid, Uuid>],
-    pinned: &BTreeSet<Uuid>,
+    (pinned, literally): (&BTreeSet<Uuid>, bool),
     settings: &BrainSettings,
     done: &mut Remined,
 ) -> Proposed {
-    let judged = judge(occurrences, plan(occurrences, pinned, settings));
+    let mut judged = judge(occurrences, plan(occurrences, pinned, settings));
+    if literally {
+        judged.changes = keeping_names(&judged.changes, occurrences);
+    }
     done.rejected += judged.rejected;
     done.bits_before += judged.bits_before;
     // What is proposed is not made, so the groups code as they did.
     done.bits_after += judged.bits_before;
-    let lengths = lore_grouping::lengths::merges(occurrences, pinned);
+    let mut lengths = lore_grouping::lengths::merges(occurrences, pinned);
+    if literally {
+        lengths.changes = keeping_names(&lengths.changes, occurrences);
+    }
     let mut templates: HashMap<Uuid, BTreeSet<String>> = HashMap::new();
     let mut sizes: HashMap<Uuid, usize> = HashMap::new();
     for occurrence in occurrences {

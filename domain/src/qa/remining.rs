@@ -19,11 +19,16 @@
 //! pattern ids, fixes and warning history and are remembered as
 //! corrections, so later captures follow them; a pattern a person merged
 //! or split is left as they left it; an occurrence re-mining moved says
-//! so as the reason it joined its pattern.
+//! so as the reason it joined its pattern. First of all, each round weighs
+//! whether the people's corrections ask for the project to be read
+//! literally (`literal_reading`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use lore_grouping::brain::BrainSettings;
+use lore_grouping::convention::keeping_names;
+use lore_grouping::masks::Masks;
 use lore_grouping::remine::{Occurrence, judge, plan};
 use uuid::Uuid;
 
@@ -58,11 +63,14 @@ impl QaLearning {
     pub async fn remine(&self, scope: &ProjectScope, project: &str, window: i64) -> Result<Remined, Error> {
         self.learning_on()?;
         scope.require(project)?;
-        let window = self.read_window(project, window).await?;
+        let size = window;
+        let window = self.read_window(project, size).await?;
         let pinned = store::corrected_by_people(&self.pool, project, REASON_PREFIX).await?;
         let corrections = store::people_corrections(&self.pool, project, REASON_PREFIX).await?;
         let settings = BrainSettings::default();
         let mut done = Remined { occurrences: window.read, ..Remined::default() };
+        let reading = (scope, project, size);
+        let window = self.weigh_literal_reading(reading, window, (&pinned, &corrections), &mut done).await?;
         for occurrences in window.by_category.values() {
             done.evidence.add(regrouping_proposals::verdict(occurrences, &corrections, &settings));
         }
@@ -70,13 +78,15 @@ impl QaLearning {
         let mut proposals = Vec::new();
         for occurrences in window.by_category.values() {
             let pattern_of = if done.automatic {
-                self.regroup(scope, occurrences, &pinned, &settings, &mut done).await?
+                self.regroup(scope, occurrences, (&pinned, window.masks.reads_literally()), &settings, &mut done)
+                    .await?
             } else {
-                let proposed = regrouping_proposals::propose(project, occurrences, &pinned, &settings, &mut done);
+                let kept = (&pinned, window.masks.reads_literally());
+                let proposed = regrouping_proposals::propose(project, occurrences, kept, &settings, &mut done);
                 proposals.extend(proposed.proposals);
                 self.carry_out(scope, occurrences, &proposed.exact, &Voice::re_mining(ONE_TEMPLATE), &mut done).await?
             };
-            self.follow_templates(occurrences, &pattern_of, &window.retemplated, &mut done).await?;
+            self.follow_templates(occurrences, &pattern_of, &window.retemplated, false, &mut done).await?;
         }
         done.proposed = regrouping_store::replace_open(&self.pool, project, &proposals).await?;
         if done.merges + done.splits + done.moves + done.rejected + done.proposed > 0 {
@@ -103,16 +113,19 @@ impl QaLearning {
 
     /// The newest `window` occurrences of `project` by category, each
     /// message normalized again under the project's masks now (a mask
-    /// added or removed since its capture changes its template).
-    async fn read_window(&self, project: &str, window: i64) -> Result<Window, Error> {
+    /// added or removed since its capture changes its template, and so
+    /// does reading the project literally).
+    pub(super) async fn read_window(&self, project: &str, window: i64) -> Result<Window, Error> {
         let recent = store::recent_occurrences(&self.pool, project, window).await?;
         let masks = {
             let mut connection = self.pool.acquire().await?;
             self.masks_of(&mut connection, project).await?
         };
         let mut retemplated = Vec::new();
+        let read = recent.len();
         let mut by_category: BTreeMap<String, Vec<Occurrence<Uuid, Uuid>>> = BTreeMap::new();
-        for occurrence in &recent {
+        let mut messages: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for occurrence in recent {
             let template = Template::of_masked(&occurrence.message, &masks);
             if template.text() != occurrence.template {
                 retemplated.push((occurrence.occurrence_id, template.text()));
@@ -122,27 +135,34 @@ impl QaLearning {
                 pattern: occurrence.pattern_id,
                 template,
             });
+            messages.entry(occurrence.category).or_default().push(occurrence.message);
         }
         store::retemplate_occurrences(&self.pool, &retemplated).await?;
         Ok(Window {
-            read: recent.len(),
+            read,
+            masks,
             by_category,
+            messages,
             retemplated: retemplated.into_iter().map(|(occurrence, _)| occurrence).collect(),
         })
     }
 
     /// Makes the changes the criterion keeps of Brain's plan for one
-    /// category, then the merges of one kind at several lengths. Returns
+    /// category, then the merges of one kind at several lengths (in a
+    /// project read literally, none that joins two quoted names). Returns
     /// the pattern each occurrence is in after them.
     async fn regroup(
         &self,
         scope: &ProjectScope,
         occurrences: &[Occurrence<Uuid, Uuid>],
-        pinned: &BTreeSet<Uuid>,
+        (pinned, literally): (&BTreeSet<Uuid>, bool),
         settings: &BrainSettings,
         done: &mut Remined,
     ) -> Result<HashMap<Uuid, Uuid>, Error> {
-        let judged = judge(occurrences, plan(occurrences, pinned, settings));
+        let mut judged = judge(occurrences, plan(occurrences, pinned, settings));
+        if literally {
+            judged.changes = keeping_names(&judged.changes, occurrences);
+        }
         done.rejected += judged.rejected;
         done.bits_before += judged.bits_before;
         let pattern_of = self.carry_out(scope, occurrences, &judged.changes, &Voice::re_mining(BRAIN), done).await?;
@@ -152,7 +172,10 @@ impl QaLearning {
             .iter()
             .map(|occurrence| Occurrence { pattern: pattern_of[&occurrence.id], ..occurrence.clone() })
             .collect();
-        let lengths = lore_grouping::lengths::merges(&after, pinned);
+        let mut lengths = lore_grouping::lengths::merges(&after, pinned);
+        if literally {
+            lengths.changes = keeping_names(&lengths.changes, &after);
+        }
         done.rejected += lengths.rejected;
         done.bits_after += lengths.bits_after;
         self.carry_out(scope, &after, &lengths.changes, &Voice::re_mining(LENGTHS), done).await
@@ -169,12 +192,15 @@ impl QaLearning {
     /// the next capture of such a message joins it directly instead of
     /// starting a pattern beside it. Only templates a mask changed move a
     /// pattern: without one, a pattern's older occurrences (outside the
-    /// window) may still hold its route.
-    async fn follow_templates(
+    /// window) may still hold its route. `narrow`: the project has just
+    /// been read literally, and a pattern takes what its members share
+    /// even within its route (its wildcards held the names now kept).
+    pub(super) async fn follow_templates(
         &self,
         occurrences: &[Occurrence<Uuid, Uuid>],
         pattern_of: &HashMap<Uuid, Uuid>,
         retemplated: &HashSet<Uuid>,
+        narrow: bool,
         done: &mut Remined,
     ) -> Result<(), Error> {
         let mut members: BTreeMap<Uuid, Vec<&Template>> = BTreeMap::new();
@@ -193,7 +219,8 @@ impl QaLearning {
             // Within its route a pattern only widens (it keeps covering what
             // it grouped before); on a new route it takes what its members
             // share.
-            let template = if current.route() == shared.route() { current.generalize(&shared) } else { shared };
+            let widens = !narrow && current.route() == shared.route();
+            let template = if widens { current.generalize(&shared) } else { shared };
             if template == current && template.route() == live.route {
                 continue;
             }
@@ -206,11 +233,15 @@ impl QaLearning {
 }
 
 /// A project's recent occurrences as re-mining reads them.
-struct Window {
-    read: usize,
-    by_category: BTreeMap<String, Vec<Occurrence<Uuid, Uuid>>>,
+pub(super) struct Window {
+    pub(super) read: usize,
+    /// How the project's messages were read (`Masks::reads_literally`).
+    pub(super) masks: Arc<Masks>,
+    pub(super) by_category: BTreeMap<String, Vec<Occurrence<Uuid, Uuid>>>,
+    /// Each occurrence's message, in the order of `by_category`.
+    pub(super) messages: BTreeMap<String, Vec<String>>,
     /// Occurrences whose template the project's masks changed.
-    retemplated: HashSet<Uuid>,
+    pub(super) retemplated: HashSet<Uuid>,
 }
 
 /// The template members of one route share: positions where they differ

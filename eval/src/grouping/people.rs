@@ -6,15 +6,19 @@
 //! groups the captures got wrong (splits out what does not belong, merges
 //! the rest into one pattern); re-mining runs with the patterns they
 //! touched pinned, and its changes count only where the evidence test
-//! supports them, as the server decides. The gate has no setting, so each
-//! set's figure is one no choice saw.
+//! supports them, as the server decides. Last, the project is read
+//! literally (`lore_grouping::convention`) where its corrections ask for
+//! it. Neither gate has a setting, so each set's figure is one no choice
+//! saw.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use lore_grouping::accuracy::group_accuracy;
 use lore_grouping::brain::BrainSettings;
+use lore_grouping::convention::{LiteralEvidence, literal_evidence, split_by_literal};
 use lore_grouping::evidence::{Correction, verdict};
+use lore_grouping::masks::Masks;
 use lore_grouping::rehearsal::rehearse_pinned;
 use lore_grouping::remine::Occurrence;
 use lore_grouping::template::Template;
@@ -32,18 +36,19 @@ pub fn run(files: &[PathBuf], runs: Option<&Path>, people: usize) -> anyhow::Res
     }
     println!(
         "An ideal person corrects the {people} largest true groups captures got wrong; re-mining leaves their \
-         patterns as they are and regroups by itself only where the evidence test supports it."
+         patterns as they are and regroups by itself only where the evidence test supports it; the project is read \
+         literally (names quoted kept, one group per template) only where enough corrected patterns ask for it."
     );
     println!(
         "| set | lines | corrections | as captured | after the person | re-mined anyway | pairs kept by capture / replay | \
-         supported | re-mined by itself |"
+         supported | read literally anyway | read literally (corrections made / undone) | by itself |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|:---:|---:|");
-    let (mut below, mut supported) = (Vec::new(), 0);
+    println!("|---|---:|---:|---:|---:|---:|---:|:---:|---:|---:|---:|");
+    let (mut below, mut supported, mut literal) = (Vec::new(), 0, 0);
     for (name, lines) in &sets {
         let row = score(lines, people);
         println!(
-            "| {name} | {} | {} | {:.3} | {:.3} | {:.3} | {:.0} / {:.0} | {} | {:.3} |",
+            "| {name} | {} | {} | {:.3} | {:.3} | {:.3} | {:.0} / {:.0} | {} | {:.3} | {} ({} / {}) | {:.3} |",
             lines.len(),
             row.corrections,
             row.captured,
@@ -52,15 +57,20 @@ pub fn run(files: &[PathBuf], runs: Option<&Path>, people: usize) -> anyhow::Res
             row.kept.0,
             row.kept.1,
             if row.supported { "yes" } else { "no" },
+            row.literal_anyway,
+            if row.literal.supports() { "yes" } else { "no" },
+            row.literal.agreeing,
+            row.literal.against,
             row.automatic
         );
         supported += usize::from(row.supported);
+        literal += usize::from(row.literal.supports());
         if row.automatic < row.corrected - 1e-9 {
             below.push(name.clone());
         }
     }
     println!(
-        "\npeople={people} sets={} supported={supported} below_the_person={}",
+        "\npeople={people} sets={} supported={supported} literal={literal} below_the_person={}",
         sets.len(),
         if below.is_empty() { "none".to_owned() } else { below.join(",") }
     );
@@ -75,6 +85,11 @@ struct Row {
     remined: f64,
     kept: (f64, f64),
     supported: bool,
+    /// What the corrections say of reading the project literally
+    /// (`lore_grouping::convention`).
+    literal: LiteralEvidence,
+    /// What reading the project literally would leave without the test.
+    literal_anyway: f64,
     automatic: f64,
 }
 
@@ -93,8 +108,14 @@ fn score(lines: &[(String, String)], people: usize) -> Row {
     let evidence = verdict(&occurrences, &captured, &person.corrections, &settings);
     let remined = rehearse_pinned(&templates, &person.patterns, &person.pinned, &settings).judged;
     let supported = evidence.supports();
+    let literal_templates: Vec<Template> =
+        lines.iter().map(|(message, _)| Template::literal(message, &Masks::none())).collect();
+    let literal = literal_evidence(&occurrences, &literal_templates, &captured, &person.corrections);
     let corrected = group_accuracy(&person.patterns, &truth);
     let remined_accuracy = group_accuracy(&remined, &truth);
+    let automatic = if supported { &remined } else { &person.patterns };
+    let literal_anyway = group_accuracy(&split_by_literal(automatic, &literal_templates, &person.pinned), &truth);
+    let automatic = if literal.supports() { literal_anyway } else { group_accuracy(automatic, &truth) };
     Row {
         corrections: person.corrections.len(),
         captured: group_accuracy(&captured, &truth),
@@ -102,7 +123,9 @@ fn score(lines: &[(String, String)], people: usize) -> Row {
         remined: remined_accuracy,
         kept: (evidence.before.kept, evidence.replay.kept),
         supported,
-        automatic: if supported { remined_accuracy } else { corrected },
+        literal,
+        literal_anyway,
+        automatic,
     }
 }
 

@@ -76,3 +76,14 @@ fn near_templates_join_and_far_ones_start_new_patterns() {
     assert_ne!(grouper.add(&Template::of("timeout after 12s waiting for redis on server beta port 1")), first);
     assert_ne!(grouper.add(&Template::of("something else entirely")), first);
 }
+
+#[test]
+fn read_literally_a_short_message_joins_only_a_template_it_fits_everywhere() {
+    let admin = Template::of("Too many authentication failures for admin");
+    let root = Template::of("Too many authentication failures for root");
+    assert!(joins(admin.similarity(&root), admin.tokens.len(), DEFAULT_SIMILARITY_THRESHOLD), "one word apart joins");
+    assert!(!joins(admin.similarity(&root), admin.tokens.len(), EXACT));
+    let mut grouper = OnlineGrouper::new(EXACT);
+    assert_ne!(grouper.add(&admin), grouper.add(&root));
+    assert_eq!(grouper.add(&Template::of("Too many authentication failures for admin")), 1);
+}

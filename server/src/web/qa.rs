@@ -168,6 +168,9 @@ fn remining_card(project: &str, run: Option<&RemineRun>) -> Markup {
                             ", " (done.rejected) " more turned down, " (done.moves) " patterns moved to a new template." }
                     }
                     p.muted { (evidence_sentence(done)) }
+                    @if let Some(sentence) = literal_sentence(done) {
+                        p.muted #literal-reading { (sentence) }
+                    }
                     p.muted { "The criterion is the minimum description length of those occurrences in their groups: "
                         "a change is kept only when it shortens it. Before: " (format!("{:.0}", done.bits_before))
                         " bits; after: " (format!("{:.0}", done.bits_after)) " bits ("
@@ -180,6 +183,33 @@ fn remining_card(project: &str, run: Option<&RemineRun>) -> Markup {
             }
         }
     }
+}
+
+/// What the people's corrections said of reading the project literally,
+/// as a sentence; none while no correction speaks of it.
+fn literal_sentence(done: &lore_types::qa::remining::Remined) -> Option<String> {
+    let literal = &done.literal;
+    if done.read_literally && literal.agreeing == 0 {
+        return Some(
+            "This project is read literally: quoted names stay in its templates, and a message joins only a \
+             pattern it fits in every position."
+                .to_owned(),
+        );
+    }
+    if literal.agreeing + literal.against == 0 {
+        return None;
+    }
+    let verdict = if done.read_literally {
+        "so the project is read literally: quoted names stay in its templates, and a message joins only a pattern it \
+         fits in every position"
+    } else {
+        "so it is read as captured (reading it literally asks for four made and none undone)"
+    };
+    Some(format!(
+        "Of people's merges and splits, reading this project literally (quoted names kept apart) makes {} and \
+         undoes {}, {verdict}.",
+        literal.agreeing, literal.against
+    ))
 }
 
 /// What the people's corrections said of re-mining, as a sentence.

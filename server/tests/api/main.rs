@@ -15,6 +15,7 @@ mod injections;
 mod knowledge;
 mod lifecycle;
 mod limits;
+mod literal_reading;
 mod mask_proposals;
 mod qa;
 mod remining;

@@ -26,16 +26,60 @@ pub async fn masks(connection: &mut PgConnection, project: &str) -> Result<Vec<G
     rows.iter().map(mask_from_row).collect::<Result<_, _>>().map_err(Error::from)
 }
 
+/// How a project's messages are read: its masks by name, and whether it is
+/// read literally (migration 0035).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reading {
+    pub masks: Vec<GroupingMask>,
+    pub literal: bool,
+}
+
+/// The project's reading: one row with no mask columns when it has no
+/// mask, one row per mask otherwise.
+const PROJECT_READING: &str = "SELECT p.read_literally_since IS NOT NULL AS literal,
+         m.project, m.name, m.pattern, m.description, m.updated_by, m.updated_at
+     FROM (SELECT $1::text AS name) wanted
+     LEFT JOIN projects p ON p.name = wanted.name
+     LEFT JOIN qa_grouping_masks m ON m.project = wanted.name
+     ORDER BY m.name";
+
+fn reading_from_rows(rows: &[sqlx::postgres::PgRow]) -> Result<Reading, Error> {
+    let mut reading = Reading::default();
+    for row in rows {
+        reading.literal = row.try_get::<Option<bool>, _>("literal")?.unwrap_or(false);
+        if row.try_get::<Option<String>, _>("name")?.is_some() {
+            reading.masks.push(mask_from_row(row)?);
+        }
+    }
+    Ok(reading)
+}
+
+/// How `project`'s messages are read now.
+pub async fn reading(connection: &mut PgConnection, project: &str) -> Result<Reading, Error> {
+    let rows = sqlx::query(PROJECT_READING).bind(project).fetch_all(connection).await?;
+    reading_from_rows(&rows)
+}
+
 /// What a capture needs first, in one round trip: its project made sure
-/// of, and the project's masks by name.
-pub async fn ensure_project_with_masks(
-    connection: &mut PgConnection,
-    project: &str,
-) -> Result<Vec<GroupingMask>, Error> {
+/// of, and how its messages are read. (A project the statement creates is
+/// not in its own snapshot, and reads as every new project does.)
+pub async fn ensure_project_with_reading(connection: &mut PgConnection, project: &str) -> Result<Reading, Error> {
     let statement =
-        format!("WITH ensured AS (INSERT INTO projects (name) VALUES ($1) ON CONFLICT DO NOTHING) {PROJECT_MASKS}");
+        format!("WITH ensured AS (INSERT INTO projects (name) VALUES ($1) ON CONFLICT DO NOTHING) {PROJECT_READING}");
     let rows = sqlx::query(sqlx::AssertSqlSafe(statement)).bind(project).fetch_all(connection).await?;
-    rows.iter().map(mask_from_row).collect::<Result<_, _>>().map_err(Error::from)
+    reading_from_rows(&rows)
+}
+
+/// Reads `project` literally from now on; false when it already was.
+pub async fn read_literally(pool: &PgPool, project: &str) -> Result<bool, Error> {
+    let changed = sqlx::query(
+        "UPDATE projects SET read_literally_since = now() WHERE name = $1 AND read_literally_since IS NULL",
+    )
+    .bind(project)
+    .execute(pool)
+    .await?
+    .rows_affected();
+    Ok(changed > 0)
 }
 
 /// Adds or replaces a mask, the project's masks locked so two writers

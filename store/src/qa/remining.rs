@@ -7,7 +7,7 @@ use sqlx::{PgPool, Row as _};
 use uuid::Uuid;
 
 use lore_types::Error;
-use lore_types::qa::remining::{Agreement, RemineRun, Remined, Verdict};
+use lore_types::qa::remining::{Agreement, LiteralEvidence, RemineRun, Remined, Verdict};
 use lore_types::scope::ProjectScope;
 
 /// One recent occurrence: its id, its live pattern, the pattern's
@@ -204,14 +204,17 @@ pub async fn record_run(pool: &PgPool, project: &str, remined: &Remined) -> Resu
     sqlx::query(
         "INSERT INTO qa_remining_runs
              (project, occurrences, merges, splits, rejected, moves, bits_before, bits_after,
-              corrected_pairs, kept_before, kept_replay, regressions, automatic, proposed)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+              corrected_pairs, kept_before, kept_replay, regressions, automatic, proposed,
+              literal_agreeing, literal_against, read_literally)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
          ON CONFLICT (project) DO UPDATE SET remined_at = now(), occurrences = EXCLUDED.occurrences,
              merges = EXCLUDED.merges, splits = EXCLUDED.splits, rejected = EXCLUDED.rejected,
              moves = EXCLUDED.moves, bits_before = EXCLUDED.bits_before, bits_after = EXCLUDED.bits_after,
              corrected_pairs = EXCLUDED.corrected_pairs, kept_before = EXCLUDED.kept_before,
              kept_replay = EXCLUDED.kept_replay, regressions = EXCLUDED.regressions,
-             automatic = EXCLUDED.automatic, proposed = EXCLUDED.proposed",
+             automatic = EXCLUDED.automatic, proposed = EXCLUDED.proposed,
+             literal_agreeing = EXCLUDED.literal_agreeing, literal_against = EXCLUDED.literal_against,
+             read_literally = EXCLUDED.read_literally",
     )
     .bind(project)
     .bind(count(remined.occurrences))
@@ -227,6 +230,9 @@ pub async fn record_run(pool: &PgPool, project: &str, remined: &Remined) -> Resu
     .bind(count(remined.evidence.regressions))
     .bind(remined.automatic)
     .bind(count(remined.proposed))
+    .bind(count(remined.literal.agreeing))
+    .bind(count(remined.literal.against))
+    .bind(remined.read_literally)
     .execute(pool)
     .await?;
     Ok(())
@@ -236,7 +242,8 @@ pub async fn record_run(pool: &PgPool, project: &str, remined: &Remined) -> Resu
 pub async fn last_run(pool: &PgPool, scope: &ProjectScope, project: &str) -> Result<Option<RemineRun>, Error> {
     let row = sqlx::query(
         "SELECT project, remined_at, occurrences, merges, splits, rejected, moves, bits_before, bits_after,
-             corrected_pairs, kept_before, kept_replay, regressions, automatic, proposed
+             corrected_pairs, kept_before, kept_replay, regressions, automatic, proposed,
+             literal_agreeing, literal_against, read_literally
          FROM qa_remining_runs WHERE project = $1 AND ($2::text[] IS NULL OR project = ANY($2))",
     )
     .bind(project)
@@ -263,6 +270,12 @@ pub async fn last_run(pool: &PgPool, scope: &ProjectScope, project: &str) -> Res
             },
             automatic: row.try_get("automatic")?,
             proposed: count("proposed")?,
+            literal: LiteralEvidence {
+                agreeing: count("literal_agreeing")?,
+                against: count("literal_against")?,
+                ..LiteralEvidence::default()
+            },
+            read_literally: row.try_get("read_literally")?,
         },
     }))
 }

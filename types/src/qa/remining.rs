@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 pub use super::mask_proposals::ProposalState;
+pub use lore_grouping::convention::LiteralEvidence;
 pub use lore_grouping::evidence::{Agreement, Verdict};
 
 /// What one re-mining of a project changed, and the description length of
@@ -32,6 +33,11 @@ pub struct Remined {
     pub automatic: bool,
     /// Moves proposed to a person instead.
     pub proposed: usize,
+    /// What the people's corrections say of reading the project literally
+    /// (`lore_grouping::convention`).
+    pub literal: LiteralEvidence,
+    /// Whether the project is read literally after this re-mining.
+    pub read_literally: bool,
 }
 
 impl Remined {

@@ -146,7 +146,7 @@ pub fn print_remined(project: &str, done: proto::RemineProjectResponse) {
         0 => String::new(),
         rejected => format!(" ({rejected} more turned down: they would have grouped the messages worse)"),
     };
-    let regrouped = if done.automatic {
+    let regrouped = if done.automatic || done.splits > 0 {
         format!("{} merges, {} splits", done.merges, done.splits)
     } else {
         format!("{} regroupings proposed (lore qa regroupings list --project {project})", done.proposed)
@@ -159,5 +159,17 @@ pub fn print_remined(project: &str, done: proto::RemineProjectResponse) {
         );
     } else {
         println!("evidence: no merge or split by a person among these occurrences, so re-mining only proposes");
+    }
+    let (agreeing, against) = (done.literal_agreeing, done.literal_against);
+    if done.read_literally {
+        println!(
+            "read literally: quoted names stay in this project's templates, and a message joins only a pattern it \
+             fits in every position ({agreeing} of people's corrections made so, {against} undone)"
+        );
+    } else if agreeing + against > 0 {
+        println!(
+            "read as captured: reading the project literally would make {agreeing} of people's corrections and \
+             undo {against}; it asks for four made and none undone"
+        );
     }
 }

@@ -724,6 +724,9 @@ pub fn remined_to_proto(done: &Remined) -> proto::RemineProjectResponse {
         kept_before: done.evidence.before.kept,
         kept_replay: done.evidence.replay.kept,
         regressions: done.evidence.regressions as u32,
+        literal_agreeing: done.literal.agreeing as u32,
+        literal_against: done.literal.against as u32,
+        read_literally: done.read_literally,
     }
 }
 
