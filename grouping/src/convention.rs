@@ -189,8 +189,10 @@ where
     false
 }
 
-/// A quoted value kept whole (`'reproduce_app'`).
+/// A quoted value kept whole (`'reproduce_app'`, or `('reproduce_app'),`
+/// with the punctuation around it).
 fn is_quoted(token: &str) -> bool {
+    let token = token.trim_matches(|c: char| matches!(c, ',' | '.' | ';' | ':' | '(' | ')' | '[' | ']'));
     let mut chars = token.chars();
     match (chars.next(), chars.next_back()) {
         (Some(open), Some(close)) => open == close && matches!(open, '\'' | '"' | '`'),

@@ -109,7 +109,7 @@ fn without_corrections_nothing_supports_it() {
 fn read_literally_a_merge_of_two_quoted_names_is_left_out_of_the_plan_and_others_stay() {
     let masks = Masks::none().reading_literally(true);
     let messages =
-        ["cannot import name 'alpha'", "cannot import name 'beta'", "user ann is locked", "user bob is locked"];
+        ["cannot import name 'alpha',", "cannot import name 'beta',", "user ann is locked", "user bob is locked"];
     let occurrences: Vec<Occurrence<usize, usize>> = messages
         .iter()
         .enumerate()
