@@ -19,42 +19,56 @@
 //!   were before, enough of their corrections are made and none is undone
 //!   ([`LiteralEvidence`]).
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::Hash;
 
 use crate::evidence::{Correction, Verdict, verdict_of};
 use crate::remine::{Change, Occurrence, Target, moves};
 use crate::template::{Template, WILDCARD};
 
-/// Each pattern of `patterns` (one per occurrence) split by the literal
-/// templates of its occurrences, the patterns of `pinned` (a person's
-/// merges and splits) left whole: what a project's groups become when it
-/// turns literal. The part of a pattern holding its first occurrence keeps
-/// the pattern's number; each other part gets a new one, past every
-/// number in use.
+/// The splits that leave each pattern outside `pinned` (a person's merges
+/// and splits) with one template among `occurrences`, templates read
+/// literally: what a project's groups become when it turns literal. A
+/// pattern's largest part stays (ties by template, so a round is
+/// repeatable); every other part moves to a pattern of its own.
+pub fn literal_splits<P, O>(occurrences: &[Occurrence<P, O>], pinned: &BTreeSet<P>) -> Vec<Change<P, O>>
+where
+    P: Clone + Ord,
+    O: Clone,
+{
+    let mut parts: BTreeMap<&P, BTreeMap<String, (&Template, Vec<O>)>> = BTreeMap::new();
+    for occurrence in occurrences.iter().filter(|occurrence| !pinned.contains(&occurrence.pattern)) {
+        parts
+            .entry(&occurrence.pattern)
+            .or_default()
+            .entry(occurrence.template.text())
+            .or_insert_with(|| (&occurrence.template, Vec::new()))
+            .1
+            .push(occurrence.id.clone());
+    }
+    let mut changes = Vec::new();
+    for (pattern, by_template) in parts {
+        let mut by_size: Vec<(String, (&Template, Vec<O>))> = by_template.into_iter().collect();
+        by_size.sort_by(|left, right| right.1.1.len().cmp(&left.1.1.len()).then_with(|| left.0.cmp(&right.0)));
+        for (_, (template, moved)) in by_size.into_iter().skip(1) {
+            changes.push(Change::Split { from: pattern.clone(), occurrences: moved, template: template.clone() });
+        }
+    }
+    changes
+}
+
+/// Each occurrence's pattern (numbered, `patterns`) after the
+/// [`literal_splits`] of its `literal` templates: new patterns are
+/// numbered past every number in use.
 pub fn split_by_literal(patterns: &[usize], literal: &[Template], pinned: &BTreeSet<usize>) -> Vec<usize> {
     debug_assert_eq!(patterns.len(), literal.len());
-    let mut next = patterns.iter().max().map_or(0, |largest| largest + 1);
-    let mut parts: HashMap<(usize, &Template), usize> = HashMap::new();
-    let mut first: HashMap<usize, &Template> = HashMap::new();
-    patterns
+    let occurrences: Vec<Occurrence<usize, usize>> = patterns
         .iter()
         .zip(literal)
-        .map(|(&pattern, template)| {
-            if pinned.contains(&pattern) {
-                return pattern;
-            }
-            let keeps = *first.entry(pattern).or_insert(template) == template;
-            *parts.entry((pattern, template)).or_insert_with(|| {
-                if keeps {
-                    pattern
-                } else {
-                    next += 1;
-                    next - 1
-                }
-            })
-        })
-        .collect()
+        .enumerate()
+        .map(|(id, (pattern, template))| Occurrence { id, pattern: *pattern, template: template.clone() })
+        .collect();
+    crate::rehearsal::carried_out(&occurrences, &literal_splits(&occurrences, pinned))
 }
 
 /// Corrections a project's people made the way a literal reading groups

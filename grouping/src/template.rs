@@ -48,13 +48,6 @@ static ERROR_CODE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|[^A-Za-z0-9])[A-Z][A-Za-z]{0,4}\d{2,6}(?:$|[^A-Za-z0-9])").expect("valid regex")
 });
 
-/// What normalization does with a quoted value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Quoted {
-    Masked,
-    Kept,
-}
-
 /// A normalized message: its tokens, variables as `<*>`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Template {
@@ -68,36 +61,26 @@ impl Template {
     }
 
     /// Normalizes one error message: a project's own masks first, then the
-    /// generic ones; quoted values kept when the project is read literally.
+    /// generic ones. A project read literally (`crate::convention`) keeps
+    /// each quoted value as one token (`No module named 'psycopg#'`), its
+    /// digits masked within it; a quoted path is still a variable.
     pub fn of_masked(message: &str, masks: &Masks) -> Self {
-        Self::normalized(message, masks, if masks.reads_literally() { Quoted::Kept } else { Quoted::Masked })
-    }
-
-    /// Normalizes one error message keeping its quoted values, each as one
-    /// token (`No module named 'psycopg2'`): for a project whose people
-    /// tell failures apart by the names they quote
-    /// (`crate::convention`). Its digits are masked
-    /// within it, and a quoted path is still a variable.
-    pub fn literal(message: &str, masks: &Masks) -> Self {
-        Self::normalized(message, masks, Quoted::Kept)
-    }
-
-    fn normalized(message: &str, masks: &Masks, quoted: Quoted) -> Self {
         let message = match message.char_indices().nth(MAX_MESSAGE_CHARS) {
             Some((cut, _)) => &message[..cut],
             None => message,
         };
         let message = masks.apply(message, WILDCARD);
         let message = URL.replace_all(&message, WILDCARD);
-        let message = match quoted {
-            Quoted::Masked => QUOTED.replace_all(&message, "${1}<*>"),
-            Quoted::Kept => QUOTED.replace_all(&message, |found: &regex::Captures<'_>| {
+        let message = if !masks.reads_literally() {
+            QUOTED.replace_all(&message, "${1}<*>")
+        } else {
+            QUOTED.replace_all(&message, |found: &regex::Captures<'_>| {
                 let opener = &found[1];
                 let value: Vec<&str> = found[0][opener.len()..].split_whitespace().collect();
                 // Its numbers still vary (`'psycopg2'`, `'psycopg3'`): each
                 // run of digits is one mark, so the name stays a name.
                 format!("{opener}{}", DIGITS.replace_all(&value.join("_"), "#"))
-            }),
+            })
         };
         let mut tokens: Vec<String> = Vec::new();
         let mut previous: Option<&str> = None;

@@ -13,9 +13,9 @@
 //! person who disagrees merges patterns back, and the merges are
 //! remembered for later captures as any person's.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
-use lore_grouping::remine::{Change, Occurrence};
+use lore_grouping::convention;
 use uuid::Uuid;
 
 use super::QaLearning;
@@ -47,9 +47,10 @@ impl QaLearning {
         if done.read_literally || corrections.is_empty() {
             return Ok(window);
         }
+        let literally = (*window.masks).clone().reading_literally(true);
         for (category, occurrences) in &window.by_category {
             let literal: Vec<Template> =
-                window.messages[category].iter().map(|message| Template::literal(message, &window.masks)).collect();
+                window.messages[category].iter().map(|message| Template::of_masked(message, &literally)).collect();
             done.literal.add(regrouping_proposals::literal_evidence(occurrences, &literal, corrections));
         }
         if !done.literal.supports() {
@@ -64,7 +65,7 @@ impl QaLearning {
         // Read again: the occurrences take their literal templates.
         let window = self.read_window(project, size).await?;
         for occurrences in window.by_category.values() {
-            let changes = literal_splits(occurrences, pinned);
+            let changes = convention::literal_splits(occurrences, pinned);
             let voice = Voice::reading_literally();
             let pattern_of = self.carry_out(scope, occurrences, &changes, &voice, done).await?;
             self.follow_templates(occurrences, &pattern_of, &window.retemplated, true, done).await?;
@@ -72,31 +73,4 @@ impl QaLearning {
         done.read_literally = true;
         self.read_window(project, size).await
     }
-}
-
-/// The splits that leave each pattern no person touched with one literal
-/// template among its recent occurrences: its largest part stays, every
-/// other part moves to a pattern of its own.
-fn literal_splits(occurrences: &[Occurrence<Uuid, Uuid>], pinned: &BTreeSet<Uuid>) -> Vec<Change<Uuid, Uuid>> {
-    let mut parts: BTreeMap<Uuid, BTreeMap<String, (Template, Vec<Uuid>)>> = BTreeMap::new();
-    for occurrence in occurrences.iter().filter(|occurrence| !pinned.contains(&occurrence.pattern)) {
-        parts
-            .entry(occurrence.pattern)
-            .or_default()
-            .entry(occurrence.template.text())
-            .or_insert_with(|| (occurrence.template.clone(), Vec::new()))
-            .1
-            .push(occurrence.id);
-    }
-    let mut changes = Vec::new();
-    for (pattern, by_template) in parts {
-        let mut by_size: Vec<(Template, Vec<Uuid>)> = by_template.into_values().collect();
-        // The largest part stays; ties by template, so a round is repeatable.
-        by_size
-            .sort_by(|left, right| right.1.len().cmp(&left.1.len()).then_with(|| left.0.text().cmp(&right.0.text())));
-        for (template, moved) in by_size.into_iter().skip(1) {
-            changes.push(Change::Split { from: pattern, occurrences: moved, template });
-        }
-    }
-    changes
 }

@@ -20,9 +20,8 @@ use lore_store::qa::masks::{self as store, Reading};
 use lore_types::qa::GroupingMask;
 use lore_types::scope::ProjectScope;
 
-/// A project's masks as stored, whether it is read literally, and the two
-/// compiled.
-type Compiled = (Vec<MaskSpec>, bool, Arc<Masks>);
+/// A project's masks as stored, and compiled with its reading.
+type Compiled = (Vec<MaskSpec>, Arc<Masks>);
 
 /// Compiled masks by project, with the specs they were compiled from.
 #[derive(Debug, Clone, Default)]
@@ -38,9 +37,9 @@ impl MaskCache {
     fn compiled(&self, project: &str, reading: Reading) -> Arc<Masks> {
         let specs: Vec<MaskSpec> = reading.masks.iter().map(spec).collect();
         let mut compiled = self.compiled.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some((kept, literal, masks)) = compiled.get(project)
+        if let Some((kept, masks)) = compiled.get(project)
             && *kept == specs
-            && *literal == reading.literal
+            && masks.reads_literally() == reading.literal
         {
             return masks.clone();
         }
@@ -56,7 +55,7 @@ impl MaskCache {
             .cloned()
             .collect();
         let masks = Arc::new(Masks::compile(&usable).unwrap_or_default().reading_literally(reading.literal));
-        compiled.insert(project.to_owned(), (specs, reading.literal, masks.clone()));
+        compiled.insert(project.to_owned(), (specs, masks.clone()));
         masks
     }
 }

@@ -37,7 +37,7 @@ pub fn run(files: &[PathBuf], runs: Option<&Path>, people: usize) -> anyhow::Res
     println!(
         "An ideal person corrects the {people} largest true groups captures got wrong; re-mining leaves their \
          patterns as they are and regroups by itself only where the evidence test supports it; the project is read \
-         literally (names quoted kept, one group per template) only where enough corrected patterns ask for it."
+         literally (names quoted kept, one group per template) only where enough of the person's corrections ask for it."
     );
     println!(
         "| set | lines | corrections | as captured | after the person | re-mined anyway | pairs kept by capture / replay | \
@@ -108,8 +108,9 @@ fn score(lines: &[(String, String)], people: usize) -> Row {
     let evidence = verdict(&occurrences, &captured, &person.corrections, &settings);
     let remined = rehearse_pinned(&templates, &person.patterns, &person.pinned, &settings).judged;
     let supported = evidence.supports();
+    let literally = Masks::none().reading_literally(true);
     let literal_templates: Vec<Template> =
-        lines.iter().map(|(message, _)| Template::literal(message, &Masks::none())).collect();
+        lines.iter().map(|(message, _)| Template::of_masked(message, &literally)).collect();
     let literal = literal_evidence(&occurrences, &literal_templates, &captured, &person.corrections);
     let corrected = group_accuracy(&person.patterns, &truth);
     let remined_accuracy = group_accuracy(&remined, &truth);

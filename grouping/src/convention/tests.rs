@@ -1,6 +1,10 @@
 use super::*;
 use crate::masks::Masks;
 
+fn literally() -> Masks {
+    Masks::none().reading_literally(true)
+}
+
 fn occurrences(messages: &[&str], patterns: &[usize]) -> (Vec<Occurrence<usize, usize>>, Vec<Template>) {
     let occurrences = messages
         .iter()
@@ -8,13 +12,13 @@ fn occurrences(messages: &[&str], patterns: &[usize]) -> (Vec<Occurrence<usize, 
         .enumerate()
         .map(|(id, (message, pattern))| Occurrence { id, pattern: *pattern, template: Template::of(message) })
         .collect();
-    let literal = messages.iter().map(|message| Template::literal(message, &Masks::none())).collect();
+    let literal = messages.iter().map(|message| Template::of_masked(message, &literally())).collect();
     (occurrences, literal)
 }
 
 #[test]
 fn a_literal_template_keeps_what_is_quoted_but_its_numbers_and_paths() {
-    let literal = |message| Template::literal(message, &Masks::none()).text();
+    let literal = |message| Template::of_masked(message, &literally()).text();
     assert_eq!(
         literal("ModuleNotFoundError: No module named 'psycopg2'"),
         "ModuleNotFoundError: No module named 'psycopg#'"
@@ -90,7 +94,7 @@ fn a_merge_reading_literally_would_undo_withdraws_the_support() {
         ("symbol: variable exportCount 2", 21, 20),
     ] {
         occurrences.push(Occurrence { id: occurrences.len(), pattern: is, template: Template::of(message) });
-        literal.push(Template::literal(message, &Masks::none()));
+        literal.push(Template::of_masked(message, &literally()));
         before.push(was);
     }
     corrections.push(Correction::Merge { from: 21, into: 20 });

@@ -185,25 +185,24 @@ fn remining_card(project: &str, run: Option<&RemineRun>) -> Markup {
     }
 }
 
+/// What reading a project literally means, for people.
+const READ_LITERALLY: &str =
+    "read literally: quoted names stay in its templates, and a message joins only a pattern it fits in every position";
+
 /// What the people's corrections said of reading the project literally,
 /// as a sentence; none while no correction speaks of it.
 fn literal_sentence(done: &lore_types::qa::remining::Remined) -> Option<String> {
     let literal = &done.literal;
     if done.read_literally && literal.agreeing == 0 {
-        return Some(
-            "This project is read literally: quoted names stay in its templates, and a message joins only a \
-             pattern it fits in every position."
-                .to_owned(),
-        );
+        return Some(format!("This project is {READ_LITERALLY}."));
     }
     if literal.agreeing + literal.against == 0 {
         return None;
     }
     let verdict = if done.read_literally {
-        "so the project is read literally: quoted names stay in its templates, and a message joins only a pattern it \
-         fits in every position"
+        format!("so the project is {READ_LITERALLY}")
     } else {
-        "so it is read as captured (reading it literally asks for four made and none undone)"
+        "so it is read as captured (reading it literally asks for four made and none undone)".to_owned()
     };
     Some(format!(
         "Of people's merges and splits, reading this project literally (quoted names kept apart) makes {} and \

@@ -70,16 +70,13 @@ pub async fn ensure_project_with_reading(connection: &mut PgConnection, project:
     reading_from_rows(&rows)
 }
 
-/// Reads `project` literally from now on; false when it already was.
-pub async fn read_literally(pool: &PgPool, project: &str) -> Result<bool, Error> {
-    let changed = sqlx::query(
-        "UPDATE projects SET read_literally_since = now() WHERE name = $1 AND read_literally_since IS NULL",
-    )
-    .bind(project)
-    .execute(pool)
-    .await?
-    .rows_affected();
-    Ok(changed > 0)
+/// Reads `project` literally from now on (since the first time it was so).
+pub async fn read_literally(pool: &PgPool, project: &str) -> Result<(), Error> {
+    sqlx::query("UPDATE projects SET read_literally_since = now() WHERE name = $1 AND read_literally_since IS NULL")
+        .bind(project)
+        .execute(pool)
+        .await?;
+    Ok(())
 }
 
 /// Adds or replaces a mask, the project's masks locked so two writers
